@@ -1,0 +1,236 @@
+//! The located document tree that every syntax parses into.
+//!
+//! HOCON, YAML and JSON all become a [`Node`]: a JSON-shaped value in which every
+//! value and every object key carries the byte [`Span`] it came from. The validators
+//! walk this tree, so an error in any syntax can name its line and column.
+
+use std::fmt;
+
+/// A byte range in a source text, `start..end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    /// The first byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+impl Span {
+    /// A span from `start` to `end` (clamped so that `end >= start`).
+    pub fn new(start: usize, end: usize) -> Self {
+        Span {
+            start,
+            end: end.max(start),
+        }
+    }
+
+    /// The span's length in bytes.
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Whether the span covers no byte.
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+}
+
+impl From<Span> for miette::SourceSpan {
+    fn from(span: Span) -> Self {
+        miette::SourceSpan::new(span.start.into(), span.len())
+    }
+}
+
+/// An object key with the span of its text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Key {
+    /// The key, unquoted.
+    pub name: String,
+    /// Where the key is written.
+    pub span: Span,
+}
+
+/// A value and the span it was written at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// The value.
+    pub value: Value,
+    /// Where the value is written.
+    pub span: Span,
+}
+
+/// A JSON-shaped value whose children are located [`Node`]s.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// An integer or a float, as JSON holds it.
+    Number(serde_json::Number),
+    /// A string.
+    String(String),
+    /// A list.
+    Array(Vec<Node>),
+    /// An object, keys in the order they were written. Keys are unique.
+    Object(Vec<(Key, Node)>),
+}
+
+impl Node {
+    /// A node at `span`.
+    pub fn new(value: Value, span: Span) -> Self {
+        Node { value, span }
+    }
+
+    /// The value's type, as error messages name it.
+    pub fn type_name(&self) -> &'static str {
+        self.value.type_name()
+    }
+
+    /// The value as `serde_json::Value`, dropping every span.
+    pub fn to_json(&self) -> serde_json::Value {
+        match &self.value {
+            Value::Null => serde_json::Value::Null,
+            Value::Bool(b) => serde_json::Value::Bool(*b),
+            Value::Number(n) => serde_json::Value::Number(n.clone()),
+            Value::String(s) => serde_json::Value::String(s.clone()),
+            Value::Array(items) => serde_json::Value::Array(items.iter().map(Node::to_json).collect()),
+            Value::Object(entries) => serde_json::Value::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.name.clone(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// A tree built from `serde_json::Value`, every node at `span`.
+    pub fn from_json(json: &serde_json::Value, span: Span) -> Node {
+        let value = match json {
+            serde_json::Value::Null => Value::Null,
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => Value::Number(n.clone()),
+            serde_json::Value::String(s) => Value::String(s.clone()),
+            serde_json::Value::Array(items) => {
+                Value::Array(items.iter().map(|v| Node::from_json(v, span)).collect())
+            }
+            serde_json::Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| {
+                        (
+                            Key {
+                                name: k.clone(),
+                                span,
+                            },
+                            Node::from_json(v, span),
+                        )
+                    })
+                    .collect(),
+            ),
+        };
+        Node { value, span }
+    }
+
+    /// The entry named `name`, when this is an object that has it.
+    pub fn get(&self, name: &str) -> Option<&Node> {
+        self.entry(name).map(|(_, v)| v)
+    }
+
+    /// The key and value named `name`, when this is an object that has it.
+    pub fn entry(&self, name: &str) -> Option<(&Key, &Node)> {
+        match &self.value {
+            Value::Object(entries) => entries.iter().find(|(k, _)| k.name == name).map(|(k, v)| (k, v)),
+            _ => None,
+        }
+    }
+
+    /// The string, when this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The object's entries, when this is one.
+    pub fn as_object(&self) -> Option<&[(Key, Node)]> {
+        match &self.value {
+            Value::Object(entries) => Some(entries),
+            _ => None,
+        }
+    }
+
+    /// The list's items, when this is one.
+    pub fn as_array(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// The value written compactly for an error message, cut to about `max` characters
+    /// with a visible `…` marker.
+    pub fn preview(&self, max: usize) -> String {
+        preview_json(&self.to_json(), max)
+    }
+}
+
+impl Value {
+    /// The type's name as error messages give it: `null`, `boolean`, `integer`,
+    /// `number`, `string`, `list` or `object`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "list",
+            Value::Object(_) => "object",
+        }
+    }
+}
+
+impl fmt::Display for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.to_json())
+    }
+}
+
+/// Compact JSON text of `value`, cut to about `max` characters with a `…` marker.
+pub fn preview_json(value: &serde_json::Value, max: usize) -> String {
+    let text = value.to_string();
+    cut(&text, max)
+}
+
+/// `text` cut to `max` characters, ending in `…` when it was cut.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_round_trip_keeps_order_and_numbers() {
+        let json: serde_json::Value =
+            serde_json::from_str(r#"{"b": 1, "a": [19481.0, "x", null, true]}"#).unwrap();
+        let node = Node::from_json(&json, Span::new(0, 1));
+        assert_eq!(node.to_json(), json);
+        assert_eq!(node.to_json().to_string(), r#"{"b":1,"a":[19481.0,"x",null,true]}"#);
+        assert_eq!(node.get("b").unwrap().type_name(), "integer");
+        assert_eq!(node.get("a").unwrap().type_name(), "list");
+    }
+
+    #[test]
+    fn preview_cuts_with_marker() {
+        assert_eq!(cut("abcdef", 4), "abc…");
+        assert_eq!(cut("abc", 4), "abc");
+    }
+}
