@@ -12,6 +12,7 @@ use crate::source::{Source, Syntax};
 pub mod emit;
 pub mod hocon;
 pub mod json;
+pub mod toml;
 pub mod yaml;
 
 /// The environment HOCON substitutions read (`${X}`, `${?X}`).

@@ -1,0 +1,263 @@
+//! Loading: find test files, parse each in its syntax, detect its dialect by content,
+//! validate it, and normalize it to plan cases.
+//!
+//! One bad file never stops the others: every file gets its own [`Loaded`] outcome.
+
+use std::path::{Path, PathBuf};
+
+use crate::diag::{Diagnostic, Report, did_you_mean};
+use crate::model::config::Config;
+use crate::model::data_driven::DataDrivenCase;
+use crate::model::sentinel::{TestSpec, TestSuite};
+use crate::node::{Node, Span};
+use crate::plan::{Case, Dialect};
+use crate::source::{Source, Syntax};
+use crate::syntax::{self, Env};
+use crate::validate::cx::{Cx, Style};
+
+/// A validated file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Document {
+    /// A data-driven test case.
+    DataDriven(DataDrivenCase),
+    /// A Sentinel TestSpec.
+    SentinelSpec(TestSpec),
+    /// A Sentinel TestSuite.
+    SentinelSuite(TestSuite),
+    /// The project configuration.
+    Config(Config),
+}
+
+impl Document {
+    /// The document's dialect.
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Document::DataDriven(_) => Dialect::DataDriven,
+            Document::SentinelSpec(_) => Dialect::SentinelSpec,
+            Document::SentinelSuite(_) => Dialect::SentinelSuite,
+            Document::Config(_) => Dialect::Config,
+        }
+    }
+
+    /// The plan cases the document holds (none for the config).
+    pub fn cases(&self, file: &Path) -> Vec<Case> {
+        match self {
+            Document::DataDriven(case) => vec![case.to_case(file)],
+            Document::SentinelSpec(spec) => vec![spec.to_case(file, "", &[], Dialect::SentinelSpec)],
+            Document::SentinelSuite(suite) => suite.to_cases(file),
+            Document::Config(_) => Vec::new(),
+        }
+    }
+}
+
+/// What loading one file gave.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The file.
+    pub source: Source,
+    /// The syntax it was read as.
+    pub syntax: Syntax,
+    /// The located tree, when the syntax was valid.
+    pub tree: Option<Node>,
+    /// The dialect, when it could be told.
+    pub dialect: Option<Dialect>,
+    /// The document, or every problem found.
+    pub outcome: Result<Document, Vec<Diagnostic>>,
+}
+
+impl Loaded {
+    /// The problems, each paired with the source for rendering.
+    pub fn reports(&self) -> Vec<Report> {
+        match &self.outcome {
+            Ok(_) => Vec::new(),
+            Err(diags) => diags.iter().map(|d| Report::new(d.clone(), &self.source)).collect(),
+        }
+    }
+
+    /// The plan cases, when the file is valid.
+    pub fn cases(&self) -> Vec<Case> {
+        match &self.outcome {
+            Ok(doc) => doc.cases(&self.source.path),
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
+/// Whether `path`'s name marks it as a file Assay reads when walking a directory.
+pub fn is_candidate(path: &Path) -> bool {
+    if path.file_name().is_some_and(|n| n == "assay.toml") {
+        return true;
+    }
+    Syntax::from_path(path).is_some()
+}
+
+/// Expands `paths`: files are kept as given; directories are walked recursively for
+/// candidate files, in sorted order, skipping hidden folders, `target` and `node_modules`.
+pub fn discover(paths: &[PathBuf]) -> Vec<Result<PathBuf, (PathBuf, String)>> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let walker = walkdir::WalkDir::new(path)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_entry(|e| {
+                    let name = e.file_name().to_string_lossy();
+                    e.depth() == 0 || !(name.starts_with('.') || name == "target" || name == "node_modules")
+                });
+            for entry in walker {
+                match entry {
+                    Ok(e) if e.file_type().is_file() && is_candidate(e.path()) => out.push(Ok(e.into_path())),
+                    Ok(_) => {}
+                    Err(e) => out.push(Err((path.clone(), e.to_string()))),
+                }
+            }
+        } else if path.exists() {
+            out.push(Ok(path.clone()));
+        } else {
+            out.push(Err((path.clone(), "no such file or directory".to_owned())));
+        }
+    }
+    out
+}
+
+/// How a file that does not look like any dialect is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unrecognized {
+    /// It is an error (the file was named explicitly).
+    Error,
+    /// It is skipped (found by walking a directory), unless its keys look like a typo of a dialect's.
+    Skip,
+}
+
+/// Reads and loads one file. `None` means the file was skipped as not a test file.
+pub fn load_file(path: &Path, env: &Env, unrecognized: Unrecognized) -> Result<Option<Loaded>, std::io::Error> {
+    let text = std::fs::read_to_string(path)?;
+    Ok(load_str(path, &text, env, unrecognized))
+}
+
+/// Loads `text` as if read from `path`. `None` means it was skipped as not a test file.
+pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) -> Option<Loaded> {
+    let source = Source::new(path, text);
+    let is_config = path.file_name().is_some_and(|n| n == "assay.toml")
+        || path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    let syntax = Syntax::from_path(path).unwrap_or_else(|| sniff(text));
+    let parsed = if is_config {
+        syntax::toml::parse(&source)
+    } else {
+        syntax::parse(&source, syntax, env)
+    };
+    let tree = match parsed {
+        Ok(tree) => tree,
+        Err(diags) => {
+            return Some(Loaded {
+                source,
+                syntax,
+                tree: None,
+                dialect: None,
+                outcome: Err(diags),
+            });
+        }
+    };
+    let dialect = if is_config {
+        Some(Dialect::Config)
+    } else {
+        detect(&tree)
+    };
+    let Some(dialect) = dialect else {
+        let near = near_miss(&tree);
+        if unrecognized == Unrecognized::Skip && near.is_none() {
+            return None;
+        }
+        let d = Diagnostic::new(
+            "unknown-dialect",
+            "",
+            "cannot tell which kind of test file this is",
+        )
+        .at(first_byte(&tree))
+        .expected(
+            "`agent` and `interactions` (data-driven), `tests` (Sentinel suite), or `model`, `inputs` and `assertions` (Sentinel spec)",
+        )
+        .maybe_help(near);
+        return Some(Loaded {
+            source,
+            syntax,
+            tree: Some(tree),
+            dialect: None,
+            outcome: Err(vec![d]),
+        });
+    };
+    let outcome = validate(&tree, dialect);
+    Some(Loaded {
+        source,
+        syntax,
+        tree: Some(tree),
+        dialect: Some(dialect),
+        outcome,
+    })
+}
+
+/// Validates a tree as `dialect`.
+pub fn validate(tree: &Node, dialect: Dialect) -> Result<Document, Vec<Diagnostic>> {
+    let style = match dialect {
+        Dialect::SentinelSpec | Dialect::SentinelSuite => Style::Sentinel,
+        Dialect::DataDriven | Dialect::Config => Style::Plain,
+    };
+    let mut cx = Cx::new(style);
+    let doc = match dialect {
+        Dialect::DataDriven => crate::validate::data_driven::validate(tree, &mut cx).map(Document::DataDriven),
+        Dialect::SentinelSpec => crate::validate::sentinel::validate_spec(tree, &mut cx).map(Document::SentinelSpec),
+        Dialect::SentinelSuite => crate::validate::sentinel::validate_suite(tree, &mut cx).map(Document::SentinelSuite),
+        Dialect::Config => crate::validate::config::validate(tree, &mut cx).map(Document::Config),
+    };
+    match doc {
+        Some(doc) if cx.diags.is_empty() => Ok(doc),
+        _ => {
+            let mut diags = cx.diags;
+            if diags.is_empty() {
+                diags.push(Diagnostic::new("invalid", "", "the file is not valid"));
+            }
+            diags.sort_by_key(|d| d.span.map(|s| s.start).unwrap_or(usize::MAX));
+            Err(diags)
+        }
+    }
+}
+
+/// The dialect a tree's top-level keys show, if any.
+pub fn detect(tree: &Node) -> Option<Dialect> {
+    let has = |k: &str| tree.get(k).is_some();
+    if has("agent") || has("interactions") {
+        Some(Dialect::DataDriven)
+    } else if has("tests") {
+        Some(Dialect::SentinelSuite)
+    } else if has("assertions") || has("inputs") || has("model") {
+        Some(Dialect::SentinelSpec)
+    } else {
+        None
+    }
+}
+
+/// A suggestion when a top-level key looks like a misspelt dialect key.
+fn near_miss(tree: &Node) -> Option<String> {
+    const SIGNATURE: [&str; 6] = ["agent", "interactions", "tests", "assertions", "inputs", "model"];
+    tree.as_object()?
+        .iter()
+        .find_map(|(k, _)| did_you_mean(&k.name, SIGNATURE).map(|hint| format!("`{}`: {hint}", k.name)))
+}
+
+fn first_byte(tree: &Node) -> Span {
+    Span::new(tree.span.start, tree.span.start + 1.min(tree.span.len()))
+}
+
+/// A syntax guess for a file with no known extension.
+fn sniff(text: &str) -> Syntax {
+    let trimmed = text.trim_start();
+    if (trimmed.starts_with('{') || trimmed.starts_with('['))
+        && serde_json::from_str::<serde_json::Value>(text).is_ok()
+    {
+        Syntax::Json
+    } else if trimmed.starts_with('{') || trimmed.contains(" = ") || trimmed.starts_with('#') {
+        Syntax::Hocon
+    } else {
+        Syntax::Yaml
+    }
+}

@@ -1,0 +1,138 @@
+//! The project configuration, `assay.toml`: agents, judge, providers, concurrency.
+//!
+//! Only its shape is defined here; the crates that run tests give it meaning.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// The whole `assay.toml`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "AssayConfig")]
+pub struct Config {
+    /// The default neuro-san server for http, https and mcp connections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// Agents by name: a neuro-san server, or a command that speaks the direct protocol.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agents: BTreeMap<String, AgentConfig>,
+    /// The gist judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeConfig>,
+    /// Model providers by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub providers: BTreeMap<ProviderName, ProviderConfig>,
+    /// Concurrency limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<ConcurrencyConfig>,
+}
+
+/// How one agent is reached. Give exactly one of `url` and `command`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [{"required": ["url"]}, {"required": ["command"]}]))]
+pub struct AgentConfig {
+    /// The neuro-san server that hosts the agent, e.g. `http://localhost:8080`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// A program and its arguments, spawned once per conversation, that speaks JSON lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub command: Option<Vec<String>>,
+    /// Environment variables for the command.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// A limit on each interaction, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub timeout_in_seconds: Option<f64>,
+}
+
+/// The gist judge.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeConfig {
+    /// `provider:model` (e.g. `openai:gpt-4o-mini`) or `neuro-san:<agent>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[a-z][a-z-]*:.+$"))]
+    pub model: Option<String>,
+    /// How many votes to take; odd.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub votes: Option<u32>,
+    /// Whether verdicts are cached under `.assay/cache`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<bool>,
+}
+
+/// A provider's name, as a key of `[providers]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderName {
+    /// OpenAI or a compatible server.
+    Openai,
+    /// Anthropic.
+    Anthropic,
+    /// Ollama.
+    Ollama,
+    /// Hugging Face.
+    Huggingface,
+    /// AWS Bedrock.
+    Bedrock,
+}
+
+impl ProviderName {
+    /// Every provider's name.
+    pub const NAMES: [&'static str; 5] = ["openai", "anthropic", "ollama", "huggingface", "bedrock"];
+
+    /// The provider named `name`.
+    pub fn from_name(name: &str) -> Option<ProviderName> {
+        match name {
+            "openai" => Some(ProviderName::Openai),
+            "anthropic" => Some(ProviderName::Anthropic),
+            "ollama" => Some(ProviderName::Ollama),
+            "huggingface" => Some(ProviderName::Huggingface),
+            "bedrock" => Some(ProviderName::Bedrock),
+            _ => None,
+        }
+    }
+}
+
+/// Settings for one provider.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// The endpoint, overriding the provider's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The environment variable that holds the key (the key itself never goes in a file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// The most requests in flight at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_concurrency: Option<u32>,
+    /// The most requests started per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub requests_per_minute: Option<u32>,
+    /// The region (Bedrock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+}
+
+/// Concurrency limits.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConcurrencyConfig {
+    /// The most samples in flight across the run (`--jobs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub jobs: Option<u32>,
+    /// The most cases of one suite in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_test_case_concurrency: Option<u32>,
+}

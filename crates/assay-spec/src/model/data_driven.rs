@@ -1,0 +1,486 @@
+//! The neuro-san data-driven test case (`../shared/specs/neuro-san-data-driven-test-cases.md`).
+//!
+//! These types are what a validated file holds. Their `JsonSchema` derives describe the
+//! file format and generate `schemas/data-driven.schema.json`.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Serialize, Serializer};
+
+/// A JSON object, as sly_data and metadata hold.
+pub type JsonMap = serde_json::Map<String, serde_json::Value>;
+
+/// One data-driven test case file.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "DataDrivenTestCase")]
+pub struct DataDrivenCase {
+    /// The agent to test: the stem of its network file, possibly with a path (`deep/math_guy`).
+    #[schemars(length(min = 1))]
+    pub agent: String,
+    /// How to reach the agent; each connection runs the whole conversation afresh.
+    #[serde(default = "default_connections")]
+    #[schemars(schema_with = "connections_schema")]
+    pub connections: Vec<Connection>,
+    /// How many samples must pass, of how many run: `"k/n"`.
+    #[serde(default)]
+    pub success_ratio: SuccessRatio,
+    /// Whether external agents are reached in-process rather than over http.
+    #[serde(default)]
+    pub use_direct: bool,
+    /// Request metadata sent with every interaction (as headers over http).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<JsonMap>,
+    /// A limit on each sample, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub timeout_in_seconds: Option<f64>,
+    /// The conversation, in order.
+    #[schemars(length(min = 1))]
+    pub interactions: Vec<Interaction>,
+    /// Texts that must not appear in any answer (neuro-san's load-test files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_patterns: Option<Vec<String>>,
+}
+
+fn default_connections() -> Vec<Connection> {
+    vec![Connection::Direct]
+}
+
+fn connections_schema(generator: &mut SchemaGenerator) -> Schema {
+    let one = generator.subschema_for::<Connection>();
+    json_schema!({
+        "description": "One connection or a list of them.",
+        "anyOf": [one, {"type": "array", "items": one, "minItems": 1}],
+        "default": ["direct"]
+    })
+}
+
+/// How the agent is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Connection {
+    /// In-process, or a command named in `assay.toml`.
+    Direct,
+    /// A neuro-san server over http.
+    Http,
+    /// A neuro-san server over https.
+    Https,
+    /// A neuro-san server's MCP endpoint.
+    Mcp,
+}
+
+impl Connection {
+    /// Every connection's name.
+    pub const NAMES: [&'static str; 4] = ["direct", "http", "https", "mcp"];
+
+    /// The connection named `name`.
+    pub fn from_name(name: &str) -> Option<Connection> {
+        match name {
+            "direct" => Some(Connection::Direct),
+            "http" => Some(Connection::Http),
+            "https" => Some(Connection::Https),
+            "mcp" => Some(Connection::Mcp),
+            _ => None,
+        }
+    }
+
+    /// The connection's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Connection::Direct => "direct",
+            Connection::Http => "http",
+            Connection::Https => "https",
+            Connection::Mcp => "mcp",
+        }
+    }
+}
+
+impl fmt::Display for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `k/n`: at least `k` of `n` samples must pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SuccessRatio {
+    /// How many must pass.
+    pub need: u32,
+    /// How many run at most.
+    pub of: u32,
+}
+
+impl Default for SuccessRatio {
+    fn default() -> Self {
+        SuccessRatio { need: 1, of: 1 }
+    }
+}
+
+impl SuccessRatio {
+    /// Parses `"k/n"` (spaces around the numbers allowed), requiring `n >= 1` and `k <= n`.
+    pub fn parse(text: &str) -> Result<SuccessRatio, String> {
+        let Some((k, n)) = text.split_once('/') else {
+            return Err("expected `k/n`, e.g. `3/5`".to_owned());
+        };
+        let parse = |s: &str, what: &str| {
+            s.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("the {what} `{}` is not a whole number", s.trim()))
+        };
+        let need = parse(k, "numerator")?;
+        let of = parse(n, "denominator")?;
+        if of == 0 {
+            return Err("the denominator must be at least 1".to_owned());
+        }
+        if need > of {
+            return Err(format!("{need} of {of} can never pass: the numerator must not exceed the denominator"));
+        }
+        Ok(SuccessRatio { need, of })
+    }
+}
+
+impl fmt::Display for SuccessRatio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.need, self.of)
+    }
+}
+
+impl Serialize for SuccessRatio {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl JsonSchema for SuccessRatio {
+    fn schema_name() -> Cow<'static, str> {
+        "SuccessRatio".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "`k/n`: at least k of n samples must pass (n >= 1, k <= n).",
+            "type": "string",
+            "pattern": r"^\s*[0-9]+\s*/\s*0*[1-9][0-9]*\s*$",
+            "default": "1/1"
+        })
+    }
+}
+
+/// One turn of the conversation and the checks on its response.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Interaction {
+    /// The user message; `null` sends none.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Private data sent with the message; when absent, the carried sly_data is sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sly_data: Option<JsonMap>,
+    /// A limit on this interaction, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub timeout_in_seconds: Option<f64>,
+    /// How much the server sends back.
+    #[serde(default)]
+    pub chat_filter: ChatFilter,
+    /// Whether the next interaction continues this conversation.
+    #[serde(default = "yes")]
+    pub continue_conversation: bool,
+    /// The checks on the response.
+    #[serde(default)]
+    pub response: ResponseChecks,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// How much the server sends back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, JsonSchema)]
+pub enum ChatFilter {
+    /// The answer and what is needed to continue.
+    #[default]
+    #[serde(rename = "MINIMAL")]
+    Minimal,
+    /// Every intermediate message too.
+    #[serde(rename = "MAXIMAL")]
+    Maximal,
+}
+
+impl ChatFilter {
+    /// The filter's name as written.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChatFilter::Minimal => "MINIMAL",
+            ChatFilter::Maximal => "MAXIMAL",
+        }
+    }
+}
+
+/// Checks on the three parts of a response.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResponseChecks {
+    /// Checks on the answer text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<TextChecks>,
+    /// Checks on fields of the returned sly_data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sly_data: Option<FieldChecks>,
+    /// Checks on fields of the returned structure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structure: Option<FieldChecks>,
+}
+
+/// A stock test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StockTest {
+    /// Equality (JSON equality; `1 == 1.0`).
+    Value,
+    /// The response value is less than the given one.
+    Less,
+    /// The response value is greater than the given one.
+    Greater,
+    /// The given value is in the response (substring, element or key).
+    Keywords,
+    /// An LLM judge finds that the response meets the given criteria.
+    Gist,
+}
+
+impl StockTest {
+    /// Every check name, with the negations.
+    pub const NAMES: [&'static str; 10] = [
+        "value",
+        "not_value",
+        "less",
+        "not_less",
+        "greater",
+        "not_greater",
+        "keywords",
+        "not_keywords",
+        "gist",
+        "not_gist",
+    ];
+
+    /// The test and whether it is negated, for a name matched case-insensitively as upstream does.
+    pub fn from_name(name: &str) -> Option<(StockTest, bool)> {
+        let lower = name.to_ascii_lowercase();
+        let (negated, base) = match lower.strip_prefix("not_") {
+            Some(rest) => (true, rest),
+            None => (false, lower.as_str()),
+        };
+        let test = match base {
+            "value" => StockTest::Value,
+            "less" => StockTest::Less,
+            "greater" => StockTest::Greater,
+            "keywords" => StockTest::Keywords,
+            "gist" => StockTest::Gist,
+            _ => return None,
+        };
+        Some((test, negated))
+    }
+
+    /// The test's name, without negation.
+    pub fn name(self) -> &'static str {
+        match self {
+            StockTest::Value => "value",
+            StockTest::Less => "less",
+            StockTest::Greater => "greater",
+            StockTest::Keywords => "keywords",
+            StockTest::Gist => "gist",
+        }
+    }
+
+    /// The name as written in a file: `not_` + name when negated.
+    pub fn spelled(self, negated: bool) -> String {
+        if negated {
+            format!("not_{}", self.name())
+        } else {
+            self.name().to_owned()
+        }
+    }
+}
+
+/// One stock test in a file: a name and the value(s) it checks against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StockCheck {
+    /// Which test.
+    pub test: StockTest,
+    /// Whether it is the `not_` form.
+    pub negated: bool,
+    /// The given values; a list means every one must pass.
+    pub expected: Expected,
+}
+
+/// The value a check was given: one, or a list of which every one must pass.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expected {
+    /// A single value.
+    One(serde_json::Value),
+    /// A list: every value must pass.
+    All(Vec<serde_json::Value>),
+}
+
+impl Expected {
+    /// The values, one or many.
+    pub fn values(&self) -> Vec<&serde_json::Value> {
+        match self {
+            Expected::One(v) => vec![v],
+            Expected::All(vs) => vs.iter().collect(),
+        }
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        match self {
+            Expected::One(v) => v.clone(),
+            Expected::All(vs) => serde_json::Value::Array(vs.clone()),
+        }
+    }
+}
+
+/// Stock tests on the answer text.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TextChecks {
+    /// The tests, in file order.
+    pub tests: Vec<StockCheck>,
+}
+
+/// Stock tests on a dictionary value and on its fields, nested as deep as needed.
+/// An empty one (`{}`) checks only that the field is present.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FieldChecks {
+    /// Tests on this value itself.
+    pub tests: Vec<StockCheck>,
+    /// Checks on the fields below, by name, in file order.
+    pub fields: Vec<(String, FieldChecks)>,
+}
+
+fn tests_to_map(tests: &[StockCheck], map: &mut JsonMap) {
+    for t in tests {
+        map.insert(t.test.spelled(t.negated), t.expected.to_json());
+    }
+}
+
+impl Serialize for TextChecks {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = JsonMap::new();
+        tests_to_map(&self.tests, &mut map);
+        map.serialize(s)
+    }
+}
+
+impl Serialize for FieldChecks {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(s)
+    }
+}
+
+impl FieldChecks {
+    /// The checks as they are written in a file.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut map = JsonMap::new();
+        tests_to_map(&self.tests, &mut map);
+        for (name, checks) in &self.fields {
+            map.insert(name.clone(), checks.to_json());
+        }
+        serde_json::Value::Object(map)
+    }
+}
+
+/// A pattern that matches a stock test name in any letter case, as JSON Schema
+/// regexes have no case-insensitive flag.
+fn any_case_pattern() -> String {
+    let alternatives: Vec<String> = StockTest::NAMES
+        .iter()
+        .map(|name| {
+            name.chars()
+                .map(|c| {
+                    if c.is_ascii_alphabetic() {
+                        format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase())
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    format!("^({})$", alternatives.join("|"))
+}
+
+fn check_value_schema() -> Schema {
+    json_schema!({
+        "description": "A value to check against, or a list of which every one must pass.",
+        "type": ["string", "number", "boolean", "array"],
+        "items": {"type": ["string", "number", "boolean", "array"]}
+    })
+}
+
+impl JsonSchema for TextChecks {
+    fn schema_name() -> Cow<'static, str> {
+        "TextChecks".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "Stock tests on the answer text: value, less, greater, keywords, gist and their not_ forms (any letter case).",
+            "type": "object",
+            "patternProperties": { any_case_pattern(): check_value_schema() },
+            "additionalProperties": false
+        })
+    }
+}
+
+impl JsonSchema for FieldChecks {
+    fn schema_name() -> Cow<'static, str> {
+        "FieldChecks".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let me = generator.subschema_for::<FieldChecks>();
+        json_schema!({
+            "description": "Checks on a dictionary: a key holding an object checks the field of that name (`{}` checks only that it is present); a key holding anything else must be a stock test.",
+            "type": "object",
+            "patternProperties": {
+                any_case_pattern(): {"anyOf": [me, check_value_schema()]}
+            },
+            "additionalProperties": me
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn success_ratio_rules() {
+        assert_eq!(SuccessRatio::parse(" 3 / 5 "), Ok(SuccessRatio { need: 3, of: 5 }));
+        assert_eq!(SuccessRatio::parse("0/1"), Ok(SuccessRatio { need: 0, of: 1 }));
+        assert!(SuccessRatio::parse("3").is_err());
+        assert!(SuccessRatio::parse("5/3").unwrap_err().contains("never pass"));
+        assert!(SuccessRatio::parse("1/0").unwrap_err().contains("at least 1"));
+        assert!(SuccessRatio::parse("a/2").unwrap_err().contains("numerator"));
+        assert!(SuccessRatio::parse("1/2/3").is_err());
+    }
+
+    #[test]
+    fn stock_names_are_case_insensitive() {
+        assert_eq!(StockTest::from_name("Not_Keywords"), Some((StockTest::Keywords, true)));
+        assert_eq!(StockTest::from_name("GIST"), Some((StockTest::Gist, false)));
+        assert_eq!(StockTest::from_name("keyword"), None);
+        assert_eq!(StockTest::from_name("not_"), None);
+    }
+
+    #[test]
+    fn any_case_pattern_matches_names_only() {
+        let re = regex::Regex::new(&any_case_pattern()).unwrap();
+        assert!(re.is_match("Not_Value"));
+        assert!(re.is_match("keywords"));
+        assert!(!re.is_match("keyword"));
+        assert!(!re.is_match("answer"));
+    }
+}

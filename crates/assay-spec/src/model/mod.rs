@@ -1,0 +1,7 @@
+//! The typed model of every dialect, as a validated file holds it.
+//!
+//! The `JsonSchema` derives here generate the files in `schemas/`.
+
+pub mod config;
+pub mod data_driven;
+pub mod sentinel;

@@ -1,0 +1,463 @@
+//! The Sentinel test DSL (`../shared/specs/sentinel-test-dsl.md`): TestSpec and TestSuite.
+//!
+//! [`TestSpec`] is a test with every field resolved (a suite's defaults already applied).
+//! [`SuiteTest`] and [`Defaults`] exist to describe a suite file's shape in its schema.
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Serialize, Serializer};
+
+use super::data_driven::JsonMap;
+
+/// One Sentinel test.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "TestSpec")]
+pub struct TestSpec {
+    /// The test's name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// The model to run, e.g. `gpt-4o` or `claude-3-5-sonnet-20241022`.
+    #[schemars(length(min = 1))]
+    pub model: String,
+    /// What to send.
+    pub inputs: InputSpec,
+    /// What the output must satisfy.
+    #[schemars(length(min = 1))]
+    pub assertions: Vec<Assertion>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The provider; inferred from the model name when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<Provider>,
+    /// Tools offered to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<Tool>>,
+    /// The agentic framework; requires `tools`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework: Option<Framework>,
+    /// Framework-specific settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework_config: Option<JsonMap>,
+    /// Sampling parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_config: Option<ModelConfig>,
+    /// A random seed, passed where the provider supports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// A limit on the test, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub timeout_ms: Option<u64>,
+    /// Labels for selection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+}
+
+/// A collection of tests with shared defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "TestSuite")]
+pub struct TestSuite {
+    /// The suite's name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// The tests, each with the suite's defaults applied.
+    #[schemars(with = "Vec<SuiteTest>", length(min = 1))]
+    pub tests: Vec<TestSpec>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The suite's version, e.g. `1.0.0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Fields every test inherits unless it sets them itself (no deep merge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaults: Option<Defaults>,
+    /// Labels applied to every test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+}
+
+/// A test inside a suite: like [`TestSpec`], but any field except `name` may come
+/// from the suite's defaults instead.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteTest {
+    /// The test's name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// See [`TestSpec::model`].
+    #[schemars(length(min = 1))]
+    pub model: Option<String>,
+    /// See [`TestSpec::inputs`].
+    pub inputs: Option<InputSpec>,
+    /// See [`TestSpec::assertions`].
+    #[schemars(length(min = 1))]
+    pub assertions: Option<Vec<Assertion>>,
+    /// See [`TestSpec::description`].
+    pub description: Option<String>,
+    /// See [`TestSpec::provider`].
+    pub provider: Option<Provider>,
+    /// See [`TestSpec::tools`].
+    pub tools: Option<Vec<Tool>>,
+    /// See [`TestSpec::framework`].
+    pub framework: Option<Framework>,
+    /// See [`TestSpec::framework_config`].
+    pub framework_config: Option<JsonMap>,
+    /// See [`TestSpec::model_config`].
+    pub model_config: Option<ModelConfig>,
+    /// See [`TestSpec::seed`].
+    pub seed: Option<i64>,
+    /// See [`TestSpec::timeout_ms`].
+    #[schemars(range(min = 1))]
+    pub timeout_ms: Option<u64>,
+    /// See [`TestSpec::tags`].
+    pub tags: Option<Vec<String>>,
+}
+
+/// A suite's defaults: any [`TestSpec`] field but `name`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    /// See [`TestSpec::model`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub model: Option<String>,
+    /// See [`TestSpec::inputs`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<InputSpec>,
+    /// See [`TestSpec::assertions`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub assertions: Option<Vec<Assertion>>,
+    /// See [`TestSpec::description`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// See [`TestSpec::provider`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<Provider>,
+    /// See [`TestSpec::tools`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<Tool>>,
+    /// See [`TestSpec::framework`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub framework: Option<Framework>,
+    /// See [`TestSpec::framework_config`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub framework_config: Option<JsonMap>,
+    /// See [`TestSpec::model_config`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_config: Option<ModelConfig>,
+    /// See [`TestSpec::seed`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// See [`TestSpec::timeout_ms`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub timeout_ms: Option<u64>,
+    /// See [`TestSpec::tags`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+}
+
+/// What to send to the model. At least one field must be given.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [
+    {"required": ["query"]},
+    {"required": ["messages"]},
+    {"required": ["system_prompt"]},
+    {"required": ["context"]}
+]))]
+pub struct InputSpec {
+    /// A single user message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// A conversation so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub messages: Option<Vec<Message>>,
+    /// System instructions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Free-form context data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<JsonMap>,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Message {
+    /// Who speaks.
+    pub role: Role,
+    /// What is said.
+    #[schemars(length(min = 1))]
+    pub content: String,
+}
+
+/// Who speaks a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user.
+    User,
+    /// The model.
+    Assistant,
+    /// The system.
+    System,
+}
+
+impl Role {
+    /// Every role's name.
+    pub const NAMES: [&'static str; 3] = ["user", "assistant", "system"];
+}
+
+/// Sampling parameters.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Sampling temperature, 0.0 to 2.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 2.0))]
+    pub temperature: Option<f64>,
+    /// The most output tokens, > 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_tokens: Option<u64>,
+    /// Nucleus sampling, 0.0 to 1.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub top_p: Option<f64>,
+    /// Top-K sampling, > 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub top_k: Option<u64>,
+    /// Sequences that stop generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_sequences: Option<Vec<String>>,
+}
+
+/// A model provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// OpenAI's Chat Completions API, or a compatible server.
+    Openai,
+    /// AWS Bedrock's Converse API.
+    Bedrock,
+    /// Hugging Face's router or a TGI endpoint.
+    Huggingface,
+    /// Ollama's native API.
+    Ollama,
+}
+
+impl Provider {
+    /// Every provider's name.
+    pub const NAMES: [&'static str; 5] = ["anthropic", "openai", "bedrock", "huggingface", "ollama"];
+
+    /// The provider named `name`.
+    pub fn from_name(name: &str) -> Option<Provider> {
+        match name {
+            "anthropic" => Some(Provider::Anthropic),
+            "openai" => Some(Provider::Openai),
+            "bedrock" => Some(Provider::Bedrock),
+            "huggingface" => Some(Provider::Huggingface),
+            "ollama" => Some(Provider::Ollama),
+            _ => None,
+        }
+    }
+}
+
+/// An agentic framework.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Framework {
+    /// LangGraph.
+    Langgraph,
+    /// The Claude Agent SDK.
+    ClaudeSdk,
+    /// The OpenAI Agents SDK.
+    OpenaiSdk,
+    /// Strands Agents.
+    Strands,
+}
+
+impl Framework {
+    /// Every framework's name.
+    pub const NAMES: [&'static str; 4] = ["langgraph", "claude-sdk", "openai-sdk", "strands"];
+
+    /// The framework named `name`.
+    pub fn from_name(name: &str) -> Option<Framework> {
+        match name {
+            "langgraph" => Some(Framework::Langgraph),
+            "claude-sdk" => Some(Framework::ClaudeSdk),
+            "openai-sdk" => Some(Framework::OpenaiSdk),
+            "strands" => Some(Framework::Strands),
+            _ => None,
+        }
+    }
+}
+
+/// A tool: a bare name, or a full specification.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tool {
+    /// Just a name; providers get a minimal schema.
+    Name(String),
+    /// A name with a description and a JSON Schema for its parameters.
+    Spec(ToolSpec),
+}
+
+impl Tool {
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Tool::Name(name) => name,
+            Tool::Spec(spec) => &spec.name,
+        }
+    }
+}
+
+impl Serialize for Tool {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Tool::Name(name) => name.serialize(s),
+            Tool::Spec(spec) => spec.serialize(s),
+        }
+    }
+}
+
+impl JsonSchema for Tool {
+    fn schema_name() -> Cow<'static, str> {
+        "Tool".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let spec = generator.subschema_for::<ToolSpec>();
+        json_schema!({
+            "description": "A tool name, or a full tool specification.",
+            "anyOf": [{"type": "string", "minLength": 1}, spec]
+        })
+    }
+}
+
+/// A full tool specification.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSpec {
+    /// The tool's name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// What the tool does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// A JSON Schema for the tool's arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "parameters_schema")]
+    pub parameters: Option<JsonMap>,
+}
+
+fn parameters_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "description": "A JSON Schema for the tool's arguments.",
+        "$ref": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object"
+    })
+}
+
+/// One check on a model's output, written as a single-key object.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Assertion {
+    /// The output contains this text (exact, case-sensitive).
+    MustContain(#[schemars(length(min = 1))] String),
+    /// The output does not contain this text (exact, case-sensitive).
+    MustNotContain(#[schemars(length(min = 1))] String),
+    /// The output matches this regular expression (Rust `regex` syntax).
+    RegexMatch(#[schemars(extend("format" = "regex"))] String),
+    /// Every named tool is among the tool calls.
+    MustCallTool(#[schemars(schema_with = "tool_names_schema")] Vec<String>),
+    /// The output is of this kind.
+    OutputType(OutputType),
+    /// The response took at most this many milliseconds.
+    MaxLatencyMs(#[schemars(range(min = 1))] u64),
+    /// The output has at least this many tokens.
+    MinTokens(u64),
+    /// The output has at most this many tokens.
+    MaxTokens(#[schemars(range(min = 1))] u64),
+}
+
+fn tool_names_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
+        ]
+    })
+}
+
+impl Assertion {
+    /// Every assertion's name.
+    pub const NAMES: [&'static str; 8] = [
+        "must_contain",
+        "must_not_contain",
+        "regex_match",
+        "must_call_tool",
+        "output_type",
+        "max_latency_ms",
+        "min_tokens",
+        "max_tokens",
+    ];
+
+    /// The assertion's name as written.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Assertion::MustContain(_) => "must_contain",
+            Assertion::MustNotContain(_) => "must_not_contain",
+            Assertion::RegexMatch(_) => "regex_match",
+            Assertion::MustCallTool(_) => "must_call_tool",
+            Assertion::OutputType(_) => "output_type",
+            Assertion::MaxLatencyMs(_) => "max_latency_ms",
+            Assertion::MinTokens(_) => "min_tokens",
+            Assertion::MaxTokens(_) => "max_tokens",
+        }
+    }
+}
+
+/// The kinds of output `output_type` can require.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputType {
+    /// A JSON document.
+    Json,
+    /// Plain prose.
+    Text,
+    /// Markdown.
+    Markdown,
+    /// Source code.
+    Code,
+    /// Structured data (a JSON object or array, possibly fenced).
+    Structured,
+}
+
+impl OutputType {
+    /// Every kind's name.
+    pub const NAMES: [&'static str; 5] = ["json", "text", "markdown", "code", "structured"];
+
+    /// The kind named `name`.
+    pub fn from_name(name: &str) -> Option<OutputType> {
+        match name {
+            "json" => Some(OutputType::Json),
+            "text" => Some(OutputType::Text),
+            "markdown" => Some(OutputType::Markdown),
+            "code" => Some(OutputType::Code),
+            "structured" => Some(OutputType::Structured),
+            _ => None,
+        }
+    }
+}

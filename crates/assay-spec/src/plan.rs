@@ -1,0 +1,522 @@
+//! The normalized plan every dialect becomes: cases → interactions → checks.
+//!
+//! Later crates consume only this. A case's [`Case::id`] is a hash of its inputs, so
+//! editing an expectation keeps the id and editing an input changes it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::model::data_driven::{
+    ChatFilter, Connection, DataDrivenCase, FieldChecks, JsonMap, StockCheck, StockTest,
+    SuccessRatio,
+};
+use crate::model::sentinel::{
+    Assertion, Framework, Message, ModelConfig, Provider, TestSpec, TestSuite, Tool,
+};
+
+/// The longest id a case may have, as the Autoblocks SDK requires of hashes.
+pub const MAX_ID_LEN: usize = 100;
+
+/// Which dialect a file is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dialect {
+    /// A neuro-san data-driven test case.
+    DataDriven,
+    /// A Sentinel TestSpec.
+    SentinelSpec,
+    /// A Sentinel TestSuite.
+    SentinelSuite,
+    /// The project configuration, `assay.toml`.
+    Config,
+}
+
+impl Dialect {
+    /// The dialect's name, as `assay schema` and `assay list` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::DataDriven => "data-driven",
+            Dialect::SentinelSpec => "sentinel-spec",
+            Dialect::SentinelSuite => "sentinel-suite",
+            Dialect::Config => "config",
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Every case of a set of files.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Plan {
+    /// The cases, in file order.
+    pub cases: Vec<Case>,
+}
+
+/// One test case, ready to run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Case {
+    /// A stable hash of the case's inputs: 12 hex digits, with `-2`, `-3`, ... added
+    /// when cases in one plan have the same inputs.
+    pub id: String,
+    /// A readable name: the test's name, or for a data-driven file its folder and stem.
+    pub name: String,
+    /// The dialect the case was written in.
+    pub dialect: Dialect,
+    /// The file it came from.
+    pub file: PathBuf,
+    /// Labels for selection.
+    pub tags: Vec<String>,
+    /// What is tested.
+    pub target: Target,
+    /// How many samples must pass, of how many.
+    pub success_ratio: SuccessRatio,
+    /// A limit on each sample.
+    #[serde(with = "opt_secs")]
+    pub timeout: Option<Duration>,
+    /// The conversation, in order.
+    pub interactions: Vec<Step>,
+    /// Texts that must not appear in any answer (kept from neuro-san load-test files).
+    pub failure_patterns: Vec<String>,
+}
+
+/// What a case tests.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Target {
+    /// An agent, over one or more connections.
+    Agent {
+        /// The agent's name.
+        agent: String,
+        /// Each connection runs the conversation afresh.
+        connections: Vec<Connection>,
+        /// Whether external agents are reached in-process.
+        use_direct: bool,
+        /// Request metadata.
+        metadata: Option<JsonMap>,
+    },
+    /// A model through a provider.
+    Model {
+        /// The model's name.
+        model: String,
+        /// The provider, when given.
+        provider: Option<Provider>,
+        /// Tools offered.
+        tools: Vec<Tool>,
+        /// The framework, when given.
+        framework: Option<Framework>,
+        /// Framework settings.
+        framework_config: Option<JsonMap>,
+        /// Sampling parameters.
+        model_config: Option<ModelConfig>,
+        /// The seed.
+        seed: Option<i64>,
+    },
+}
+
+/// One interaction: what is sent, and the checks on what comes back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    /// What is sent.
+    pub input: Input,
+    /// A limit on this interaction.
+    #[serde(with = "opt_secs")]
+    pub timeout: Option<Duration>,
+    /// How much the server sends back.
+    pub chat_filter: ChatFilter,
+    /// Whether the next step continues this conversation.
+    pub continue_conversation: bool,
+    /// The checks, in file order.
+    pub checks: Vec<Check>,
+}
+
+/// What one interaction sends.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Input {
+    /// The user message.
+    pub text: Option<String>,
+    /// Private data (data-driven).
+    pub sly_data: Option<JsonMap>,
+    /// Prior messages (Sentinel).
+    pub messages: Vec<Message>,
+    /// System instructions (Sentinel).
+    pub system_prompt: Option<String>,
+    /// Free-form context (Sentinel).
+    pub context: Option<JsonMap>,
+}
+
+/// One check on a response.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    /// Where it is written, e.g. `interactions[0].response.structure.answer.keywords[1]`.
+    pub path: String,
+    /// What it checks.
+    pub kind: CheckKind,
+}
+
+/// The part of a response a stock test looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    /// The answer text.
+    Text,
+    /// The returned sly_data.
+    SlyData,
+    /// The returned structure.
+    Structure,
+}
+
+impl Part {
+    /// The part's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Text => "text",
+            Part::SlyData => "sly_data",
+            Part::Structure => "structure",
+        }
+    }
+}
+
+/// What a check checks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CheckKind {
+    /// A stock test against one given value.
+    Stock {
+        /// The part of the response.
+        part: Part,
+        /// The field path inside sly_data or structure; empty for text.
+        field: Vec<String>,
+        /// The test.
+        test: StockTest,
+        /// Whether it is the `not_` form.
+        negated: bool,
+        /// The given value.
+        expected: serde_json::Value,
+    },
+    /// The field must be present (`{}` in a file).
+    Present {
+        /// The part of the response.
+        part: Part,
+        /// The field path.
+        field: Vec<String>,
+    },
+    /// A Sentinel assertion.
+    Assertion(Assertion),
+}
+
+mod opt_secs {
+    use std::time::Duration;
+
+    use serde::Serializer;
+
+    pub(super) fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+fn seconds(s: Option<f64>) -> Option<Duration> {
+    s.and_then(|s| Duration::try_from_secs_f64(s).ok())
+}
+
+/// The first 12 hex digits of the SHA-256 of `inputs`' canonical JSON.
+pub fn hash_inputs(inputs: &serde_json::Value) -> String {
+    let text = canonical(inputs);
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
+
+/// JSON with object keys sorted, so that key order never changes a hash.
+fn canonical(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{}:{}", serde_json::Value::String((*k).clone()), canonical(&map[*k])))
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        serde_json::Value::Array(items) => {
+            format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The name of a data-driven case: its folder and file stem, as upstream names tests.
+pub fn data_driven_name(file: &Path) -> String {
+    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    match file.parent().and_then(|p| p.file_name()) {
+        Some(dir) => format!("{}/{stem}", dir.to_string_lossy()),
+        None => stem,
+    }
+}
+
+impl DataDrivenCase {
+    /// This case as a plan case read from `file`.
+    pub fn to_case(&self, file: &Path) -> Case {
+        let interactions: Vec<Step> = self
+            .interactions
+            .iter()
+            .enumerate()
+            .map(|(i, it)| {
+                let base = format!("interactions[{i}].response");
+                let mut checks = Vec::new();
+                if let Some(text) = &it.response.text {
+                    push_tests(&mut checks, &format!("{base}.text"), Part::Text, &[], &text.tests);
+                }
+                if let Some(sly) = &it.response.sly_data {
+                    walk_fields(&mut checks, &format!("{base}.sly_data"), Part::SlyData, &mut Vec::new(), sly, false);
+                }
+                if let Some(structure) = &it.response.structure {
+                    walk_fields(
+                        &mut checks,
+                        &format!("{base}.structure"),
+                        Part::Structure,
+                        &mut Vec::new(),
+                        structure,
+                        false,
+                    );
+                }
+                Step {
+                    input: Input {
+                        text: it.text.clone(),
+                        sly_data: it.sly_data.clone(),
+                        ..Input::default()
+                    },
+                    timeout: seconds(it.timeout_in_seconds),
+                    chat_filter: it.chat_filter,
+                    continue_conversation: it.continue_conversation,
+                    checks,
+                }
+            })
+            .collect();
+        let inputs = serde_json::json!({
+            "dialect": "data-driven",
+            "agent": self.agent,
+            "use_direct": self.use_direct,
+            "metadata": self.metadata,
+            "interactions": self.interactions.iter().map(|it| serde_json::json!({
+                "text": it.text,
+                "sly_data": it.sly_data,
+                "chat_filter": it.chat_filter.name(),
+                "continue_conversation": it.continue_conversation,
+            })).collect::<Vec<_>>(),
+        });
+        Case {
+            id: hash_inputs(&inputs),
+            name: data_driven_name(file),
+            dialect: Dialect::DataDriven,
+            file: file.to_path_buf(),
+            tags: Vec::new(),
+            target: Target::Agent {
+                agent: self.agent.clone(),
+                connections: self.connections.clone(),
+                use_direct: self.use_direct,
+                metadata: self.metadata.clone(),
+            },
+            success_ratio: self.success_ratio,
+            timeout: seconds(self.timeout_in_seconds),
+            interactions,
+            failure_patterns: self.failure_patterns.clone().unwrap_or_default(),
+        }
+    }
+}
+
+fn push_tests(out: &mut Vec<Check>, base: &str, part: Part, field: &[String], tests: &[StockCheck]) {
+    for t in tests {
+        let name = t.test.spelled(t.negated);
+        let values = t.expected.values();
+        let listed = matches!(t.expected, crate::model::data_driven::Expected::All(_));
+        for (i, v) in values.into_iter().enumerate() {
+            let path = if listed {
+                format!("{base}.{name}[{i}]")
+            } else {
+                format!("{base}.{name}")
+            };
+            out.push(Check {
+                path,
+                kind: CheckKind::Stock {
+                    part,
+                    field: field.to_vec(),
+                    test: t.test,
+                    negated: t.negated,
+                    expected: v.clone(),
+                },
+            });
+        }
+    }
+}
+
+fn walk_fields(out: &mut Vec<Check>, base: &str, part: Part, field: &mut Vec<String>, checks: &FieldChecks, nested: bool) {
+    if nested && checks.tests.is_empty() && checks.fields.is_empty() {
+        out.push(Check {
+            path: base.to_owned(),
+            kind: CheckKind::Present {
+                part,
+                field: field.clone(),
+            },
+        });
+        return;
+    }
+    push_tests(out, base, part, field, &checks.tests);
+    for (name, child) in &checks.fields {
+        field.push(name.clone());
+        walk_fields(out, &format!("{base}.{name}"), part, field, child, true);
+        field.pop();
+    }
+}
+
+impl TestSpec {
+    /// This test as a plan case read from `file`; `suite_tags` are added to its own.
+    pub fn to_case(&self, file: &Path, path_prefix: &str, suite_tags: &[String], dialect: Dialect) -> Case {
+        let checks = self
+            .assertions
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Check {
+                path: format!("{path_prefix}assertions[{i}].{}", a.name()),
+                kind: CheckKind::Assertion(a.clone()),
+            })
+            .collect();
+        let inputs = serde_json::json!({
+            "dialect": "sentinel",
+            "model": self.model,
+            "provider": self.provider,
+            "inputs": self.inputs,
+            "tools": self.tools,
+            "framework": self.framework,
+            "framework_config": self.framework_config,
+            "model_config": self.model_config,
+            "seed": self.seed,
+        });
+        let mut tags = self.tags.clone().unwrap_or_default();
+        for t in suite_tags {
+            if !tags.contains(t) {
+                tags.push(t.clone());
+            }
+        }
+        Case {
+            id: hash_inputs(&inputs),
+            name: self.name.clone(),
+            dialect,
+            file: file.to_path_buf(),
+            tags,
+            target: Target::Model {
+                model: self.model.clone(),
+                provider: self.provider,
+                tools: self.tools.clone().unwrap_or_default(),
+                framework: self.framework,
+                framework_config: self.framework_config.clone(),
+                model_config: self.model_config.clone(),
+                seed: self.seed,
+            },
+            success_ratio: SuccessRatio::default(),
+            timeout: self.timeout_ms.map(Duration::from_millis),
+            interactions: vec![Step {
+                input: Input {
+                    text: self.inputs.query.clone(),
+                    sly_data: None,
+                    messages: self.inputs.messages.clone().unwrap_or_default(),
+                    system_prompt: self.inputs.system_prompt.clone(),
+                    context: self.inputs.context.clone(),
+                },
+                timeout: None,
+                chat_filter: ChatFilter::Minimal,
+                continue_conversation: true,
+                checks,
+            }],
+            failure_patterns: Vec::new(),
+        }
+    }
+}
+
+impl TestSuite {
+    /// Every test of the suite as plan cases read from `file`.
+    pub fn to_cases(&self, file: &Path) -> Vec<Case> {
+        let suite_tags = self.tags.clone().unwrap_or_default();
+        self.tests
+            .iter()
+            .enumerate()
+            .map(|(i, t)| t.to_case(file, &format!("tests[{i}]."), &suite_tags, Dialect::SentinelSuite))
+            .collect()
+    }
+}
+
+impl Plan {
+    /// A plan of `cases`, giving cases with equal inputs distinct ids (`-2`, `-3`, ...).
+    pub fn new(mut cases: Vec<Case>) -> Plan {
+        let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for case in &mut cases {
+            let n = seen.entry(case.id.clone()).or_insert(0);
+            *n += 1;
+            if *n > 1 {
+                case.id = format!("{}-{n}", case.id);
+            }
+        }
+        Plan { cases }
+    }
+
+    /// Every check of every case, with its case.
+    pub fn checks(&self) -> impl Iterator<Item = (&Case, &Check)> {
+        self.cases
+            .iter()
+            .flat_map(|c| c.interactions.iter().flat_map(move |s| s.checks.iter().map(move |k| (c, k))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_json_ignores_key_order() {
+        let a = serde_json::json!({"b": 1, "a": [1, {"y": 2, "x": 3}]});
+        let b = serde_json::json!({"a": [1, {"x": 3, "y": 2}], "b": 1});
+        assert_eq!(hash_inputs(&a), hash_inputs(&b));
+        assert_ne!(hash_inputs(&a), hash_inputs(&serde_json::json!({"a": 1})));
+        assert_eq!(hash_inputs(&a).len(), 12);
+    }
+
+    #[test]
+    fn duplicate_ids_get_suffixes() {
+        let case = |id: &str| Case {
+            id: id.to_owned(),
+            name: String::new(),
+            dialect: Dialect::DataDriven,
+            file: PathBuf::new(),
+            tags: Vec::new(),
+            target: Target::Agent {
+                agent: "a".into(),
+                connections: vec![],
+                use_direct: false,
+                metadata: None,
+            },
+            success_ratio: SuccessRatio::default(),
+            timeout: None,
+            interactions: vec![],
+            failure_patterns: vec![],
+        };
+        let plan = Plan::new(vec![case("x"), case("y"), case("x"), case("x")]);
+        let ids: Vec<&str> = plan.cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["x", "y", "x-2", "x-3"]);
+        assert!(ids.iter().all(|id| id.len() <= MAX_ID_LEN));
+    }
+
+    #[test]
+    fn data_driven_names_use_folder_and_stem() {
+        assert_eq!(data_driven_name(Path::new("a/music_nerd/beatles.hocon")), "music_nerd/beatles");
+    }
+}

@@ -1,0 +1,181 @@
+//! Validates an `assay.toml` tree into a [`Config`].
+
+use std::collections::BTreeMap;
+
+use super::cx::{At, Cx, Pyd};
+use crate::diag::Diagnostic;
+use crate::model::config::{
+    AgentConfig, ConcurrencyConfig, Config, JudgeConfig, ProviderConfig, ProviderName,
+};
+use crate::node::Node;
+
+/// Validates `root`; every problem goes to `cx`.
+pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
+    let at = At::root("AssayConfig");
+    let before = cx.diags.len();
+    let entries = cx.object(root, &at)?;
+    cx.unknown_keys(entries, &at, &["server", "agents", "judge", "providers", "concurrency"], |_| None);
+    let mut config = Config {
+        server: root.get("server").and_then(|n| url(n, &at.key("server"), cx)),
+        ..Config::default()
+    };
+    if let Some(agents) = root.get("agents") {
+        let at = at.key("agents");
+        for (key, node) in cx.object(agents, &at).unwrap_or_default() {
+            if let Some(agent) = agent(node, &at.key(&key.name), cx) {
+                config.agents.insert(key.name.clone(), agent);
+            }
+        }
+    }
+    if let Some(judge) = root.get("judge") {
+        config.judge = judge_config(judge, &at.key("judge"), cx);
+    }
+    if let Some(providers) = root.get("providers") {
+        let at = at.key("providers");
+        for (key, node) in cx.object(providers, &at).unwrap_or_default() {
+            let Some(name) = ProviderName::from_name(&key.name) else {
+                cx.unknown_keys(std::slice::from_ref(&(key.clone(), node.clone())), &at, &ProviderName::NAMES, |_| None);
+                continue;
+            };
+            if let Some(p) = provider(node, &at.key(&key.name), cx) {
+                config.providers.insert(name, p);
+            }
+        }
+    }
+    if let Some(c) = root.get("concurrency") {
+        let at = at.key("concurrency");
+        if let Some(entries) = cx.object(c, &at) {
+            cx.unknown_keys(entries, &at, &["jobs", "max_test_case_concurrency"], |_| None);
+            config.concurrency = Some(ConcurrencyConfig {
+                jobs: c.get("jobs").and_then(|n| positive(n, &at.key("jobs"), cx)),
+                max_test_case_concurrency: c
+                    .get("max_test_case_concurrency")
+                    .and_then(|n| positive(n, &at.key("max_test_case_concurrency"), cx)),
+            });
+        }
+    }
+    (cx.diags.len() == before).then_some(config)
+}
+
+fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u32> {
+    let n = cx.integer(node, at)?;
+    match u32::try_from(n) {
+        Ok(v) if v > 0 => Some(v),
+        _ => {
+            cx.range_error(node, at, "a whole number of at least 1", Pyd::new("greater_than", "Input should be greater than 0"));
+            None
+        }
+    }
+}
+
+fn url(node: &Node, at: &At, cx: &mut Cx) -> Option<String> {
+    let s = cx.nonempty_string(node, at)?;
+    if !(s.starts_with("http://") || s.starts_with("https://")) {
+        let d = Diagnostic::new("invalid-value", &at.path, "expected an http:// or https:// url")
+            .at(node.span)
+            .expected("a url such as `http://localhost:8080`");
+        cx.report(d, at, None, Some(node));
+        return None;
+    }
+    Some(s)
+}
+
+fn agent(node: &Node, at: &At, cx: &mut Cx) -> Option<AgentConfig> {
+    let before = cx.diags.len();
+    let entries = cx.object(node, at)?;
+    cx.unknown_keys(entries, at, &["url", "command", "env", "timeout_in_seconds"], |k| {
+        (k == "server").then(|| "the server of an agent is its `url`".to_owned())
+    });
+    let url_value = node.get("url").and_then(|n| url(n, &at.key("url"), cx));
+    let command = node.get("command").and_then(|n| {
+        let at = at.key("command");
+        let items = cx.nonempty_list(n, &at)?;
+        items.iter().enumerate().map(|(i, item)| cx.nonempty_string(item, &at.index(i))).collect::<Option<Vec<_>>>()
+    });
+    let mut env = BTreeMap::new();
+    if let Some(e) = node.get("env") {
+        let at = at.key("env");
+        for (key, value) in cx.object(e, &at).unwrap_or_default() {
+            if let Some(v) = cx.string(value, &at.key(&key.name)) {
+                env.insert(key.name.clone(), v);
+            }
+        }
+    }
+    let timeout_in_seconds = node.get("timeout_in_seconds").and_then(|n| {
+        let at = at.key("timeout_in_seconds");
+        let v = cx.number(n, &at)?;
+        if v <= 0.0 {
+            cx.range_error(n, &at, "greater than 0", Pyd::new("greater_than", "Input should be greater than 0"));
+            return None;
+        }
+        Some(v)
+    });
+    let has_url = node.get("url").is_some();
+    let has_command = node.get("command").is_some();
+    if has_url == has_command {
+        let message = if has_url {
+            "give either `url` or `command`, not both"
+        } else {
+            "give `url` (a neuro-san server) or `command` (a direct agent)"
+        };
+        cx.report(Diagnostic::new("invalid-agent", &at.path, message).at(node.span), at, None, None);
+    }
+    (cx.diags.len() == before).then_some(AgentConfig {
+        url: url_value,
+        command,
+        env,
+        timeout_in_seconds,
+    })
+}
+
+fn judge_config(node: &Node, at: &At, cx: &mut Cx) -> Option<JudgeConfig> {
+    let entries = cx.object(node, at)?;
+    cx.unknown_keys(entries, at, &["model", "votes", "cache"], |_| None);
+    let model = node.get("model").and_then(|n| {
+        let at = at.key("model");
+        let s = cx.nonempty_string(n, &at)?;
+        if s.split_once(':').is_none_or(|(p, m)| p.is_empty() || m.is_empty()) {
+            let d = Diagnostic::new("invalid-value", &at.path, "expected `provider:model`")
+                .at(n.span)
+                .expected("e.g. `openai:gpt-4o-mini`, `ollama:llama3.1` or `neuro-san:gist`");
+            cx.report(d, &at, None, Some(n));
+            return None;
+        }
+        Some(s)
+    });
+    let votes = node.get("votes").and_then(|n| {
+        let at = at.key("votes");
+        let v = positive(n, &at, cx)?;
+        if v % 2 == 0 {
+            let d = Diagnostic::new("invalid-value", &at.path, "votes must be odd so that a majority exists")
+                .at(n.span)
+                .expected("1, 3, 5, ...");
+            cx.report(d, &at, None, Some(n));
+            return None;
+        }
+        Some(v)
+    });
+    let cache = node.get("cache").and_then(|n| cx.boolean(n, &at.key("cache")));
+    Some(JudgeConfig { model, votes, cache })
+}
+
+fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
+    let entries = cx.object(node, at)?;
+    cx.unknown_keys(
+        entries,
+        at,
+        &["base_url", "api_key_env", "max_concurrency", "requests_per_minute", "region"],
+        |k| {
+            (k == "api_key").then(|| "keys never go in files; name the variable that holds it with `api_key_env`".to_owned())
+        },
+    );
+    Some(ProviderConfig {
+        base_url: node.get("base_url").and_then(|n| url(n, &at.key("base_url"), cx)),
+        api_key_env: node.get("api_key_env").and_then(|n| cx.nonempty_string(n, &at.key("api_key_env"))),
+        max_concurrency: node.get("max_concurrency").and_then(|n| positive(n, &at.key("max_concurrency"), cx)),
+        requests_per_minute: node
+            .get("requests_per_minute")
+            .and_then(|n| positive(n, &at.key("requests_per_minute"), cx)),
+        region: node.get("region").and_then(|n| cx.nonempty_string(n, &at.key("region"))),
+    })
+}

@@ -1,0 +1,440 @@
+//! The validation context: walks a [`Node`] tree, collects every diagnostic, and
+//! phrases each one in the dialect's own style.
+//!
+//! Data-driven and config files get plain messages (`expected a string, found 3`).
+//! Sentinel files also get a block in the style of the Sentinel spec's examples:
+//!
+//! ```text
+//! 1 validation error for ModelConfig
+//! temperature
+//!   Input should be less than or equal to 2.0 [type=less_than_equal, input_value=3.5]
+//! ```
+
+use crate::diag::{Diagnostic, did_you_mean};
+use crate::node::{Key, Node, Value, cut};
+
+/// How diagnostics are phrased.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Style {
+    /// Plain messages only.
+    Plain,
+    /// Plain messages plus the Sentinel validation block.
+    Sentinel,
+}
+
+/// Where a value sits: its full field path, and (for the Sentinel block) the
+/// innermost model it belongs to with the location inside that model.
+#[derive(Debug, Clone)]
+pub(crate) struct At {
+    pub(crate) path: String,
+    pub(crate) model: &'static str,
+    pub(crate) loc: Vec<String>,
+}
+
+impl At {
+    pub(crate) fn root(model: &'static str) -> Self {
+        At {
+            path: String::new(),
+            model,
+            loc: Vec::new(),
+        }
+    }
+
+    /// The location of field `name` below this one.
+    pub(crate) fn key(&self, name: &str) -> At {
+        let path = if self.path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{}.{name}", self.path)
+        };
+        let mut loc = self.loc.clone();
+        loc.push(name.to_owned());
+        At {
+            path,
+            model: self.model,
+            loc,
+        }
+    }
+
+    /// The location of item `i` below this one.
+    pub(crate) fn index(&self, i: usize) -> At {
+        let mut loc = self.loc.clone();
+        loc.push(i.to_string());
+        At {
+            path: format!("{}[{i}]", self.path),
+            model: self.model,
+            loc,
+        }
+    }
+
+    /// The same place, seen as the root of another model.
+    pub(crate) fn model(&self, model: &'static str) -> At {
+        At {
+            path: self.path.clone(),
+            model,
+            loc: Vec::new(),
+        }
+    }
+}
+
+/// A Sentinel-style error kind: its `type=` tag and its sentence.
+pub(crate) struct Pyd {
+    pub(crate) kind: &'static str,
+    pub(crate) sentence: String,
+}
+
+impl Pyd {
+    pub(crate) fn new(kind: &'static str, sentence: impl Into<String>) -> Self {
+        Pyd {
+            kind,
+            sentence: sentence.into(),
+        }
+    }
+}
+
+/// Collects diagnostics for one file.
+pub(crate) struct Cx {
+    pub(crate) style: Style,
+    pub(crate) diags: Vec<Diagnostic>,
+}
+
+impl Cx {
+    pub(crate) fn new(style: Style) -> Self {
+        Cx {
+            style,
+            diags: Vec::new(),
+        }
+    }
+
+    /// Records a diagnostic. `pyd` gives the Sentinel block; `found` the offending value.
+    pub(crate) fn report(&mut self, mut d: Diagnostic, at: &At, pyd: Option<Pyd>, found: Option<&Node>) {
+        if let Some(node) = found {
+            if d.found.is_none() {
+                d = d.found(node.preview(crate::diag::PREVIEW_CHARS));
+            }
+        }
+        if let (Style::Sentinel, Some(p)) = (self.style, pyd) {
+            let loc = if at.loc.is_empty() {
+                "__root__".to_owned()
+            } else {
+                at.loc.join(".")
+            };
+            let input = match found {
+                Some(node) => format!(", input_value={}", python_repr(node, 60)),
+                None => String::new(),
+            };
+            d = d.detail(format!(
+                "1 validation error for {}\n{loc}\n  {} [type={}{input}]",
+                at.model, p.sentence, p.kind
+            ));
+        }
+        self.diags.push(d);
+    }
+
+    /// A value of the wrong type.
+    pub(crate) fn type_error(&mut self, node: &Node, at: &At, expected: &str, pyd: Pyd) {
+        let d = Diagnostic::new(
+            "invalid-type",
+            &at.path,
+            format!("expected {expected}, found {}", a_type(node)),
+        )
+        .at(node.span)
+        .expected(expected);
+        self.report(d, at, Some(pyd), Some(node));
+    }
+
+    /// A required field that is absent from `object` (the object's node).
+    pub(crate) fn missing(&mut self, object: &Node, at: &At, name: &str, what: &str) {
+        let field = at.key(name);
+        let mut d = Diagnostic::new("missing-field", &field.path, format!("missing required field `{name}`"))
+            .at(object_start(object))
+            .expected(what.to_owned());
+        if self.style == Style::Sentinel {
+            d = d.detail(format!(
+                "1 validation error for {}\n{}\n  Field required [type=missing, input_value={}, input_type=dict]",
+                at.model,
+                field.loc.join("."),
+                python_repr(object, 60)
+            ));
+        }
+        self.diags.push(d);
+    }
+
+    /// The object's entries, or a type error.
+    pub(crate) fn object<'n>(&mut self, node: &'n Node, at: &At) -> Option<&'n [(Key, Node)]> {
+        match &node.value {
+            Value::Object(entries) => Some(entries),
+            _ => {
+                let model = at.model;
+                self.type_error(
+                    node,
+                    at,
+                    "an object",
+                    Pyd::new(
+                        "model_type",
+                        format!("Input should be a valid dictionary or instance of {model}"),
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// Reports every key of `entries` not in `allowed`, with a suggestion for near misses.
+    /// `hint` may give a better suggestion for a specific key.
+    pub(crate) fn unknown_keys(
+        &mut self,
+        entries: &[(Key, Node)],
+        at: &At,
+        allowed: &[&str],
+        hint: impl Fn(&str) -> Option<String>,
+    ) {
+        for (key, value) in entries {
+            if allowed.contains(&key.name.as_str()) {
+                continue;
+            }
+            let field = at.key(&key.name);
+            let help = hint(&key.name).or_else(|| did_you_mean(&key.name, allowed.iter().copied()));
+            let d = Diagnostic::new("unknown-key", &field.path, format!("unknown key `{}`", key.name))
+                .at(key.span)
+                .expected(format!("one of {}", list_names(allowed)))
+                .found(&key.name)
+                .maybe_help(help);
+            self.report(
+                d,
+                &field,
+                Some(Pyd::new("extra_forbidden", "Extra inputs are not permitted")),
+                Some(value),
+            );
+        }
+    }
+
+    /// A string, or a type error.
+    pub(crate) fn string(&mut self, node: &Node, at: &At) -> Option<String> {
+        match &node.value {
+            Value::String(s) => Some(s.clone()),
+            _ => {
+                self.type_error(node, at, "a string", Pyd::new("string_type", "Input should be a valid string"));
+                None
+            }
+        }
+    }
+
+    /// A string of at least one character, or an error.
+    pub(crate) fn nonempty_string(&mut self, node: &Node, at: &At) -> Option<String> {
+        let s = self.string(node, at)?;
+        if s.is_empty() {
+            let d = Diagnostic::new("empty-string", &at.path, "must not be empty")
+                .at(node.span)
+                .expected("at least 1 character");
+            self.report(
+                d,
+                at,
+                Some(Pyd::new("string_too_short", "String should have at least 1 character")),
+                Some(node),
+            );
+            return None;
+        }
+        Some(s)
+    }
+
+    /// A boolean, or a type error.
+    pub(crate) fn boolean(&mut self, node: &Node, at: &At) -> Option<bool> {
+        match &node.value {
+            Value::Bool(b) => Some(*b),
+            _ => {
+                self.type_error(
+                    node,
+                    at,
+                    "a boolean",
+                    Pyd::new("bool_type", "Input should be a valid boolean"),
+                );
+                None
+            }
+        }
+    }
+
+    /// An integer, or a type error. A float with a fractional part is refused.
+    pub(crate) fn integer(&mut self, node: &Node, at: &At) -> Option<i64> {
+        if let Value::Number(n) = &node.value {
+            if let Some(i) = n.as_i64() {
+                return Some(i);
+            }
+            if let Some(f) = n.as_f64() {
+                if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                    // `5.0` is a whole number: accepted as pydantic accepts it.
+                    return Some(f as i64);
+                }
+                self.type_error(
+                    node,
+                    at,
+                    "an integer",
+                    Pyd::new(
+                        "int_from_float",
+                        "Input should be a valid integer, got a number with a fractional part",
+                    ),
+                );
+                return None;
+            }
+        }
+        self.type_error(node, at, "an integer", Pyd::new("int_type", "Input should be a valid integer"));
+        None
+    }
+
+    /// A number, or a type error.
+    pub(crate) fn number(&mut self, node: &Node, at: &At) -> Option<f64> {
+        match &node.value {
+            Value::Number(n) => n.as_f64(),
+            _ => {
+                self.type_error(node, at, "a number", Pyd::new("float_type", "Input should be a valid number"));
+                None
+            }
+        }
+    }
+
+    /// A list, or a type error.
+    pub(crate) fn list<'n>(&mut self, node: &'n Node, at: &At) -> Option<&'n [Node]> {
+        match &node.value {
+            Value::Array(items) => Some(items),
+            _ => {
+                self.type_error(node, at, "a list", Pyd::new("list_type", "Input should be a valid list"));
+                None
+            }
+        }
+    }
+
+    /// A list with at least one item, or an error.
+    pub(crate) fn nonempty_list<'n>(&mut self, node: &'n Node, at: &At) -> Option<&'n [Node]> {
+        let items = self.list(node, at)?;
+        if items.is_empty() {
+            let d = Diagnostic::new("empty-list", &at.path, "must have at least one item")
+                .at(node.span)
+                .expected("at least 1 item");
+            self.report(
+                d,
+                at,
+                Some(Pyd::new(
+                    "too_short",
+                    "List should have at least 1 item after validation, not 0",
+                )),
+                Some(node),
+            );
+            return None;
+        }
+        Some(items)
+    }
+
+    /// A value out of its allowed range.
+    pub(crate) fn range_error(&mut self, node: &Node, at: &At, rule: &str, pyd: Pyd) {
+        let d = Diagnostic::new("out-of-range", &at.path, format!("must be {rule}"))
+            .at(node.span)
+            .expected(rule.to_owned());
+        self.report(d, at, Some(pyd), Some(node));
+    }
+
+    /// A string that is not one of `allowed`.
+    pub(crate) fn choice(&mut self, node: &Node, at: &At, allowed: &[&str], pyd: bool) -> Option<String> {
+        let s = self.string(node, at)?;
+        if allowed.contains(&s.as_str()) {
+            return Some(s);
+        }
+        let d = Diagnostic::new("invalid-value", &at.path, format!("unknown value `{s}`"))
+            .at(node.span)
+            .expected(format!("one of {}", list_names(allowed)))
+            .maybe_help(did_you_mean(&s, allowed.iter().copied()));
+        let p = pyd.then(|| Pyd::new("literal_error", format!("Input should be {}", python_choices(allowed))));
+        self.report(d, at, p, Some(node));
+        None
+    }
+}
+
+/// Where to point for a problem with a whole object: its first byte.
+fn object_start(node: &Node) -> crate::node::Span {
+    crate::node::Span::new(node.span.start, node.span.start + 1.min(node.span.len()))
+}
+
+/// `a string`, `an integer`, ... for a found value.
+pub(crate) fn a_type(node: &Node) -> String {
+    match &node.value {
+        Value::Null => "null".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+        Value::Array(_) => "a list".to_owned(),
+        Value::Number(_) | Value::Bool(_) | Value::String(_) => {
+            let t = node.type_name();
+            let article = if t.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+            format!("{article} {t} {}", node.preview(40))
+        }
+    }
+}
+
+/// `` `a`, `b` or `c` ``.
+pub(crate) fn list_names(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.len() {
+        0 => String::new(),
+        1 => quoted[0].clone(),
+        n => format!("{} or {}", quoted[..n - 1].join(", "), quoted[n - 1]),
+    }
+}
+
+/// `'a', 'b' or 'c'`, as pydantic lists literal choices.
+fn python_choices(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    match quoted.len() {
+        0 => String::new(),
+        1 => quoted[0].clone(),
+        n => format!("{} or {}", quoted[..n - 1].join(", "), quoted[n - 1]),
+    }
+}
+
+/// A value in Python's repr style, as pydantic shows `input_value`, cut to `max` characters.
+pub(crate) fn python_repr(node: &Node, max: usize) -> String {
+    fn go(node: &Node, out: &mut String) {
+        match &node.value {
+            Value::Null => out.push_str("None"),
+            Value::Bool(true) => out.push_str("True"),
+            Value::Bool(false) => out.push_str("False"),
+            Value::Number(n) => out.push_str(&n.to_string()),
+            Value::String(s) => {
+                out.push('\'');
+                for ch in s.chars() {
+                    match ch {
+                        '\'' => out.push_str("\\'"),
+                        '\\' => out.push_str("\\\\"),
+                        '\n' => out.push_str("\\n"),
+                        '\t' => out.push_str("\\t"),
+                        c => out.push(c),
+                    }
+                }
+                out.push('\'');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    go(item, out);
+                }
+                out.push(']');
+            }
+            Value::Object(entries) => {
+                out.push('{');
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&format!("'{}': ", k.name));
+                    go(v, out);
+                }
+                out.push('}');
+            }
+        }
+    }
+    let mut out = String::new();
+    go(node, &mut out);
+    if out.chars().count() > max {
+        return cut(&out, max);
+    }
+    out
+}

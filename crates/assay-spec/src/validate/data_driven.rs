@@ -1,0 +1,448 @@
+//! Validates a data-driven test case tree into a [`DataDrivenCase`].
+//!
+//! Stricter than upstream on purpose: an unknown key or an unknown check name is an
+//! error with a suggestion, because upstream ignores both and a misspelt check passes.
+
+use super::cx::{At, Cx, Pyd};
+use crate::diag::{Diagnostic, did_you_mean};
+use crate::model::data_driven::{
+    ChatFilter, Connection, DataDrivenCase, Expected, FieldChecks, Interaction, JsonMap,
+    ResponseChecks, StockCheck, StockTest, SuccessRatio, TextChecks,
+};
+use crate::node::{Node, Value};
+
+const TOP_KEYS: [&str; 8] = [
+    "agent",
+    "connections",
+    "success_ratio",
+    "use_direct",
+    "metadata",
+    "timeout_in_seconds",
+    "interactions",
+    "failure_patterns",
+];
+
+const INTERACTION_KEYS: [&str; 6] = [
+    "text",
+    "sly_data",
+    "timeout_in_seconds",
+    "chat_filter",
+    "continue_conversation",
+    "response",
+];
+
+const RESPONSE_KEYS: [&str; 3] = ["text", "sly_data", "structure"];
+
+/// Validates `root`; every problem goes to `cx`. Returns the case when there was none.
+pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
+    let at = At::root("DataDrivenTestCase");
+    let before = cx.diags.len();
+    let entries = cx.object(root, &at)?;
+    cx.unknown_keys(entries, &at, &TOP_KEYS, |k| {
+        (k == "name").then(|| "data-driven cases are named after their file; remove `name`".to_owned())
+    });
+
+    let agent = match root.get("agent") {
+        Some(node) => cx.nonempty_string(node, &at.key("agent")),
+        None => {
+            cx.missing(root, &at, "agent", "the name of the agent to test");
+            None
+        }
+    };
+    let connections = match present(root, "connections") {
+        Some(node) => connections(node, &at.key("connections"), cx),
+        None => Some(vec![Connection::Direct]),
+    };
+    let success_ratio = match present(root, "success_ratio") {
+        Some(node) => success_ratio(node, &at.key("success_ratio"), cx),
+        None => Some(SuccessRatio::default()),
+    };
+    let use_direct = match present(root, "use_direct") {
+        Some(node) => cx.boolean(node, &at.key("use_direct")),
+        None => Some(false),
+    };
+    let metadata = optional(root, "metadata", |n| object_value(n, &at.key("metadata"), cx));
+    let timeout_in_seconds = optional(root, "timeout_in_seconds", |n| {
+        positive_seconds(n, &at.key("timeout_in_seconds"), cx)
+    });
+    let failure_patterns = optional(root, "failure_patterns", |n| {
+        string_list(n, &at.key("failure_patterns"), cx)
+    });
+    let interactions = match root.get("interactions") {
+        Some(node) => {
+            let at = at.key("interactions");
+            cx.nonempty_list(node, &at).map(|items| {
+                items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, item)| interaction(item, &at.index(i), cx))
+                    .collect::<Vec<_>>()
+            })
+        }
+        None => {
+            cx.missing(root, &at, "interactions", "a list of interactions");
+            None
+        }
+    };
+
+    if cx.diags.len() > before {
+        return None;
+    }
+    Some(DataDrivenCase {
+        agent: agent?,
+        connections: connections?,
+        success_ratio: success_ratio?,
+        use_direct: use_direct?,
+        metadata: metadata?,
+        timeout_in_seconds: timeout_in_seconds?,
+        interactions: interactions?,
+        failure_patterns: failure_patterns?,
+    })
+}
+
+/// The entry named `name`, unless it is absent or `null`.
+fn present<'n>(node: &'n Node, name: &str) -> Option<&'n Node> {
+    node.get(name).filter(|n| n.value != Value::Null)
+}
+
+/// `Some(None)` when absent or null, `Some(Some(v))` when valid, `None` on error.
+fn optional<T>(node: &Node, name: &str, f: impl FnOnce(&Node) -> Option<T>) -> Option<Option<T>> {
+    match present(node, name) {
+        None => Some(None),
+        Some(n) => f(n).map(Some),
+    }
+}
+
+fn object_value(node: &Node, at: &At, cx: &mut Cx) -> Option<JsonMap> {
+    match node.to_json() {
+        serde_json::Value::Object(map) => Some(map),
+        _ => {
+            cx.type_error(node, at, "an object", Pyd::new("dict_type", "Input should be a valid dictionary"));
+            None
+        }
+    }
+}
+
+fn positive_seconds(node: &Node, at: &At, cx: &mut Cx) -> Option<f64> {
+    let seconds = cx.number(node, at)?;
+    if seconds <= 0.0 {
+        cx.range_error(node, at, "greater than 0", Pyd::new("greater_than", "Input should be greater than 0"));
+        return None;
+    }
+    Some(seconds)
+}
+
+fn string_list(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
+    let items = cx.list(node, at)?;
+    let strings: Vec<Option<String>> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| cx.string(item, &at.index(i)))
+        .collect();
+    strings.into_iter().collect()
+}
+
+fn connections(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Connection>> {
+    let items: Vec<(&Node, At)> = match &node.value {
+        Value::String(_) => vec![(node, at.clone())],
+        Value::Array(items) if !items.is_empty() => {
+            items.iter().enumerate().map(|(i, n)| (n, at.index(i))).collect()
+        }
+        Value::Array(_) => {
+            cx.nonempty_list(node, at);
+            return None;
+        }
+        _ => {
+            cx.type_error(
+                node,
+                at,
+                "a connection or a list of them",
+                Pyd::new("list_type", "Input should be a valid list"),
+            );
+            return None;
+        }
+    };
+    let mut out = Vec::new();
+    let mut ok = true;
+    for (item, item_at) in items {
+        let Some(name) = cx.choice(item, &item_at, &Connection::NAMES, false) else {
+            ok = false;
+            continue;
+        };
+        let Some(connection) = Connection::from_name(&name) else {
+            ok = false;
+            continue;
+        };
+        if out.contains(&connection) {
+            let d = Diagnostic::new("duplicate-value", &item_at.path, format!("connection `{name}` is listed twice"))
+                .at(item.span);
+            cx.report(d, &item_at, None, Some(item));
+            ok = false;
+            continue;
+        }
+        out.push(connection);
+    }
+    ok.then_some(out)
+}
+
+fn success_ratio(node: &Node, at: &At, cx: &mut Cx) -> Option<SuccessRatio> {
+    let Value::String(text) = &node.value else {
+        let d = Diagnostic::new(
+            "invalid-type",
+            &at.path,
+            format!("expected a string `k/n`, found {}", super::cx::a_type(node)),
+        )
+        .at(node.span)
+        .expected("a string `k/n`, e.g. \"3/5\"")
+        .maybe_help(match &node.value {
+            Value::Number(n) => Some(format!("write it as a string: \"{n}/{n}\"")),
+            _ => None,
+        });
+        cx.report(d, at, None, Some(node));
+        return None;
+    };
+    match SuccessRatio::parse(text) {
+        Ok(ratio) => Some(ratio),
+        Err(why) => {
+            let d = Diagnostic::new("invalid-success-ratio", &at.path, why)
+                .at(node.span)
+                .expected("`k/n` with n >= 1 and k <= n");
+            cx.report(d, at, None, Some(node));
+            None
+        }
+    }
+}
+
+fn interaction(node: &Node, at: &At, cx: &mut Cx) -> Option<Interaction> {
+    let before = cx.diags.len();
+    let entries = cx.object(node, at)?;
+    cx.unknown_keys(entries, at, &INTERACTION_KEYS, |k| match k {
+        "input" | "message" | "query" => Some("the user message goes in `text`".to_owned()),
+        "checks" | "expect" | "expected" => Some("checks go in `response`".to_owned()),
+        _ => None,
+    });
+    let text = match node.get("text") {
+        None => None,
+        Some(n) if n.value == Value::Null => None,
+        Some(n) => cx.string(n, &at.key("text")),
+    };
+    let sly_data = optional(node, "sly_data", |n| object_value(n, &at.key("sly_data"), cx));
+    let timeout_in_seconds = optional(node, "timeout_in_seconds", |n| {
+        positive_seconds(n, &at.key("timeout_in_seconds"), cx)
+    });
+    let chat_filter = match present(node, "chat_filter") {
+        None => Some(ChatFilter::Minimal),
+        Some(n) => chat_filter(n, &at.key("chat_filter"), cx),
+    };
+    let continue_conversation = match present(node, "continue_conversation") {
+        None => Some(true),
+        Some(n) => cx.boolean(n, &at.key("continue_conversation")),
+    };
+    let response = match present(node, "response") {
+        None => Some(ResponseChecks::default()),
+        Some(n) => response(n, &at.key("response"), cx),
+    };
+    if cx.diags.len() > before {
+        return None;
+    }
+    Some(Interaction {
+        text,
+        sly_data: sly_data?,
+        timeout_in_seconds: timeout_in_seconds?,
+        chat_filter: chat_filter?,
+        continue_conversation: continue_conversation?,
+        response: response?,
+    })
+}
+
+fn chat_filter(node: &Node, at: &At, cx: &mut Cx) -> Option<ChatFilter> {
+    let text = cx.string(node, at)?;
+    match text.to_ascii_uppercase().as_str() {
+        "MINIMAL" => Some(ChatFilter::Minimal),
+        "MAXIMAL" => Some(ChatFilter::Maximal),
+        _ => {
+            let d = Diagnostic::new("invalid-value", &at.path, format!("unknown chat filter `{text}`"))
+                .at(node.span)
+                .expected("`MINIMAL` or `MAXIMAL`")
+                .maybe_help(did_you_mean(&text.to_ascii_uppercase(), ["MINIMAL", "MAXIMAL"]));
+            cx.report(d, at, None, Some(node));
+            None
+        }
+    }
+}
+
+fn response(node: &Node, at: &At, cx: &mut Cx) -> Option<ResponseChecks> {
+    let before = cx.diags.len();
+    let entries = cx.object(node, at)?;
+    cx.unknown_keys(entries, at, &RESPONSE_KEYS, |k| {
+        StockTest::from_name(k).map(|_| format!("a check goes under the part it tests, e.g. `text: {{ {k}: ... }}`"))
+    });
+    let text = optional(node, "text", |n| text_checks(n, &at.key("text"), cx));
+    let sly_data = optional(node, "sly_data", |n| field_checks(n, &at.key("sly_data"), cx));
+    let structure = optional(node, "structure", |n| field_checks(n, &at.key("structure"), cx));
+    if cx.diags.len() > before {
+        return None;
+    }
+    Some(ResponseChecks {
+        text: text?,
+        sly_data: sly_data?,
+        structure: structure?,
+    })
+}
+
+fn text_checks(node: &Node, at: &At, cx: &mut Cx) -> Option<TextChecks> {
+    let Value::Object(entries) = &node.value else {
+        let d = Diagnostic::new(
+            "invalid-type",
+            &at.path,
+            format!("expected an object of checks, found {}", super::cx::a_type(node)),
+        )
+        .at(node.span)
+        .expected("an object such as `{ keywords: \"Beatles\" }`")
+        .maybe_help(
+            node.as_str()
+                .map(|s| format!("to look for this text, write `text: {{ keywords: {} }}`", serde_json::json!(s))),
+        );
+        cx.report(d, at, None, Some(node));
+        return None;
+    };
+    let mut tests = Vec::new();
+    let mut ok = true;
+    for (key, value) in entries {
+        let check_at = at.key(&key.name);
+        match StockTest::from_name(&key.name) {
+            Some(_) if matches!(value.value, Value::Object(_)) => {
+                let d = Diagnostic::new(
+                    "invalid-type",
+                    &check_at.path,
+                    format!("`{}` needs a value to compare with, found an object", key.name),
+                )
+                .at(value.span)
+                .help("the answer text has no fields to nest into");
+                cx.report(d, &check_at, None, Some(value));
+                ok = false;
+            }
+            Some((test, negated)) => match stock_check(test, negated, value, &check_at, cx) {
+                Some(check) => tests.push(check),
+                None => ok = false,
+            },
+            None => {
+                unknown_check(&key.name, key.span, &check_at, value, true, cx);
+                ok = false;
+            }
+        }
+    }
+    ok.then_some(TextChecks { tests })
+}
+
+fn field_checks(node: &Node, at: &At, cx: &mut Cx) -> Option<FieldChecks> {
+    let Value::Object(entries) = &node.value else {
+        let d = Diagnostic::new(
+            "invalid-type",
+            &at.path,
+            format!("expected an object of fields and checks, found {}", super::cx::a_type(node)),
+        )
+        .at(node.span)
+        .expected("an object such as `{ answer: { keywords: \"x\" } }`, or `{}` for presence");
+        cx.report(d, at, None, Some(node));
+        return None;
+    };
+    let mut checks = FieldChecks::default();
+    let mut ok = true;
+    for (key, value) in entries {
+        let child = at.key(&key.name);
+        if matches!(value.value, Value::Object(_)) {
+            // An object always goes one level deeper, as upstream walks it, even under a
+            // key spelled like a check: that is how a field named `value` is reached.
+            match field_checks(value, &child, cx) {
+                Some(nested) => checks.fields.push((key.name.clone(), nested)),
+                None => ok = false,
+            }
+            continue;
+        }
+        match StockTest::from_name(&key.name) {
+            Some((test, negated)) => match stock_check(test, negated, value, &child, cx) {
+                Some(check) => checks.tests.push(check),
+                None => ok = false,
+            },
+            None => {
+                unknown_check(&key.name, key.span, &child, value, false, cx);
+                ok = false;
+            }
+        }
+    }
+    ok.then_some(checks)
+}
+
+fn unknown_check(name: &str, span: crate::node::Span, at: &At, value: &Node, in_text: bool, cx: &mut Cx) {
+    let help = did_you_mean(name, StockTest::NAMES.iter().copied()).or_else(|| {
+        (!in_text).then(|| {
+            format!("to check a field named `{name}`, give it an object of checks, e.g. `{name}: {{ value: ... }}`")
+        })
+    });
+    let d = Diagnostic::new("unknown-check", &at.path, format!("unknown check `{name}`"))
+        .at(span)
+        .expected("one of value, less, greater, keywords, gist or their not_ forms")
+        .maybe_help(help);
+    cx.report(d, at, None, Some(value));
+}
+
+fn stock_check(test: StockTest, negated: bool, node: &Node, at: &At, cx: &mut Cx) -> Option<StockCheck> {
+    let expected = match &node.value {
+        Value::Array(items) => {
+            if items.is_empty() {
+                let d = Diagnostic::new("empty-list", &at.path, "an empty list checks nothing")
+                    .at(node.span)
+                    .expected("a value, or a list of values that must all pass")
+                    .help("to check only that a field is present, give the field `{}`");
+                cx.report(d, at, None, Some(node));
+                return None;
+            }
+            let mut ok = true;
+            for (i, item) in items.iter().enumerate() {
+                ok &= check_value(test, item, &at.index(i), cx);
+            }
+            if !ok {
+                return None;
+            }
+            Expected::All(items.iter().map(Node::to_json).collect())
+        }
+        _ => {
+            if !check_value(test, node, at, cx) {
+                return None;
+            }
+            Expected::One(node.to_json())
+        }
+    };
+    Some(StockCheck {
+        test,
+        negated,
+        expected,
+    })
+}
+
+/// Whether `node` is a value `test` can compare with; reports it when not.
+fn check_value(test: StockTest, node: &Node, at: &At, cx: &mut Cx) -> bool {
+    let (fits, expected) = match (test, &node.value) {
+        (_, Value::Null) => (false, "a value (null checks nothing)"),
+        (_, Value::Object(_)) => (false, "a value, not an object"),
+        (StockTest::Less | StockTest::Greater, v) => (
+            matches!(v, Value::Number(_) | Value::String(_)),
+            "a number or a string",
+        ),
+        (StockTest::Gist, Value::String(s)) => (!s.trim().is_empty(), "non-empty criteria text"),
+        (StockTest::Gist, _) => (false, "criteria text (a string)"),
+        (StockTest::Value | StockTest::Keywords, _) => (true, ""),
+    };
+    if !fits {
+        let d = Diagnostic::new(
+            "invalid-type",
+            &at.path,
+            format!("`{}` needs {expected}, found {}", test.name(), super::cx::a_type(node)),
+        )
+        .at(node.span)
+        .expected(expected);
+        cx.report(d, at, None, Some(node));
+    }
+    fits
+}

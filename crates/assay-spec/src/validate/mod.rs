@@ -1,0 +1,6 @@
+//! Validators: from a located tree to the typed model, collecting every problem.
+
+pub(crate) mod config;
+pub(crate) mod cx;
+pub(crate) mod data_driven;
+pub(crate) mod sentinel;
