@@ -10,12 +10,37 @@ use std::fmt;
 use crate::node::{Span, cut};
 use crate::source::Source;
 
+/// The code of a diagnostic about a secret written in a file; its snippet is never shown.
+pub const SECRET_CODE: &str = "secret-in-file";
+
 /// How many characters of a found value a message shows before cutting it.
 pub const PREVIEW_CHARS: usize = 80;
+
+/// How bad a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Severity {
+    /// The file is invalid.
+    #[default]
+    Error,
+    /// The file is valid, but something in it does nothing (e.g. checks upstream ignores).
+    Warning,
+}
+
+impl Severity {
+    /// `error` or `warning`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
 
 /// One problem found in a spec file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagnostic {
+    /// Whether it makes the file invalid.
+    pub severity: Severity,
     /// A stable, greppable id of the rule broken, e.g. `unknown-key`.
     pub code: &'static str,
     /// The field path, e.g. `tests[2].model_config.temperature`; empty for the whole file.
@@ -38,6 +63,7 @@ impl Diagnostic {
     /// A diagnostic with a code, path and message, and nothing else yet.
     pub fn new(code: &'static str, path: impl Into<String>, message: impl Into<String>) -> Self {
         Diagnostic {
+            severity: Severity::Error,
             code,
             path: path.into(),
             message: message.into(),
@@ -47,6 +73,12 @@ impl Diagnostic {
             help: None,
             detail: None,
         }
+    }
+
+    /// Makes it a warning: the file stays valid.
+    pub fn warning(mut self) -> Self {
+        self.severity = Severity::Warning;
+        self
     }
 
     /// Sets where the problem is.
@@ -106,6 +138,7 @@ impl Diagnostic {
             None => (serde_json::Value::Null, serde_json::Value::Null),
         };
         serde_json::json!({
+            "severity": self.severity.name(),
             "file": source.name(),
             "line": line,
             "column": column,
@@ -156,7 +189,13 @@ impl Report {
     /// `file:line:col: error[code]: path: message`, then detail, expected, found and help.
     pub fn plain(&self) -> String {
         let d = &self.diagnostic;
-        let mut out = format!("{}: error[{}]: {}", self.location(), d.code, d.headline());
+        let mut out = format!(
+            "{}: {}[{}]: {}",
+            self.location(),
+            d.severity.name(),
+            d.code,
+            d.headline()
+        );
         if let Some(detail) = &d.detail {
             for line in detail.lines() {
                 out.push_str("\n  ");
@@ -204,6 +243,13 @@ impl miette::Diagnostic for Report {
         Some(Box::new(self.diagnostic.code))
     }
 
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.diagnostic.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
+    }
+
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         let d = &self.diagnostic;
         let mut lines = Vec::new();
@@ -227,7 +273,8 @@ impl miette::Diagnostic for Report {
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        Some(&self.named)
+        // A line that holds a secret is never shown back.
+        (self.diagnostic.code != SECRET_CODE).then_some(&self.named as &dyn miette::SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::diag::{Diagnostic, Report, did_you_mean};
+use crate::diag::{Diagnostic, Report, Severity, did_you_mean};
 use crate::model::config::Config;
 use crate::model::data_driven::DataDrivenCase;
 use crate::model::sentinel::{TestSpec, TestSuite};
@@ -61,17 +61,26 @@ pub struct Loaded {
     pub tree: Option<Node>,
     /// The dialect, when it could be told.
     pub dialect: Option<Dialect>,
-    /// The document, or every problem found.
+    /// The document, or every error found.
     pub outcome: Result<Document, Vec<Diagnostic>>,
+    /// Warnings: things in a valid file that do nothing.
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl Loaded {
-    /// The problems, each paired with the source for rendering.
+    /// Every error and warning in file order, each paired with the source for rendering.
     pub fn reports(&self) -> Vec<Report> {
-        match &self.outcome {
-            Ok(_) => Vec::new(),
-            Err(diags) => diags.iter().map(|d| Report::new(d.clone(), &self.source)).collect(),
+        let mut all: Vec<&Diagnostic> = self.warnings.iter().collect();
+        if let Err(errors) = &self.outcome {
+            all.extend(errors);
         }
+        all.sort_by_key(|d| d.span.map(|s| s.start).unwrap_or(usize::MAX));
+        all.into_iter().map(|d| Report::new(d.clone(), &self.source)).collect()
+    }
+
+    /// Whether the file is valid (it may still have warnings).
+    pub fn is_valid(&self) -> bool {
+        self.outcome.is_ok()
     }
 
     /// The plan cases, when the file is valid.
@@ -155,6 +164,7 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
                 tree: None,
                 dialect: None,
                 outcome: Err(diags),
+                warnings: Vec::new(),
             });
         }
     };
@@ -184,20 +194,22 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
             tree: Some(tree),
             dialect: None,
             outcome: Err(vec![d]),
+            warnings: Vec::new(),
         });
     };
-    let outcome = validate(&tree, dialect);
+    let (outcome, warnings) = validate(&tree, dialect);
     Some(Loaded {
         source,
         syntax,
         tree: Some(tree),
         dialect: Some(dialect),
         outcome,
+        warnings,
     })
 }
 
-/// Validates a tree as `dialect`.
-pub fn validate(tree: &Node, dialect: Dialect) -> Result<Document, Vec<Diagnostic>> {
+/// Validates a tree as `dialect`: the document or its errors, and the warnings.
+pub fn validate(tree: &Node, dialect: Dialect) -> (Result<Document, Vec<Diagnostic>>, Vec<Diagnostic>) {
     let style = match dialect {
         Dialect::SentinelSpec | Dialect::SentinelSuite => Style::Sentinel,
         Dialect::DataDriven | Dialect::Config => Style::Plain,
@@ -209,17 +221,19 @@ pub fn validate(tree: &Node, dialect: Dialect) -> Result<Document, Vec<Diagnosti
         Dialect::SentinelSuite => crate::validate::sentinel::validate_suite(tree, &mut cx).map(Document::SentinelSuite),
         Dialect::Config => crate::validate::config::validate(tree, &mut cx).map(Document::Config),
     };
-    match doc {
-        Some(doc) if cx.diags.is_empty() => Ok(doc),
+    let (mut errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) =
+        cx.diags.into_iter().partition(|d| d.severity == Severity::Error);
+    let outcome = match doc {
+        Some(doc) if errors.is_empty() => Ok(doc),
         _ => {
-            let mut diags = cx.diags;
-            if diags.is_empty() {
-                diags.push(Diagnostic::new("invalid", "", "the file is not valid"));
+            if errors.is_empty() {
+                errors.push(Diagnostic::new("invalid", "", "the file is not valid"));
             }
-            diags.sort_by_key(|d| d.span.map(|s| s.start).unwrap_or(usize::MAX));
-            Err(diags)
+            errors.sort_by_key(|d| d.span.map(|s| s.start).unwrap_or(usize::MAX));
+            Err(errors)
         }
-    }
+    };
+    (outcome, warnings)
 }
 
 /// The dialect a tree's top-level keys show, if any.

@@ -221,8 +221,14 @@ impl ChatFilter {
 }
 
 /// Checks on the three parts of a response.
+///
+/// Upstream ignores any other key here (some of its own files rely on that to switch
+/// checks off), so other keys are accepted with a warning that nothing under them runs.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(extend("additionalProperties" = {
+    "deprecated": true,
+    "deprecationMessage": "not a part of the response (text, sly_data, structure): nothing under it is checked"
+}))]
 pub struct ResponseChecks {
     /// Checks on the answer text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -415,7 +421,8 @@ fn check_value_schema() -> Schema {
     json_schema!({
         "description": "A value to check against, or a list of which every one must pass.",
         "type": ["string", "number", "boolean", "array"],
-        "items": {"type": ["string", "number", "boolean", "array"]}
+        "items": {"type": ["string", "number", "boolean", "array"]},
+        "minItems": 1
     })
 }
 

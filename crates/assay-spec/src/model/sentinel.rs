@@ -13,7 +13,7 @@ use super::data_driven::JsonMap;
 /// One Sentinel test.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(title = "TestSpec")]
+#[schemars(title = "TestSpec", extend("dependentRequired" = {"framework": ["tools"]}))]
 pub struct TestSpec {
     /// The test's name.
     #[schemars(length(min = 1))]

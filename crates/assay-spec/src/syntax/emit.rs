@@ -182,16 +182,16 @@ fn yaml_key(name: &str) -> String {
     }
 }
 
-/// Words that YAML 1.1 readers take as booleans or null; quoted so that every
-/// reader agrees the value is a string.
+/// Words that YAML 1.1 readers take as booleans, or that some readers give another
+/// meaning; quoted so that every reader agrees the value is a string.
 const YAML11_WORDS: [&str; 22] = [
-    "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF",
-    "=", "<<", "nan", "NaN", "inf", "Inf",
+    "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off",
+    "OFF", "=", "<<", "nan", "NaN", "inf", "Inf",
 ];
 
 /// Whether `s` can be written as a plain scalar (as a value or as a key, in block
 /// context) and read back as that same string.
-pub(crate) fn is_plain_safe(s: &str) -> bool {
+fn is_plain_safe(s: &str) -> bool {
     let Some(first) = s.chars().next() else {
         return false;
     };
@@ -199,7 +199,10 @@ pub(crate) fn is_plain_safe(s: &str) -> bool {
         return false;
     }
     // Leading indicators, spaces and anything that may look like a number or date.
-    if "-?:,[]{}#&*!|>'\"%@`.+~=<".contains(first) || first.is_ascii_digit() || first.is_whitespace() {
+    if "-?:,[]{}#&*!|>'\"%@`.+~=<".contains(first)
+        || first.is_ascii_digit()
+        || first.is_whitespace()
+    {
         return false;
     }
     let last = s.chars().next_back().unwrap_or(first);
@@ -209,7 +212,8 @@ pub(crate) fn is_plain_safe(s: &str) -> bool {
     if s.contains(": ") || s.contains(" #") || s.contains(":\t") || s.contains("\t#") {
         return false;
     }
-    s.chars().all(|c| is_printable(c) && !matches!(c, '\t' | '\n' | '\r'))
+    s.chars()
+        .all(|c| is_printable(c) && !matches!(c, '\t' | '\n' | '\r'))
 }
 
 /// Whether `s` can be written exactly as a `|` block: more than one line, every
@@ -239,7 +243,10 @@ fn is_literal_safe(s: &str) -> bool {
 fn is_printable(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r' | ' '..='~')
         || (c >= '\u{a0}'
-            && !matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'))
+            && !matches!(
+                c,
+                '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+            ))
 }
 
 /// `s` as a one-line YAML double-quoted scalar.
@@ -317,6 +324,319 @@ fn hocon_value(out: &mut String, node: &Node, indent: usize) {
             out.push('\n');
             out.extend(std::iter::repeat_n(' ', indent));
             out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::node::Span;
+    use crate::source::Source;
+    use crate::syntax::{Env, hocon, json, yaml};
+
+    fn node(value: serde_json::Value) -> Node {
+        Node::from_json(&value, Span::default())
+    }
+
+    fn reparse(text: &str, syntax: Syntax) -> Result<Node, Vec<crate::diag::Diagnostic>> {
+        let source = Source::new(format!("t.{}", syntax.extension()), text);
+        match syntax {
+            Syntax::Json => json::parse(&source),
+            Syntax::Yaml => yaml::parse(&source),
+            Syntax::Hocon => hocon::parse(&source, &Env::default()),
+        }
+    }
+
+    /// Emits `value` and parses it back; the result must print the same, which
+    /// checks key order and number kinds as well as values.
+    fn round_trip(value: &serde_json::Value, syntax: Syntax) -> Result<(), String> {
+        let text = emit(&node(value.clone()), syntax);
+        let back = reparse(&text, syntax)
+            .map_err(|e| format!("{syntax:?} text:\n{text}\nfailed: {e:#?}"))?;
+        let back = back.to_json();
+        let (got, want) = (back.to_string(), value.to_string());
+        if got != want {
+            return Err(format!(
+                "{syntax:?} text:\n{text}\nread back as\n{back}\ninstead of\n{value}"
+            ));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn json_is_pretty_with_two_spaces() {
+        let text = emit(
+            &node(json!({"a": [1, 2.0, "x"], "b": {}, "c": []})),
+            Syntax::Json,
+        );
+        assert_eq!(
+            text,
+            "{\n  \"a\": [\n    1,\n    2.0,\n    \"x\"\n  ],\n  \"b\": {},\n  \"c\": []\n}\n"
+        );
+    }
+
+    #[test]
+    fn yaml_layout() {
+        let value = json!({
+            "name": "plain text",
+            "n": 3,
+            "f": 3.0,
+            "big": 1e300,
+            "flags": [true, null],
+            "nested": {"a": {"b": []}, "c": {}},
+            "list": [{"x": 1, "y": [1, [2, 3]]}, [], "s"],
+            "multi": "line one\nline two\n",
+        });
+        let text = emit(&node(value.clone()), Syntax::Yaml);
+        assert_eq!(
+            text,
+            "name: plain text\n\"n\": 3\nf: 3.0\nbig: 1e+300\nflags:\n  - true\n  - null\nnested:\n  a:\n    b: []\n  c: {}\n\
+             list:\n  - x: 1\n    \"y\":\n      - 1\n      - - 2\n        - 3\n  - []\n  - s\nmulti: |\n  line one\n  line two\n"
+        );
+        round_trip(&value, Syntax::Yaml).unwrap();
+    }
+
+    #[test]
+    fn yaml_quotes_what_would_change_meaning() {
+        let quoted = [
+            "",
+            "true",
+            "False",
+            "yes",
+            "no",
+            "NO",
+            "on",
+            "off",
+            "y",
+            "null",
+            "~",
+            "1",
+            "1.0",
+            "-1",
+            "0x1",
+            "0o7",
+            "1e3",
+            ".5",
+            ".inf",
+            ".nan",
+            "2024-01-01",
+            "12:30",
+            " lead",
+            "trail ",
+            "a: b",
+            "a #b",
+            "ends:",
+            "- x",
+            "? x",
+            ": x",
+            "[x",
+            "]x",
+            "{x",
+            "}x",
+            "#x",
+            "&x",
+            "*x",
+            "!x",
+            "|x",
+            ">x",
+            "'x",
+            "\"x",
+            "%x",
+            "@x",
+            "`x",
+            ",x",
+            "<<",
+            "---",
+            "...",
+            "a\tb",
+            "\u{feff}x",
+            "x\u{85}y",
+            "a\u{2028}b",
+            "\u{0}",
+        ];
+        for s in quoted {
+            let text = emit(&node(json!({ s: s })), Syntax::Yaml);
+            assert!(text.starts_with('"'), "{s:?} emitted as {text:?}");
+            round_trip(&json!({ s: s }), Syntax::Yaml).unwrap();
+        }
+        for s in [
+            "plain",
+            "with space",
+            "a:b",
+            "a#b",
+            "é ü 😀",
+            "x-y",
+            "C++",
+            "a, b",
+            "q?",
+            "it's",
+            "say \"hi\"",
+        ] {
+            let text = emit(&node(json!({ s: s })), Syntax::Yaml);
+            assert_eq!(text, format!("{s}: {s}\n"));
+            round_trip(&json!({ s: s }), Syntax::Yaml).unwrap();
+        }
+    }
+
+    #[test]
+    fn yaml_multi_line_strings_are_exact() {
+        let cases = [
+            "a\nb",
+            "a\nb\n",
+            "a\nb\n\n\n",
+            "a\n\n  b\n",
+            "a\n",
+            "\n",
+            "\na",
+            " a\nb",
+            "a \nb",
+            "a\n \nb",
+            "a\r\nb",
+            "a\tb\nc",
+            "a\n# not a comment\n- not a list\n",
+        ];
+        for s in cases {
+            round_trip(&json!({ "k": s, "after": 1 }), Syntax::Yaml).unwrap();
+            round_trip(&json!([s, s]), Syntax::Yaml).unwrap();
+            round_trip(&json!(s), Syntax::Yaml).unwrap();
+        }
+        assert_eq!(
+            emit(&node(json!({"k": "a\nb"})), Syntax::Yaml),
+            "k: |-\n  a\n  b\n"
+        );
+        assert_eq!(
+            emit(&node(json!({"k": "a\nb\n\n"})), Syntax::Yaml),
+            "k: |+\n  a\n  b\n\n"
+        );
+        assert_eq!(
+            emit(&node(json!({"k": " a\nb"})), Syntax::Yaml),
+            "k: \" a\\nb\"\n"
+        );
+    }
+
+    #[test]
+    fn yaml_scalar_roots_and_long_keys() {
+        for value in [
+            json!(null),
+            json!(""),
+            json!("x"),
+            json!(3.0),
+            json!(-7),
+            json!([]),
+            json!({}),
+            json!("a\nb"),
+        ] {
+            round_trip(&value, Syntax::Yaml).unwrap();
+        }
+        let long = "k".repeat(2000);
+        let value = json!({ long.clone(): {"a": 1}, "short": 2 });
+        let text = emit(&node(value.clone()), Syntax::Yaml);
+        assert!(text.starts_with("? "), "{text}");
+        round_trip(&value, Syntax::Yaml).unwrap();
+    }
+
+    #[test]
+    fn hocon_layout() {
+        let value =
+            json!({"a": 1, "b.c": [true, null, "x ${y}"], "d": {"e": 2.0}, "f": {}, "g": []});
+        let text = emit(&node(value), Syntax::Hocon);
+        assert_eq!(
+            text,
+            "{\n  \"a\": 1\n  \"b.c\": [\n    true\n    null\n    \"x ${y}\"\n  ]\n  \"d\": {\n    \"e\": 2.0\n  }\n  \"f\": {}\n  \"g\": []\n}\n"
+        );
+    }
+
+    #[test]
+    fn hocon_round_trip_of_awkward_values() {
+        let value = json!({
+            "quote\"back\\slash": "line\nbreak\ttab \u{1} ${NOT_SUBSTITUTED} // not a comment # nor this",
+            "dotted.key": {"": "empty key"},
+            "numbers": [0, -1, 3.0, 1e300, 18446744073709551615u64, -9223372036854775808i64, 0.1],
+            "unicode": "é 😀",
+            "include": "include \"x\"",
+        });
+        round_trip(&value, Syntax::Hocon).unwrap();
+    }
+
+    fn nasty_char() -> impl Strategy<Value = char> {
+        prop_oneof![
+            6 => prop::sample::select(vec![
+                'a', 'b', 'Z', '0', '1', '9', ' ', ' ', ':', '#', '-', '?', ',', '[', ']', '{', '}', '&', '*', '!',
+                '|', '>', '\'', '"', '%', '@', '`', '.', '~', '=', '<', '+', '\\', '$', '\n', '\n', '\t', '\r',
+                'é', '😀', '\u{0}', '\u{7f}', '\u{85}', '\u{a0}', '\u{2028}', '\u{feff}', '\u{fffe}',
+            ]),
+            1 => any::<char>(),
+        ]
+    }
+
+    fn nasty_string() -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => prop::collection::vec(nasty_char(), 0..12).prop_map(|cs| cs.into_iter().collect::<String>()),
+            1 => prop::sample::select(vec![
+                "", "true", "True", "yes", "no", "NO", "on", "null", "~", "1.0", "0x1", "0o7", "+1", ".5", "1e3",
+                ".inf", "-.Inf", ".NaN", "2024-01-01", "12:30", " lead", "trail ", "a: b", "a #b", "---", "...",
+                "<<", "-", "a\n", "a\n\n", "\n", "x\n y", "x\n\ny\n", "${x}", "include", "// c",
+            ])
+            .prop_map(str::to_owned),
+        ]
+    }
+
+    fn number() -> impl Strategy<Value = serde_json::Value> {
+        prop_oneof![
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            (-1000i64..1000).prop_map(serde_json::Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(serde_json::Value::from),
+            prop::sample::select(vec![
+                3.0, -0.0, 0.0, 1e300, -1e-300, 0.1, 1e16, 123456.0, 2.5e-7
+            ])
+            .prop_map(serde_json::Value::from),
+        ]
+    }
+
+    fn tree() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            number(),
+            nasty_string().prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec((nasty_string(), inner), 0..6)
+                    .prop_map(|entries| serde_json::Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn object_tree() -> impl Strategy<Value = serde_json::Value> {
+        prop::collection::vec((nasty_string(), tree()), 0..6)
+            .prop_map(|entries| serde_json::Value::Object(entries.into_iter().collect()))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn json_round_trips(value in tree()) {
+            round_trip(&value, Syntax::Json).map_err(TestCaseError::fail)?;
+        }
+
+        #[test]
+        fn yaml_round_trips(value in tree()) {
+            round_trip(&value, Syntax::Yaml).map_err(TestCaseError::fail)?;
+        }
+
+        #[test]
+        fn hocon_round_trips(value in object_tree()) {
+            round_trip(&value, Syntax::Hocon).map_err(TestCaseError::fail)?;
         }
     }
 }

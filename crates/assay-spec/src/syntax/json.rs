@@ -26,14 +26,20 @@ use crate::source::Source;
 pub fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
     let full: &str = &source.text;
     // A byte order mark is not JSON, but editors write one; skip it and shift the spans.
-    let base = if full.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
+    let base = if full.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    };
     let text = &full[base..];
     let parsed = match parse_to_ast(text, &CollectOptions::default(), &strict_options()) {
         Ok(parsed) => parsed,
         Err(error) => return Err(vec![syntax_error(&error, base)]),
     };
     let Some(value) = parsed.value else {
-        return Err(vec![Diagnostic::new("syntax", "", "the file is empty").at(Span::new(0, 0))]);
+        return Err(vec![
+            Diagnostic::new("syntax", "", "the file is empty").at(Span::new(0, 0)),
+        ]);
     };
     let mut builder = Builder {
         source,
@@ -82,42 +88,40 @@ fn describe(kind: &ParseErrorKind) -> (String, Option<&'static str>) {
             "trailing commas are not allowed in json",
             Some("remove the comma after the last item"),
         ),
-        ParseErrorKind::ExpectedStringObjectProperty => (
-            "an object key must be a string in double quotes",
-            None,
-        ),
-        ParseErrorKind::SingleQuotedStringsNotAllowed => (
-            "strings must be in double quotes in json",
-            None,
-        ),
+        ParseErrorKind::ExpectedStringObjectProperty => {
+            ("an object key must be a string in double quotes", None)
+        }
+        ParseErrorKind::SingleQuotedStringsNotAllowed => {
+            ("strings must be in double quotes in json", None)
+        }
         ParseErrorKind::MultipleRootJsonValues => (
             "unexpected text after the json value",
             Some("a json file holds exactly one value; wrap several in a list"),
         ),
         ParseErrorKind::ExpectedComma => ("expected a comma", None),
         ParseErrorKind::NonFiniteNumbersNotAllowed => ("non-finite numbers are not allowed", None),
-        ParseErrorKind::HexadecimalNumbersNotAllowed => (
-            "hexadecimal numbers are not allowed in json",
-            None,
-        ),
-        ParseErrorKind::UnaryPlusNumbersNotAllowed => ("a number cannot start with `+` in json", None),
-        ParseErrorKind::BareDecimalPointNumbersNotAllowed => (
-            "a decimal point needs digits on both sides in json",
-            None,
-        ),
+        ParseErrorKind::HexadecimalNumbersNotAllowed => {
+            ("hexadecimal numbers are not allowed in json", None)
+        }
+        ParseErrorKind::UnaryPlusNumbersNotAllowed => {
+            ("a number cannot start with `+` in json", None)
+        }
+        ParseErrorKind::BareDecimalPointNumbersNotAllowed => {
+            ("a decimal point needs digits on both sides in json", None)
+        }
         ParseErrorKind::NestingDepthExceeded => ("the values are nested too deeply", None),
-        other => return (lowercase_message(&other.to_string()), None),
+        other => return (tidy_message(&other.to_string()), None),
     };
     (message.to_owned(), help)
 }
 
 /// `text` with a lowercase first letter and no trailing period.
-fn lowercase_message(text: &str) -> String {
+pub(crate) fn tidy_message(text: &str) -> String {
     let text = text.trim().trim_end_matches('.');
     let mut chars = text.chars();
     match chars.next() {
         Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => String::from("invalid json"),
+        None => String::from("invalid syntax"),
     }
 }
 
@@ -240,7 +244,9 @@ pub(crate) fn duplicate_key(source: &Source, name: &str, first: Span, second: Sp
     let (line, _) = source.line_col(first.start);
     Diagnostic::new("duplicate-key", "", format!("duplicate key `{name}`"))
         .at(second)
-        .help(format!("`{name}` is already set on line {line}; keep only one"))
+        .help(format!(
+            "`{name}` is already set on line {line}; keep only one"
+        ))
 }
 
 #[cfg(test)]
@@ -295,7 +301,9 @@ mod tests {
 
     #[test]
     fn number_kinds_are_kept() {
-        let node = ok(r#"[1, -2, 19481.0, 1e3, 2.5E-3, 18446744073709551615, 1e300, -0, 123456789012345678901234]"#);
+        let node = ok(
+            r#"[1, -2, 19481.0, 1e3, 2.5E-3, 18446744073709551615, 1e300, -0, 123456789012345678901234]"#,
+        );
         let json = node.to_json();
         let items = json.as_array().unwrap();
         assert!(items[0].is_i64());

@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
 
-use super::json::{duplicate_key, number_from_literal};
+use super::json::{duplicate_key, number_from_literal, tidy_message};
 use crate::diag::Diagnostic;
 use crate::node::{Key, Node, Span, Value};
 use crate::source::Source;
@@ -102,16 +102,16 @@ fn core_int(text: &str) -> Option<serde_json::Number> {
             if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
                 return None;
             }
-            return Some(match u64::from_str_radix(digits, radix) {
-                Ok(u) => u.into(),
-                Err(_) => {
-                    let f = digits
+            let big = |acc: f64, d: u32| acc * f64::from(radix) + f64::from(d);
+            return match u64::from_str_radix(digits, radix) {
+                Ok(u) => Some(u.into()),
+                Err(_) => serde_json::Number::from_f64(
+                    digits
                         .chars()
                         .filter_map(|c| c.to_digit(radix))
-                        .fold(0.0_f64, |acc, d| acc * f64::from(radix) + f64::from(d));
-                    serde_json::Number::from_f64(f)?
-                }
-            });
+                        .fold(0.0, big),
+                ),
+            };
         }
     }
     let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
@@ -165,18 +165,12 @@ enum TagKind {
 }
 
 fn tag_kind(tag: &Tag) -> TagKind {
-    let suffix = if tag.handle == CORE_HANDLE {
-        tag.suffix.as_str()
-    } else if tag.handle.is_empty() {
-        if tag.suffix == "!" {
-            return TagKind::NonSpecific;
-        }
-        match tag.suffix.strip_prefix(CORE_HANDLE) {
-            Some(suffix) => suffix,
-            None => return TagKind::Unsupported,
-        }
-    } else {
-        return TagKind::Unsupported;
+    let suffix = match (tag.handle.as_str(), tag.suffix.as_str()) {
+        ("", "!") => return TagKind::NonSpecific,
+        (CORE_HANDLE, suffix) => suffix,
+        // A verbatim tag, `!<tag:yaml.org,2002:str>`.
+        ("", full) => full.strip_prefix(CORE_HANDLE).unwrap_or_default(),
+        _ => "",
     };
     match suffix {
         "str" => TagKind::Str,
@@ -211,9 +205,12 @@ fn unsupported_tag(tag: &Tag, span: Span) -> Diagnostic {
         "the supported tags are `!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!map` and `!!seq`"
             .to_owned()
     };
-    Diagnostic::new("yaml-tag", "", format!("unsupported tag `{}`", tag_text(tag)))
-        .at(span)
-        .help(help)
+    error(
+        "yaml-tag",
+        format!("unsupported tag `{}`", tag_text(tag)),
+        span,
+    )
+    .help(help)
 }
 
 /// Char indices (what `saphyr-parser` counts) to byte offsets, in constant time:
@@ -221,35 +218,26 @@ fn unsupported_tag(tag: &Tag, span: Span) -> Diagnostic {
 /// characters from the nearest one.
 struct CharOffsets<'a> {
     text: &'a str,
-    ascii: bool,
-    checkpoints: Vec<usize>,
+    /// `None` when the text is ASCII and every index is its own offset.
+    checkpoints: Option<Vec<usize>>,
 }
 
 const CHECKPOINT_EVERY: usize = 64;
 
 impl<'a> CharOffsets<'a> {
     fn new(text: &'a str) -> Self {
-        let ascii = text.is_ascii();
-        let checkpoints = if ascii {
-            Vec::new()
-        } else {
-            text.char_indices()
-                .step_by(CHECKPOINT_EVERY)
-                .map(|(b, _)| b)
-                .collect()
-        };
-        CharOffsets {
-            text,
-            ascii,
-            checkpoints,
-        }
+        let checkpoints = (!text.is_ascii()).then(|| {
+            let starts = text.char_indices().map(|(b, _)| b);
+            starts.step_by(CHECKPOINT_EVERY).collect()
+        });
+        CharOffsets { text, checkpoints }
     }
 
     fn byte(&self, char_index: usize) -> usize {
-        if self.ascii {
+        let Some(checkpoints) = &self.checkpoints else {
             return char_index.min(self.text.len());
-        }
-        let Some(&start) = self.checkpoints.get(char_index / CHECKPOINT_EVERY) else {
+        };
+        let Some(&start) = checkpoints.get(char_index / CHECKPOINT_EVERY) else {
             return self.text.len();
         };
         self.text[start..]
@@ -305,6 +293,15 @@ enum MapItem {
     Merge(Vec<Node>),
 }
 
+impl MapItem {
+    fn explicit_key(&self) -> Option<String> {
+        match self {
+            MapItem::Entry(k, _) => Some(k.name.clone()),
+            MapItem::Merge(_) => None,
+        }
+    }
+}
+
 /// A key read, waiting for its value.
 enum Pending {
     Key(Key),
@@ -313,16 +310,14 @@ enum Pending {
     Skip,
 }
 
-/// A document's root, or `None` for a document with nothing in it.
-type Root = Option<Node>;
-
 /// Builds the tree from events.
 struct Builder<'s> {
     source: &'s Source,
     offsets: CharOffsets<'s>,
     stack: Vec<Frame>,
     anchors: HashMap<usize, (Node, Meta)>,
-    roots: Vec<Root>,
+    /// Each document's root, `None` for a document with nothing in it.
+    roots: Vec<Option<Node>>,
     document_starts: Vec<usize>,
     errors: Vec<Diagnostic>,
     /// One past the last byte of the previous event, for finding block scalar headers.
@@ -348,18 +343,22 @@ impl<'s> Builder<'s> {
     }
 
     fn span(&self, start: Marker, end: Marker) -> Span {
-        Span::new(self.offsets.byte(start.index()), self.offsets.byte(end.index()))
+        let byte = |m: Marker| self.offsets.byte(m.index());
+        Span::new(byte(start), byte(end))
     }
 
-    fn scan_error(&mut self, error: &ScanError) {
-        let at = self.offsets.byte(error.marker().index());
-        let width = self.source.text[at..].chars().next().map_or(0, char::len_utf8);
-        let message = match error.info() {
+    fn scan_error(&mut self, scan: &ScanError) {
+        let at = self.offsets.byte(scan.marker().index());
+        let width = self.source.text[at..]
+            .chars()
+            .next()
+            .map_or(0, char::len_utf8);
+        let message = match scan.info() {
             "recursion limit exceeded" => "lists and objects nest too deeply".to_owned(),
-            info => lowercase(info),
+            info => tidy_message(info),
         };
         self.errors
-            .push(Diagnostic::new("syntax", "", message).at(Span::new(at, at + width)));
+            .push(error("syntax", message, Span::new(at, at + width)));
         self.stopped = true;
     }
 
@@ -384,14 +383,22 @@ impl<'s> Builder<'s> {
                 self.open(anchor, tag.as_deref(), span, FrameKind::Seq(Vec::new()));
             }
             Event::MappingStart(anchor, tag) => {
-                self.open(anchor, tag.as_deref(), span, FrameKind::Map(MapFrame::default()));
+                let map = FrameKind::Map(MapFrame::default());
+                self.open(anchor, tag.as_deref(), span, map);
             }
             Event::SequenceEnd | Event::MappingEnd => self.close(span),
         }
         self.last_end = span.end;
     }
 
-    fn scalar(&mut self, text: &str, style: ScalarStyle, anchor: usize, tag: Option<&Tag>, mut span: Span) {
+    fn scalar(
+        &mut self,
+        text: &str,
+        style: ScalarStyle,
+        anchor: usize,
+        tag: Option<&Tag>,
+        mut span: Span,
+    ) {
         if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
             span = self.block_scalar_span(span);
         }
@@ -422,7 +429,7 @@ impl<'s> Builder<'s> {
         let value = match self.scalar_value(text, style, tag, span) {
             Ok(value) => value,
             Err(diagnostic) => {
-                self.errors.push(diagnostic);
+                self.errors.push(*diagnostic);
                 Value::Null
             }
         };
@@ -436,7 +443,10 @@ impl<'s> Builder<'s> {
     /// A block scalar's span starts at its content; move it back to the `|` or `>`.
     fn block_scalar_span(&self, span: Span) -> Span {
         let text = &self.source.text;
-        if matches!(text.as_bytes().get(span.start), Some(b'|' | b'>' | b'!' | b'&')) {
+        if matches!(
+            text.as_bytes().get(span.start),
+            Some(b'|' | b'>' | b'!' | b'&')
+        ) {
             return span;
         }
         let from = self.last_end.min(span.start);
@@ -467,39 +477,36 @@ impl<'s> Builder<'s> {
     }
 
     /// The value of a scalar that is not a key, by its style and tag.
-    fn scalar_value(&self, text: &str, style: ScalarStyle, tag: Option<&Tag>, span: Span) -> Result<Value, Diagnostic> {
-        let kind = match tag {
-            None if style == ScalarStyle::Plain => return plain_value(text, span),
-            None => return Ok(Value::String(text.to_owned())),
-            Some(tag) => tag_kind(tag),
+    fn scalar_value(
+        &self,
+        text: &str,
+        style: ScalarStyle,
+        tag: Option<&Tag>,
+        span: Span,
+    ) -> Result<Value, Box<Diagnostic>> {
+        let Some(tag) = tag else {
+            return match style {
+                ScalarStyle::Plain => plain_value(text, span),
+                _ => Ok(Value::String(text.to_owned())),
+            };
         };
         let wrong = |what: &str| {
-            Diagnostic::new("yaml-tag", "", format!("`{text}` is not {what}"))
-                .at(span)
-                .found(text)
+            Box::new(error("yaml-tag", format!("`{text}` is not {what}"), span).found(text))
         };
-        match kind {
+        match tag_kind(tag) {
             TagKind::Str | TagKind::NonSpecific => Ok(Value::String(text.to_owned())),
             TagKind::Int => match core_int(text) {
                 Some(n) => Ok(Value::Number(n)),
                 None => Err(wrong("an integer")),
             },
-            TagKind::Float => {
-                if is_non_finite(text) {
-                    return Err(non_finite(span));
+            TagKind::Float => match resolve_plain(text) {
+                Plain::NonFinite => Err(non_finite(span)),
+                Plain::Number(n) => {
+                    let float = n.as_f64().and_then(serde_json::Number::from_f64);
+                    float.map(Value::Number).ok_or_else(|| wrong("a number"))
                 }
-                let Some(n) = core_int(text).or_else(|| {
-                    if is_core_float(text) {
-                        number_from_literal(text)
-                    } else {
-                        None
-                    }
-                }) else {
-                    return Err(wrong("a number"));
-                };
-                let f = n.as_f64().and_then(serde_json::Number::from_f64);
-                f.map(Value::Number).ok_or_else(|| wrong("a number"))
-            }
+                _ => Err(wrong("a number")),
+            },
             TagKind::Bool => match resolve_plain(text) {
                 Plain::Bool(b) => Ok(Value::Bool(b)),
                 _ => Err(wrong("a boolean")),
@@ -508,18 +515,10 @@ impl<'s> Builder<'s> {
                 Plain::Null => Ok(Value::Null),
                 _ => Err(wrong("null")),
             },
-            TagKind::Map | TagKind::Seq | TagKind::Unsupported => {
-                let tag_span = self.tag_span(span);
-                match tag {
-                    Some(tag) if kind == TagKind::Unsupported => Err(unsupported_tag(tag, tag_span)),
-                    Some(tag) => Err(Diagnostic::new(
-                        "yaml-tag",
-                        "",
-                        format!("the tag `{}` does not fit a scalar", tag_text(tag)),
-                    )
-                    .at(tag_span)),
-                    None => Ok(Value::String(text.to_owned())),
-                }
+            TagKind::Unsupported => Err(Box::new(unsupported_tag(tag, self.tag_span(span)))),
+            TagKind::Map | TagKind::Seq => {
+                let message = format!("the tag `{}` does not fit a scalar", tag_text(tag));
+                Err(Box::new(error("yaml-tag", message, self.tag_span(span))))
             }
         }
     }
@@ -527,10 +526,8 @@ impl<'s> Builder<'s> {
     fn alias(&mut self, id: usize, span: Span) {
         let written = self.source.text[span.start..span.end].to_owned();
         let Some((anchored, meta)) = self.anchors.get(&id) else {
-            self.errors.push(
-                Diagnostic::new("syntax", "", format!("the alias `{written}` refers to a node that contains it"))
-                    .at(span),
-            );
+            let message = format!("the alias `{written}` refers to a node that contains it");
+            self.errors.push(error("syntax", message, span));
             self.skip_node(span);
             return;
         };
@@ -541,14 +538,8 @@ impl<'s> Builder<'s> {
         }
         self.alias_values += meta.size;
         if self.alias_values > MAX_ALIAS_VALUES {
-            self.errors.push(
-                Diagnostic::new(
-                    "syntax",
-                    "",
-                    format!("aliases expand to more than {MAX_ALIAS_VALUES} values"),
-                )
-                .at(span),
-            );
+            let message = format!("aliases expand to more than {MAX_ALIAS_VALUES} values");
+            self.errors.push(error("syntax", message, span));
             self.stopped = true;
             return;
         }
@@ -565,10 +556,8 @@ impl<'s> Builder<'s> {
     }
 
     fn too_deep(&mut self, span: Span) {
-        self.errors.push(
-            Diagnostic::new("syntax", "", format!("lists and objects nest more than {MAX_DEPTH} deep"))
-                .at(span),
-        );
+        let message = format!("lists and objects nest more than {MAX_DEPTH} deep");
+        self.errors.push(error("syntax", message, span));
         self.stopped = true;
     }
 
@@ -579,7 +568,9 @@ impl<'s> Builder<'s> {
         }
         if let Some(tag) = tag {
             let fits = match (tag_kind(tag), &kind) {
-                (TagKind::NonSpecific, _) | (TagKind::Map, FrameKind::Map(_)) | (TagKind::Seq, FrameKind::Seq(_)) => true,
+                (TagKind::NonSpecific, _)
+                | (TagKind::Map, FrameKind::Map(_))
+                | (TagKind::Seq, FrameKind::Seq(_)) => true,
                 (TagKind::Unsupported, _) => {
                     let tag_span = self.tag_span(span);
                     self.errors.push(unsupported_tag(tag, tag_span));
@@ -588,16 +579,13 @@ impl<'s> Builder<'s> {
                 _ => false,
             };
             if !fits {
-                let what = if matches!(kind, FrameKind::Map(_)) { "an object" } else { "a list" };
-                let tag_span = self.tag_span(span);
-                self.errors.push(
-                    Diagnostic::new(
-                        "yaml-tag",
-                        "",
-                        format!("the tag `{}` does not fit {what}", tag_text(tag)),
-                    )
-                    .at(tag_span),
-                );
+                let what = match kind {
+                    FrameKind::Map(_) => "an object",
+                    FrameKind::Seq(_) => "a list",
+                };
+                let message = format!("the tag `{}` does not fit {what}", tag_text(tag));
+                self.errors
+                    .push(error("yaml-tag", message, self.tag_span(span)));
             }
         }
         let is_key = self.at_key();
@@ -654,47 +642,38 @@ impl<'s> Builder<'s> {
             return;
         };
         *end = (*end).max(span.end);
-        if is_merge {
-            if let Some(first) = map.keys.get("<<") {
-                self.errors.push(duplicate_key(source, "<<", *first, span));
-                map.pending = Some(Pending::Skip);
-            } else {
-                map.keys.insert(name, span);
-                map.pending = Some(Pending::Merge(span));
-            }
-            return;
-        }
         if let Some(first) = map.keys.get(&name) {
             self.errors.push(duplicate_key(source, &name, *first, span));
             map.pending = Some(Pending::Skip);
             return;
         }
         map.keys.insert(name.clone(), span);
-        map.pending = Some(Pending::Key(Key { name, span }));
+        let pending = if is_merge {
+            Pending::Merge(span)
+        } else {
+            Pending::Key(Key { name, span })
+        };
+        map.pending = Some(pending);
     }
 
     /// A list or object stood where a key should be.
     fn collection_key(&mut self, span: Span) {
-        self.errors.push(
-            Diagnostic::new("yaml-key", "", "a list or object cannot be a key")
-                .at(span)
-                .help("keys must be strings"),
-        );
+        let message = "a list or object cannot be a key";
+        self.errors
+            .push(error("yaml-key", message, span).help("keys must be strings"));
         self.skip_node(span);
     }
 
     /// Stands in for a node that could not be read, keeping the parent consistent.
     fn skip_node(&mut self, span: Span) {
-        if self.at_key() {
-            if let Some(Frame {
+        match self.stack.last_mut() {
+            Some(Frame {
                 kind: FrameKind::Map(map),
                 ..
-            }) = self.stack.last_mut()
-            {
+            }) if map.pending.is_none() => {
                 map.pending = Some(Pending::Skip);
             }
-        } else {
-            self.value(Node::new(Value::Null, span), Meta::SCALAR);
+            _ => self.value(Node::new(Value::Null, span), Meta::SCALAR),
         }
     }
 
@@ -713,14 +692,15 @@ impl<'s> Builder<'s> {
                 Some(Pending::Key(key)) => map.items.push(MapItem::Entry(key, node)),
                 Some(Pending::Merge(key_span)) => match merge_sources(node) {
                     Ok(sources) => map.items.push(MapItem::Merge(sources)),
-                    Err(span) => self.errors.push(
-                        Diagnostic::new("yaml-merge", "", "the merge key `<<` needs an object or a list of objects")
-                            .at(span)
-                            .help(format!(
-                                "the `<<` on line {} merges the entries of another object, usually `<<: *anchor`",
-                                self.source.line_col(key_span.start).0
-                            )),
-                    ),
+                    Err(span) => {
+                        let line = self.source.line_col(key_span.start).0;
+                        let message = "the merge key `<<` needs an object or a list of objects";
+                        let help = format!(
+                            "the `<<` on line {line} merges in other objects, as in `<<: *anchor`"
+                        );
+                        self.errors
+                            .push(error("yaml-merge", message, span).help(help));
+                    }
                 },
                 Some(Pending::Skip) => {}
                 // A key event always comes first; a bare value here would be a parser bug.
@@ -732,41 +712,53 @@ impl<'s> Builder<'s> {
     fn finish(mut self) -> Result<Node, Vec<Diagnostic>> {
         if self.roots.len() > 1 {
             let at = self.document_starts.get(1).copied().unwrap_or(0);
-            let width = if self.source.text[at..].starts_with("---") { 3 } else { 0 };
-            self.errors.push(
-                Diagnostic::new("syntax", "", format!("expected one document, found {}", self.roots.len()))
-                    .at(Span::new(at, at + width))
-                    .help("a spec file holds one document; remove the extra `---` separators"),
-            );
+            let width = if self.source.text[at..].starts_with("---") {
+                3
+            } else {
+                0
+            };
+            let message = format!("expected one document, found {}", self.roots.len());
+            let help = "a spec file holds one document; remove the extra `---` separators";
+            self.errors
+                .push(error("syntax", message, Span::new(at, at + width)).help(help));
         }
         if !self.errors.is_empty() {
             return Err(self.errors);
         }
         match self.roots.into_iter().next().flatten() {
             Some(root) => Ok(root),
-            None => Err(vec![Diagnostic::new("syntax", "", "the file is empty").at(Span::new(0, 0))]),
+            None => Err(vec![error("syntax", "the file is empty", Span::new(0, 0))]),
         }
     }
 }
 
 /// The value of a plain scalar without a tag.
-fn plain_value(text: &str, span: Span) -> Result<Value, Diagnostic> {
+fn plain_value(text: &str, span: Span) -> Result<Value, Box<Diagnostic>> {
     match resolve_plain(text) {
         Plain::Null => Ok(Value::Null),
         Plain::Bool(b) => Ok(Value::Bool(b)),
         Plain::Number(n) => Ok(Value::Number(n)),
         Plain::String => Ok(Value::String(text.to_owned())),
         Plain::NonFinite => Err(non_finite(span)),
-        Plain::OutOfRange => Err(Diagnostic::new("syntax", "", format!("the number `{text}` is too large"))
-            .at(span)
-            .help("a number must fit a 64-bit float")),
+        Plain::OutOfRange => {
+            let message = format!("the number `{text}` is too large");
+            Err(Box::new(
+                error("syntax", message, span).help("a number must fit a 64-bit float"),
+            ))
+        }
     }
 }
 
-fn non_finite(span: Span) -> Diagnostic {
-    Diagnostic::new("non-finite-number", "", "non-finite numbers are not allowed")
-        .at(span)
-        .help("json, and so every spec, can only hold finite numbers; quote it to make it a string")
+fn non_finite(span: Span) -> Box<Diagnostic> {
+    let help = "json, and so every spec, holds only finite numbers; quote it to make it a string";
+    Box::new(
+        error(
+            "non-finite-number",
+            "non-finite numbers are not allowed",
+            span,
+        )
+        .help(help),
+    )
 }
 
 /// The text of a scalar used as a key through an alias; `None` for a collection.
@@ -799,52 +791,28 @@ fn merge_sources(node: Node) -> Result<Vec<Node>, Span> {
 /// Merged entries take the place of their `<<`.
 fn merge(map: MapFrame) -> Vec<(Key, Node)> {
     let has_merge = map.items.iter().any(|i| matches!(i, MapItem::Merge(_)));
-    if !has_merge {
-        return map
-            .items
-            .into_iter()
-            .filter_map(|item| match item {
-                MapItem::Entry(k, v) => Some((k, v)),
-                MapItem::Merge(_) => None,
-            })
-            .collect();
-    }
-    let mut seen: HashSet<String> = map
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            MapItem::Entry(k, _) => Some(k.name.clone()),
-            MapItem::Merge(_) => None,
-        })
-        .collect();
-    let mut out = Vec::new();
+    let mut seen: Option<HashSet<String>> =
+        has_merge.then(|| map.items.iter().filter_map(MapItem::explicit_key).collect());
+    let mut out = Vec::with_capacity(map.items.len());
     for item in map.items {
-        match item {
-            MapItem::Entry(k, v) => out.push((k, v)),
-            MapItem::Merge(sources) => {
-                for source in sources {
-                    if let Value::Object(entries) = source.value {
-                        for (k, v) in entries {
-                            if seen.insert(k.name.clone()) {
-                                out.push((k, v));
-                            }
-                        }
-                    }
-                }
+        match (item, &mut seen) {
+            (MapItem::Entry(k, v), _) => out.push((k, v)),
+            (MapItem::Merge(sources), Some(seen)) => {
+                let entries = sources.into_iter().flat_map(|source| match source.value {
+                    Value::Object(entries) => entries,
+                    _ => Vec::new(),
+                });
+                out.extend(entries.filter(|(k, _)| seen.insert(k.name.clone())));
             }
+            (MapItem::Merge(_), None) => {}
         }
     }
     out
 }
 
-/// `text` with a lowercase first letter and no trailing period.
-fn lowercase(text: &str) -> String {
-    let text = text.trim().trim_end_matches('.');
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => String::from("invalid yaml"),
-    }
+/// A diagnostic for the whole file (no field path) at `span`.
+fn error(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
+    Diagnostic::new(code, "", message).at(span)
 }
 
 #[cfg(test)]
@@ -954,9 +922,38 @@ mod tests {
                     tRUE, nULL, 12:30, 2024-01-02, hello world]";
         let v = json(text);
         let expected = serde_json::json!([
-            null, null, null, null, true, true, true, false, false, false, 1, -2, 3, 15, 31, "0x", 19,
-            1.5, 19481.0, 1000.0, 0.5, 1.0, -0.0025, 18446744073709551615u64, 1.2345678901234568e23, "1_000",
-            "0b11", "tRUE", "nULL", "12:30", "2024-01-02", "hello world"
+            null,
+            null,
+            null,
+            null,
+            true,
+            true,
+            true,
+            false,
+            false,
+            false,
+            1,
+            -2,
+            3,
+            15,
+            31,
+            "0x",
+            19,
+            1.5,
+            19481.0,
+            1000.0,
+            0.5,
+            1.0,
+            -0.0025,
+            18446744073709551615u64,
+            1.2345678901234568e23,
+            "1_000",
+            "0b11",
+            "tRUE",
+            "nULL",
+            "12:30",
+            "2024-01-02",
+            "hello world"
         ]);
         assert_eq!(v, expected);
         let items = v.as_array().unwrap();
@@ -979,12 +976,17 @@ mod tests {
     #[test]
     fn quoted_and_block_scalars_are_strings() {
         let v = json("- 'true'\n- \"1\"\n- \"null\"\n- |\n  3\n- >-\n  4.5\n- ''\n");
-        assert_eq!(v, serde_json::json!(["true", "1", "null", "3\n", "4.5", ""]));
+        assert_eq!(
+            v,
+            serde_json::json!(["true", "1", "null", "3\n", "4.5", ""])
+        );
     }
 
     #[test]
     fn standard_tags_are_honoured() {
-        let v = json("- !!str 1\n- !!str true\n- !!int \"7\"\n- !!float 3\n- !!float '2.5'\n- !!bool 'true'\n- !!null ''\n- !!map {a: 1}\n- !!seq [1]\n- ! 12\n- !<tag:yaml.org,2002:int> '9'\n");
+        let v = json(
+            "- !!str 1\n- !!str true\n- !!int \"7\"\n- !!float 3\n- !!float '2.5'\n- !!bool 'true'\n- !!null ''\n- !!map {a: 1}\n- !!seq [1]\n- ! 12\n- !<tag:yaml.org,2002:int> '9'\n",
+        );
         assert_eq!(
             v,
             serde_json::json!(["1", "true", 7, 3.0, 2.5, true, null, {"a": 1}, [1], "12", 9])
@@ -997,7 +999,10 @@ mod tests {
         let text = "- !must_contain foo\n";
         let d = one_err(text, "yaml-tag");
         assert_eq!(d.message, "unsupported tag `!must_contain`");
-        assert_eq!(d.help.as_deref(), Some("write it as a key: `- must_contain: ...`"));
+        assert_eq!(
+            d.help.as_deref(),
+            Some("write it as a key: `- must_contain: ...`")
+        );
         assert_eq!(slice(text, d.span.unwrap()), "!must_contain");
         let d = one_err("a: !!binary aGk=\n", "yaml-tag");
         assert_eq!(d.message, "unsupported tag `!!binary`");
@@ -1066,7 +1071,10 @@ mod tests {
     fn anchors_and_aliases_expand() {
         let text = "base: &b {x: 1, y: [2, 3]}\ncopy: *b\nname: &n hi\nagain: *n\n";
         let node = ok(text);
-        assert_eq!(node.get("copy").unwrap().to_json(), serde_json::json!({"x": 1, "y": [2, 3]}));
+        assert_eq!(
+            node.get("copy").unwrap().to_json(),
+            serde_json::json!({"x": 1, "y": [2, 3]})
+        );
         assert_eq!(node.get("again").unwrap().as_str(), Some("hi"));
         let copy = node.get("copy").unwrap();
         assert_eq!(slice(text, copy.span), "*b");
@@ -1117,7 +1125,12 @@ mod tests {
         // Aliases cannot stack shallow trees into a deep one.
         let mut text = format!("a0: &a0 {}{}\n", "[".repeat(200), "]".repeat(200));
         for i in 1..5 {
-            text.push_str(&format!("a{i}: &a{i} {}*a{}{}\n", "[".repeat(200), i - 1, "]".repeat(200)));
+            text.push_str(&format!(
+                "a{i}: &a{i} {}*a{}{}\n",
+                "[".repeat(200),
+                i - 1,
+                "]".repeat(200)
+            ));
         }
         let e = errs(&text);
         assert!(e[0].message.contains("nest"), "{e:#?}");
@@ -1158,7 +1171,11 @@ mod tests {
             let d = one_err(text, code);
             assert!(d.span.is_some(), "{text:?}");
             let first = d.message.chars().next().unwrap();
-            assert!(!first.is_uppercase() && !d.message.ends_with('.'), "{text:?}: {}", d.message);
+            assert!(
+                !first.is_uppercase() && !d.message.ends_with('.'),
+                "{text:?}: {}",
+                d.message
+            );
         }
         let text = "ünï: ok\nb: c: d\n";
         let d = one_err(text, "syntax");
@@ -1169,11 +1186,17 @@ mod tests {
     fn byte_order_mark_and_crlf() {
         let text = "\u{feff}a: 1\r\nbé: \"x\"\r\nc:\r\n  - y\r\n";
         let node = ok(text);
-        assert_eq!(node.to_json(), serde_json::json!({"a": 1, "bé": "x", "c": ["y"]}));
+        assert_eq!(
+            node.to_json(),
+            serde_json::json!({"a": 1, "bé": "x", "c": ["y"]})
+        );
         let (k, v) = node.entry("bé").unwrap();
         assert_eq!(slice(text, k.span), "bé");
         assert_eq!(slice(text, v.span), "\"x\"");
-        assert_eq!(pos(text, node.get("c").unwrap().as_array().unwrap()[0].span), (4, 5));
+        assert_eq!(
+            pos(text, node.get("c").unwrap().as_array().unwrap()[0].span),
+            (4, 5)
+        );
     }
 
     #[test]
@@ -1190,7 +1213,9 @@ mod tests {
     fn a_large_document_parses() {
         let mut text = String::new();
         for i in 0..25_000 {
-            text.push_str(&format!("- name: välue {i} ✓\n  n: {i}.5\n  tags: [a, b]\n"));
+            text.push_str(&format!(
+                "- name: välue {i} ✓\n  n: {i}.5\n  tags: [a, b]\n"
+            ));
         }
         assert!(text.len() > 1_000_000);
         let node = ok(&text);

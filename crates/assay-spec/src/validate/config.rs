@@ -12,7 +12,7 @@ use crate::node::Node;
 /// Validates `root`; every problem goes to `cx`.
 pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     let at = At::root("AssayConfig");
-    let before = cx.diags.len();
+    let before = cx.errors();
     let entries = cx.object(root, &at)?;
     cx.unknown_keys(entries, &at, &["server", "agents", "judge", "providers", "concurrency"], |_| None);
     let mut config = Config {
@@ -54,7 +54,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             });
         }
     }
-    (cx.diags.len() == before).then_some(config)
+    (cx.errors() == before).then_some(config)
 }
 
 fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u32> {
@@ -81,7 +81,7 @@ fn url(node: &Node, at: &At, cx: &mut Cx) -> Option<String> {
 }
 
 fn agent(node: &Node, at: &At, cx: &mut Cx) -> Option<AgentConfig> {
-    let before = cx.diags.len();
+    let before = cx.errors();
     let entries = cx.object(node, at)?;
     cx.unknown_keys(entries, at, &["url", "command", "env", "timeout_in_seconds"], |k| {
         (k == "server").then(|| "the server of an agent is its `url`".to_owned())
@@ -120,7 +120,7 @@ fn agent(node: &Node, at: &At, cx: &mut Cx) -> Option<AgentConfig> {
         };
         cx.report(Diagnostic::new("invalid-agent", &at.path, message).at(node.span), at, None, None);
     }
-    (cx.diags.len() == before).then_some(AgentConfig {
+    (cx.errors() == before).then_some(AgentConfig {
         url: url_value,
         command,
         env,
@@ -161,14 +161,20 @@ fn judge_config(node: &Node, at: &At, cx: &mut Cx) -> Option<JudgeConfig> {
 
 fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
     let entries = cx.object(node, at)?;
-    cx.unknown_keys(
-        entries,
-        at,
-        &["base_url", "api_key_env", "max_concurrency", "requests_per_minute", "region"],
-        |k| {
-            (k == "api_key").then(|| "keys never go in files; name the variable that holds it with `api_key_env`".to_owned())
-        },
-    );
+    const KEYS: [&str; 5] = ["base_url", "api_key_env", "max_concurrency", "requests_per_minute", "region"];
+    let (secrets, others): (Vec<_>, Vec<_>) = entries.iter().cloned().partition(|(k, _)| looks_secret(&k.name));
+    for (key, _) in &secrets {
+        // The snippet is not shown for this code, so the secret is not printed back.
+        let d = Diagnostic::new(
+            "secret-in-file",
+            at.key(&key.name).path,
+            format!("`{}` looks like a secret; secrets never go in files", key.name),
+        )
+        .at(key.span)
+        .help("put it in an environment variable and name that variable with `api_key_env`");
+        cx.report(d, &at.key(&key.name), None, None);
+    }
+    cx.unknown_keys(&others, at, &KEYS, |_| None);
     Some(ProviderConfig {
         base_url: node.get("base_url").and_then(|n| url(n, &at.key("base_url"), cx)),
         api_key_env: node.get("api_key_env").and_then(|n| cx.nonempty_string(n, &at.key("api_key_env"))),
@@ -178,4 +184,10 @@ fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
             .and_then(|n| positive(n, &at.key("requests_per_minute"), cx)),
         region: node.get("region").and_then(|n| cx.nonempty_string(n, &at.key("region"))),
     })
+}
+
+/// Whether a key's name suggests it holds a secret.
+fn looks_secret(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    !lower.ends_with("_env") && ["api_key", "apikey", "token", "secret", "password"].iter().any(|w| lower.contains(w))
 }

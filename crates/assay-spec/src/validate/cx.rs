@@ -106,6 +106,14 @@ impl Cx {
         }
     }
 
+    /// How many errors (not warnings) have been recorded.
+    pub(crate) fn errors(&self) -> usize {
+        self.diags
+            .iter()
+            .filter(|d| d.severity == crate::diag::Severity::Error)
+            .count()
+    }
+
     /// Records a diagnostic. `pyd` gives the Sentinel block; `found` the offending value.
     pub(crate) fn report(&mut self, mut d: Diagnostic, at: &At, pyd: Option<Pyd>, found: Option<&Node>) {
         if let Some(node) = found {

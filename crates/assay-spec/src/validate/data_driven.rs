@@ -36,7 +36,7 @@ const RESPONSE_KEYS: [&str; 3] = ["text", "sly_data", "structure"];
 /// Validates `root`; every problem goes to `cx`. Returns the case when there was none.
 pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
     let at = At::root("DataDrivenTestCase");
-    let before = cx.diags.len();
+    let before = cx.errors();
     let entries = cx.object(root, &at)?;
     cx.unknown_keys(entries, &at, &TOP_KEYS, |k| {
         (k == "name").then(|| "data-driven cases are named after their file; remove `name`".to_owned())
@@ -85,7 +85,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
         }
     };
 
-    if cx.diags.len() > before {
+    if cx.errors() > before {
         return None;
     }
     Some(DataDrivenCase {
@@ -214,7 +214,7 @@ fn success_ratio(node: &Node, at: &At, cx: &mut Cx) -> Option<SuccessRatio> {
 }
 
 fn interaction(node: &Node, at: &At, cx: &mut Cx) -> Option<Interaction> {
-    let before = cx.diags.len();
+    let before = cx.errors();
     let entries = cx.object(node, at)?;
     cx.unknown_keys(entries, at, &INTERACTION_KEYS, |k| match k {
         "input" | "message" | "query" => Some("the user message goes in `text`".to_owned()),
@@ -242,7 +242,7 @@ fn interaction(node: &Node, at: &At, cx: &mut Cx) -> Option<Interaction> {
         None => Some(ResponseChecks::default()),
         Some(n) => response(n, &at.key("response"), cx),
     };
-    if cx.diags.len() > before {
+    if cx.errors() > before {
         return None;
     }
     Some(Interaction {
@@ -272,15 +272,38 @@ fn chat_filter(node: &Node, at: &At, cx: &mut Cx) -> Option<ChatFilter> {
 }
 
 fn response(node: &Node, at: &At, cx: &mut Cx) -> Option<ResponseChecks> {
-    let before = cx.diags.len();
+    let before = cx.errors();
     let entries = cx.object(node, at)?;
-    cx.unknown_keys(entries, at, &RESPONSE_KEYS, |k| {
-        StockTest::from_name(k).map(|_| format!("a check goes under the part it tests, e.g. `text: {{ {k}: ... }}`"))
-    });
+    // Upstream ignores any other key here, and some of its own files rely on that to
+    // switch checks off; so an unknown part is a warning that its checks never run.
+    for (key, value) in entries {
+        if RESPONSE_KEYS.contains(&key.name.as_str()) {
+            continue;
+        }
+        let part_at = at.key(&key.name);
+        let help = if StockTest::from_name(&key.name).is_some() {
+            Some(format!("a check goes under the part it tests, e.g. `text: {{ {}: ... }}`", key.name))
+        } else {
+            did_you_mean(&key.name, RESPONSE_KEYS).or_else(|| {
+                matches!(value.value, Value::Object(_))
+                    .then(|| format!("to check a field of the structure, move it under `structure`: `structure.{}`", key.name))
+            })
+        };
+        let d = Diagnostic::new(
+            "ignored-check",
+            &part_at.path,
+            format!("`{}` is not a part of the response, so nothing under it is checked", key.name),
+        )
+        .warning()
+        .at(key.span)
+        .expected("`text`, `sly_data` or `structure`")
+        .maybe_help(help);
+        cx.report(d, &part_at, None, None);
+    }
     let text = optional(node, "text", |n| text_checks(n, &at.key("text"), cx));
     let sly_data = optional(node, "sly_data", |n| field_checks(n, &at.key("sly_data"), cx));
     let structure = optional(node, "structure", |n| field_checks(n, &at.key("structure"), cx));
-    if cx.diags.len() > before {
+    if cx.errors() > before {
         return None;
     }
     Some(ResponseChecks {
@@ -400,7 +423,7 @@ fn stock_check(test: StockTest, negated: bool, node: &Node, at: &At, cx: &mut Cx
             }
             let mut ok = true;
             for (i, item) in items.iter().enumerate() {
-                ok &= check_value(test, item, &at.index(i), cx);
+                ok &= check_value(test, negated, item, &at.index(i), cx);
             }
             if !ok {
                 return None;
@@ -408,7 +431,7 @@ fn stock_check(test: StockTest, negated: bool, node: &Node, at: &At, cx: &mut Cx
             Expected::All(items.iter().map(Node::to_json).collect())
         }
         _ => {
-            if !check_value(test, node, at, cx) {
+            if !check_value(test, negated, node, at, cx) {
                 return None;
             }
             Expected::One(node.to_json())
@@ -422,7 +445,7 @@ fn stock_check(test: StockTest, negated: bool, node: &Node, at: &At, cx: &mut Cx
 }
 
 /// Whether `node` is a value `test` can compare with; reports it when not.
-fn check_value(test: StockTest, node: &Node, at: &At, cx: &mut Cx) -> bool {
+fn check_value(test: StockTest, negated: bool, node: &Node, at: &At, cx: &mut Cx) -> bool {
     let (fits, expected) = match (test, &node.value) {
         (_, Value::Null) => (false, "a value (null checks nothing)"),
         (_, Value::Object(_)) => (false, "a value, not an object"),
@@ -438,7 +461,7 @@ fn check_value(test: StockTest, node: &Node, at: &At, cx: &mut Cx) -> bool {
         let d = Diagnostic::new(
             "invalid-type",
             &at.path,
-            format!("`{}` needs {expected}, found {}", test.name(), super::cx::a_type(node)),
+            format!("`{}` needs {expected}, found {}", test.spelled(negated), super::cx::a_type(node)),
         )
         .at(node.span)
         .expected(expected);

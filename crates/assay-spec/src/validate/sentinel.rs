@@ -35,18 +35,18 @@ const MODEL_CONFIG_KEYS: [&str; 5] = ["temperature", "max_tokens", "top_p", "top
 /// Validates a standalone TestSpec.
 pub(crate) fn validate_spec(root: &Node, cx: &mut Cx) -> Option<TestSpec> {
     let at = At::root("TestSpec");
-    let before = cx.diags.len();
+    let before = cx.errors();
     let entries = cx.object(root, &at)?;
     cx.unknown_keys(entries, &at, &SPEC_KEYS, spec_key_hint);
     let fields = fields(root, &at, cx);
     let spec = resolve(root, &at, fields, &Defaults::default(), cx);
-    (cx.diags.len() == before).then_some(spec).flatten()
+    (cx.errors() == before).then_some(spec).flatten()
 }
 
 /// Validates a TestSuite, giving each test the defaults it does not set itself.
 pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
     let at = At::root("TestSuite");
-    let before = cx.diags.len();
+    let before = cx.errors();
     let entries = cx.object(root, &at)?;
     cx.unknown_keys(entries, &at, &SUITE_KEYS, |k| {
         SPEC_KEYS
@@ -93,7 +93,7 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
             })
         }
     };
-    if cx.diags.len() > before {
+    if cx.errors() > before {
         return None;
     }
     Some(TestSuite {
@@ -293,7 +293,7 @@ fn string_list(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
 }
 
 fn inputs(node: &Node, at: &At, cx: &mut Cx) -> Option<InputSpec> {
-    let before = cx.diags.len();
+    let before = cx.errors();
     let entries = cx.object(node, at)?;
     cx.unknown_keys(entries, at, &INPUT_KEYS, |k| match k {
         "prompt" | "text" | "question" | "input" => Some("a single user message goes in `query`".to_owned()),
@@ -313,7 +313,7 @@ fn inputs(node: &Node, at: &At, cx: &mut Cx) -> Option<InputSpec> {
             .collect();
         out.into_iter().collect::<Option<Vec<_>>>()
     });
-    if cx.diags.len() > before {
+    if cx.errors() > before {
         return None;
     }
     let spec = InputSpec {
@@ -334,7 +334,7 @@ fn inputs(node: &Node, at: &At, cx: &mut Cx) -> Option<InputSpec> {
 }
 
 fn message(node: &Node, at: &At, cx: &mut Cx) -> Option<Message> {
-    let before = cx.diags.len();
+    let before = cx.errors();
     let entries = cx.object(node, at)?;
     cx.unknown_keys(entries, at, &["role", "content"], |_| None);
     let role = match node.get("role") {
@@ -355,7 +355,7 @@ fn message(node: &Node, at: &At, cx: &mut Cx) -> Option<Message> {
         }
         Some(n) => cx.nonempty_string(n, &at.key("content")),
     };
-    if cx.diags.len() > before {
+    if cx.errors() > before {
         return None;
     }
     Some(Message {
@@ -365,7 +365,7 @@ fn message(node: &Node, at: &At, cx: &mut Cx) -> Option<Message> {
 }
 
 fn model_config(node: &Node, at: &At, cx: &mut Cx) -> Option<ModelConfig> {
-    let before = cx.diags.len();
+    let before = cx.errors();
     let entries = cx.object(node, at)?;
     cx.unknown_keys(entries, at, &MODEL_CONFIG_KEYS, |k| match k {
         "seed" | "timeout_ms" => Some(format!("`{k}` is a field of the test, not of `model_config`")),
@@ -402,7 +402,7 @@ fn model_config(node: &Node, at: &At, cx: &mut Cx) -> Option<ModelConfig> {
     let max_tokens = opt(node, "max_tokens", |n| positive(n, &at.key("max_tokens"), cx));
     let top_k = opt(node, "top_k", |n| positive(n, &at.key("top_k"), cx));
     let stop_sequences = opt(node, "stop_sequences", |n| string_list(n, &at.key("stop_sequences"), cx));
-    if cx.diags.len() > before {
+    if cx.errors() > before {
         return None;
     }
     Some(ModelConfig {
@@ -450,7 +450,7 @@ fn tools(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Tool>> {
 }
 
 fn tool_spec(node: &Node, at: &At, cx: &mut Cx) -> Option<ToolSpec> {
-    let before = cx.diags.len();
+    let before = cx.errors();
     let entries = cx.object(node, at)?;
     cx.unknown_keys(entries, at, &["name", "description", "parameters"], |k| match k {
         "input_schema" | "schema" | "args" | "arguments" => {
@@ -480,7 +480,7 @@ fn tool_spec(node: &Node, at: &At, cx: &mut Cx) -> Option<ToolSpec> {
         }
         Some(map)
     });
-    if cx.diags.len() > before {
+    if cx.errors() > before {
         return None;
     }
     Some(ToolSpec {
@@ -582,7 +582,7 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
         }
         "must_call_tool" => match &value.value {
             Value::String(_) => cx.nonempty_string(value, &at).map(|s| Assertion::MustCallTool(vec![s])),
-            _ => {
+            Value::Array(_) => {
                 let items = cx.nonempty_list(value, &at)?;
                 let names: Vec<Option<String>> = items
                     .iter()
@@ -590,6 +590,15 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
                     .map(|(i, n)| cx.nonempty_string(n, &at.index(i)))
                     .collect();
                 names.into_iter().collect::<Option<Vec<_>>>().map(Assertion::MustCallTool)
+            }
+            _ => {
+                cx.type_error(
+                    value,
+                    &at,
+                    "a tool name or a list of them",
+                    Pyd::new("string_type", "Input should be a valid string or a valid list"),
+                );
+                None
             }
         },
         "output_type" => {

@@ -1,0 +1,114 @@
+//! The command line, as clap derive structs. No behaviour lives here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Test AI agents from data-driven test files.
+#[derive(Debug, Parser)]
+#[command(name = "assay", version, propagate_version = true)]
+pub struct Cli {
+    /// When to colour diagnostics; `auto` colours only a terminal and honours `NO_COLOR`.
+    #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
+    pub color: Color,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check test files and report every problem in them
+    Validate(ValidateArgs),
+    /// List the cases that test files hold
+    List(ListArgs),
+    /// Print the JSON Schema of a test file dialect
+    Schema(SchemaArgs),
+    /// Rewrite a test file in another syntax
+    Convert(ConvertArgs),
+}
+
+/// `assay validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Files and directories to check; directories are searched for test files
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// How to print the result
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// `assay list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Files and directories to read; directories are searched for test files
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// How to print the cases
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// `assay schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// The dialect whose schema to print
+    #[arg(value_enum)]
+    pub dialect: SchemaDialect,
+}
+
+/// `assay convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The test file to convert
+    pub file: PathBuf,
+    /// The syntax to write
+    #[arg(long, value_enum)]
+    pub to: TargetSyntax,
+}
+
+/// An output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Text for people
+    Human,
+    /// One JSON document on stdout
+    Json,
+}
+
+/// When to colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    /// Colour when stderr is a terminal and `NO_COLOR` is not set
+    Auto,
+    /// Always colour
+    Always,
+    /// Never colour
+    Never,
+}
+
+/// A dialect that has a schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaDialect {
+    /// A neuro-san data-driven test case
+    DataDriven,
+    /// A Sentinel TestSpec
+    SentinelSpec,
+    /// A Sentinel TestSuite
+    SentinelSuite,
+    /// The project configuration, `assay.toml`
+    Config,
+}
+
+/// A syntax to convert to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TargetSyntax {
+    /// JSON
+    Json,
+    /// YAML
+    Yaml,
+    /// HOCON
+    Hocon,
+}

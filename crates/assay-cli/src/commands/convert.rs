@@ -1,0 +1,30 @@
+//! `assay convert`: rewrite a valid test file in another syntax.
+
+use assay_spec::syntax::emit::emit;
+use assay_spec::{Env, Syntax};
+
+use super::{Entry, load_one};
+use crate::args::{ConvertArgs, TargetSyntax};
+use crate::exit::ExitCode;
+use crate::output;
+
+/// Prints the file in the target syntax, or its diagnostics when it is not valid.
+pub(crate) fn run(args: &ConvertArgs, color: bool) -> anyhow::Result<ExitCode> {
+    let entry = load_one(&args.file, &Env::from_process());
+    // Errors, or the warnings of a valid file.
+    output::stderr(&output::render(&entry.reports(), color));
+    let tree = match &entry {
+        Entry::Loaded(loaded) if loaded.is_valid() => loaded.tree.as_ref(),
+        _ => None,
+    };
+    let Some(tree) = tree else {
+        return Ok(ExitCode::INVALID);
+    };
+    let syntax = match args.to {
+        TargetSyntax::Json => Syntax::Json,
+        TargetSyntax::Yaml => Syntax::Yaml,
+        TargetSyntax::Hocon => Syntax::Hocon,
+    };
+    output::stdout(&emit(tree, syntax))?;
+    Ok(ExitCode::OK)
+}

@@ -1,0 +1,55 @@
+//! `assay list`: one line per case of every valid file.
+
+use assay_spec::plan::Target;
+use assay_spec::{Case, Dialect, Env, Plan};
+
+use super::{Entry, load_paths};
+use crate::args::{Format, ListArgs};
+use crate::exit::ExitCode;
+use crate::output;
+
+/// Lists the cases of the valid files; the invalid ones' diagnostics go to stderr
+/// and make the exit code [`ExitCode::INVALID`].
+pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
+    let inputs = load_paths(&args.paths, &Env::from_process());
+    let plan = Plan::new(inputs.entries.iter().flat_map(Entry::cases).collect());
+    let reports: Vec<_> = inputs.entries.iter().flat_map(Entry::reports).collect();
+    output::stderr(&output::render(&reports, color));
+    let text = match args.format {
+        Format::Human => plan.cases.iter().map(line).collect::<String>(),
+        Format::Json => {
+            let mut text = serde_json::to_string_pretty(&plan)?;
+            text.push('\n');
+            text
+        }
+    };
+    output::stdout(&text)?;
+    let all_valid = inputs.entries.iter().all(Entry::is_valid);
+    Ok(if all_valid {
+        ExitCode::OK
+    } else {
+        ExitCode::INVALID
+    })
+}
+
+/// `id<TAB>dialect<TAB>name<TAB>file`; a data-driven case's name also names its agent.
+fn line(case: &Case) -> String {
+    let name = match (&case.target, case.dialect) {
+        (Target::Agent { agent, .. }, Dialect::DataDriven) => {
+            format!("{} (agent {agent})", case.name)
+        }
+        _ => case.name.clone(),
+    };
+    format!(
+        "{}\t{}\t{}\t{}\n",
+        case.id,
+        case.dialect,
+        one_field(&name),
+        one_field(&case.file.display().to_string())
+    )
+}
+
+/// Text with no tab or line break, so that it stays one field of one line.
+fn one_field(text: &str) -> String {
+    text.replace(['\t', '\n', '\r'], " ")
+}

@@ -1,0 +1,47 @@
+//! The `assay` command line: a thin layer over `assay-spec` (and later the runner).
+//!
+//! Data goes to stdout and diagnostics to stderr, so that `assay list | …` and
+//! `assay validate --format json | jq` work. Diagnostics are coloured only when stderr
+//! is a terminal and `NO_COLOR` is not set (or with `--color always`). Exit codes are
+//! defined in [`ExitCode`].
+
+pub mod args;
+mod commands;
+mod exit;
+mod output;
+
+use clap::Parser;
+
+pub use exit::ExitCode;
+
+use crate::args::{Cli, Command};
+
+/// Runs `assay` with the process's arguments and returns the code to exit with.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // Help and version go to stdout, usage errors to stderr.
+            let _ = error.print();
+            return ExitCode::from_clap(&error);
+        }
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::ERROR
+        }
+    }
+}
+
+/// Runs a parsed command line.
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let color = output::use_color(cli.color);
+    match cli.command {
+        Command::Validate(args) => commands::validate::run(&args, color),
+        Command::List(args) => commands::list::run(&args, color),
+        Command::Schema(args) => commands::schema::run(&args),
+        Command::Convert(args) => commands::convert::run(&args, color),
+    }
+}

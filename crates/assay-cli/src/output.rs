@@ -1,0 +1,56 @@
+//! Where output goes: data to stdout, diagnostics to stderr, colour only when wanted.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::Context;
+use assay_spec::Report;
+
+use crate::args::Color;
+
+/// Whether to colour diagnostics: `auto` colours only when stderr is a terminal and
+/// `NO_COLOR` is unset or empty (<https://no-color.org>).
+pub(crate) fn use_color(choice: Color) -> bool {
+    match choice {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stderr().is_terminal()
+        }
+    }
+}
+
+/// Writes data to stdout. A closed pipe (`assay list | head`) is not an error.
+pub(crate) fn stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        result => result.context("cannot write to stdout"),
+    }
+}
+
+/// Writes diagnostics to stderr; there is nowhere left to report a failure to.
+pub(crate) fn stderr(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+}
+
+/// Every report rendered by miette, one after another.
+///
+/// A report without a position would show no snippet, and so no file name: it is
+/// rendered plain instead, as `file: error[code]: message`.
+pub(crate) fn render(reports: &[Report], color: bool) -> String {
+    let mut out = String::new();
+    for report in reports {
+        if report.diagnostic.span.is_none() {
+            out.push_str(&report.plain());
+        } else {
+            out.push_str(&report.render(color));
+        }
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out
+}
