@@ -231,8 +231,20 @@ impl Report {
 }
 
 impl fmt::Display for Report {
+    /// The headline, then the detail, expected and found lines, as miette shows them.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.diagnostic.headline())
+        let d = &self.diagnostic;
+        write!(f, "{}", d.headline())?;
+        if let Some(detail) = &d.detail {
+            write!(f, "\n{detail}")?;
+        }
+        if let Some(e) = &d.expected {
+            write!(f, "\nexpected: {e}")?;
+        }
+        if let Some(found) = &d.found {
+            write!(f, "\nfound: {found}")?;
+        }
+        Ok(())
     }
 }
 
@@ -251,25 +263,10 @@ impl miette::Diagnostic for Report {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        let d = &self.diagnostic;
-        let mut lines = Vec::new();
-        if let Some(detail) = &d.detail {
-            lines.push(detail.clone());
-        }
-        if let Some(e) = &d.expected {
-            lines.push(format!("expected: {e}"));
-        }
-        if let Some(found) = &d.found {
-            lines.push(format!("found: {found}"));
-        }
-        if let Some(h) = &d.help {
-            lines.push(format!("help: {h}"));
-        }
-        if lines.is_empty() {
-            None
-        } else {
-            Some(Box::new(lines.join("\n")))
-        }
+        self.diagnostic
+            .help
+            .as_ref()
+            .map(|h| Box::new(h.as_str()) as Box<dyn fmt::Display + 'a>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
@@ -280,15 +277,17 @@ impl miette::Diagnostic for Report {
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
         let span = self.diagnostic.span?;
         let label = self.diagnostic.code.replace('-', " ");
-        Some(Box::new(std::iter::once(miette::LabeledSpan::new_with_span(
-            Some(label),
-            span,
-        ))))
+        Some(Box::new(std::iter::once(
+            miette::LabeledSpan::new_with_span(Some(label), span),
+        )))
     }
 }
 
 /// The closest of `candidates` to `found`, when it is close enough to be a likely typo.
-pub fn did_you_mean<'a>(found: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub fn did_you_mean<'a>(
+    found: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
     let lower = found.to_ascii_lowercase();
     candidates
         .into_iter()
@@ -305,8 +304,14 @@ mod tests {
     #[test]
     fn suggestion_for_near_miss_only() {
         let keys = ["keywords", "value", "gist"];
-        assert_eq!(did_you_mean("keyword", keys).as_deref(), Some("did you mean `keywords`?"));
-        assert_eq!(did_you_mean("Gist", keys).as_deref(), Some("did you mean `gist`?"));
+        assert_eq!(
+            did_you_mean("keyword", keys).as_deref(),
+            Some("did you mean `keywords`?")
+        );
+        assert_eq!(
+            did_you_mean("Gist", keys).as_deref(),
+            Some("did you mean `gist`?")
+        );
         assert_eq!(did_you_mean("zebra", keys), None);
     }
 

@@ -43,7 +43,9 @@ impl Document {
     pub fn cases(&self, file: &Path) -> Vec<Case> {
         match self {
             Document::DataDriven(case) => vec![case.to_case(file)],
-            Document::SentinelSpec(spec) => vec![spec.to_case(file, "", &[], Dialect::SentinelSpec)],
+            Document::SentinelSpec(spec) => {
+                vec![spec.to_case(file, "", &[], Dialect::SentinelSpec)]
+            }
             Document::SentinelSuite(suite) => suite.to_cases(file),
             Document::Config(_) => Vec::new(),
         }
@@ -75,7 +77,9 @@ impl Loaded {
             all.extend(errors);
         }
         all.sort_by_key(|d| d.span.map(|s| s.start).unwrap_or(usize::MAX));
-        all.into_iter().map(|d| Report::new(d.clone(), &self.source)).collect()
+        all.into_iter()
+            .map(|d| Report::new(d.clone(), &self.source))
+            .collect()
     }
 
     /// Whether the file is valid (it may still have warnings).
@@ -111,11 +115,14 @@ pub fn discover(paths: &[PathBuf]) -> Vec<Result<PathBuf, (PathBuf, String)>> {
                 .into_iter()
                 .filter_entry(|e| {
                     let name = e.file_name().to_string_lossy();
-                    e.depth() == 0 || !(name.starts_with('.') || name == "target" || name == "node_modules")
+                    e.depth() == 0
+                        || !(name.starts_with('.') || name == "target" || name == "node_modules")
                 });
             for entry in walker {
                 match entry {
-                    Ok(e) if e.file_type().is_file() && is_candidate(e.path()) => out.push(Ok(e.into_path())),
+                    Ok(e) if e.file_type().is_file() && is_candidate(e.path()) => {
+                        out.push(Ok(e.into_path()))
+                    }
                     Ok(_) => {}
                     Err(e) => out.push(Err((path.clone(), e.to_string()))),
                 }
@@ -139,7 +146,11 @@ pub enum Unrecognized {
 }
 
 /// Reads and loads one file. `None` means the file was skipped as not a test file.
-pub fn load_file(path: &Path, env: &Env, unrecognized: Unrecognized) -> Result<Option<Loaded>, std::io::Error> {
+pub fn load_file(
+    path: &Path,
+    env: &Env,
+    unrecognized: Unrecognized,
+) -> Result<Option<Loaded>, std::io::Error> {
     let text = std::fs::read_to_string(path)?;
     Ok(load_str(path, &text, env, unrecognized))
 }
@@ -148,7 +159,9 @@ pub fn load_file(path: &Path, env: &Env, unrecognized: Unrecognized) -> Result<O
 pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) -> Option<Loaded> {
     let source = Source::new(path, text);
     let is_config = path.file_name().is_some_and(|n| n == "assay.toml")
-        || path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+        || path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
     let syntax = Syntax::from_path(path).unwrap_or_else(|| sniff(text));
     let parsed = if is_config {
         syntax::toml::parse(&source)
@@ -209,20 +222,31 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
 }
 
 /// Validates a tree as `dialect`: the document or its errors, and the warnings.
-pub fn validate(tree: &Node, dialect: Dialect) -> (Result<Document, Vec<Diagnostic>>, Vec<Diagnostic>) {
+pub fn validate(
+    tree: &Node,
+    dialect: Dialect,
+) -> (Result<Document, Vec<Diagnostic>>, Vec<Diagnostic>) {
     let style = match dialect {
         Dialect::SentinelSpec | Dialect::SentinelSuite => Style::Sentinel,
         Dialect::DataDriven | Dialect::Config => Style::Plain,
     };
     let mut cx = Cx::new(style);
     let doc = match dialect {
-        Dialect::DataDriven => crate::validate::data_driven::validate(tree, &mut cx).map(Document::DataDriven),
-        Dialect::SentinelSpec => crate::validate::sentinel::validate_spec(tree, &mut cx).map(Document::SentinelSpec),
-        Dialect::SentinelSuite => crate::validate::sentinel::validate_suite(tree, &mut cx).map(Document::SentinelSuite),
+        Dialect::DataDriven => {
+            crate::validate::data_driven::validate(tree, &mut cx).map(Document::DataDriven)
+        }
+        Dialect::SentinelSpec => {
+            crate::validate::sentinel::validate_spec(tree, &mut cx).map(Document::SentinelSpec)
+        }
+        Dialect::SentinelSuite => {
+            crate::validate::sentinel::validate_suite(tree, &mut cx).map(Document::SentinelSuite)
+        }
         Dialect::Config => crate::validate::config::validate(tree, &mut cx).map(Document::Config),
     };
-    let (mut errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) =
-        cx.diags.into_iter().partition(|d| d.severity == Severity::Error);
+    let (mut errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = cx
+        .diags
+        .into_iter()
+        .partition(|d| d.severity == Severity::Error);
     let outcome = match doc {
         Some(doc) if errors.is_empty() => Ok(doc),
         _ => {
@@ -252,10 +276,17 @@ pub fn detect(tree: &Node) -> Option<Dialect> {
 
 /// A suggestion when a top-level key looks like a misspelt dialect key.
 fn near_miss(tree: &Node) -> Option<String> {
-    const SIGNATURE: [&str; 6] = ["agent", "interactions", "tests", "assertions", "inputs", "model"];
-    tree.as_object()?
-        .iter()
-        .find_map(|(k, _)| did_you_mean(&k.name, SIGNATURE).map(|hint| format!("`{}`: {hint}", k.name)))
+    const SIGNATURE: [&str; 6] = [
+        "agent",
+        "interactions",
+        "tests",
+        "assertions",
+        "inputs",
+        "model",
+    ];
+    tree.as_object()?.iter().find_map(|(k, _)| {
+        did_you_mean(&k.name, SIGNATURE).map(|hint| format!("`{}`: {hint}", k.name))
+    })
 }
 
 fn first_byte(tree: &Node) -> Span {

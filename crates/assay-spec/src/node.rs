@@ -94,7 +94,9 @@ impl Node {
             Value::Bool(b) => serde_json::Value::Bool(*b),
             Value::Number(n) => serde_json::Value::Number(n.clone()),
             Value::String(s) => serde_json::Value::String(s.clone()),
-            Value::Array(items) => serde_json::Value::Array(items.iter().map(Node::to_json).collect()),
+            Value::Array(items) => {
+                serde_json::Value::Array(items.iter().map(Node::to_json).collect())
+            }
             Value::Object(entries) => serde_json::Value::Object(
                 entries
                     .iter()
@@ -139,7 +141,10 @@ impl Node {
     /// The key and value named `name`, when this is an object that has it.
     pub fn entry(&self, name: &str) -> Option<(&Key, &Node)> {
         match &self.value {
-            Value::Object(entries) => entries.iter().find(|(k, _)| k.name == name).map(|(k, v)| (k, v)),
+            Value::Object(entries) => entries
+                .iter()
+                .find(|(k, _)| k.name == name)
+                .map(|(k, v)| (k, v)),
             _ => None,
         }
     }
@@ -223,7 +228,10 @@ mod tests {
             serde_json::from_str(r#"{"b": 1, "a": [19481.0, "x", null, true]}"#).unwrap();
         let node = Node::from_json(&json, Span::new(0, 1));
         assert_eq!(node.to_json(), json);
-        assert_eq!(node.to_json().to_string(), r#"{"b":1,"a":[19481.0,"x",null,true]}"#);
+        assert_eq!(
+            node.to_json().to_string(),
+            r#"{"b":1,"a":[19481.0,"x",null,true]}"#
+        );
         assert_eq!(node.get("b").unwrap().type_name(), "integer");
         assert_eq!(node.get("a").unwrap().type_name(), "list");
     }

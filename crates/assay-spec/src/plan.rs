@@ -244,12 +244,21 @@ fn canonical(value: &serde_json::Value) -> String {
             keys.sort();
             let parts: Vec<String> = keys
                 .iter()
-                .map(|k| format!("{}:{}", serde_json::Value::String((*k).clone()), canonical(&map[*k])))
+                .map(|k| {
+                    format!(
+                        "{}:{}",
+                        serde_json::Value::String((*k).clone()),
+                        canonical(&map[*k])
+                    )
+                })
                 .collect();
             format!("{{{}}}", parts.join(","))
         }
         serde_json::Value::Array(items) => {
-            format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(","))
+            format!(
+                "[{}]",
+                items.iter().map(canonical).collect::<Vec<_>>().join(",")
+            )
         }
         other => other.to_string(),
     }
@@ -257,7 +266,10 @@ fn canonical(value: &serde_json::Value) -> String {
 
 /// The name of a data-driven case: its folder and file stem, as upstream names tests.
 pub fn data_driven_name(file: &Path) -> String {
-    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     match file.parent().and_then(|p| p.file_name()) {
         Some(dir) => format!("{}/{stem}", dir.to_string_lossy()),
         None => stem,
@@ -275,10 +287,23 @@ impl DataDrivenCase {
                 let base = format!("interactions[{i}].response");
                 let mut checks = Vec::new();
                 if let Some(text) = &it.response.text {
-                    push_tests(&mut checks, &format!("{base}.text"), Part::Text, &[], &text.tests);
+                    push_tests(
+                        &mut checks,
+                        &format!("{base}.text"),
+                        Part::Text,
+                        &[],
+                        &text.tests,
+                    );
                 }
                 if let Some(sly) = &it.response.sly_data {
-                    walk_fields(&mut checks, &format!("{base}.sly_data"), Part::SlyData, &mut Vec::new(), sly, false);
+                    walk_fields(
+                        &mut checks,
+                        &format!("{base}.sly_data"),
+                        Part::SlyData,
+                        &mut Vec::new(),
+                        sly,
+                        false,
+                    );
                 }
                 if let Some(structure) = &it.response.structure {
                     walk_fields(
@@ -335,7 +360,13 @@ impl DataDrivenCase {
     }
 }
 
-fn push_tests(out: &mut Vec<Check>, base: &str, part: Part, field: &[String], tests: &[StockCheck]) {
+fn push_tests(
+    out: &mut Vec<Check>,
+    base: &str,
+    part: Part,
+    field: &[String],
+    tests: &[StockCheck],
+) {
     for t in tests {
         let name = t.test.spelled(t.negated);
         let values = t.expected.values();
@@ -360,7 +391,14 @@ fn push_tests(out: &mut Vec<Check>, base: &str, part: Part, field: &[String], te
     }
 }
 
-fn walk_fields(out: &mut Vec<Check>, base: &str, part: Part, field: &mut Vec<String>, checks: &FieldChecks, nested: bool) {
+fn walk_fields(
+    out: &mut Vec<Check>,
+    base: &str,
+    part: Part,
+    field: &mut Vec<String>,
+    checks: &FieldChecks,
+    nested: bool,
+) {
     if nested && checks.tests.is_empty() && checks.fields.is_empty() {
         out.push(Check {
             path: base.to_owned(),
@@ -381,7 +419,13 @@ fn walk_fields(out: &mut Vec<Check>, base: &str, part: Part, field: &mut Vec<Str
 
 impl TestSpec {
     /// This test as a plan case read from `file`; `suite_tags` are added to its own.
-    pub fn to_case(&self, file: &Path, path_prefix: &str, suite_tags: &[String], dialect: Dialect) -> Case {
+    pub fn to_case(
+        &self,
+        file: &Path,
+        path_prefix: &str,
+        suite_tags: &[String],
+        dialect: Dialect,
+    ) -> Case {
         let checks = self
             .assertions
             .iter()
@@ -450,7 +494,14 @@ impl TestSuite {
         self.tests
             .iter()
             .enumerate()
-            .map(|(i, t)| t.to_case(file, &format!("tests[{i}]."), &suite_tags, Dialect::SentinelSuite))
+            .map(|(i, t)| {
+                t.to_case(
+                    file,
+                    &format!("tests[{i}]."),
+                    &suite_tags,
+                    Dialect::SentinelSuite,
+                )
+            })
             .collect()
     }
 }
@@ -471,9 +522,11 @@ impl Plan {
 
     /// Every check of every case, with its case.
     pub fn checks(&self) -> impl Iterator<Item = (&Case, &Check)> {
-        self.cases
-            .iter()
-            .flat_map(|c| c.interactions.iter().flat_map(move |s| s.checks.iter().map(move |k| (c, k))))
+        self.cases.iter().flat_map(|c| {
+            c.interactions
+                .iter()
+                .flat_map(move |s| s.checks.iter().map(move |k| (c, k)))
+        })
     }
 }
 
@@ -517,6 +570,9 @@ mod tests {
 
     #[test]
     fn data_driven_names_use_folder_and_stem() {
-        assert_eq!(data_driven_name(Path::new("a/music_nerd/beatles.hocon")), "music_nerd/beatles");
+        assert_eq!(
+            data_driven_name(Path::new("a/music_nerd/beatles.hocon")),
+            "music_nerd/beatles"
+        );
     }
 }

@@ -38,5 +38,7 @@ pub fn dialect_named(name: &str) -> Option<Dialect> {
 }
 
 fn generate<T: JsonSchema>() -> Schema {
-    SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>()
+    SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>()
 }

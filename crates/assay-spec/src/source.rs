@@ -140,7 +140,10 @@ mod tests {
 
     #[test]
     fn syntax_from_extension() {
-        assert_eq!(Syntax::from_path(Path::new("a/b.CONF")), Some(Syntax::Hocon));
+        assert_eq!(
+            Syntax::from_path(Path::new("a/b.CONF")),
+            Some(Syntax::Hocon)
+        );
         assert_eq!(Syntax::from_path(Path::new("a.yml")), Some(Syntax::Yaml));
         assert_eq!(Syntax::from_path(Path::new("a.txt")), None);
     }

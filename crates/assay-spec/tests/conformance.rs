@@ -48,10 +48,18 @@ fn load_case(path: &Path) -> (Case, Value) {
         .unwrap()
         .expect("named files are not skipped");
     let reports: Vec<String> = loaded.reports().iter().map(|r| r.plain()).collect();
-    assert!(loaded.is_valid(), "{} is invalid:\n{}", path.display(), reports.join("\n"));
+    assert!(
+        loaded.is_valid(),
+        "{} is invalid:\n{}",
+        path.display(),
+        reports.join("\n")
+    );
     let cases = loaded.cases();
     assert_eq!(cases.len(), 1);
-    (cases.into_iter().next().unwrap(), loaded.tree.unwrap().to_json())
+    (
+        cases.into_iter().next().unwrap(),
+        loaded.tree.unwrap().to_json(),
+    )
 }
 
 /// Upstream's walk (`test_response_keys`), re-implemented over raw JSON: a dict goes one
@@ -69,7 +77,9 @@ fn upstream_checks(response: &Value) -> Vec<(String, String, Value)> {
         for (key, value) in keys {
             match value {
                 Value::Null => {}
-                Value::Object(map) if map.is_empty() => out.push((key, "present".to_owned(), Value::Null)),
+                Value::Object(map) if map.is_empty() => {
+                    out.push((key, "present".to_owned(), Value::Null))
+                }
                 Value::Object(map) => {
                     for (k, v) in map {
                         deeper.push((format!("{key}.{k}"), v));
@@ -128,24 +138,45 @@ fn every_upstream_case_validates_and_normalizes_to_what_it_spells_out() {
     let mut total_checks = 0;
     for path in files {
         let (case, raw) = load_case(&path);
-        let Target::Agent { agent, connections, .. } = &case.target else {
+        let Target::Agent {
+            agent, connections, ..
+        } = &case.target
+        else {
             panic!("{}: not an agent case", path.display());
         };
-        assert_eq!(Some(agent.as_str()), raw["agent"].as_str(), "{}", path.display());
+        assert_eq!(
+            Some(agent.as_str()),
+            raw["agent"].as_str(),
+            "{}",
+            path.display()
+        );
         let expected_connections: Vec<String> = match &raw["connections"] {
             Value::Null => vec!["direct".to_owned()],
             Value::String(s) => vec![s.clone()],
-            Value::Array(items) => items.iter().map(|v| v.as_str().unwrap().to_owned()).collect(),
+            Value::Array(items) => items
+                .iter()
+                .map(|v| v.as_str().unwrap().to_owned())
+                .collect(),
             other => panic!("odd connections {other}"),
         };
         let got: Vec<&str> = connections.iter().map(|c| c.name()).collect();
         assert_eq!(got, expected_connections, "{}", path.display());
 
         let raw_interactions = raw["interactions"].as_array().unwrap();
-        assert_eq!(case.interactions.len(), raw_interactions.len(), "{}", path.display());
+        assert_eq!(
+            case.interactions.len(),
+            raw_interactions.len(),
+            "{}",
+            path.display()
+        );
         for (i, raw_it) in raw_interactions.iter().enumerate() {
             let step = &case.interactions[i];
-            assert_eq!(step.input.text.as_deref(), raw_it["text"].as_str(), "{} [{i}]", path.display());
+            assert_eq!(
+                step.input.text.as_deref(),
+                raw_it["text"].as_str(),
+                "{} [{i}]",
+                path.display()
+            );
             assert_eq!(
                 step.input.sly_data.clone().map(Value::Object),
                 raw_it.get("sly_data").cloned(),
@@ -162,7 +193,10 @@ fn every_upstream_case_validates_and_normalizes_to_what_it_spells_out() {
             total_checks += got.len();
         }
     }
-    assert!(total_checks > 60, "only {total_checks} checks across the corpus");
+    assert!(
+        total_checks > 60,
+        "only {total_checks} checks across the corpus"
+    );
 }
 
 #[test]
@@ -170,7 +204,10 @@ fn math_guy_spells_out_one_float_value_check() {
     let (case, _) = load_case(&dir().join("fixtures-2026-02/math_guy/basic_sly_data.hocon"));
     assert_eq!(case.name, "math_guy/basic_sly_data");
     let step = &case.interactions[0];
-    assert_eq!(step.input.sly_data.clone().map(Value::Object), Some(json!({"x": 847, "y": 23})));
+    assert_eq!(
+        step.input.sly_data.clone().map(Value::Object),
+        Some(json!({"x": 847, "y": 23}))
+    );
     assert_eq!(step.checks.len(), 1);
     let CheckKind::Stock {
         field,
@@ -185,12 +222,18 @@ fn math_guy_spells_out_one_float_value_check() {
     assert_eq!(field, &["equals"]);
     assert_eq!((*test, *negated), (StockTest::Value, false));
     assert_eq!(expected.to_string(), "19481.0", "the float stays a float");
-    assert_eq!(step.checks[0].path, "interactions[0].response.sly_data.equals.value[0]");
+    assert_eq!(
+        step.checks[0].path,
+        "interactions[0].response.sly_data.equals.value[0]"
+    );
 }
 
 #[test]
 fn music_nerd_pro_http_spells_out_two_turns_of_structure_checks() {
-    let (case, _) = load_case(&dir().join("fixtures-2026-02/music_nerd_pro/combination_responses_with_history_http.hocon"));
+    let (case, _) = load_case(
+        &dir()
+            .join("fixtures-2026-02/music_nerd_pro/combination_responses_with_history_http.hocon"),
+    );
     let Target::Agent { connections, .. } = &case.target else {
         panic!("not an agent case")
     };
@@ -199,22 +242,40 @@ fn music_nerd_pro_http_spells_out_two_turns_of_structure_checks() {
     assert_eq!(
         turns[0],
         [
-            ("structure.answer".to_owned(), "keywords".to_owned(), json!("Beatles")),
-            ("structure.running_cost".to_owned(), "value".to_owned(), json!(3.0)),
+            (
+                "structure.answer".to_owned(),
+                "keywords".to_owned(),
+                json!("Beatles")
+            ),
+            (
+                "structure.running_cost".to_owned(),
+                "value".to_owned(),
+                json!(3.0)
+            ),
         ]
     );
     assert_eq!(
         turns[1],
         [
-            ("structure.answer".to_owned(), "keywords".to_owned(), json!("Liverpool")),
-            ("structure.running_cost".to_owned(), "value".to_owned(), json!(6.0)),
+            (
+                "structure.answer".to_owned(),
+                "keywords".to_owned(),
+                json!("Liverpool")
+            ),
+            (
+                "structure.running_cost".to_owned(),
+                "value".to_owned(),
+                json!(6.0)
+            ),
         ]
     );
 }
 
 #[test]
 fn esp_four_quote_close_keeps_the_quote_in_the_criteria() {
-    let (case, _) = load_case(&dir().join("fixtures-2026-02/esp_decision_assistant/fallbacks_and_commondef_values.hocon"));
+    let (case, _) = load_case(
+        &dir().join("fixtures-2026-02/esp_decision_assistant/fallbacks_and_commondef_values.hocon"),
+    );
     let gist = case.interactions[0]
         .checks
         .iter()
@@ -227,13 +288,18 @@ fn esp_four_quote_close_keeps_the_quote_in_the_criteria() {
             _ => None,
         })
         .expect("a gist check");
-    assert!(gist.ends_with('"'), "criteria should end with the fourth quote: {gist:?}");
+    assert!(
+        gist.ends_with('"'),
+        "criteria should end with the fourth quote: {gist:?}"
+    );
     assert!(gist.trim_end_matches('"').ends_with(' '), "{gist:?}");
 }
 
 #[test]
 fn substitution_from_the_environment_reaches_sly_data() {
-    let (case, _) = load_case(&dir().join("fixtures-latest/music_nerd_pro_sly_api_key/with_user_api_key.hocon"));
+    let (case, _) = load_case(
+        &dir().join("fixtures-latest/music_nerd_pro_sly_api_key/with_user_api_key.hocon"),
+    );
     let sly = case.interactions[0].input.sly_data.clone().unwrap();
     assert_eq!(sly["api_keys"]["openai_api_key"], json!(DUMMY_KEY));
 }
@@ -248,22 +314,38 @@ fn without_the_variable_the_file_names_it() {
     assert_eq!(reports.len(), 1);
     let text = reports[0].plain();
     assert!(text.contains("OPENAI_API_KEY"), "{text}");
-    assert!(text.contains(":44:"), "points at the line of the substitution: {text}");
+    assert!(
+        text.contains(":44:"),
+        "points at the line of the substitution: {text}"
+    );
 }
 
 #[test]
 fn load_test_presence_checks_and_failure_patterns_are_kept() {
-    let (case, _) = load_case(&dir().join("fixtures-latest/load_tests/agent_network_designer/catering_company.hocon"));
+    let (case, _) = load_case(
+        &dir().join("fixtures-latest/load_tests/agent_network_designer/catering_company.hocon"),
+    );
     assert_eq!(
         case.failure_patterns,
-        ["No fully-specified LLM found", "API key to be set as an environment variable"]
+        [
+            "No fully-specified LLM found",
+            "API key to be set as an environment variable"
+        ]
     );
     let checks = plan_checks(&case, 0);
     assert_eq!(
         checks,
         [
-            ("sly_data.agent_network_name".to_owned(), "not_value".to_owned(), json!("")),
-            ("sly_data.agent_reservations".to_owned(), "not_value".to_owned(), json!("")),
+            (
+                "sly_data.agent_network_name".to_owned(),
+                "not_value".to_owned(),
+                json!("")
+            ),
+            (
+                "sly_data.agent_reservations".to_owned(),
+                "not_value".to_owned(),
+                json!("")
+            ),
         ]
     );
 }

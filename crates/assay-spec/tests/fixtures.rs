@@ -21,7 +21,10 @@ fn env() -> Env {
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = walk(dir).into_iter().filter(|p| load::is_candidate(p)).collect();
+    let mut out: Vec<PathBuf> = walk(dir)
+        .into_iter()
+        .filter(|p| load::is_candidate(p))
+        .collect();
     out.sort();
     out
 }
@@ -41,7 +44,11 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 fn relative(path: &Path) -> PathBuf {
     let root = root().canonicalize().unwrap();
-    path.canonicalize().unwrap().strip_prefix(&root).unwrap().to_path_buf()
+    path.canonicalize()
+        .unwrap()
+        .strip_prefix(&root)
+        .unwrap()
+        .to_path_buf()
 }
 
 fn load(path: &Path, unrecognized: Unrecognized) -> Option<Loaded> {
@@ -65,7 +72,12 @@ fn schema_errors(loaded: &Loaded) -> Option<Vec<String>> {
         .build(&schema)
         .expect("generated schema compiles");
     let instance = tree.to_json();
-    Some(validator.iter_errors(&instance).map(|e| format!("{}: {e}", e.instance_path())).collect())
+    Some(
+        validator
+            .iter_errors(&instance)
+            .map(|e| format!("{}: {e}", e.instance_path()))
+            .collect(),
+    )
 }
 
 #[test]
@@ -81,18 +93,33 @@ fn valid_fixtures_validate_and_match_their_schema() {
         }
         let Some(loaded) = load(&path, Unrecognized::Skip) else {
             // Only files that hold no test (shared includes) are skipped.
-            assert!(rel_text.contains("/shared/"), "{rel_text} was skipped as not a test file");
+            assert!(
+                rel_text.contains("/shared/"),
+                "{rel_text} was skipped as not a test file"
+            );
             continue;
         };
         let reports: Vec<String> = loaded.reports().iter().map(|r| r.plain()).collect();
-        assert!(loaded.is_valid(), "{rel_text} should be valid:\n{}", reports.join("\n"));
+        assert!(
+            loaded.is_valid(),
+            "{rel_text} should be valid:\n{}",
+            reports.join("\n")
+        );
         // Our own fixtures are clean; only upstream files may carry warnings.
         if !loaded.warnings.is_empty() {
-            assert!(rel_text.starts_with("fixtures/conformance/"), "{rel_text} has warnings:\n{}", reports.join("\n"));
+            assert!(
+                rel_text.starts_with("fixtures/conformance/"),
+                "{rel_text} has warnings:\n{}",
+                reports.join("\n")
+            );
             warned.push(rel_text.to_string());
         }
         let errors = schema_errors(&loaded).unwrap();
-        assert!(errors.is_empty(), "the schema rejects valid {rel_text}:\n{}", errors.join("\n"));
+        assert!(
+            errors.is_empty(),
+            "the schema rejects valid {rel_text}:\n{}",
+            errors.join("\n")
+        );
         checked += 1;
     }
     assert!(checked >= 45, "only {checked} valid fixtures were checked");
@@ -100,20 +127,43 @@ fn valid_fixtures_validate_and_match_their_schema() {
     // they load, with a warning that they never run.
     assert_eq!(
         warned,
-        ["fixtures/conformance/neuro-san/fixtures-2026-02/music_nerd_pro_llm_ollama/combination_responses_with_history_http.hocon"]
+        [
+            "fixtures/conformance/neuro-san/fixtures-2026-02/music_nerd_pro_llm_ollama/combination_responses_with_history_http.hocon"
+        ]
     );
 }
 
 /// Invalid fixtures whose rule JSON Schema cannot express (or that are not even
 /// well-formed, so there is nothing to give a schema), with the reason.
 const BEYOND_SCHEMA: [(&str, &str); 7] = [
-    ("dd-success-ratio-over.hocon", "k <= n compares two numbers inside one string"),
-    ("dd-unresolved-substitution.hocon", "a HOCON substitution fails before any document exists"),
-    ("s-token-bounds.yaml", "min_tokens <= max_tokens compares two list items"),
-    ("suite-missing-model.yaml", "whether defaults supply a field depends on another object"),
-    ("unknown-dialect.yaml", "a file of no dialect has no schema to check"),
-    ("dd-connections.hocon", "(also caught) duplicates are rejected by uniqueItems-free anyOf only through the typo"),
-    ("s-assertion-values.yaml", "(also caught) listed so a schema change that stops catching it is noticed"),
+    (
+        "dd-success-ratio-over.hocon",
+        "k <= n compares two numbers inside one string",
+    ),
+    (
+        "dd-unresolved-substitution.hocon",
+        "a HOCON substitution fails before any document exists",
+    ),
+    (
+        "s-token-bounds.yaml",
+        "min_tokens <= max_tokens compares two list items",
+    ),
+    (
+        "suite-missing-model.yaml",
+        "whether defaults supply a field depends on another object",
+    ),
+    (
+        "unknown-dialect.yaml",
+        "a file of no dialect has no schema to check",
+    ),
+    (
+        "dd-connections.hocon",
+        "(also caught) duplicates are rejected by uniqueItems-free anyOf only through the typo",
+    ),
+    (
+        "s-assertion-values.yaml",
+        "(also caught) listed so a schema change that stops catching it is noticed",
+    ),
 ];
 
 #[test]
@@ -129,7 +179,8 @@ fn invalid_fixtures_give_their_snapshot_and_the_schema_rejects_them() {
         let reports = loaded.reports();
         // `warn-*` files are valid but have warnings; every other file has errors.
         let warn_only = name.starts_with("warn-");
-        if warn_only && !(loaded.is_valid() && !loaded.warnings.is_empty()) {
+        let has_only_warnings = loaded.is_valid() && !loaded.warnings.is_empty();
+        if warn_only && !has_only_warnings {
             failures.push(format!("{name}: expected a valid file with warnings"));
             continue;
         }

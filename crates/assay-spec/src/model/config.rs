@@ -85,7 +85,8 @@ pub enum ProviderName {
 
 impl ProviderName {
     /// Every provider's name.
-    pub const NAMES: [&'static str; 5] = ["openai", "anthropic", "ollama", "huggingface", "bedrock"];
+    pub const NAMES: [&'static str; 5] =
+        ["openai", "anthropic", "ollama", "huggingface", "bedrock"];
 
     /// The provider named `name`.
     pub fn from_name(name: &str) -> Option<ProviderName> {

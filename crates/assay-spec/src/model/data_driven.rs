@@ -136,7 +136,9 @@ impl SuccessRatio {
             return Err("the denominator must be at least 1".to_owned());
         }
         if need > of {
-            return Err(format!("{need} of {of} can never pass: the numerator must not exceed the denominator"));
+            return Err(format!(
+                "{need} of {of} can never pass: the numerator must not exceed the denominator"
+            ));
         }
         Ok(SuccessRatio { need, of })
     }
@@ -465,18 +467,39 @@ mod tests {
 
     #[test]
     fn success_ratio_rules() {
-        assert_eq!(SuccessRatio::parse(" 3 / 5 "), Ok(SuccessRatio { need: 3, of: 5 }));
-        assert_eq!(SuccessRatio::parse("0/1"), Ok(SuccessRatio { need: 0, of: 1 }));
+        assert_eq!(
+            SuccessRatio::parse(" 3 / 5 "),
+            Ok(SuccessRatio { need: 3, of: 5 })
+        );
+        assert_eq!(
+            SuccessRatio::parse("0/1"),
+            Ok(SuccessRatio { need: 0, of: 1 })
+        );
         assert!(SuccessRatio::parse("3").is_err());
-        assert!(SuccessRatio::parse("5/3").unwrap_err().contains("never pass"));
-        assert!(SuccessRatio::parse("1/0").unwrap_err().contains("at least 1"));
-        assert!(SuccessRatio::parse("a/2").unwrap_err().contains("numerator"));
+        assert!(
+            SuccessRatio::parse("5/3")
+                .unwrap_err()
+                .contains("never pass")
+        );
+        assert!(
+            SuccessRatio::parse("1/0")
+                .unwrap_err()
+                .contains("at least 1")
+        );
+        assert!(
+            SuccessRatio::parse("a/2")
+                .unwrap_err()
+                .contains("numerator")
+        );
         assert!(SuccessRatio::parse("1/2/3").is_err());
     }
 
     #[test]
     fn stock_names_are_case_insensitive() {
-        assert_eq!(StockTest::from_name("Not_Keywords"), Some((StockTest::Keywords, true)));
+        assert_eq!(
+            StockTest::from_name("Not_Keywords"),
+            Some((StockTest::Keywords, true))
+        );
         assert_eq!(StockTest::from_name("GIST"), Some((StockTest::Gist, false)));
         assert_eq!(StockTest::from_name("keyword"), None);
         assert_eq!(StockTest::from_name("not_"), None);

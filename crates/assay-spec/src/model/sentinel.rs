@@ -259,7 +259,8 @@ pub enum Provider {
 
 impl Provider {
     /// Every provider's name.
-    pub const NAMES: [&'static str; 5] = ["anthropic", "openai", "bedrock", "huggingface", "ollama"];
+    pub const NAMES: [&'static str; 5] =
+        ["anthropic", "openai", "bedrock", "huggingface", "ollama"];
 
     /// The provider named `name`.
     pub fn from_name(name: &str) -> Option<Provider> {

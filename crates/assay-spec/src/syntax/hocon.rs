@@ -409,7 +409,10 @@ fn tidy_message(raw: &str) -> String {
 mod tests {
     use super::*;
 
-    const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/conformance/neuro-san");
+    const CONFORMANCE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/conformance/neuro-san"
+    );
 
     fn env() -> Env {
         Env::from_pairs([("OPENAI_API_KEY", "sk-test"), ("HOME_DIR", "/home/me")])

@@ -99,6 +99,7 @@ fn describe(kind: &ParseErrorKind) -> (String, Option<&'static str>) {
             Some("a json file holds exactly one value; wrap several in a list"),
         ),
         ParseErrorKind::ExpectedComma => ("expected a comma", None),
+        ParseErrorKind::ExpectedColonAfterObjectKey => ("expected `:` after the key", None),
         ParseErrorKind::NonFiniteNumbersNotAllowed => ("non-finite numbers are not allowed", None),
         ParseErrorKind::HexadecimalNumbersNotAllowed => {
             ("hexadecimal numbers are not allowed in json", None)

@@ -20,7 +20,10 @@ pub fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
             .collect());
     }
     let span = table.span();
-    Ok(Node::new(table_value(table.get_ref()), Span::new(span.start, span.end)))
+    Ok(Node::new(
+        table_value(table.get_ref()),
+        Span::new(span.start, span.end),
+    ))
 }
 
 fn lowercase_message(message: &str) -> String {
@@ -85,9 +88,18 @@ mod tests {
 
     #[test]
     fn spans_point_at_values() {
-        let src = Source::new("assay.toml", "[agents.math]\nurl = \"http://x\"\n\n[concurrency]\njobs = 4\n");
+        let src = Source::new(
+            "assay.toml",
+            "[agents.math]\nurl = \"http://x\"\n\n[concurrency]\njobs = 4\n",
+        );
         let root = parse(&src).unwrap();
-        let url = root.get("agents").unwrap().get("math").unwrap().get("url").unwrap();
+        let url = root
+            .get("agents")
+            .unwrap()
+            .get("math")
+            .unwrap()
+            .get("url")
+            .unwrap();
         assert_eq!(url.as_str(), Some("http://x"));
         assert_eq!(src.line_col(url.span.start), (2, 7));
         let jobs = root.get("concurrency").unwrap().get("jobs").unwrap();

@@ -14,9 +14,16 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     let at = At::root("AssayConfig");
     let before = cx.errors();
     let entries = cx.object(root, &at)?;
-    cx.unknown_keys(entries, &at, &["server", "agents", "judge", "providers", "concurrency"], |_| None);
+    cx.unknown_keys(
+        entries,
+        &at,
+        &["server", "agents", "judge", "providers", "concurrency"],
+        |_| None,
+    );
     let mut config = Config {
-        server: root.get("server").and_then(|n| url(n, &at.key("server"), cx)),
+        server: root
+            .get("server")
+            .and_then(|n| url(n, &at.key("server"), cx)),
         ..Config::default()
     };
     if let Some(agents) = root.get("agents") {
@@ -34,7 +41,12 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
         let at = at.key("providers");
         for (key, node) in cx.object(providers, &at).unwrap_or_default() {
             let Some(name) = ProviderName::from_name(&key.name) else {
-                cx.unknown_keys(std::slice::from_ref(&(key.clone(), node.clone())), &at, &ProviderName::NAMES, |_| None);
+                cx.unknown_keys(
+                    std::slice::from_ref(&(key.clone(), node.clone())),
+                    &at,
+                    &ProviderName::NAMES,
+                    |_| None,
+                );
                 continue;
             };
             if let Some(p) = provider(node, &at.key(&key.name), cx) {
@@ -45,7 +57,9 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     if let Some(c) = root.get("concurrency") {
         let at = at.key("concurrency");
         if let Some(entries) = cx.object(c, &at) {
-            cx.unknown_keys(entries, &at, &["jobs", "max_test_case_concurrency"], |_| None);
+            cx.unknown_keys(entries, &at, &["jobs", "max_test_case_concurrency"], |_| {
+                None
+            });
             config.concurrency = Some(ConcurrencyConfig {
                 jobs: c.get("jobs").and_then(|n| positive(n, &at.key("jobs"), cx)),
                 max_test_case_concurrency: c
@@ -62,7 +76,12 @@ fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u32> {
     match u32::try_from(n) {
         Ok(v) if v > 0 => Some(v),
         _ => {
-            cx.range_error(node, at, "a whole number of at least 1", Pyd::new("greater_than", "Input should be greater than 0"));
+            cx.range_error(
+                node,
+                at,
+                "a whole number of at least 1",
+                Pyd::new("greater_than", "Input should be greater than 0"),
+            );
             None
         }
     }
@@ -71,9 +90,13 @@ fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u32> {
 fn url(node: &Node, at: &At, cx: &mut Cx) -> Option<String> {
     let s = cx.nonempty_string(node, at)?;
     if !(s.starts_with("http://") || s.starts_with("https://")) {
-        let d = Diagnostic::new("invalid-value", &at.path, "expected an http:// or https:// url")
-            .at(node.span)
-            .expected("a url such as `http://localhost:8080`");
+        let d = Diagnostic::new(
+            "invalid-value",
+            &at.path,
+            "expected an http:// or https:// url",
+        )
+        .at(node.span)
+        .expected("a url such as `http://localhost:8080`");
         cx.report(d, at, None, Some(node));
         return None;
     }
@@ -83,14 +106,21 @@ fn url(node: &Node, at: &At, cx: &mut Cx) -> Option<String> {
 fn agent(node: &Node, at: &At, cx: &mut Cx) -> Option<AgentConfig> {
     let before = cx.errors();
     let entries = cx.object(node, at)?;
-    cx.unknown_keys(entries, at, &["url", "command", "env", "timeout_in_seconds"], |k| {
-        (k == "server").then(|| "the server of an agent is its `url`".to_owned())
-    });
+    cx.unknown_keys(
+        entries,
+        at,
+        &["url", "command", "env", "timeout_in_seconds"],
+        |k| (k == "server").then(|| "the server of an agent is its `url`".to_owned()),
+    );
     let url_value = node.get("url").and_then(|n| url(n, &at.key("url"), cx));
     let command = node.get("command").and_then(|n| {
         let at = at.key("command");
         let items = cx.nonempty_list(n, &at)?;
-        items.iter().enumerate().map(|(i, item)| cx.nonempty_string(item, &at.index(i))).collect::<Option<Vec<_>>>()
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| cx.nonempty_string(item, &at.index(i)))
+            .collect::<Option<Vec<_>>>()
     });
     let mut env = BTreeMap::new();
     if let Some(e) = node.get("env") {
@@ -105,7 +135,12 @@ fn agent(node: &Node, at: &At, cx: &mut Cx) -> Option<AgentConfig> {
         let at = at.key("timeout_in_seconds");
         let v = cx.number(n, &at)?;
         if v <= 0.0 {
-            cx.range_error(n, &at, "greater than 0", Pyd::new("greater_than", "Input should be greater than 0"));
+            cx.range_error(
+                n,
+                &at,
+                "greater than 0",
+                Pyd::new("greater_than", "Input should be greater than 0"),
+            );
             return None;
         }
         Some(v)
@@ -118,7 +153,12 @@ fn agent(node: &Node, at: &At, cx: &mut Cx) -> Option<AgentConfig> {
         } else {
             "give `url` (a neuro-san server) or `command` (a direct agent)"
         };
-        cx.report(Diagnostic::new("invalid-agent", &at.path, message).at(node.span), at, None, None);
+        cx.report(
+            Diagnostic::new("invalid-agent", &at.path, message).at(node.span),
+            at,
+            None,
+            None,
+        );
     }
     (cx.errors() == before).then_some(AgentConfig {
         url: url_value,
@@ -134,7 +174,9 @@ fn judge_config(node: &Node, at: &At, cx: &mut Cx) -> Option<JudgeConfig> {
     let model = node.get("model").and_then(|n| {
         let at = at.key("model");
         let s = cx.nonempty_string(n, &at)?;
-        if s.split_once(':').is_none_or(|(p, m)| p.is_empty() || m.is_empty()) {
+        if s.split_once(':')
+            .is_none_or(|(p, m)| p.is_empty() || m.is_empty())
+        {
             let d = Diagnostic::new("invalid-value", &at.path, "expected `provider:model`")
                 .at(n.span)
                 .expected("e.g. `openai:gpt-4o-mini`, `ollama:llama3.1` or `neuro-san:gist`");
@@ -147,28 +189,50 @@ fn judge_config(node: &Node, at: &At, cx: &mut Cx) -> Option<JudgeConfig> {
         let at = at.key("votes");
         let v = positive(n, &at, cx)?;
         if v % 2 == 0 {
-            let d = Diagnostic::new("invalid-value", &at.path, "votes must be odd so that a majority exists")
-                .at(n.span)
-                .expected("1, 3, 5, ...");
+            let d = Diagnostic::new(
+                "invalid-value",
+                &at.path,
+                "votes must be odd so that a majority exists",
+            )
+            .at(n.span)
+            .expected("1, 3, 5, ...");
             cx.report(d, &at, None, Some(n));
             return None;
         }
         Some(v)
     });
-    let cache = node.get("cache").and_then(|n| cx.boolean(n, &at.key("cache")));
-    Some(JudgeConfig { model, votes, cache })
+    let cache = node
+        .get("cache")
+        .and_then(|n| cx.boolean(n, &at.key("cache")));
+    Some(JudgeConfig {
+        model,
+        votes,
+        cache,
+    })
 }
 
 fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
     let entries = cx.object(node, at)?;
-    const KEYS: [&str; 5] = ["base_url", "api_key_env", "max_concurrency", "requests_per_minute", "region"];
-    let (secrets, others): (Vec<_>, Vec<_>) = entries.iter().cloned().partition(|(k, _)| looks_secret(&k.name));
+    const KEYS: [&str; 5] = [
+        "base_url",
+        "api_key_env",
+        "max_concurrency",
+        "requests_per_minute",
+        "region",
+    ];
+    let (secrets, others): (Vec<_>, Vec<_>) = entries
+        .iter()
+        .cloned()
+        .partition(|(k, _)| looks_secret(&k.name));
     for (key, _) in &secrets {
         // The snippet is not shown for this code, so the secret is not printed back.
         let d = Diagnostic::new(
             "secret-in-file",
             at.key(&key.name).path,
-            format!("`{}` looks like a secret; secrets never go in files", key.name),
+            format!(
+                "`{}` looks like a secret; secrets never go in files",
+                key.name
+            ),
         )
         .at(key.span)
         .help("put it in an environment variable and name that variable with `api_key_env`");
@@ -176,18 +240,29 @@ fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
     }
     cx.unknown_keys(&others, at, &KEYS, |_| None);
     Some(ProviderConfig {
-        base_url: node.get("base_url").and_then(|n| url(n, &at.key("base_url"), cx)),
-        api_key_env: node.get("api_key_env").and_then(|n| cx.nonempty_string(n, &at.key("api_key_env"))),
-        max_concurrency: node.get("max_concurrency").and_then(|n| positive(n, &at.key("max_concurrency"), cx)),
+        base_url: node
+            .get("base_url")
+            .and_then(|n| url(n, &at.key("base_url"), cx)),
+        api_key_env: node
+            .get("api_key_env")
+            .and_then(|n| cx.nonempty_string(n, &at.key("api_key_env"))),
+        max_concurrency: node
+            .get("max_concurrency")
+            .and_then(|n| positive(n, &at.key("max_concurrency"), cx)),
         requests_per_minute: node
             .get("requests_per_minute")
             .and_then(|n| positive(n, &at.key("requests_per_minute"), cx)),
-        region: node.get("region").and_then(|n| cx.nonempty_string(n, &at.key("region"))),
+        region: node
+            .get("region")
+            .and_then(|n| cx.nonempty_string(n, &at.key("region"))),
     })
 }
 
 /// Whether a key's name suggests it holds a secret.
 fn looks_secret(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    !lower.ends_with("_env") && ["api_key", "apikey", "token", "secret", "password"].iter().any(|w| lower.contains(w))
+    !lower.ends_with("_env")
+        && ["api_key", "apikey", "token", "secret", "password"]
+            .iter()
+            .any(|w| lower.contains(w))
 }

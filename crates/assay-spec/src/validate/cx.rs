@@ -115,7 +115,13 @@ impl Cx {
     }
 
     /// Records a diagnostic. `pyd` gives the Sentinel block; `found` the offending value.
-    pub(crate) fn report(&mut self, mut d: Diagnostic, at: &At, pyd: Option<Pyd>, found: Option<&Node>) {
+    pub(crate) fn report(
+        &mut self,
+        mut d: Diagnostic,
+        at: &At,
+        pyd: Option<Pyd>,
+        found: Option<&Node>,
+    ) {
         if let Some(node) = found {
             if d.found.is_none() {
                 d = d.found(node.preview(crate::diag::PREVIEW_CHARS));
@@ -154,9 +160,13 @@ impl Cx {
     /// A required field that is absent from `object` (the object's node).
     pub(crate) fn missing(&mut self, object: &Node, at: &At, name: &str, what: &str) {
         let field = at.key(name);
-        let mut d = Diagnostic::new("missing-field", &field.path, format!("missing required field `{name}`"))
-            .at(object_start(object))
-            .expected(what.to_owned());
+        let mut d = Diagnostic::new(
+            "missing-field",
+            &field.path,
+            format!("missing required field `{name}`"),
+        )
+        .at(object_start(object))
+        .expected(what.to_owned());
         if self.style == Style::Sentinel {
             d = d.detail(format!(
                 "1 validation error for {}\n{}\n  Field required [type=missing, input_value={}, input_type=dict]",
@@ -203,15 +213,22 @@ impl Cx {
             }
             let field = at.key(&key.name);
             let help = hint(&key.name).or_else(|| did_you_mean(&key.name, allowed.iter().copied()));
-            let d = Diagnostic::new("unknown-key", &field.path, format!("unknown key `{}`", key.name))
-                .at(key.span)
-                .expected(format!("one of {}", list_names(allowed)))
-                .found(&key.name)
-                .maybe_help(help);
+            let d = Diagnostic::new(
+                "unknown-key",
+                &field.path,
+                format!("unknown key `{}`", key.name),
+            )
+            .at(key.span)
+            .expected(format!("one of {}", list_names(allowed)))
+            .found(&key.name)
+            .maybe_help(help);
             self.report(
                 d,
                 &field,
-                Some(Pyd::new("extra_forbidden", "Extra inputs are not permitted")),
+                Some(Pyd::new(
+                    "extra_forbidden",
+                    "Extra inputs are not permitted",
+                )),
                 Some(value),
             );
         }
@@ -222,7 +239,12 @@ impl Cx {
         match &node.value {
             Value::String(s) => Some(s.clone()),
             _ => {
-                self.type_error(node, at, "a string", Pyd::new("string_type", "Input should be a valid string"));
+                self.type_error(
+                    node,
+                    at,
+                    "a string",
+                    Pyd::new("string_type", "Input should be a valid string"),
+                );
                 None
             }
         }
@@ -238,7 +260,10 @@ impl Cx {
             self.report(
                 d,
                 at,
-                Some(Pyd::new("string_too_short", "String should have at least 1 character")),
+                Some(Pyd::new(
+                    "string_too_short",
+                    "String should have at least 1 character",
+                )),
                 Some(node),
             );
             return None;
@@ -285,7 +310,12 @@ impl Cx {
                 return None;
             }
         }
-        self.type_error(node, at, "an integer", Pyd::new("int_type", "Input should be a valid integer"));
+        self.type_error(
+            node,
+            at,
+            "an integer",
+            Pyd::new("int_type", "Input should be a valid integer"),
+        );
         None
     }
 
@@ -294,7 +324,12 @@ impl Cx {
         match &node.value {
             Value::Number(n) => n.as_f64(),
             _ => {
-                self.type_error(node, at, "a number", Pyd::new("float_type", "Input should be a valid number"));
+                self.type_error(
+                    node,
+                    at,
+                    "a number",
+                    Pyd::new("float_type", "Input should be a valid number"),
+                );
                 None
             }
         }
@@ -305,7 +340,12 @@ impl Cx {
         match &node.value {
             Value::Array(items) => Some(items),
             _ => {
-                self.type_error(node, at, "a list", Pyd::new("list_type", "Input should be a valid list"));
+                self.type_error(
+                    node,
+                    at,
+                    "a list",
+                    Pyd::new("list_type", "Input should be a valid list"),
+                );
                 None
             }
         }
@@ -341,7 +381,13 @@ impl Cx {
     }
 
     /// A string that is not one of `allowed`.
-    pub(crate) fn choice(&mut self, node: &Node, at: &At, allowed: &[&str], pyd: bool) -> Option<String> {
+    pub(crate) fn choice(
+        &mut self,
+        node: &Node,
+        at: &At,
+        allowed: &[&str],
+        pyd: bool,
+    ) -> Option<String> {
         let s = self.string(node, at)?;
         if allowed.contains(&s.as_str()) {
             return Some(s);
@@ -350,7 +396,12 @@ impl Cx {
             .at(node.span)
             .expected(format!("one of {}", list_names(allowed)))
             .maybe_help(did_you_mean(&s, allowed.iter().copied()));
-        let p = pyd.then(|| Pyd::new("literal_error", format!("Input should be {}", python_choices(allowed))));
+        let p = pyd.then(|| {
+            Pyd::new(
+                "literal_error",
+                format!("Input should be {}", python_choices(allowed)),
+            )
+        });
         self.report(d, at, p, Some(node));
         None
     }
@@ -369,7 +420,11 @@ pub(crate) fn a_type(node: &Node) -> String {
         Value::Array(_) => "a list".to_owned(),
         Value::Number(_) | Value::Bool(_) | Value::String(_) => {
             let t = node.type_name();
-            let article = if t.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+            let article = if t.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
             format!("{article} {t} {}", node.preview(40))
         }
     }

@@ -39,7 +39,8 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
     let before = cx.errors();
     let entries = cx.object(root, &at)?;
     cx.unknown_keys(entries, &at, &TOP_KEYS, |k| {
-        (k == "name").then(|| "data-driven cases are named after their file; remove `name`".to_owned())
+        (k == "name")
+            .then(|| "data-driven cases are named after their file; remove `name`".to_owned())
     });
 
     let agent = match root.get("agent") {
@@ -61,7 +62,9 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
         Some(node) => cx.boolean(node, &at.key("use_direct")),
         None => Some(false),
     };
-    let metadata = optional(root, "metadata", |n| object_value(n, &at.key("metadata"), cx));
+    let metadata = optional(root, "metadata", |n| {
+        object_value(n, &at.key("metadata"), cx)
+    });
     let timeout_in_seconds = optional(root, "timeout_in_seconds", |n| {
         positive_seconds(n, &at.key("timeout_in_seconds"), cx)
     });
@@ -117,7 +120,12 @@ fn object_value(node: &Node, at: &At, cx: &mut Cx) -> Option<JsonMap> {
     match node.to_json() {
         serde_json::Value::Object(map) => Some(map),
         _ => {
-            cx.type_error(node, at, "an object", Pyd::new("dict_type", "Input should be a valid dictionary"));
+            cx.type_error(
+                node,
+                at,
+                "an object",
+                Pyd::new("dict_type", "Input should be a valid dictionary"),
+            );
             None
         }
     }
@@ -126,7 +134,12 @@ fn object_value(node: &Node, at: &At, cx: &mut Cx) -> Option<JsonMap> {
 fn positive_seconds(node: &Node, at: &At, cx: &mut Cx) -> Option<f64> {
     let seconds = cx.number(node, at)?;
     if seconds <= 0.0 {
-        cx.range_error(node, at, "greater than 0", Pyd::new("greater_than", "Input should be greater than 0"));
+        cx.range_error(
+            node,
+            at,
+            "greater than 0",
+            Pyd::new("greater_than", "Input should be greater than 0"),
+        );
         return None;
     }
     Some(seconds)
@@ -145,9 +158,11 @@ fn string_list(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
 fn connections(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Connection>> {
     let items: Vec<(&Node, At)> = match &node.value {
         Value::String(_) => vec![(node, at.clone())],
-        Value::Array(items) if !items.is_empty() => {
-            items.iter().enumerate().map(|(i, n)| (n, at.index(i))).collect()
-        }
+        Value::Array(items) if !items.is_empty() => items
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n, at.index(i)))
+            .collect(),
         Value::Array(_) => {
             cx.nonempty_list(node, at);
             return None;
@@ -174,8 +189,12 @@ fn connections(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Connection>> {
             continue;
         };
         if out.contains(&connection) {
-            let d = Diagnostic::new("duplicate-value", &item_at.path, format!("connection `{name}` is listed twice"))
-                .at(item.span);
+            let d = Diagnostic::new(
+                "duplicate-value",
+                &item_at.path,
+                format!("connection `{name}` is listed twice"),
+            )
+            .at(item.span);
             cx.report(d, &item_at, None, Some(item));
             ok = false;
             continue;
@@ -226,7 +245,9 @@ fn interaction(node: &Node, at: &At, cx: &mut Cx) -> Option<Interaction> {
         Some(n) if n.value == Value::Null => None,
         Some(n) => cx.string(n, &at.key("text")),
     };
-    let sly_data = optional(node, "sly_data", |n| object_value(n, &at.key("sly_data"), cx));
+    let sly_data = optional(node, "sly_data", |n| {
+        object_value(n, &at.key("sly_data"), cx)
+    });
     let timeout_in_seconds = optional(node, "timeout_in_seconds", |n| {
         positive_seconds(n, &at.key("timeout_in_seconds"), cx)
     });
@@ -261,10 +282,17 @@ fn chat_filter(node: &Node, at: &At, cx: &mut Cx) -> Option<ChatFilter> {
         "MINIMAL" => Some(ChatFilter::Minimal),
         "MAXIMAL" => Some(ChatFilter::Maximal),
         _ => {
-            let d = Diagnostic::new("invalid-value", &at.path, format!("unknown chat filter `{text}`"))
-                .at(node.span)
-                .expected("`MINIMAL` or `MAXIMAL`")
-                .maybe_help(did_you_mean(&text.to_ascii_uppercase(), ["MINIMAL", "MAXIMAL"]));
+            let d = Diagnostic::new(
+                "invalid-value",
+                &at.path,
+                format!("unknown chat filter `{text}`"),
+            )
+            .at(node.span)
+            .expected("`MINIMAL` or `MAXIMAL`")
+            .maybe_help(did_you_mean(
+                &text.to_ascii_uppercase(),
+                ["MINIMAL", "MAXIMAL"],
+            ));
             cx.report(d, at, None, Some(node));
             None
         }
@@ -282,7 +310,10 @@ fn response(node: &Node, at: &At, cx: &mut Cx) -> Option<ResponseChecks> {
         }
         let part_at = at.key(&key.name);
         let help = if StockTest::from_name(&key.name).is_some() {
-            Some(format!("a check goes under the part it tests, e.g. `text: {{ {}: ... }}`", key.name))
+            Some(format!(
+                "a check goes under the part it tests, e.g. `text: {{ {}: ... }}`",
+                key.name
+            ))
         } else {
             did_you_mean(&key.name, RESPONSE_KEYS).or_else(|| {
                 matches!(value.value, Value::Object(_))
@@ -292,7 +323,10 @@ fn response(node: &Node, at: &At, cx: &mut Cx) -> Option<ResponseChecks> {
         let d = Diagnostic::new(
             "ignored-check",
             &part_at.path,
-            format!("`{}` is not a part of the response, so nothing under it is checked", key.name),
+            format!(
+                "`{}` is not a part of the response, so nothing under it is checked",
+                key.name
+            ),
         )
         .warning()
         .at(key.span)
@@ -301,8 +335,12 @@ fn response(node: &Node, at: &At, cx: &mut Cx) -> Option<ResponseChecks> {
         cx.report(d, &part_at, None, None);
     }
     let text = optional(node, "text", |n| text_checks(n, &at.key("text"), cx));
-    let sly_data = optional(node, "sly_data", |n| field_checks(n, &at.key("sly_data"), cx));
-    let structure = optional(node, "structure", |n| field_checks(n, &at.key("structure"), cx));
+    let sly_data = optional(node, "sly_data", |n| {
+        field_checks(n, &at.key("sly_data"), cx)
+    });
+    let structure = optional(node, "structure", |n| {
+        field_checks(n, &at.key("structure"), cx)
+    });
     if cx.errors() > before {
         return None;
     }
@@ -318,14 +356,19 @@ fn text_checks(node: &Node, at: &At, cx: &mut Cx) -> Option<TextChecks> {
         let d = Diagnostic::new(
             "invalid-type",
             &at.path,
-            format!("expected an object of checks, found {}", super::cx::a_type(node)),
+            format!(
+                "expected an object of checks, found {}",
+                super::cx::a_type(node)
+            ),
         )
         .at(node.span)
         .expected("an object such as `{ keywords: \"Beatles\" }`")
-        .maybe_help(
-            node.as_str()
-                .map(|s| format!("to look for this text, write `text: {{ keywords: {} }}`", serde_json::json!(s))),
-        );
+        .maybe_help(node.as_str().map(|s| {
+            format!(
+                "to look for this text, write `text: {{ keywords: {} }}`",
+                serde_json::json!(s)
+            )
+        }));
         cx.report(d, at, None, Some(node));
         return None;
     };
@@ -338,7 +381,10 @@ fn text_checks(node: &Node, at: &At, cx: &mut Cx) -> Option<TextChecks> {
                 let d = Diagnostic::new(
                     "invalid-type",
                     &check_at.path,
-                    format!("`{}` needs a value to compare with, found an object", key.name),
+                    format!(
+                        "`{}` needs a value to compare with, found an object",
+                        key.name
+                    ),
                 )
                 .at(value.span)
                 .help("the answer text has no fields to nest into");
@@ -363,7 +409,10 @@ fn field_checks(node: &Node, at: &At, cx: &mut Cx) -> Option<FieldChecks> {
         let d = Diagnostic::new(
             "invalid-type",
             &at.path,
-            format!("expected an object of fields and checks, found {}", super::cx::a_type(node)),
+            format!(
+                "expected an object of fields and checks, found {}",
+                super::cx::a_type(node)
+            ),
         )
         .at(node.span)
         .expected("an object such as `{ answer: { keywords: \"x\" } }`, or `{}` for presence");
@@ -397,7 +446,14 @@ fn field_checks(node: &Node, at: &At, cx: &mut Cx) -> Option<FieldChecks> {
     ok.then_some(checks)
 }
 
-fn unknown_check(name: &str, span: crate::node::Span, at: &At, value: &Node, in_text: bool, cx: &mut Cx) {
+fn unknown_check(
+    name: &str,
+    span: crate::node::Span,
+    at: &At,
+    value: &Node,
+    in_text: bool,
+    cx: &mut Cx,
+) {
     let help = did_you_mean(name, StockTest::NAMES.iter().copied()).or_else(|| {
         (!in_text).then(|| {
             format!("to check a field named `{name}`, give it an object of checks, e.g. `{name}: {{ value: ... }}`")
@@ -410,7 +466,13 @@ fn unknown_check(name: &str, span: crate::node::Span, at: &At, value: &Node, in_
     cx.report(d, at, None, Some(value));
 }
 
-fn stock_check(test: StockTest, negated: bool, node: &Node, at: &At, cx: &mut Cx) -> Option<StockCheck> {
+fn stock_check(
+    test: StockTest,
+    negated: bool,
+    node: &Node,
+    at: &At,
+    cx: &mut Cx,
+) -> Option<StockCheck> {
     let expected = match &node.value {
         Value::Array(items) => {
             if items.is_empty() {
@@ -461,7 +523,11 @@ fn check_value(test: StockTest, negated: bool, node: &Node, at: &At, cx: &mut Cx
         let d = Diagnostic::new(
             "invalid-type",
             &at.path,
-            format!("`{}` needs {expected}, found {}", test.spelled(negated), super::cx::a_type(node)),
+            format!(
+                "`{}` needs {expected}, found {}",
+                test.spelled(negated),
+                super::cx::a_type(node)
+            ),
         )
         .at(node.span)
         .expected(expected);

@@ -28,9 +28,22 @@ const SPEC_KEYS: [&str; 13] = [
     "tags",
 ];
 
-const SUITE_KEYS: [&str; 6] = ["name", "tests", "description", "version", "defaults", "tags"];
+const SUITE_KEYS: [&str; 6] = [
+    "name",
+    "tests",
+    "description",
+    "version",
+    "defaults",
+    "tags",
+];
 const INPUT_KEYS: [&str; 4] = ["query", "messages", "system_prompt", "context"];
-const MODEL_CONFIG_KEYS: [&str; 5] = ["temperature", "max_tokens", "top_p", "top_k", "stop_sequences"];
+const MODEL_CONFIG_KEYS: [&str; 5] = [
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "top_k",
+    "stop_sequences",
+];
 
 /// Validates a standalone TestSpec.
 pub(crate) fn validate_spec(root: &Node, cx: &mut Cx) -> Option<TestSpec> {
@@ -49,12 +62,14 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
     let before = cx.errors();
     let entries = cx.object(root, &at)?;
     cx.unknown_keys(entries, &at, &SUITE_KEYS, |k| {
-        SPEC_KEYS
-            .contains(&k)
-            .then(|| format!("a suite does not take `{k}`; put it under `defaults` to give it to every test"))
+        SPEC_KEYS.contains(&k).then(|| {
+            format!("a suite does not take `{k}`; put it under `defaults` to give it to every test")
+        })
     });
     let name = required_name(root, &at, cx);
-    let description = opt(root, "description", |n| cx.string(n, &at.key("description")));
+    let description = opt(root, "description", |n| {
+        cx.string(n, &at.key("description"))
+    });
     let version = opt(root, "version", |n| cx.string(n, &at.key("version")));
     let tags = opt(root, "tags", |n| string_list(n, &at.key("tags"), cx));
     let defaults = opt(root, "defaults", |n| {
@@ -114,7 +129,9 @@ fn spec_key_hint(key: &str) -> Option<String> {
         return Some(format!("`{key}` goes under `inputs`"));
     }
     if Assertion::NAMES.contains(&key) {
-        return Some(format!("`{key}` is an assertion; write it as an item of `assertions`"));
+        return Some(format!(
+            "`{key}` is an assertion; write it as an item of `assertions`"
+        ));
     }
     None
 }
@@ -142,10 +159,18 @@ fn required_name(root: &Node, at: &At, cx: &mut Cx) -> Option<String> {
 /// Fields with errors are also `None` (their diagnostics are already in `cx`).
 fn fields(node: &Node, at: &At, cx: &mut Cx) -> Defaults {
     Defaults {
-        model: flat(opt(node, "model", |n| cx.nonempty_string(n, &at.key("model")))),
-        inputs: flat(opt(node, "inputs", |n| inputs(n, &at.key("inputs").model("InputSpec"), cx))),
-        assertions: flat(opt(node, "assertions", |n| assertions(n, &at.key("assertions"), cx))),
-        description: flat(opt(node, "description", |n| cx.string(n, &at.key("description")))),
+        model: flat(opt(node, "model", |n| {
+            cx.nonempty_string(n, &at.key("model"))
+        })),
+        inputs: flat(opt(node, "inputs", |n| {
+            inputs(n, &at.key("inputs").model("InputSpec"), cx)
+        })),
+        assertions: flat(opt(node, "assertions", |n| {
+            assertions(n, &at.key("assertions"), cx)
+        })),
+        description: flat(opt(node, "description", |n| {
+            cx.string(n, &at.key("description"))
+        })),
         provider: flat(opt(node, "provider", |n| {
             let name = cx.choice(n, &at.key("provider"), &Provider::NAMES, true)?;
             Provider::from_name(&name)
@@ -155,12 +180,16 @@ fn fields(node: &Node, at: &At, cx: &mut Cx) -> Defaults {
             let name = cx.choice(n, &at.key("framework"), &Framework::NAMES, true)?;
             Framework::from_name(&name)
         })),
-        framework_config: flat(opt(node, "framework_config", |n| dict(n, &at.key("framework_config"), cx))),
+        framework_config: flat(opt(node, "framework_config", |n| {
+            dict(n, &at.key("framework_config"), cx)
+        })),
         model_config: flat(opt(node, "model_config", |n| {
             model_config(n, &at.key("model_config").model("ModelConfig"), cx)
         })),
         seed: flat(opt(node, "seed", |n| cx.integer(n, &at.key("seed")))),
-        timeout_ms: flat(opt(node, "timeout_ms", |n| positive(n, &at.key("timeout_ms"), cx))),
+        timeout_ms: flat(opt(node, "timeout_ms", |n| {
+            positive(n, &at.key("timeout_ms"), cx)
+        })),
         tags: flat(opt(node, "tags", |n| string_list(n, &at.key("tags"), cx))),
     }
 }
@@ -174,7 +203,13 @@ fn flat<T>(r: Option<Option<T>>) -> Option<T> {
 }
 
 /// Applies defaults and checks the rules that span fields.
-fn resolve(node: &Node, at: &At, own: Defaults, defaults: &Defaults, cx: &mut Cx) -> Option<TestSpec> {
+fn resolve(
+    node: &Node,
+    at: &At,
+    own: Defaults,
+    defaults: &Defaults,
+    cx: &mut Cx,
+) -> Option<TestSpec> {
     let name = required_name(node, at, cx);
     let has = |k: &str| node.get(k).is_some_and(|n| n.value != Value::Null);
     let model = pick(has("model"), own.model, &defaults.model);
@@ -182,11 +217,23 @@ fn resolve(node: &Node, at: &At, own: Defaults, defaults: &Defaults, cx: &mut Cx
     let assertions = pick(has("assertions"), own.assertions, &defaults.assertions);
     let tools = pick(has("tools"), own.tools, &defaults.tools);
     let framework = pick(has("framework"), own.framework, &defaults.framework);
-    let from_defaults = if at.path.is_empty() { "" } else { " (and `defaults` gives none)" };
+    let from_defaults = if at.path.is_empty() {
+        ""
+    } else {
+        " (and `defaults` gives none)"
+    };
     for (key, what, ok) in [
         ("model", "a model name", model.is_some() || has("model")),
-        ("inputs", "an inputs object", inputs.is_some() || has("inputs")),
-        ("assertions", "a list of assertions", assertions.is_some() || has("assertions")),
+        (
+            "inputs",
+            "an inputs object",
+            inputs.is_some() || has("inputs"),
+        ),
+        (
+            "assertions",
+            "a list of assertions",
+            assertions.is_some() || has("assertions"),
+        ),
     ] {
         if !ok {
             let before = cx.diags.len();
@@ -198,13 +245,20 @@ fn resolve(node: &Node, at: &At, own: Defaults, defaults: &Defaults, cx: &mut Cx
     }
     if framework.is_some() && tools.is_none() {
         let fw = node.get("framework").unwrap_or(node);
-        let d = Diagnostic::new("value-error", at.key("framework").path, "framework requires tools to be specified")
-            .at(fw.span)
-            .help("add `tools`, or remove `framework`");
+        let d = Diagnostic::new(
+            "value-error",
+            at.key("framework").path,
+            "framework requires tools to be specified",
+        )
+        .at(fw.span)
+        .help("add `tools`, or remove `framework`");
         cx.report(
             d,
             &at.key("framework"),
-            Some(Pyd::new("value_error", "framework requires tools to be specified")),
+            Some(Pyd::new(
+                "value_error",
+                "framework requires tools to be specified",
+            )),
             None,
         );
         return None;
@@ -221,8 +275,16 @@ fn resolve(node: &Node, at: &At, own: Defaults, defaults: &Defaults, cx: &mut Cx
         provider: pick(has("provider"), own.provider, &defaults.provider),
         tools,
         framework,
-        framework_config: pick(has("framework_config"), own.framework_config, &defaults.framework_config),
-        model_config: pick(has("model_config"), own.model_config, &defaults.model_config),
+        framework_config: pick(
+            has("framework_config"),
+            own.framework_config,
+            &defaults.framework_config,
+        ),
+        model_config: pick(
+            has("model_config"),
+            own.model_config,
+            &defaults.model_config,
+        ),
         seed: pick(has("seed"), own.seed, &defaults.seed),
         timeout_ms: pick(has("timeout_ms"), own.timeout_ms, &defaults.timeout_ms),
         tags: pick(has("tags"), own.tags, &defaults.tags),
@@ -242,9 +304,16 @@ fn token_bounds(node: &Node, at: &At, list: &[Assertion], cx: &mut Cx) {
     if let (Some(min), Some(max)) = (min, max) {
         if min > max {
             let span = node.get("assertions").map(|n| n.span).unwrap_or(node.span);
-            let sentence = format!("min_tokens {min} is greater than max_tokens {max}; no output can pass");
-            let d = Diagnostic::new("value-error", at.key("assertions").path, sentence.clone()).at(span);
-            cx.report(d, &at.key("assertions"), Some(Pyd::new("value_error", sentence)), None);
+            let sentence =
+                format!("min_tokens {min} is greater than max_tokens {max}; no output can pass");
+            let d = Diagnostic::new("value-error", at.key("assertions").path, sentence.clone())
+                .at(span);
+            cx.report(
+                d,
+                &at.key("assertions"),
+                Some(Pyd::new("value_error", sentence)),
+                None,
+            );
         }
     }
 }
@@ -252,7 +321,12 @@ fn token_bounds(node: &Node, at: &At, list: &[Assertion], cx: &mut Cx) {
 fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u64> {
     let n = cx.integer(node, at)?;
     if n <= 0 {
-        cx.range_error(node, at, "greater than 0", Pyd::new("greater_than", "Input should be greater than 0"));
+        cx.range_error(
+            node,
+            at,
+            "greater than 0",
+            Pyd::new("greater_than", "Input should be greater than 0"),
+        );
         return None;
     }
     u64::try_from(n).ok()
@@ -265,7 +339,10 @@ fn non_negative(node: &Node, at: &At, cx: &mut Cx) -> Option<u64> {
             node,
             at,
             "at least 0",
-            Pyd::new("greater_than_equal", "Input should be greater than or equal to 0"),
+            Pyd::new(
+                "greater_than_equal",
+                "Input should be greater than or equal to 0",
+            ),
         );
         return None;
     }
@@ -276,7 +353,12 @@ fn dict(node: &Node, at: &At, cx: &mut Cx) -> Option<JsonMap> {
     match node.to_json() {
         serde_json::Value::Object(map) => Some(map),
         _ => {
-            cx.type_error(node, at, "an object", Pyd::new("dict_type", "Input should be a valid dictionary"));
+            cx.type_error(
+                node,
+                at,
+                "an object",
+                Pyd::new("dict_type", "Input should be a valid dictionary"),
+            );
             None
         }
     }
@@ -296,12 +378,16 @@ fn inputs(node: &Node, at: &At, cx: &mut Cx) -> Option<InputSpec> {
     let before = cx.errors();
     let entries = cx.object(node, at)?;
     cx.unknown_keys(entries, at, &INPUT_KEYS, |k| match k {
-        "prompt" | "text" | "question" | "input" => Some("a single user message goes in `query`".to_owned()),
+        "prompt" | "text" | "question" | "input" => {
+            Some("a single user message goes in `query`".to_owned())
+        }
         "system" => Some("did you mean `system_prompt`?".to_owned()),
         _ => None,
     });
     let query = opt(node, "query", |n| cx.string(n, &at.key("query")));
-    let system_prompt = opt(node, "system_prompt", |n| cx.string(n, &at.key("system_prompt")));
+    let system_prompt = opt(node, "system_prompt", |n| {
+        cx.string(n, &at.key("system_prompt"))
+    });
     let context = opt(node, "context", |n| dict(n, &at.key("context"), cx));
     let messages = opt(node, "messages", |n| {
         let at = at.key("messages");
@@ -322,12 +408,21 @@ fn inputs(node: &Node, at: &At, cx: &mut Cx) -> Option<InputSpec> {
         system_prompt: system_prompt?,
         context: context?,
     };
-    if spec.query.is_none() && spec.messages.is_none() && spec.system_prompt.is_none() && spec.context.is_none() {
+    if spec.query.is_none()
+        && spec.messages.is_none()
+        && spec.system_prompt.is_none()
+        && spec.context.is_none()
+    {
         let sentence = "at least one of query, messages, system_prompt or context must be provided";
         let d = Diagnostic::new("value-error", &at.path, sentence)
             .at(node.span)
             .expected(format!("one of {}", list_names(&INPUT_KEYS)));
-        cx.report(d, at, Some(Pyd::new("value_error", format!("Value error, {sentence}"))), Some(node));
+        cx.report(
+            d,
+            at,
+            Some(Pyd::new("value_error", format!("Value error, {sentence}"))),
+            Some(node),
+        );
         return None;
     }
     Some(spec)
@@ -342,11 +437,13 @@ fn message(node: &Node, at: &At, cx: &mut Cx) -> Option<Message> {
             cx.missing(node, at, "role", "`user`, `assistant` or `system`");
             None
         }
-        Some(n) => cx.choice(n, &at.key("role"), &Role::NAMES, true).map(|r| match r.as_str() {
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            _ => Role::System,
-        }),
+        Some(n) => cx
+            .choice(n, &at.key("role"), &Role::NAMES, true)
+            .map(|r| match r.as_str() {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                _ => Role::System,
+            }),
     };
     let content = match node.get("content") {
         None => {
@@ -368,7 +465,9 @@ fn model_config(node: &Node, at: &At, cx: &mut Cx) -> Option<ModelConfig> {
     let before = cx.errors();
     let entries = cx.object(node, at)?;
     cx.unknown_keys(entries, at, &MODEL_CONFIG_KEYS, |k| match k {
-        "seed" | "timeout_ms" => Some(format!("`{k}` is a field of the test, not of `model_config`")),
+        "seed" | "timeout_ms" => Some(format!(
+            "`{k}` is a field of the test, not of `model_config`"
+        )),
         "stop" => Some("did you mean `stop_sequences`?".to_owned()),
         _ => None,
     });
@@ -381,7 +480,10 @@ fn model_config(node: &Node, at: &At, cx: &mut Cx) -> Option<ModelConfig> {
                     n,
                     &at,
                     "at least 0.0",
-                    Pyd::new("greater_than_equal", "Input should be greater than or equal to 0.0"),
+                    Pyd::new(
+                        "greater_than_equal",
+                        "Input should be greater than or equal to 0.0",
+                    ),
                 );
                 return None;
             }
@@ -390,7 +492,10 @@ fn model_config(node: &Node, at: &At, cx: &mut Cx) -> Option<ModelConfig> {
                     n,
                     &at,
                     &format!("at most {max:.1}"),
-                    Pyd::new("less_than_equal", format!("Input should be less than or equal to {max:.1}")),
+                    Pyd::new(
+                        "less_than_equal",
+                        format!("Input should be less than or equal to {max:.1}"),
+                    ),
                 );
                 return None;
             }
@@ -399,9 +504,13 @@ fn model_config(node: &Node, at: &At, cx: &mut Cx) -> Option<ModelConfig> {
     };
     let temperature = ranged(cx, "temperature", 2.0);
     let top_p = ranged(cx, "top_p", 1.0);
-    let max_tokens = opt(node, "max_tokens", |n| positive(n, &at.key("max_tokens"), cx));
+    let max_tokens = opt(node, "max_tokens", |n| {
+        positive(n, &at.key("max_tokens"), cx)
+    });
     let top_k = opt(node, "top_k", |n| positive(n, &at.key("top_k"), cx));
-    let stop_sequences = opt(node, "stop_sequences", |n| string_list(n, &at.key("stop_sequences"), cx));
+    let stop_sequences = opt(node, "stop_sequences", |n| {
+        string_list(n, &at.key("stop_sequences"), cx)
+    });
     if cx.errors() > before {
         return None;
     }
@@ -436,8 +545,12 @@ fn tools(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Tool>> {
         match tool {
             Some(t) => {
                 if out.iter().any(|o: &Tool| o.name() == t.name()) {
-                    let d = Diagnostic::new("duplicate-value", &at.path, format!("tool `{}` is listed twice", t.name()))
-                        .at(item.span);
+                    let d = Diagnostic::new(
+                        "duplicate-value",
+                        &at.path,
+                        format!("tool `{}` is listed twice", t.name()),
+                    )
+                    .at(item.span);
                     cx.report(d, &at, None, None);
                     ok = false;
                 }
@@ -452,12 +565,17 @@ fn tools(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Tool>> {
 fn tool_spec(node: &Node, at: &At, cx: &mut Cx) -> Option<ToolSpec> {
     let before = cx.errors();
     let entries = cx.object(node, at)?;
-    cx.unknown_keys(entries, at, &["name", "description", "parameters"], |k| match k {
-        "input_schema" | "schema" | "args" | "arguments" => {
-            Some("the JSON Schema of the arguments goes in `parameters`".to_owned())
-        }
-        _ => None,
-    });
+    cx.unknown_keys(
+        entries,
+        at,
+        &["name", "description", "parameters"],
+        |k| match k {
+            "input_schema" | "schema" | "args" | "arguments" => {
+                Some("the JSON Schema of the arguments goes in `parameters`".to_owned())
+            }
+            _ => None,
+        },
+    );
     let name = match node.get("name") {
         None => {
             cx.missing(node, at, "name", "a non-empty string");
@@ -465,7 +583,9 @@ fn tool_spec(node: &Node, at: &At, cx: &mut Cx) -> Option<ToolSpec> {
         }
         Some(n) => cx.nonempty_string(n, &at.key("name")),
     };
-    let description = opt(node, "description", |n| cx.string(n, &at.key("description")));
+    let description = opt(node, "description", |n| {
+        cx.string(n, &at.key("description"))
+    });
     let parameters = opt(node, "parameters", |n| {
         let at = at.key("parameters");
         let map = dict(n, &at, cx)?;
@@ -475,7 +595,12 @@ fn tool_spec(node: &Node, at: &At, cx: &mut Cx) -> Option<ToolSpec> {
             let d = Diagnostic::new("invalid-json-schema", &at.path, sentence.clone())
                 .at(n.span)
                 .expected("a JSON Schema, e.g. `{type: object, properties: {...}}`");
-            cx.report(d, &at, Some(Pyd::new("value_error", format!("Value error, {sentence}"))), None);
+            cx.report(
+                d,
+                &at,
+                Some(Pyd::new("value_error", format!("Value error, {sentence}"))),
+                None,
+            );
             return None;
         }
         Some(map)
@@ -500,9 +625,11 @@ fn json_schema_problem(schema: &serde_json::Value) -> Option<String> {
         "http://json-schema.org/draft-04/schema#",
     ];
     if let Some(declared) = schema.get("$schema") {
-        let known = declared
-            .as_str()
-            .is_some_and(|s| KNOWN.iter().any(|k| k.trim_end_matches('#') == s.trim_end_matches('#')));
+        let known = declared.as_str().is_some_and(|s| {
+            KNOWN
+                .iter()
+                .any(|k| k.trim_end_matches('#') == s.trim_end_matches('#'))
+        });
         if !known {
             return Some(format!("unknown `$schema` {declared}"));
         }
@@ -532,16 +659,27 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
         let d = Diagnostic::new(
             "invalid-type",
             &at.path,
-            format!("expected an assertion such as `must_contain: \"x\"`, found {}", super::cx::a_type(node)),
+            format!(
+                "expected an assertion such as `must_contain: \"x\"`, found {}",
+                super::cx::a_type(node)
+            ),
         )
         .at(node.span)
-        .expected(format!("an object with one key: {}", list_names(&Assertion::NAMES)))
+        .expected(format!(
+            "an object with one key: {}",
+            list_names(&Assertion::NAMES)
+        ))
         .maybe_help(node.as_str().and_then(|s| {
             Assertion::NAMES
                 .contains(&s)
                 .then(|| format!("give `{s}` a value: `- {s}: ...`"))
         }));
-        cx.report(d, at, Some(Pyd::new("dict_type", "Input should be a valid dictionary")), Some(node));
+        cx.report(
+            d,
+            at,
+            Some(Pyd::new("dict_type", "Input should be a valid dictionary")),
+            Some(node),
+        );
         return None;
     };
     if entries.len() != 1 {
@@ -558,7 +696,12 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
         let d = Diagnostic::new("invalid-assertion", &at.path, sentence.clone())
             .at(node.span)
             .help("write each assertion as its own list item");
-        cx.report(d, at, Some(Pyd::new("value_error", format!("Value error, {sentence}"))), Some(node));
+        cx.report(
+            d,
+            at,
+            Some(Pyd::new("value_error", format!("Value error, {sentence}"))),
+            Some(node),
+        );
         return None;
     }
     let (key, value) = &entries[0];
@@ -566,7 +709,9 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
     let pos = |cx: &mut Cx| positive(value, &at, cx);
     match key.name.as_str() {
         "must_contain" => cx.nonempty_string(value, &at).map(Assertion::MustContain),
-        "must_not_contain" => cx.nonempty_string(value, &at).map(Assertion::MustNotContain),
+        "must_not_contain" => cx
+            .nonempty_string(value, &at)
+            .map(Assertion::MustNotContain),
         "regex_match" => {
             let pattern = cx.nonempty_string(value, &at)?;
             match regex::Regex::new(&pattern) {
@@ -574,14 +719,22 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
                 Err(e) => {
                     let why = first_line_of_regex_error(&e);
                     let sentence = format!("invalid regular expression: {why}");
-                    let d = Diagnostic::new("invalid-regex", &at.path, sentence.clone()).at(value.span);
-                    cx.report(d, &at, Some(Pyd::new("value_error", format!("Value error, {sentence}"))), Some(value));
+                    let d =
+                        Diagnostic::new("invalid-regex", &at.path, sentence.clone()).at(value.span);
+                    cx.report(
+                        d,
+                        &at,
+                        Some(Pyd::new("value_error", format!("Value error, {sentence}"))),
+                        Some(value),
+                    );
                     None
                 }
             }
         }
         "must_call_tool" => match &value.value {
-            Value::String(_) => cx.nonempty_string(value, &at).map(|s| Assertion::MustCallTool(vec![s])),
+            Value::String(_) => cx
+                .nonempty_string(value, &at)
+                .map(|s| Assertion::MustCallTool(vec![s])),
             Value::Array(_) => {
                 let items = cx.nonempty_list(value, &at)?;
                 let names: Vec<Option<String>> = items
@@ -589,14 +742,20 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
                     .enumerate()
                     .map(|(i, n)| cx.nonempty_string(n, &at.index(i)))
                     .collect();
-                names.into_iter().collect::<Option<Vec<_>>>().map(Assertion::MustCallTool)
+                names
+                    .into_iter()
+                    .collect::<Option<Vec<_>>>()
+                    .map(Assertion::MustCallTool)
             }
             _ => {
                 cx.type_error(
                     value,
                     &at,
                     "a tool name or a list of them",
-                    Pyd::new("string_type", "Input should be a valid string or a valid list"),
+                    Pyd::new(
+                        "string_type",
+                        "Input should be a valid string or a valid list",
+                    ),
                 );
                 None
             }
@@ -609,10 +768,14 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
         "min_tokens" => non_negative(value, &at, cx).map(Assertion::MinTokens),
         "max_tokens" => pos(cx).map(Assertion::MaxTokens),
         other => {
-            let d = Diagnostic::new("unknown-assertion", &at.path, format!("unknown assertion `{other}`"))
-                .at(key.span)
-                .expected(format!("one of {}", list_names(&Assertion::NAMES)))
-                .maybe_help(did_you_mean(other, Assertion::NAMES.iter().copied()));
+            let d = Diagnostic::new(
+                "unknown-assertion",
+                &at.path,
+                format!("unknown assertion `{other}`"),
+            )
+            .at(key.span)
+            .expected(format!("one of {}", list_names(&Assertion::NAMES)))
+            .maybe_help(did_you_mean(other, Assertion::NAMES.iter().copied()));
             cx.report(
                 d,
                 &at,

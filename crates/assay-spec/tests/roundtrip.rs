@@ -1,0 +1,247 @@
+//! `assay convert`'s promise: a spec written out in another syntax and parsed again is
+//! the same model. Checked over every valid fixture and over generated specs.
+
+use std::path::{Path, PathBuf};
+
+use assay_spec::load::{self, Document, Unrecognized};
+use assay_spec::node::{Node, Span};
+use assay_spec::plan::Dialect;
+use assay_spec::syntax::{Env, emit::emit};
+use assay_spec::{Source, Syntax};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+const SYNTAXES: [Syntax; 3] = [Syntax::Json, Syntax::Yaml, Syntax::Hocon];
+
+fn env() -> Env {
+    Env::from_pairs([("OPENAI_API_KEY", "sk-dummy-for-assay-tests")])
+}
+
+/// Emits `tree` as `syntax`, loads the text back, and returns the document.
+fn reparse(tree: &Node, syntax: Syntax) -> Result<Document, String> {
+    let text = emit(tree, syntax);
+    let path = PathBuf::from(format!("converted.{}", syntax.extension()));
+    let loaded = load::load_str(&path, &text, &Env::default(), Unrecognized::Error)
+        .ok_or_else(|| "skipped as not a test file".to_owned())?;
+    loaded.outcome.map_err(|diags| {
+        let source = Source::new(&path, text.clone());
+        let msgs: Vec<String> = diags
+            .into_iter()
+            .map(|d| assay_spec::Report::new(d, &source).plain())
+            .collect();
+        format!("{}\n--- text\n{text}", msgs.join("\n"))
+    })
+}
+
+fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if !path.ends_with("invalid") {
+                fixture_files(&path, out);
+            }
+        } else if Syntax::from_path(&path).is_some() {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_valid_fixture_converts_to_every_syntax_and_back() {
+    let mut files = Vec::new();
+    fixture_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures"),
+        &mut files,
+    );
+    let mut converted = 0;
+    for path in files {
+        let Some(loaded) = load::load_file(&path, &env(), Unrecognized::Skip).unwrap() else {
+            continue;
+        };
+        let original = loaded
+            .outcome
+            .as_ref()
+            .unwrap_or_else(|_| panic!("{} is invalid", path.display()));
+        let tree = loaded.tree.as_ref().unwrap();
+        for syntax in SYNTAXES {
+            let back = reparse(tree, syntax)
+                .unwrap_or_else(|e| panic!("{} as {syntax:?}: {e}", path.display()));
+            assert_eq!(&back, original, "{} as {syntax:?}", path.display());
+            converted += 1;
+        }
+    }
+    assert!(converted >= 3 * 45, "only {converted} conversions");
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-zA-Z0-9 ]{1,20}",
+        // Characters that need quoting or escaping in one syntax or another.
+        "[ -~]{1,30}",
+        Just("yes".to_owned()),
+        Just("null".to_owned()),
+        Just("3.0".to_owned()),
+        Just("${NOT_A_SUBSTITUTION}".to_owned()),
+        Just("line one\nline two\n".to_owned()),
+        Just("  padded  ".to_owned()),
+        Just("# not a comment".to_owned()),
+        Just("quote \" and ''' and \"\"\"".to_owned()),
+        Just("ünïcødé — “quotes” ©".to_owned()),
+    ]
+}
+
+fn scalar() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        text().prop_map(Value::String),
+        any::<i64>().prop_map(|n| json!(n)),
+        (-1.0e6..1.0e6f64).prop_map(|f| json!(f)),
+        Just(json!(3.0)),
+        any::<bool>().prop_map(Value::Bool),
+    ]
+}
+
+fn sly_data() -> impl Strategy<Value = Value> {
+    let leaf = scalar();
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z_]{1,8}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn stock_name() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "value",
+        "not_value",
+        "keywords",
+        "not_keywords",
+        "Gist",
+        "less",
+        "not_greater",
+    ])
+}
+
+fn check_value(name: &'static str) -> BoxedStrategy<Value> {
+    match name.to_ascii_lowercase().as_str() {
+        "gist" => "[a-z]{3,10}( [a-z]{2,8}){0,4}"
+            .prop_map(Value::String)
+            .boxed(),
+        "less" | "not_greater" => prop_oneof![
+            (-1000i64..1000).prop_map(|n| json!(n)),
+            "[a-z]{1,5}".prop_map(Value::String)
+        ]
+        .boxed(),
+        _ => prop_oneof![
+            scalar(),
+            prop::collection::vec(scalar(), 1..3).prop_map(Value::Array)
+        ]
+        .boxed(),
+    }
+}
+
+fn checks() -> impl Strategy<Value = Value> {
+    prop::collection::vec(
+        stock_name().prop_flat_map(|n| check_value(n).prop_map(move |v| (n, v))),
+        1..3,
+    )
+    .prop_map(|pairs| Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
+}
+
+fn data_driven() -> impl Strategy<Value = Value> {
+    let interaction = (
+        prop::option::of(text()),
+        prop::option::of(sly_data().prop_filter("an object", Value::is_object)),
+        any::<bool>(),
+        checks(),
+        prop::collection::btree_map("[a-z]{1,6}", checks(), 0..3),
+    )
+        .prop_map(|(text, sly, cont, text_checks, fields)| {
+            let mut it = json!({"continue_conversation": cont, "response": {"text": text_checks}});
+            if let Some(t) = text {
+                it["text"] = json!(t);
+            }
+            if let Some(s) = sly {
+                it["sly_data"] = s;
+            }
+            if !fields.is_empty() {
+                it["response"]["structure"] = Value::Object(fields.into_iter().collect());
+            }
+            it
+        });
+    (
+        "[a-z_]{1,12}(/[a-z_]{1,8})?",
+        prop::sample::subsequence(vec!["direct", "http", "https", "mcp"], 1..4),
+        (1u32..5, 0u32..5),
+        prop::collection::vec(interaction, 1..4),
+    )
+        .prop_map(|(agent, connections, (n, k), interactions)| {
+            json!({
+                "agent": agent,
+                "connections": connections,
+                "success_ratio": format!("{}/{n}", k.min(n)),
+                "interactions": interactions,
+            })
+        })
+}
+
+fn sentinel_spec() -> impl Strategy<Value = Value> {
+    let assertion = prop_oneof![
+        text().prop_map(|t| json!({"must_contain": t})),
+        text().prop_map(|t| json!({"must_not_contain": t})),
+        Just(json!({"regex_match": "\\d+"})),
+        prop::collection::vec("[a-z]{1,8}", 1..3).prop_map(|t| json!({"must_call_tool": t})),
+        prop::sample::select(vec!["json", "text", "markdown", "code", "structured"])
+            .prop_map(|t| json!({"output_type": t})),
+        (1u64..100_000).prop_map(|n| json!({"max_latency_ms": n})),
+    ];
+    (
+        text(),
+        "[a-z0-9.-]{1,20}",
+        text(),
+        prop::collection::vec(assertion, 1..5),
+        prop::option::of(0.0..=2.0f64),
+        prop::option::of(any::<i64>()),
+        prop::option::of(prop::collection::vec("[a-z-]{1,8}", 0..3)),
+    )
+        .prop_map(|(name, model, query, assertions, temperature, seed, tags)| {
+            let mut spec = json!({"name": name, "model": model, "inputs": {"query": query}, "assertions": assertions});
+            if let Some(t) = temperature {
+                spec["model_config"] = json!({"temperature": t});
+            }
+            if let Some(s) = seed {
+                spec["seed"] = json!(s);
+            }
+            if let Some(t) = tags {
+                spec["tags"] = json!(t);
+            }
+            spec
+        })
+}
+
+fn assert_round_trips(json: &Value, dialect: Dialect) -> Result<(), TestCaseError> {
+    let tree = Node::from_json(json, Span::default());
+    let (original, _) = load::validate(&tree, dialect);
+    let original = original
+        .map_err(|d| TestCaseError::fail(format!("generated spec is invalid: {d:?}\n{json}")))?;
+    for syntax in SYNTAXES {
+        let back = reparse(&tree, syntax).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(&back, &original, "as {:?}", syntax);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn generated_data_driven_cases_round_trip(json in data_driven()) {
+        assert_round_trips(&json, Dialect::DataDriven)?;
+    }
+
+    #[test]
+    fn generated_sentinel_specs_round_trip(json in sentinel_spec()) {
+        assert_round_trips(&json, Dialect::SentinelSpec)?;
+    }
+}
