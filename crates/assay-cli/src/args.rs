@@ -67,6 +67,9 @@ pub struct ConvertArgs {
     /// The syntax to write
     #[arg(long, value_enum)]
     pub to: TargetSyntax,
+    /// Write values that HOCON substitutions read from the environment (they may be secrets)
+    #[arg(long)]
+    pub allow_env: bool,
 }
 
 /// An output format.

@@ -409,3 +409,36 @@ fn colour_only_when_asked_or_on_a_terminal() {
     // Data on stdout never has colour.
     assert_eq!(stdout(&forced), "1 files, 0 valid, 1 invalid\n");
 }
+
+#[test]
+fn convert_refuses_to_write_environment_values_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "keyed.hocon",
+        "agent = echo\ninteractions = [{ text = hi, sly_data { key = ${ASSAY_TEST_SECRET} } }]\n",
+    );
+    let run = |allow: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
+        cmd.current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .env("ASSAY_TEST_SECRET", "s3cr3t-value")
+            .args(["convert", "keyed.hocon", "--to", "json"]);
+        if allow {
+            cmd.arg("--allow-env");
+        }
+        cmd.output().unwrap()
+    };
+    let refused = run(false);
+    assert_eq!(code(&refused), 2);
+    assert!(!stdout(&refused).contains("s3cr3t-value"));
+    assert!(!stderr(&refused).contains("s3cr3t-value"));
+    assert!(
+        stderr(&refused).contains("`ASSAY_TEST_SECRET`"),
+        "{}",
+        stderr(&refused)
+    );
+    let allowed = run(true);
+    assert_eq!(code(&allowed), 0, "{}", stderr(&allowed));
+    assert!(stdout(&allowed).contains("s3cr3t-value"));
+}

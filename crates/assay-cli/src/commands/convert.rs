@@ -20,6 +20,23 @@ pub(crate) fn run(args: &ConvertArgs, color: bool) -> anyhow::Result<ExitCode> {
     let Some(tree) = tree else {
         return Ok(ExitCode::INVALID);
     };
+    if let Entry::Loaded(loaded) = &entry {
+        let env = Env::from_process();
+        let names = if loaded.syntax == Syntax::Hocon {
+            assay_spec::syntax::hocon::environment_references(&loaded.source, &env)
+        } else {
+            Vec::new()
+        };
+        if !names.is_empty() && !args.allow_env {
+            let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            output::stderr(&format!(
+                "error: {} reads {} from the environment; the converted text would contain the value, which may be a secret\n\nhint: pass `--allow-env` to write it anyway\n",
+                loaded.source.name(),
+                list.join(", ")
+            ));
+            return Ok(ExitCode::INVALID);
+        }
+    }
     let syntax = match args.to {
         TargetSyntax::Json => Syntax::Json,
         TargetSyntax::Yaml => Syntax::Yaml,

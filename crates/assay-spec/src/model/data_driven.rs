@@ -53,7 +53,7 @@ fn connections_schema(generator: &mut SchemaGenerator) -> Schema {
     let one = generator.subschema_for::<Connection>();
     json_schema!({
         "description": "One connection or a list of them.",
-        "anyOf": [one, {"type": "array", "items": one, "minItems": 1}],
+        "anyOf": [one, {"type": "array", "items": one, "minItems": 1, "uniqueItems": true}],
         "default": ["direct"]
     })
 }

@@ -26,6 +26,31 @@ use crate::diag::Diagnostic;
 use crate::node::{Key, Node, Span, Value};
 use crate::source::Source;
 
+/// The environment variables that `source`'s substitutions would read from `env`:
+/// every `${X}` or `${?X}` whose name is set in `env`, in order, without repeats.
+///
+/// `assay convert` uses this so that it never writes a secret from the environment
+/// into converted text without being told to.
+pub fn environment_references(source: &Source, env: &Env) -> Vec<String> {
+    let Ok(tokens) = hocon::tokenize(&source.text) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = Vec::new();
+    for token in tokens.iter().filter(|t| t.kind == TokenKind::Substitution) {
+        let Some(subst) = &token.subst else { continue };
+        let name: String = subst
+            .segments
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join(".");
+        if env.get(&name).is_some() && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
 /// Parses `source` as HOCON, resolving includes relative to its path and
 /// substitutions from the file and from `env` (never from the process environment).
 ///
@@ -416,6 +441,18 @@ mod tests {
 
     fn env() -> Env {
         Env::from_pairs([("OPENAI_API_KEY", "sk-test"), ("HOME_DIR", "/home/me")])
+    }
+
+    #[test]
+    fn environment_references_name_only_variables_that_are_set() {
+        let source = Source::new(
+            "t.hocon",
+            "a = ${OPENAI_API_KEY}\nb = ${?HOME_DIR}\nc = ${?UNSET_ONE}\nd = ${OPENAI_API_KEY}",
+        );
+        assert_eq!(
+            environment_references(&source, &env()),
+            ["OPENAI_API_KEY", "HOME_DIR"]
+        );
     }
 
     fn parse_str(text: &str) -> Node {

@@ -96,6 +96,8 @@ impl Pyd {
 pub(crate) struct Cx {
     pub(crate) style: Style,
     pub(crate) diags: Vec<Diagnostic>,
+    /// Regular expressions already compiled in this file, and why each failed, if it did.
+    pub(crate) regexes: std::collections::HashMap<String, Result<(), String>>,
 }
 
 impl Cx {
@@ -103,6 +105,7 @@ impl Cx {
         Cx {
             style,
             diags: Vec::new(),
+            regexes: std::collections::HashMap::new(),
         }
     }
 

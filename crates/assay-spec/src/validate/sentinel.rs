@@ -714,10 +714,18 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
             .map(Assertion::MustNotContain),
         "regex_match" => {
             let pattern = cx.nonempty_string(value, &at)?;
-            match regex::Regex::new(&pattern) {
-                Ok(_) => Some(Assertion::RegexMatch(pattern)),
-                Err(e) => {
-                    let why = first_line_of_regex_error(&e);
+            let compiled = cx
+                .regexes
+                .entry(pattern.clone())
+                .or_insert_with(|| {
+                    regex::Regex::new(&pattern)
+                        .map(|_| ())
+                        .map_err(|e| first_line_of_regex_error(&e))
+                })
+                .clone();
+            match compiled {
+                Ok(()) => Some(Assertion::RegexMatch(pattern)),
+                Err(why) => {
                     let sentence = format!("invalid regular expression: {why}");
                     let d =
                         Diagnostic::new("invalid-regex", &at.path, sentence.clone()).at(value.span);
