@@ -72,15 +72,18 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
 }
 
 fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u32> {
-    let n = cx.integer(node, at)?;
+    let n = cx.positive(node, at)?;
     match u32::try_from(n) {
-        Ok(v) if v > 0 => Some(v),
-        _ => {
+        Ok(v) => Some(v),
+        Err(_) => {
             cx.range_error(
                 node,
                 at,
-                "a whole number of at least 1",
-                Pyd::new("greater_than", "Input should be greater than 0"),
+                "at most 4294967295",
+                Pyd::new(
+                    "less_than_equal",
+                    "Input should be less than or equal to 4294967295",
+                ),
             );
             None
         }
@@ -131,20 +134,9 @@ fn agent(node: &Node, at: &At, cx: &mut Cx) -> Option<AgentConfig> {
             }
         }
     }
-    let timeout_in_seconds = node.get("timeout_in_seconds").and_then(|n| {
-        let at = at.key("timeout_in_seconds");
-        let v = cx.number(n, &at)?;
-        if v <= 0.0 {
-            cx.range_error(
-                n,
-                &at,
-                "greater than 0",
-                Pyd::new("greater_than", "Input should be greater than 0"),
-            );
-            return None;
-        }
-        Some(v)
-    });
+    let timeout_in_seconds = node
+        .get("timeout_in_seconds")
+        .and_then(|n| cx.positive_seconds(n, &at.key("timeout_in_seconds")));
     let has_url = node.get("url").is_some();
     let has_command = node.get("command").is_some();
     if has_url == has_command {

@@ -253,6 +253,37 @@ impl Cx {
         }
     }
 
+    /// A JSON object (any content), or a type error.
+    pub(crate) fn dict(
+        &mut self,
+        node: &Node,
+        at: &At,
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        match node.to_json() {
+            serde_json::Value::Object(map) => Some(map),
+            _ => {
+                self.type_error(
+                    node,
+                    at,
+                    "an object",
+                    Pyd::new("dict_type", "Input should be a valid dictionary"),
+                );
+                None
+            }
+        }
+    }
+
+    /// A list of strings, or errors for the list and for each item that is not a string.
+    pub(crate) fn string_list(&mut self, node: &Node, at: &At) -> Option<Vec<String>> {
+        let items = self.list(node, at)?;
+        let strings: Vec<Option<String>> = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| self.string(item, &at.index(i)))
+            .collect();
+        strings.into_iter().collect()
+    }
+
     /// A string of at least one character, or an error.
     pub(crate) fn nonempty_string(&mut self, node: &Node, at: &At) -> Option<String> {
         let s = self.string(node, at)?;
@@ -338,6 +369,36 @@ impl Cx {
         }
     }
 
+    /// A number greater than zero (a duration in seconds), or an error.
+    pub(crate) fn positive_seconds(&mut self, node: &Node, at: &At) -> Option<f64> {
+        let seconds = self.number(node, at)?;
+        if seconds <= 0.0 {
+            self.range_error(
+                node,
+                at,
+                "greater than 0",
+                Pyd::new("greater_than", "Input should be greater than 0"),
+            );
+            return None;
+        }
+        Some(seconds)
+    }
+
+    /// A whole number greater than zero, or an error.
+    pub(crate) fn positive(&mut self, node: &Node, at: &At) -> Option<u64> {
+        let n = self.integer(node, at)?;
+        if n <= 0 {
+            self.range_error(
+                node,
+                at,
+                "greater than 0",
+                Pyd::new("greater_than", "Input should be greater than 0"),
+            );
+            return None;
+        }
+        u64::try_from(n).ok()
+    }
+
     /// A list, or a type error.
     pub(crate) fn list<'n>(&mut self, node: &'n Node, at: &At) -> Option<&'n [Node]> {
         match &node.value {
@@ -407,6 +468,24 @@ impl Cx {
         });
         self.report(d, at, p, Some(node));
         None
+    }
+}
+
+/// The entry named `name`, unless it is absent or `null`.
+pub(crate) fn present<'n>(node: &'n Node, name: &str) -> Option<&'n Node> {
+    node.get(name).filter(|n| n.value != Value::Null)
+}
+
+/// An optional field: `Some(None)` when absent or null, `Some(Some(v))` when valid,
+/// `None` on error (already reported).
+pub(crate) fn optional<T>(
+    node: &Node,
+    name: &str,
+    f: impl FnOnce(&Node) -> Option<T>,
+) -> Option<Option<T>> {
+    match present(node, name) {
+        None => Some(None),
+        Some(n) => f(n).map(Some),
     }
 }
 

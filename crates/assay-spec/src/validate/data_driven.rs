@@ -3,11 +3,11 @@
 //! Stricter than upstream on purpose: an unknown key or an unknown check name is an
 //! error with a suggestion, because upstream ignores both and a misspelt check passes.
 
-use super::cx::{At, Cx, Pyd};
+use super::cx::{At, Cx, Pyd, optional, present};
 use crate::diag::{Diagnostic, did_you_mean};
 use crate::model::data_driven::{
-    ChatFilter, Connection, DataDrivenCase, Expected, FieldChecks, Interaction, JsonMap,
-    ResponseChecks, StockCheck, StockTest, SuccessRatio, TextChecks,
+    ChatFilter, Connection, DataDrivenCase, Expected, FieldChecks, Interaction, ResponseChecks,
+    StockCheck, StockTest, SuccessRatio, TextChecks,
 };
 use crate::node::{Node, Value};
 
@@ -62,14 +62,12 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
         Some(node) => cx.boolean(node, &at.key("use_direct")),
         None => Some(false),
     };
-    let metadata = optional(root, "metadata", |n| {
-        object_value(n, &at.key("metadata"), cx)
-    });
+    let metadata = optional(root, "metadata", |n| cx.dict(n, &at.key("metadata")));
     let timeout_in_seconds = optional(root, "timeout_in_seconds", |n| {
-        positive_seconds(n, &at.key("timeout_in_seconds"), cx)
+        cx.positive_seconds(n, &at.key("timeout_in_seconds"))
     });
     let failure_patterns = optional(root, "failure_patterns", |n| {
-        string_list(n, &at.key("failure_patterns"), cx)
+        cx.string_list(n, &at.key("failure_patterns"))
     });
     let interactions = match root.get("interactions") {
         Some(node) => {
@@ -101,58 +99,6 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
         interactions: interactions?,
         failure_patterns: failure_patterns?,
     })
-}
-
-/// The entry named `name`, unless it is absent or `null`.
-fn present<'n>(node: &'n Node, name: &str) -> Option<&'n Node> {
-    node.get(name).filter(|n| n.value != Value::Null)
-}
-
-/// `Some(None)` when absent or null, `Some(Some(v))` when valid, `None` on error.
-fn optional<T>(node: &Node, name: &str, f: impl FnOnce(&Node) -> Option<T>) -> Option<Option<T>> {
-    match present(node, name) {
-        None => Some(None),
-        Some(n) => f(n).map(Some),
-    }
-}
-
-fn object_value(node: &Node, at: &At, cx: &mut Cx) -> Option<JsonMap> {
-    match node.to_json() {
-        serde_json::Value::Object(map) => Some(map),
-        _ => {
-            cx.type_error(
-                node,
-                at,
-                "an object",
-                Pyd::new("dict_type", "Input should be a valid dictionary"),
-            );
-            None
-        }
-    }
-}
-
-fn positive_seconds(node: &Node, at: &At, cx: &mut Cx) -> Option<f64> {
-    let seconds = cx.number(node, at)?;
-    if seconds <= 0.0 {
-        cx.range_error(
-            node,
-            at,
-            "greater than 0",
-            Pyd::new("greater_than", "Input should be greater than 0"),
-        );
-        return None;
-    }
-    Some(seconds)
-}
-
-fn string_list(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
-    let items = cx.list(node, at)?;
-    let strings: Vec<Option<String>> = items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| cx.string(item, &at.index(i)))
-        .collect();
-    strings.into_iter().collect()
 }
 
 fn connections(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Connection>> {
@@ -245,11 +191,9 @@ fn interaction(node: &Node, at: &At, cx: &mut Cx) -> Option<Interaction> {
         Some(n) if n.value == Value::Null => None,
         Some(n) => cx.string(n, &at.key("text")),
     };
-    let sly_data = optional(node, "sly_data", |n| {
-        object_value(n, &at.key("sly_data"), cx)
-    });
+    let sly_data = optional(node, "sly_data", |n| cx.dict(n, &at.key("sly_data")));
     let timeout_in_seconds = optional(node, "timeout_in_seconds", |n| {
-        positive_seconds(n, &at.key("timeout_in_seconds"), cx)
+        cx.positive_seconds(n, &at.key("timeout_in_seconds"))
     });
     let chat_filter = match present(node, "chat_filter") {
         None => Some(ChatFilter::Minimal),

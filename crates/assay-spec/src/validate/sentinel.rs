@@ -3,9 +3,8 @@
 //! Every rule of the Sentinel spec is checked, and each diagnostic carries the
 //! spec's own validation block (see [`super::cx`]).
 
-use super::cx::{At, Cx, Pyd, list_names};
+use super::cx::{At, Cx, Pyd, list_names, optional};
 use crate::diag::{Diagnostic, did_you_mean};
-use crate::model::data_driven::JsonMap;
 use crate::model::sentinel::{
     Assertion, Defaults, Framework, InputSpec, Message, ModelConfig, OutputType, Provider, Role,
     TestSpec, TestSuite, Tool, ToolSpec,
@@ -67,12 +66,12 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
         })
     });
     let name = required_name(root, &at, cx);
-    let description = opt(root, "description", |n| {
+    let description = optional(root, "description", |n| {
         cx.string(n, &at.key("description"))
     });
-    let version = opt(root, "version", |n| cx.string(n, &at.key("version")));
-    let tags = opt(root, "tags", |n| string_list(n, &at.key("tags"), cx));
-    let defaults = opt(root, "defaults", |n| {
+    let version = optional(root, "version", |n| cx.string(n, &at.key("version")));
+    let tags = optional(root, "tags", |n| cx.string_list(n, &at.key("tags")));
+    let defaults = optional(root, "defaults", |n| {
         let at = at.key("defaults").model("Defaults");
         let entries = cx.object(n, &at)?;
         let allowed: Vec<&str> = SPEC_KEYS.iter().copied().filter(|k| *k != "name").collect();
@@ -136,15 +135,6 @@ fn spec_key_hint(key: &str) -> Option<String> {
     None
 }
 
-/// `Some(None)` when absent or null, `Some(Some(v))` when valid, `None` on error.
-fn opt<T>(node: &Node, name: &str, f: impl FnOnce(&Node) -> Option<T>) -> Option<Option<T>> {
-    match node.get(name) {
-        None => Some(None),
-        Some(n) if n.value == Value::Null => Some(None),
-        Some(n) => f(n).map(Some),
-    }
-}
-
 fn required_name(root: &Node, at: &At, cx: &mut Cx) -> Option<String> {
     match root.get("name") {
         Some(n) => cx.nonempty_string(n, &at.key("name")),
@@ -159,38 +149,40 @@ fn required_name(root: &Node, at: &At, cx: &mut Cx) -> Option<String> {
 /// Fields with errors are also `None` (their diagnostics are already in `cx`).
 fn fields(node: &Node, at: &At, cx: &mut Cx) -> Defaults {
     Defaults {
-        model: flat(opt(node, "model", |n| {
+        model: flat(optional(node, "model", |n| {
             cx.nonempty_string(n, &at.key("model"))
         })),
-        inputs: flat(opt(node, "inputs", |n| {
+        inputs: flat(optional(node, "inputs", |n| {
             inputs(n, &at.key("inputs").model("InputSpec"), cx)
         })),
-        assertions: flat(opt(node, "assertions", |n| {
+        assertions: flat(optional(node, "assertions", |n| {
             assertions(n, &at.key("assertions"), cx)
         })),
-        description: flat(opt(node, "description", |n| {
+        description: flat(optional(node, "description", |n| {
             cx.string(n, &at.key("description"))
         })),
-        provider: flat(opt(node, "provider", |n| {
+        provider: flat(optional(node, "provider", |n| {
             let name = cx.choice(n, &at.key("provider"), &Provider::NAMES, true)?;
             Provider::from_name(&name)
         })),
-        tools: flat(opt(node, "tools", |n| tools(n, &at.key("tools"), cx))),
-        framework: flat(opt(node, "framework", |n| {
+        tools: flat(optional(node, "tools", |n| tools(n, &at.key("tools"), cx))),
+        framework: flat(optional(node, "framework", |n| {
             let name = cx.choice(n, &at.key("framework"), &Framework::NAMES, true)?;
             Framework::from_name(&name)
         })),
-        framework_config: flat(opt(node, "framework_config", |n| {
-            dict(n, &at.key("framework_config"), cx)
+        framework_config: flat(optional(node, "framework_config", |n| {
+            cx.dict(n, &at.key("framework_config"))
         })),
-        model_config: flat(opt(node, "model_config", |n| {
+        model_config: flat(optional(node, "model_config", |n| {
             model_config(n, &at.key("model_config").model("ModelConfig"), cx)
         })),
-        seed: flat(opt(node, "seed", |n| cx.integer(n, &at.key("seed")))),
-        timeout_ms: flat(opt(node, "timeout_ms", |n| {
-            positive(n, &at.key("timeout_ms"), cx)
+        seed: flat(optional(node, "seed", |n| cx.integer(n, &at.key("seed")))),
+        timeout_ms: flat(optional(node, "timeout_ms", |n| {
+            cx.positive(n, &at.key("timeout_ms"))
         })),
-        tags: flat(opt(node, "tags", |n| string_list(n, &at.key("tags"), cx))),
+        tags: flat(optional(node, "tags", |n| {
+            cx.string_list(n, &at.key("tags"))
+        })),
     }
 }
 
@@ -318,20 +310,6 @@ fn token_bounds(node: &Node, at: &At, list: &[Assertion], cx: &mut Cx) {
     }
 }
 
-fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u64> {
-    let n = cx.integer(node, at)?;
-    if n <= 0 {
-        cx.range_error(
-            node,
-            at,
-            "greater than 0",
-            Pyd::new("greater_than", "Input should be greater than 0"),
-        );
-        return None;
-    }
-    u64::try_from(n).ok()
-}
-
 fn non_negative(node: &Node, at: &At, cx: &mut Cx) -> Option<u64> {
     let n = cx.integer(node, at)?;
     if n < 0 {
@@ -349,31 +327,6 @@ fn non_negative(node: &Node, at: &At, cx: &mut Cx) -> Option<u64> {
     u64::try_from(n).ok()
 }
 
-fn dict(node: &Node, at: &At, cx: &mut Cx) -> Option<JsonMap> {
-    match node.to_json() {
-        serde_json::Value::Object(map) => Some(map),
-        _ => {
-            cx.type_error(
-                node,
-                at,
-                "an object",
-                Pyd::new("dict_type", "Input should be a valid dictionary"),
-            );
-            None
-        }
-    }
-}
-
-fn string_list(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
-    let items = cx.list(node, at)?;
-    let out: Vec<Option<String>> = items
-        .iter()
-        .enumerate()
-        .map(|(i, n)| cx.string(n, &at.index(i)))
-        .collect();
-    out.into_iter().collect()
-}
-
 fn inputs(node: &Node, at: &At, cx: &mut Cx) -> Option<InputSpec> {
     let before = cx.errors();
     let entries = cx.object(node, at)?;
@@ -384,12 +337,12 @@ fn inputs(node: &Node, at: &At, cx: &mut Cx) -> Option<InputSpec> {
         "system" => Some("did you mean `system_prompt`?".to_owned()),
         _ => None,
     });
-    let query = opt(node, "query", |n| cx.string(n, &at.key("query")));
-    let system_prompt = opt(node, "system_prompt", |n| {
+    let query = optional(node, "query", |n| cx.string(n, &at.key("query")));
+    let system_prompt = optional(node, "system_prompt", |n| {
         cx.string(n, &at.key("system_prompt"))
     });
-    let context = opt(node, "context", |n| dict(n, &at.key("context"), cx));
-    let messages = opt(node, "messages", |n| {
+    let context = optional(node, "context", |n| cx.dict(n, &at.key("context")));
+    let messages = optional(node, "messages", |n| {
         let at = at.key("messages");
         let items = cx.nonempty_list(n, &at)?;
         let out: Vec<Option<Message>> = items
@@ -472,7 +425,7 @@ fn model_config(node: &Node, at: &At, cx: &mut Cx) -> Option<ModelConfig> {
         _ => None,
     });
     let ranged = |cx: &mut Cx, name: &str, max: f64| {
-        opt(node, name, |n| {
+        optional(node, name, |n| {
             let at = at.key(name);
             let v = cx.number(n, &at)?;
             if v < 0.0 {
@@ -504,12 +457,12 @@ fn model_config(node: &Node, at: &At, cx: &mut Cx) -> Option<ModelConfig> {
     };
     let temperature = ranged(cx, "temperature", 2.0);
     let top_p = ranged(cx, "top_p", 1.0);
-    let max_tokens = opt(node, "max_tokens", |n| {
-        positive(n, &at.key("max_tokens"), cx)
+    let max_tokens = optional(node, "max_tokens", |n| {
+        cx.positive(n, &at.key("max_tokens"))
     });
-    let top_k = opt(node, "top_k", |n| positive(n, &at.key("top_k"), cx));
-    let stop_sequences = opt(node, "stop_sequences", |n| {
-        string_list(n, &at.key("stop_sequences"), cx)
+    let top_k = optional(node, "top_k", |n| cx.positive(n, &at.key("top_k")));
+    let stop_sequences = optional(node, "stop_sequences", |n| {
+        cx.string_list(n, &at.key("stop_sequences"))
     });
     if cx.errors() > before {
         return None;
@@ -583,12 +536,12 @@ fn tool_spec(node: &Node, at: &At, cx: &mut Cx) -> Option<ToolSpec> {
         }
         Some(n) => cx.nonempty_string(n, &at.key("name")),
     };
-    let description = opt(node, "description", |n| {
+    let description = optional(node, "description", |n| {
         cx.string(n, &at.key("description"))
     });
-    let parameters = opt(node, "parameters", |n| {
+    let parameters = optional(node, "parameters", |n| {
         let at = at.key("parameters");
-        let map = dict(n, &at, cx)?;
+        let map = cx.dict(n, &at)?;
         let schema = serde_json::Value::Object(map.clone());
         if let Some(problem) = json_schema_problem(&schema) {
             let sentence = format!("parameters is not a valid JSON Schema: {problem}");
@@ -706,7 +659,7 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
     }
     let (key, value) = &entries[0];
     let at = at.key(&key.name);
-    let pos = |cx: &mut Cx| positive(value, &at, cx);
+    let pos = |cx: &mut Cx| cx.positive(value, &at);
     match key.name.as_str() {
         "must_contain" => cx.nonempty_string(value, &at).map(Assertion::MustContain),
         "must_not_contain" => cx
