@@ -380,7 +380,7 @@ pub enum Assertion {
     /// The output does not contain this text (exact, case-sensitive).
     MustNotContain(#[schemars(length(min = 1))] String),
     /// The output matches this regular expression (Rust `regex` syntax).
-    RegexMatch(#[schemars(extend("format" = "regex"))] String),
+    RegexMatch(Pattern),
     /// Every named tool is among the tool calls.
     MustCallTool(#[schemars(schema_with = "tool_names_schema")] Vec<String>),
     /// The output is of this kind.
@@ -460,5 +460,52 @@ impl OutputType {
             "structured" => Some(OutputType::Structured),
             _ => None,
         }
+    }
+}
+
+/// A regular expression (Rust `regex` syntax), compiled once when the spec is validated.
+#[derive(Debug, Clone)]
+pub struct Pattern(regex::Regex);
+
+impl Pattern {
+    /// Compiles `pattern`.
+    pub fn new(pattern: &str) -> Result<Pattern, regex::Error> {
+        regex::Regex::new(pattern).map(Pattern)
+    }
+
+    /// The compiled expression.
+    pub fn regex(&self) -> &regex::Regex {
+        &self.0
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Serialize for Pattern {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.as_str().serialize(s)
+    }
+}
+
+impl JsonSchema for Pattern {
+    fn schema_name() -> Cow<'static, str> {
+        "Pattern".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A regular expression in Rust `regex` syntax.",
+            "type": "string",
+            "format": "regex"
+        })
     }
 }

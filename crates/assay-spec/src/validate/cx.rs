@@ -96,8 +96,9 @@ impl Pyd {
 pub(crate) struct Cx {
     pub(crate) style: Style,
     pub(crate) diags: Vec<Diagnostic>,
-    /// Regular expressions already compiled in this file, and why each failed, if it did.
-    pub(crate) regexes: std::collections::HashMap<String, Result<(), String>>,
+    /// Regular expressions already compiled in this file, or why each failed.
+    pub(crate) regexes:
+        std::collections::HashMap<String, Result<crate::model::sentinel::Pattern, String>>,
 }
 
 impl Cx {

@@ -6,8 +6,8 @@
 use super::cx::{At, Cx, Pyd, list_names, optional};
 use crate::diag::{Diagnostic, did_you_mean};
 use crate::model::sentinel::{
-    Assertion, Defaults, Framework, InputSpec, Message, ModelConfig, OutputType, Provider, Role,
-    TestSpec, TestSuite, Tool, ToolSpec,
+    Assertion, Defaults, Framework, InputSpec, Message, ModelConfig, OutputType, Pattern, Provider,
+    Role, TestSpec, TestSuite, Tool, ToolSpec,
 };
 use crate::node::{Node, Value};
 
@@ -671,13 +671,11 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
                 .regexes
                 .entry(pattern.clone())
                 .or_insert_with(|| {
-                    regex::Regex::new(&pattern)
-                        .map(|_| ())
-                        .map_err(|e| first_line_of_regex_error(&e))
+                    Pattern::new(&pattern).map_err(|e| first_line_of_regex_error(&e))
                 })
                 .clone();
             match compiled {
-                Ok(()) => Some(Assertion::RegexMatch(pattern)),
+                Ok(compiled) => Some(Assertion::RegexMatch(compiled)),
                 Err(why) => {
                     let sentence = format!("invalid regular expression: {why}");
                     let d =

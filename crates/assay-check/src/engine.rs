@@ -1,0 +1,226 @@
+//! Runs plan checks against a response: every check yields an [`Evaluation`] and a
+//! message, or an error when it could not be evaluated (a judge that failed, a latency
+//! that was never recorded). An error is never a pass or a fail.
+
+use assay_spec::model::data_driven::StockTest;
+use assay_spec::plan::{Check, CheckKind};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::evaluation::{Evaluation, Status};
+use crate::judge::Judge;
+use crate::response::Response;
+use crate::stock::{self, field_path, lookup};
+use crate::text::{as_text, cut, preview};
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    /// The evaluation's threshold holds.
+    Passed,
+    /// The evaluation's threshold does not hold.
+    Failed,
+    /// The evaluation has no threshold.
+    Unscored,
+    /// The check could not be evaluated.
+    Errored,
+}
+
+/// What one check gave.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The check ran.
+    Evaluated {
+        /// The score and threshold.
+        evaluation: Evaluation,
+        /// What was checked, expected and found.
+        message: String,
+    },
+    /// The check could not run.
+    Errored {
+        /// Why.
+        message: String,
+    },
+}
+
+/// One check's result, with what identifies it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckResult {
+    /// Where the check is written, e.g. `interactions[0].response.text.keywords[1]`.
+    pub path: String,
+    /// The check's name: `keywords`, `not_gist`, `present`, `must_contain`, ...
+    pub name: String,
+    /// What it looked at: `text`, `structure.answer`, `output`, `tool_calls`, ...
+    pub target: String,
+    /// The value it was given, if any.
+    pub expected: Option<Value>,
+    /// How it came out.
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+impl CheckResult {
+    /// Passed, failed, unscored or errored.
+    pub fn status(&self) -> CheckStatus {
+        match &self.outcome {
+            Outcome::Errored { .. } => CheckStatus::Errored,
+            Outcome::Evaluated { evaluation, .. } => match evaluation.status() {
+                Status::Passed => CheckStatus::Passed,
+                Status::Failed => CheckStatus::Failed,
+                Status::Unscored => CheckStatus::Unscored,
+            },
+        }
+    }
+
+    /// The message, whatever the outcome.
+    pub fn message(&self) -> &str {
+        match &self.outcome {
+            Outcome::Evaluated { message, .. } | Outcome::Errored { message } => message,
+        }
+    }
+}
+
+/// Runs one check. `judge` is needed only for `gist` and `not_gist`.
+pub async fn run_check(
+    check: &Check,
+    response: &Response,
+    judge: Option<&dyn Judge>,
+) -> CheckResult {
+    let (name, target, expected, outcome) = match &check.kind {
+        CheckKind::Stock {
+            part,
+            field,
+            test,
+            negated,
+            expected,
+        } => {
+            let target = field_path(*part, field);
+            let outcome = match lookup(response, *part, field) {
+                Err(why) => evaluated(false, why),
+                Ok(found) if *test == StockTest::Gist => {
+                    gist(*negated, &target, &found, expected, judge).await
+                }
+                Ok(found) => {
+                    let verdict = stock::evaluate(*test, *negated, &target, &found, expected);
+                    evaluated(verdict.passed, verdict.message)
+                }
+            };
+            (
+                test.spelled(*negated),
+                target,
+                Some(expected.clone()),
+                outcome,
+            )
+        }
+        CheckKind::Present { part, field } => {
+            let target = field_path(*part, field);
+            let found = lookup(response, *part, field);
+            let verdict = stock::presence(&target, found.as_deref().map_err(String::as_str));
+            (
+                "present".to_owned(),
+                target,
+                None,
+                evaluated(verdict.passed, verdict.message),
+            )
+        }
+        CheckKind::Assertion(assertion) => {
+            let outcome = match crate::assertions::evaluate(assertion, response) {
+                Ok((evaluation, message)) => Outcome::Evaluated {
+                    evaluation,
+                    message,
+                },
+                Err(message) => Outcome::Errored { message },
+            };
+            let expected = serde_json::to_value(assertion)
+                .ok()
+                .and_then(|v| v.get(assertion.name()).cloned());
+            (
+                assertion.name().to_owned(),
+                "output".to_owned(),
+                expected,
+                outcome,
+            )
+        }
+    };
+    CheckResult {
+        path: check.path.clone(),
+        name,
+        target,
+        expected,
+        outcome,
+    }
+}
+
+/// Runs every check, in order.
+pub async fn run_checks(
+    checks: &[Check],
+    response: &Response,
+    judge: Option<&dyn Judge>,
+) -> Vec<CheckResult> {
+    let mut out = Vec::with_capacity(checks.len());
+    for check in checks {
+        out.push(run_check(check, response, judge).await);
+    }
+    out
+}
+
+fn evaluated(passed: bool, message: String) -> Outcome {
+    Outcome::Evaluated {
+        evaluation: Evaluation::pass_fail(passed),
+        message,
+    }
+}
+
+async fn gist(
+    negated: bool,
+    target: &str,
+    found: &Value,
+    criteria: &Value,
+    judge: Option<&dyn Judge>,
+) -> Outcome {
+    let name = StockTest::Gist.spelled(negated);
+    let Some(judge) = judge else {
+        return Outcome::Errored {
+            message: format!(
+                "{target}: `{name}` needs a judge and none is configured; set one with `--judge provider:model` or `[judge]` in assay.toml"
+            ),
+        };
+    };
+    let criteria_text = as_text(criteria);
+    let sample = as_text(found);
+    match judge.judge(&criteria_text, &sample).await {
+        Err(e) => Outcome::Errored {
+            message: format!("{target}: the judge failed: {e}"),
+        },
+        Ok(verdict) => {
+            let passed = verdict.pass != negated;
+            let shown_criteria = cut(&criteria_text, crate::text::PREVIEW_CHARS);
+            let meets = if verdict.pass {
+                "meets"
+            } else {
+                "does not meet"
+            };
+            let message = if passed {
+                format!("{target}: {meets} \"{shown_criteria}\" as expected")
+            } else {
+                let wanted = if negated { "not to meet" } else { "to meet" };
+                format!(
+                    "{target}: expected {wanted} \"{shown_criteria}\", found {}; judge: {}",
+                    preview(found),
+                    verdict.reason
+                )
+            };
+            let mut evaluation =
+                Evaluation::pass_fail(passed).with("reason", verdict.reason.clone());
+            for (k, v) in verdict.metadata {
+                evaluation.metadata.insert(k, v);
+            }
+            Outcome::Evaluated {
+                evaluation,
+                message,
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! What a check sees of an agent's or a model's response.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// One tool call the agent or model made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The tool's name.
+    pub name: String,
+    /// Its arguments, as JSON.
+    #[serde(default)]
+    pub arguments: serde_json::Value,
+}
+
+/// Token counts, as the agent or provider reported them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TokenUsage {
+    /// Tokens sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<u64>,
+    /// Tokens generated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<u64>,
+}
+
+/// A response, as every check sees it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Response {
+    /// The answer text, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The returned sly_data (a JSON object), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sly_data: Option<serde_json::Value>,
+    /// The returned structure (a JSON object), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structure: Option<serde_json::Value>,
+    /// The tool calls, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// From the request to the end of the response.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_millis")]
+    pub latency: Option<Duration>,
+    /// From the request to the first byte of the response.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_millis")]
+    pub time_to_first_byte: Option<Duration>,
+    /// Token counts, where the agent or provider reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
+    /// Every streamed message, raw.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<serde_json::Value>,
+}
+
+impl Response {
+    /// A response that is only an answer text.
+    pub fn text(text: impl Into<String>) -> Response {
+        Response {
+            text: Some(text.into()),
+            ..Response::default()
+        }
+    }
+
+    /// Sets the sly_data.
+    pub fn with_sly_data(mut self, sly_data: serde_json::Value) -> Response {
+        self.sly_data = Some(sly_data);
+        self
+    }
+
+    /// Sets the structure.
+    pub fn with_structure(mut self, structure: serde_json::Value) -> Response {
+        self.structure = Some(structure);
+        self
+    }
+
+    /// Adds a tool call.
+    pub fn with_tool_call(mut self, name: &str, arguments: serde_json::Value) -> Response {
+        self.tool_calls.push(ToolCall {
+            name: name.to_owned(),
+            arguments,
+        });
+        self
+    }
+
+    /// Sets the latency.
+    pub fn with_latency(mut self, latency: Duration) -> Response {
+        self.latency = Some(latency);
+        self
+    }
+
+    /// Sets the token usage.
+    pub fn with_usage(mut self, input: Option<u64>, output: Option<u64>) -> Response {
+        self.usage = Some(TokenUsage { input, output });
+        self
+    }
+}
+
+/// Anything a built-in evaluator can check: a [`Response`], or plain text.
+pub trait Output {
+    /// The output as a response.
+    fn to_response(&self) -> std::borrow::Cow<'_, Response>;
+}
+
+impl Output for Response {
+    fn to_response(&self) -> std::borrow::Cow<'_, Response> {
+        std::borrow::Cow::Borrowed(self)
+    }
+}
+
+impl Output for String {
+    fn to_response(&self) -> std::borrow::Cow<'_, Response> {
+        std::borrow::Cow::Owned(Response::text(self.clone()))
+    }
+}
+
+impl Output for &str {
+    fn to_response(&self) -> std::borrow::Cow<'_, Response> {
+        std::borrow::Cow::Owned(Response::text(*self))
+    }
+}
+
+mod opt_millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&(d.as_secs_f64() * 1000.0)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        let ms: Option<f64> = Option::deserialize(d)?;
+        Ok(ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok()))
+    }
+}
