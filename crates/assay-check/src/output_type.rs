@@ -75,7 +75,7 @@ pub fn classify(kind: OutputType, output: &str) -> (bool, String) {
 fn json_document(output: &str) -> Result<(), String> {
     let trimmed = output.trim();
     let body = match unfence(trimmed) {
-        Some((tag, body)) if matches!(tag, "" | "json") => body,
+        Some(("" | "json", body)) => body,
         _ => trimmed,
     };
     match serde_json::from_str::<serde_json::Value>(body) {
