@@ -116,8 +116,10 @@ pub fn evaluate(
             let Some(latency) = response.latency else {
                 return Err("max_latency_ms: the response's latency was not recorded".to_owned());
             };
-            let ms = latency.as_secs_f64() * 1000.0;
-            let passed = ms <= *max as f64;
+            // Compare durations, not floats: `as_secs_f64() * 1000.0` rounds 1132 ms to
+            // 1132.0000000000002, which failed a response that took exactly the limit.
+            let passed = latency <= std::time::Duration::from_millis(*max);
+            let ms = latency.as_nanos() as f64 / 1e6;
             let message = if passed {
                 format!("took {ms:.0} ms, within {max} ms")
             } else {

@@ -3,6 +3,7 @@
 //! that was never recorded). An error is never a pass or a fail.
 
 use assay_spec::model::data_driven::StockTest;
+use assay_spec::model::sentinel::Assertion;
 use assay_spec::plan::{Check, CheckKind};
 use serde::Serialize;
 use serde_json::Value;
@@ -11,7 +12,7 @@ use crate::evaluation::{Evaluation, Status};
 use crate::judge::Judge;
 use crate::response::Response;
 use crate::stock::{self, field_path, lookup};
-use crate::text::{as_text, cut, preview};
+use crate::text::{as_text, preview};
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -52,7 +53,7 @@ pub struct CheckResult {
     pub path: String,
     /// The check's name: `keywords`, `not_gist`, `present`, `must_contain`, ...
     pub name: String,
-    /// What it looked at: `text`, `structure.answer`, `output`, `tool_calls`, ...
+    /// What it looked at: `text`, `structure.answer`, `output`, `tool_calls`, `latency`, `output_tokens`
     pub target: String,
     /// The value it was given, if any.
     pub expected: Option<Value>,
@@ -196,18 +197,19 @@ async fn gist(
         },
         Ok(verdict) => {
             let passed = verdict.pass != negated;
-            let shown_criteria = cut(&criteria_text, crate::text::PREVIEW_CHARS);
+            // JSON-quoted, so multi-line criteria stay on one line and quotes are escaped.
+            let shown_criteria = preview(&Value::String(criteria_text.clone()));
             let meets = if verdict.pass {
                 "meets"
             } else {
                 "does not meet"
             };
             let message = if passed {
-                format!("{target}: {meets} \"{shown_criteria}\" as expected")
+                format!("{target}: {meets} {shown_criteria} as expected")
             } else {
                 let wanted = if negated { "not to meet" } else { "to meet" };
                 format!(
-                    "{target}: expected {wanted} \"{shown_criteria}\", found {}; judge: {}",
+                    "{target}: expected {wanted} {shown_criteria}, found {}; judge: {}",
                     preview(found),
                     verdict.reason
                 )

@@ -88,6 +88,13 @@ pub fn lookup<'r>(
             }
         }
     }
+    if here.is_null() {
+        // As upstream, a null value is no value: every test on it fails, presence included.
+        return Err(format!(
+            "{} is missing: it is null",
+            field_path(part, field)
+        ));
+    }
     Ok(Cow::Borrowed(here))
 }
 
@@ -209,10 +216,7 @@ fn inequality(test: StockTest, negated: bool, path: &str, found: &Value, given: 
         (_, true) => "at most",
     };
     let Some(order) = compare(found, given) else {
-        let wanted = match given {
-            Value::Number(_) => "a number",
-            _ => "a string",
-        };
+        let wanted = type_phrase(given);
         return Verdict::new(
             false,
             format!(
