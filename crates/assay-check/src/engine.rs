@@ -137,9 +137,15 @@ pub async fn run_check(
             let expected = serde_json::to_value(assertion)
                 .ok()
                 .and_then(|v| v.get(assertion.name()).cloned());
+            let target = match assertion {
+                Assertion::MustCallTool(_) => "tool_calls",
+                Assertion::MaxLatencyMs(_) => "latency",
+                Assertion::MinTokens(_) | Assertion::MaxTokens(_) => "output_tokens",
+                _ => "output",
+            };
             (
                 assertion.name().to_owned(),
-                "output".to_owned(),
+                target.to_owned(),
                 expected,
                 outcome,
             )

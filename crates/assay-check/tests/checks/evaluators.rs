@@ -537,7 +537,7 @@ fn a_sentinel_assertion_runs_as_a_plan_check() {
     assert_eq!(result.status(), CheckStatus::Passed);
     assert_eq!(result.path, check.path);
     assert_eq!(result.name, "must_call_tool");
-    assert_eq!(result.target, "output");
+    assert_eq!(result.target, "tool_calls");
     assert_eq!(result.expected, Some(json!(["web_search"])));
     let check = Check {
         path: "assertions[0].max_latency_ms".to_owned(),
