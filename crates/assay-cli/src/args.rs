@@ -27,6 +27,10 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Rewrite a test file in another syntax
     Convert(ConvertArgs),
+    /// List the agents a neuro-san server hosts
+    Agents(AgentsArgs),
+    /// Serve agents over neuro-san's protocol (for now only the built-in demo agents)
+    Serve(ServeArgs),
 }
 
 /// `assay validate`.
@@ -70,6 +74,37 @@ pub struct ConvertArgs {
     /// Write values that HOCON substitutions read from the environment (they may be secrets)
     #[arg(long)]
     pub allow_env: bool,
+}
+
+/// `assay serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve the built-in demo agents (the only server there is for now)
+    #[arg(long)]
+    pub demo: bool,
+    /// The port for http, https and mcp, all on one port (0 picks a free one)
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// The address to listen on
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+}
+
+/// `assay agents`.
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    /// The neuro-san server [default: $ASSAY_SERVER, else `server` in ./assay.toml, else http://localhost:8080]
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// A PEM file of certificate authorities to trust for https, besides the system's
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// Do not verify the server's https certificate (prints a warning)
+    #[arg(long)]
+    pub insecure: bool,
+    /// How to print the agents
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 /// An output format.

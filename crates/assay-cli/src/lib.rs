@@ -43,5 +43,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::List(args) => commands::list::run(&args, color),
         Command::Schema(args) => commands::schema::run(&args),
         Command::Convert(args) => commands::convert::run(&args, color),
+        Command::Agents(args) => commands::agents::run(&args, color),
+        Command::Serve(args) => commands::serve::run(&args),
     }
 }

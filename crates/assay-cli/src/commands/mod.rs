@@ -1,8 +1,10 @@
 //! One module per subcommand, and the file loading that `validate` and `list` share.
 
+pub(crate) mod agents;
 pub(crate) mod convert;
 pub(crate) mod list;
 pub(crate) mod schema;
+pub(crate) mod serve;
 pub(crate) mod validate;
 
 use std::collections::HashSet;

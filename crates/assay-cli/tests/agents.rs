@@ -1,0 +1,142 @@
+//! `assay agents` against the real demo server on loopback, and against nothing.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use assay_testkit::start_demo_background;
+
+/// Runs `assay args...` in `dir` with `ASSAY_SERVER` set to `env_server` (or unset).
+fn assay(dir: &Path, env_server: Option<&str>, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("ASSAY_SERVER");
+    if let Some(server) = env_server {
+        command.env("ASSAY_SERVER", server);
+    }
+    command.output().expect("the assay binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn lists_the_agents_one_per_line() {
+    let demo = start_demo_background();
+    let dir = tempfile::tempdir().unwrap();
+    let out = assay(dir.path(), None, &["agents", "--server", &demo.http_url()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let math = stdout
+        .lines()
+        .find(|l| l.starts_with("math_guy\t"))
+        .unwrap_or_else(|| panic!("no math_guy line in {stdout}"));
+    assert!(math.split('\t').nth(1).is_some_and(|d| !d.is_empty()));
+    assert!(stdout.lines().all(|l| l.split('\t').count() == 2));
+}
+
+#[test]
+fn json_output() {
+    let demo = start_demo_background();
+    let dir = tempfile::tempdir().unwrap();
+    let out = assay(
+        dir.path(),
+        None,
+        &["agents", "--server", &demo.http_url(), "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let document: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(document["server"], serde_json::json!(demo.http_url()));
+    let agents = document["agents"].as_array().unwrap();
+    assert!(agents.iter().any(|a| a["name"] == "music_nerd_pro"));
+    assert!(agents.iter().all(|a| a["tags"].is_array()));
+}
+
+#[test]
+fn the_server_comes_from_the_environment_then_assay_toml() {
+    let demo = start_demo_background();
+    let dir = tempfile::tempdir().unwrap();
+    let out = assay(dir.path(), Some(&demo.http_url()), &["agents"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("math_guy\t"));
+
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        format!("server = \"{}\"\n", demo.http_url()),
+    )
+    .unwrap();
+    let out = assay(dir.path(), None, &["agents"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("math_guy\t"));
+
+    std::fs::write(dir.path().join("assay.toml"), "servr = \"x\"\n").unwrap();
+    let out = assay(dir.path(), None, &["agents"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+#[test]
+fn https_needs_the_certificate_or_insecure() {
+    let demo = start_demo_background();
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("demo.pem");
+    std::fs::write(&cert, demo.cert_pem()).unwrap();
+    let https = demo.https_url();
+
+    let out = assay(dir.path(), None, &["agents", "--server", &https]);
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!("error: tls with {https} failed")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--ca-cert"), "{stderr}");
+
+    let cert_arg = cert.display().to_string();
+    let out = assay(
+        dir.path(),
+        None,
+        &["agents", "--server", &https, "--ca-cert", &cert_arg],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("math_guy\t"));
+
+    let out = assay(
+        dir.path(),
+        None,
+        &["agents", "--server", &https, "--insecure"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).starts_with("warning: --insecure"));
+
+    let out = assay(
+        dir.path(),
+        None,
+        &["agents", "--server", &https, "--ca-cert", "missing.pem"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot read the CA certificate file `missing.pem`"));
+}
+
+#[test]
+fn an_unreachable_server_is_an_error() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let dir = tempfile::tempdir().unwrap();
+    let server = format!("http://127.0.0.1:{port}");
+    let out = assay(dir.path(), None, &["agents", "--server", &server]);
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!("error: cannot reach {server}: ")),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+
+    let out = assay(dir.path(), None, &["agents", "--server", "ftp://x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("must start with http:// or https://"));
+}

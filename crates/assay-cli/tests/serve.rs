@@ -1,0 +1,135 @@
+//! `assay serve --demo` runs a real demo server on loopback until it is stopped.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, ChildStderr, Command, Stdio};
+use std::time::Duration;
+
+/// Kills the server when a test ends, however it ends.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `assay serve --demo --port 0` in `dir` and returns it with its stderr lines.
+fn serve(dir: &std::path::Path) -> (Server, BufReader<ChildStderr>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["serve", "--demo", "--port", "0"])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the assay binary runs");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    (Server(child), BufReader::new(stderr))
+}
+
+/// The next stderr line (empty at the end).
+fn next_line(stderr: &mut BufReader<ChildStderr>) -> String {
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("stderr is readable");
+    line
+}
+
+/// A whole `Connection: close` GET over a std socket.
+fn get(addr: &str, path: &str) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connects to the printed address");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("a timeout");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .expect("writes");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .expect("reads the response");
+    response
+}
+
+#[test]
+fn serve_demo_prints_its_url_first_and_answers_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, mut stderr) = serve(dir.path());
+    let first = next_line(&mut stderr);
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("the first line gives the url: {first:?}"));
+    let addr = url
+        .strip_prefix("http://127.0.0.1:")
+        .map(|port| format!("127.0.0.1:{port}"));
+    let addr = addr.unwrap_or_else(|| panic!("a loopback http url: {url}"));
+
+    let mut rest = Vec::new();
+    loop {
+        let line = next_line(&mut stderr);
+        assert!(!line.is_empty(), "the server stopped early: {rest:?}");
+        let done = line.starts_with("press ctrl-c");
+        rest.push(line);
+        if done {
+            break;
+        }
+    }
+    let rest = rest.concat();
+    assert!(
+        rest.contains("agents: echo, flaky, math_guy, music_nerd_pro, slow"),
+        "{rest}"
+    );
+    assert!(
+        rest.contains(&format!("https on the same port: https://{addr}")),
+        "{rest}"
+    );
+    assert!(rest.contains("demo-cert.pem"), "{rest}");
+    let cert = std::fs::read_to_string(dir.path().join(".assay/demo-cert.pem"))
+        .expect("the certificate is written");
+    assert!(cert.starts_with("-----BEGIN CERTIFICATE-----"));
+
+    let response = get(&addr, "/api/v1/list");
+    assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+    assert!(
+        response.contains(r#""agent_name": "math_guy""#),
+        "{response}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_demo_stops_gracefully_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, mut stderr) = serve(dir.path());
+    while !next_line(&mut stderr).starts_with("press ctrl-c") {}
+    let status = Command::new("kill")
+        .args(["-TERM", &server.0.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let exit = server.0.wait().expect("the server exits");
+    assert_eq!(exit.code(), Some(0));
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).expect("reads stderr");
+    assert!(rest.contains("shutting down"), "{rest}");
+}
+
+#[test]
+fn serve_without_demo_is_a_usage_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .arg("serve")
+        .output()
+        .expect("the assay binary runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("only the built-in demo server exists"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--demo"), "{stderr}");
+}

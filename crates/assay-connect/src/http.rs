@@ -1,0 +1,562 @@
+//! [`NeuroSanHttp`]: a neuro-san server over http or https (`shared/research/neuro-san.md`
+//! §4.1 to §4.4), and the request machinery MCP shares with it.
+//!
+//! A chat is `POST {base}/api/v1/{agent}/streaming_chat` with the [`chat_request`] body
+//! and the metadata as headers; the JSON-lines answer is decoded as it arrives by a
+//! [`LineDecoder`] and the answer picked by a [`Collector`].
+
+use std::collections::BTreeMap;
+use std::error::Error as StdError;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use reqwest::{RequestBuilder, Response, StatusCode, Url};
+use serde_json::Value;
+
+use crate::decode::{DEFAULT_MAX_BODY_BYTES, DecodeError, LineDecoder};
+use crate::error::ConnectError;
+use crate::retry::{RetryPolicy, parse_retry_after};
+use crate::server::{endpoint, label, with_scheme};
+use crate::tls::{TlsOptions, client_config, explain};
+use crate::types::{AgentFunction, AgentInfo, AgentRequest, AgentResponse, Timings};
+use crate::wire::{Collector, chat_request};
+use crate::{BoxFuture, Connector, Conversation, with_timeout};
+
+/// The limit on `list_agents` and `describe`, which are quick for any live server.
+pub const INFO_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How much of an error response's body is kept.
+const ERROR_BODY_KEPT: usize = 4096;
+
+/// How http, https and MCP connections behave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// Certificate verification.
+    pub tls: TlsOptions,
+    /// When to try a request again.
+    pub retry: RetryPolicy,
+    /// The cap on a response body, in bytes ([`DEFAULT_MAX_BODY_BYTES`]).
+    pub max_body_bytes: u64,
+    /// The limit on making one connection (10s).
+    pub connect_timeout: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            tls: TlsOptions::default(),
+            retry: RetryPolicy::default(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// An http client with the retry rules, shared by the http and MCP connectors.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpClient {
+    pub(crate) client: reqwest::Client,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) max_body_bytes: u64,
+}
+
+impl HttpClient {
+    pub(crate) fn new(options: &HttpOptions) -> Result<HttpClient, ConnectError> {
+        let tls = client_config(&options.tls)?;
+        let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .connect_timeout(options.connect_timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("assay/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ConnectError::config(format!("cannot set up the http client: {e}")))?;
+        Ok(HttpClient {
+            client,
+            retry: options.retry,
+            max_body_bytes: options.max_body_bytes,
+        })
+    }
+
+    /// Sends the request `build` makes, trying again by the [`RetryPolicy`]: after a
+    /// connection error that came before any byte of a response, and after a 429 or 503.
+    /// Returns a response with a success status; any other status is an error, and a 404
+    /// is [`ConnectError::UnknownAgent`] when `agent` is given.
+    pub(crate) async fn send(
+        &self,
+        server: &str,
+        agent: Option<&str>,
+        build: impl Fn() -> RequestBuilder,
+    ) -> Result<Response, ConnectError> {
+        let mut attempt = 1;
+        loop {
+            match build().send().await {
+                Ok(response) => {
+                    let status = response.status();
+                    if status.is_success() {
+                        return Ok(response);
+                    }
+                    let busy = matches!(
+                        status,
+                        StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE
+                    );
+                    if busy && self.retry.may_retry(attempt) {
+                        let retry_after = response
+                            .headers()
+                            .get(RETRY_AFTER)
+                            .and_then(|v| v.to_str().ok())
+                            .and_then(parse_retry_after);
+                        let wait = self.retry.delay(attempt, retry_after);
+                        drop(response);
+                        tracing::debug!(%server, %status, attempt, ?wait, "server busy; trying again");
+                        tokio::time::sleep(wait).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    return Err(status_error(response, server, agent).await);
+                }
+                Err(error) => {
+                    let before_any_byte =
+                        error.is_connect() && !error.is_timeout() && find_rustls(&error).is_none();
+                    if before_any_byte && self.retry.may_retry(attempt) {
+                        let wait = self.retry.backoff(attempt);
+                        tracing::debug!(%server, attempt, ?wait, cause = %root_cause(&error), "cannot connect; trying again");
+                        tokio::time::sleep(wait).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    return Err(request_error(&error, server, attempt));
+                }
+            }
+        }
+    }
+}
+
+/// The error for a response with an error status.
+async fn status_error(response: Response, server: &str, agent: Option<&str>) -> ConnectError {
+    let status = response.status();
+    if status == StatusCode::NOT_FOUND
+        && let Some(agent) = agent
+    {
+        return ConnectError::UnknownAgent {
+            agent: agent.to_owned(),
+            server: server.to_owned(),
+        };
+    }
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while body.len() < ERROR_BODY_KEPT {
+        match stream.next().await {
+            Some(Ok(chunk)) => body.extend_from_slice(&chunk),
+            // What arrived before the failure is all there is to show.
+            Some(Err(_)) | None => break,
+        }
+    }
+    body.truncate(ERROR_BODY_KEPT);
+    ConnectError::Status {
+        server: server.to_owned(),
+        status: status.as_u16(),
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+/// The error for a request that got no response.
+fn request_error(error: &reqwest::Error, server: &str, attempts: u32) -> ConnectError {
+    if let Some(tls) = find_rustls(error) {
+        return ConnectError::Tls {
+            server: server.to_owned(),
+            reason: explain(tls),
+        };
+    }
+    let cause = root_cause(error);
+    if error.is_connect() {
+        let tries = if attempts == 1 {
+            "tried once".to_owned()
+        } else {
+            format!("tried {attempts} times")
+        };
+        return ConnectError::Unreachable {
+            server: server.to_owned(),
+            reason: format!("{cause} ({tries})"),
+        };
+    }
+    ConnectError::protocol(
+        server,
+        format!("the request failed before an answer: {cause}"),
+    )
+}
+
+/// The rustls error somewhere in `error`'s chain of causes.
+fn find_rustls<'e>(error: &'e (dyn StdError + 'static)) -> Option<&'e rustls::Error> {
+    let mut next: Option<&'e (dyn StdError + 'static)> = Some(error);
+    while let Some(e) = next {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        // An io::Error's `source()` skips the error it wraps; look inside it.
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && let Some(inner) = io.get_ref()
+        {
+            if let Some(tls) = inner.downcast_ref::<rustls::Error>() {
+                return Some(tls);
+            }
+            if let Some(tls) = find_rustls(inner) {
+                return Some(tls);
+            }
+        }
+        next = e.source();
+    }
+    None
+}
+
+/// The innermost cause's message, with a lowercase first letter.
+pub(crate) fn root_cause(error: &(dyn StdError + 'static)) -> String {
+    let mut last = error;
+    while let Some(next) = last.source() {
+        last = next;
+    }
+    let text = last.to_string();
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text,
+    }
+}
+
+/// The metadata as headers. A key that is not a header name, or a value that is not a
+/// header value, is a config error naming only the key: values may be secrets.
+pub(crate) fn metadata_headers(
+    metadata: &BTreeMap<String, String>,
+) -> Result<HeaderMap, ConnectError> {
+    let mut headers = HeaderMap::new();
+    for (key, value) in metadata {
+        let name = HeaderName::from_bytes(key.as_bytes()).map_err(|_| {
+            ConnectError::config(format!(
+                "the metadata key `{key}` cannot be sent as an http header name"
+            ))
+        })?;
+        let mut value = HeaderValue::from_str(value).map_err(|_| {
+            ConnectError::config(format!(
+                "the value of the metadata key `{key}` cannot be sent as an http header value"
+            ))
+        })?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+/// A whole (small) body, at most `limit` bytes.
+pub(crate) async fn read_body(
+    response: Response,
+    server: &str,
+    limit: u64,
+) -> Result<Vec<u8>, ConnectError> {
+    let too_large = || ConnectError::TooLarge {
+        peer: server.to_owned(),
+        limit,
+    };
+    if response.content_length().is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| broke_off(&e, server, body.len() as u64))?;
+        if (body.len() + chunk.len()) as u64 > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// The error for a body that broke off after `received` bytes.
+pub(crate) fn broke_off(error: &reqwest::Error, server: &str, received: u64) -> ConnectError {
+    ConnectError::protocol(
+        server,
+        format!(
+            "the response broke off after {received} bytes: {}",
+            root_cause(error)
+        ),
+    )
+}
+
+/// A decoding failure as a connect error.
+pub(crate) fn decode_error(error: DecodeError, peer: &str) -> ConnectError {
+    match error {
+        DecodeError::TooLarge { limit } => ConnectError::TooLarge {
+            peer: peer.to_owned(),
+            limit,
+        },
+        malformed => ConnectError::protocol(peer, malformed.message()),
+    }
+}
+
+/// A JSON body.
+pub(crate) fn parse_json(body: &[u8], server: &str) -> Result<Value, ConnectError> {
+    serde_json::from_slice(body).map_err(|e| {
+        ConnectError::protocol(
+            server,
+            format!(
+                "the body is not JSON ({e}): {}",
+                crate::error::cut(String::from_utf8_lossy(body).trim(), 120)
+            ),
+        )
+    })
+}
+
+/// A neuro-san server over http or https.
+///
+/// Cheap to clone; clones share one connection pool.
+#[derive(Debug, Clone)]
+pub struct NeuroSanHttp {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    base: Url,
+    label: String,
+    http: HttpClient,
+}
+
+impl NeuroSanHttp {
+    /// A connector for the server at `base` (its scheme decides http or https).
+    pub fn new(base: Url, options: &HttpOptions) -> Result<NeuroSanHttp, ConnectError> {
+        Ok(NeuroSanHttp {
+            inner: Arc::new(Inner {
+                label: label(&base),
+                http: HttpClient::new(options)?,
+                base,
+            }),
+        })
+    }
+
+    /// A connector for the `https` connection: the same server as `base` with the
+    /// scheme switched to https (neuro-san and the demo server answer both on one port).
+    pub fn https(base: &Url, options: &HttpOptions) -> Result<NeuroSanHttp, ConnectError> {
+        NeuroSanHttp::new(with_scheme(base, "https"), options)
+    }
+
+    /// The server's url.
+    pub fn base(&self) -> &Url {
+        &self.inner.base
+    }
+
+    /// The agents the server hosts (`GET /api/v1/list`), within [`INFO_TIMEOUT`].
+    pub async fn list_agents(&self) -> Result<Vec<AgentInfo>, ConnectError> {
+        let server = &self.inner.label;
+        let list = self.get_json(&["api/v1/list"], None).await?;
+        let Some(agents) = list.get("agents").and_then(Value::as_array) else {
+            return Err(ConnectError::protocol(
+                server,
+                "the agent list has no `agents` array",
+            ));
+        };
+        agents
+            .iter()
+            .map(|agent| {
+                let name = agent
+                    .get("agent_name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| {
+                        ConnectError::protocol(server, "an agent in the list has no `agent_name`")
+                    })?;
+                Ok(AgentInfo {
+                    name: name.to_owned(),
+                    description: agent
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    tags: agent
+                        .get("tags")
+                        .and_then(Value::as_array)
+                        .map(|tags| {
+                            tags.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_owned)
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                })
+            })
+            .collect()
+    }
+
+    /// What an agent does (`GET /api/v1/{agent}/function`), within [`INFO_TIMEOUT`].
+    pub async fn describe(&self, agent: &str) -> Result<AgentFunction, ConnectError> {
+        let answer = self
+            .get_json(&["api/v1", agent, "function"], Some(agent))
+            .await?;
+        let Some(function) = answer.get("function").filter(|f| f.is_object()) else {
+            return Err(ConnectError::protocol(
+                &self.inner.label,
+                "the function answer has no `function` object",
+            ));
+        };
+        let field = |key: &str| function.get(key).filter(|v| !v.is_null()).cloned();
+        Ok(AgentFunction {
+            description: function
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            parameters: field("parameters"),
+            sly_data_schema: field("sly_data_schema"),
+            raw: function.clone(),
+        })
+    }
+
+    async fn get_json(&self, path: &[&str], agent: Option<&str>) -> Result<Value, ConnectError> {
+        let inner = &self.inner;
+        let url = endpoint(&inner.base, path);
+        let exchange = async {
+            let response = inner
+                .http
+                .send(&inner.label, agent, || inner.http.client.get(url.clone()))
+                .await?;
+            let body = read_body(response, &inner.label, inner.http.max_body_bytes).await?;
+            parse_json(&body, &inner.label)
+        };
+        with_timeout(&inner.label, Some(INFO_TIMEOUT), exchange).await
+    }
+
+    /// One exchange with `agent`, under the request's timeout.
+    pub async fn chat(
+        &self,
+        agent: &str,
+        request: &AgentRequest,
+    ) -> Result<AgentResponse, ConnectError> {
+        with_timeout(
+            &self.inner.label,
+            request.timeout,
+            self.exchange(agent, request),
+        )
+        .await
+    }
+
+    async fn exchange(
+        &self,
+        agent: &str,
+        request: &AgentRequest,
+    ) -> Result<AgentResponse, ConnectError> {
+        let inner = &self.inner;
+        let server = inner.label.as_str();
+        let url = endpoint(&inner.base, &["api/v1", agent, "streaming_chat"]);
+        let headers = metadata_headers(&request.metadata)?;
+        let body = chat_request(request).to_string();
+        tracing::debug!(%url, agent, "streaming chat");
+        let start = Instant::now();
+        let response = inner
+            .http
+            .send(server, Some(agent), || {
+                inner
+                    .http
+                    .client
+                    .post(url.clone())
+                    .headers(headers.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(body.clone())
+            })
+            .await?;
+        let limit = inner.http.max_body_bytes;
+        if response.content_length().is_some_and(|n| n > limit) {
+            return Err(ConnectError::TooLarge {
+                peer: server.to_owned(),
+                limit,
+            });
+        }
+        let mut stream = response.bytes_stream();
+        let mut decoder = LineDecoder::new(limit);
+        let mut collector = Collector::default();
+        let mut first_byte = None;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| broke_off(&e, server, decoder.received()))?;
+            if first_byte.is_none() && !chunk.is_empty() {
+                first_byte = Some(start.elapsed());
+            }
+            for line in decoder.feed(&chunk).map_err(|e| decode_error(e, server))? {
+                collector
+                    .accept_line(line)
+                    .map_err(|m| ConnectError::protocol(server, m))?;
+            }
+        }
+        for line in decoder.finish().map_err(|e| decode_error(e, server))? {
+            collector
+                .accept_line(line)
+                .map_err(|m| ConnectError::protocol(server, m))?;
+        }
+        Ok(collector.finish(Timings {
+            first_byte,
+            total: start.elapsed(),
+        }))
+    }
+}
+
+impl Connector for NeuroSanHttp {
+    fn open<'a>(
+        &'a self,
+        agent: &'a str,
+    ) -> BoxFuture<'a, Result<Box<dyn Conversation>, ConnectError>> {
+        let conversation = HttpConversation {
+            connector: self.clone(),
+            agent: agent.to_owned(),
+        };
+        Box::pin(async move { Ok(Box::new(conversation) as Box<dyn Conversation>) })
+    }
+}
+
+/// A conversation over http: each turn is one streaming chat; the caller carries the
+/// chat_context.
+#[derive(Debug)]
+struct HttpConversation {
+    connector: NeuroSanHttp,
+    agent: String,
+}
+
+impl Conversation for HttpConversation {
+    fn send<'a>(
+        &'a mut self,
+        request: &'a AgentRequest,
+    ) -> BoxFuture<'a, Result<AgentResponse, ConnectError>> {
+        Box::pin(self.connector.chat(&self.agent, request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_errors_never_show_values() {
+        let bad_name: BTreeMap<String, String> =
+            [("bad name".to_owned(), "sk-secret".to_owned())].into();
+        let e = metadata_headers(&bad_name).unwrap_err();
+        assert!(e.to_string().contains("`bad name`") && !e.to_string().contains("sk-secret"));
+        let bad_value: BTreeMap<String, String> =
+            [("authorization".to_owned(), "sk-secret\n".to_owned())].into();
+        let e = metadata_headers(&bad_value).unwrap_err();
+        assert!(!e.to_string().contains("sk-secret"), "{e}");
+        let good: BTreeMap<String, String> = [("user_id".to_owned(), "alice".to_owned())].into();
+        let headers = metadata_headers(&good).unwrap();
+        assert!(headers["user_id"].is_sensitive());
+        assert!(!format!("{headers:?}").contains("alice"));
+    }
+
+    #[test]
+    fn tls_errors_are_found_inside_io_errors() {
+        let tls = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
+        let io = std::io::Error::new(std::io::ErrorKind::InvalidData, tls);
+        let outer = std::io::Error::other(io);
+        assert!(find_rustls(&outer).is_some());
+        assert!(find_rustls(&std::io::Error::other("plain")).is_none());
+    }
+
+    #[test]
+    fn root_cause_is_lowercased() {
+        let e = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
+        assert_eq!(root_cause(&e), "connection refused");
+    }
+}

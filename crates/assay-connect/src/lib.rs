@@ -1,0 +1,168 @@
+//! `assay-connect` reaches the agents under test. It is the only crate of Assay that
+//! talks to agents.
+//!
+//! One pair of traits covers every way to reach an agent: a [`Connector`] opens a
+//! [`Conversation`] with a named agent, and a conversation sends [`AgentRequest`]s and
+//! returns [`AgentResponse`]s. A conversation is a fresh session; like neuro-san's own
+//! test driver, the caller carries the conversation by passing the `chat_context` of one
+//! response into the next request.
+//!
+//! | connection | connector | protocol |
+//! |---|---|---|
+//! | `http`, `https` | [`NeuroSanHttp`] | `POST {base}/api/v1/{agent}/streaming_chat`, JSON lines back |
+//! | `mcp` | [`NeuroSanMcp`] | JSON-RPC 2.0 at `POST {base}/mcp`: `initialize`, then `tools/call` |
+//! | `direct` (a command) | [`StdioConnector`] | one JSON line per request on stdin, JSON lines back on stdout (`docs/direct-agents.md`) |
+//! | `direct` (Rust) | [`Registry`] of [`InProcessAgent`]s | a function call |
+//!
+//! The wire format follows neuro-san to the letter (`shared/research/neuro-san.md` §4):
+//! [`wire::chat_request`] builds the body, [`decode::LineDecoder`] splits the stream as
+//! it arrives (strictly on `\n`, several JSON values per line allowed, blank lines and
+//! keep-alive heartbeats skipped, a last unterminated line parsed, the whole body
+//! capped at 32 MiB by default), and [`wire::Collector`] picks the answer, structure,
+//! sly_data and chat_context by upstream's rules.
+//!
+//! **Errors.** Every [`ConnectError`] means the agent could not be reached or broke the
+//! protocol; none of them is a test failure. [`ConnectError::kind`] tells them apart.
+//! Messages never hold header or environment values, which may be secrets.
+//!
+//! **Time.** A request's `timeout` bounds the whole exchange, retries included;
+//! dropping the future (which the timeout does) closes the connection or abandons the
+//! command's answer. Requests are retried ([`RetryPolicy`]) only after a connection
+//! error that came before any byte of a response, or after a 429 or 503 (honouring
+//! `Retry-After`); never after response bytes arrived, never on a timeout.
+//!
+//! **TLS.** https uses rustls with the `ring` provider, trusting the system roots and an
+//! optional extra CA ([`TlsOptions`]); an explicit insecure switch turns verification
+//! off and logs a warning.
+//!
+//! **The server.** [`resolve_server`] picks the neuro-san server from `--server`, the
+//! `ASSAY_SERVER` environment variable, `assay.toml`'s `server`, or
+//! `http://localhost:8080`.
+//!
+//! # Example
+//!
+//! An in-process agent, reached through the same traits as a real server:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use assay_connect::{AgentRequest, AgentResponse, Connector, Registry, from_fn};
+//! use serde_json::json;
+//!
+//! let echo = from_fn(|request: AgentRequest| async move {
+//!     let turn = request
+//!         .chat_context
+//!         .as_ref()
+//!         .and_then(|c| c["turn"].as_u64())
+//!         .unwrap_or(0)
+//!         + 1;
+//!     Ok(AgentResponse {
+//!         text: Some(format!("turn {turn}: {}", request.text.unwrap_or_default())),
+//!         chat_context: Some(json!({"turn": turn})),
+//!         ..AgentResponse::default()
+//!     })
+//! });
+//! let registry = Registry::new().with("echo", Arc::new(echo));
+//!
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! runtime.block_on(async {
+//!     let mut conversation = registry.open("echo").await?;
+//!     let first = conversation.send(&AgentRequest::new("hello")).await?;
+//!     assert_eq!(first.text.as_deref(), Some("turn 1: hello"));
+//!     let next = AgentRequest::new("again").with_chat_context(first.chat_context);
+//!     let second = conversation.send(&next).await?;
+//!     assert_eq!(second.text.as_deref(), Some("turn 2: again"));
+//!     assert!(registry.open("nobody").await.is_err());
+//!     Ok::<_, assay_connect::ConnectError>(())
+//! })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A neuro-san server (this one needs a server running):
+//!
+//! ```no_run
+//! use assay_connect::{AgentRequest, HttpOptions, NeuroSanHttp, resolve_server};
+//!
+//! # async fn run() -> Result<(), assay_connect::ConnectError> {
+//! let base = resolve_server(None, std::env::var("ASSAY_SERVER").ok().as_deref(), None)?;
+//! let server = NeuroSanHttp::new(base, &HttpOptions::default())?;
+//! for agent in server.list_agents().await? {
+//!     println!("{}\t{}", agent.name, agent.description);
+//! }
+//! let response = server.chat("hello_world", &AgentRequest::new("hi")).await?;
+//! println!("{:?}", response.text);
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod decode;
+mod error;
+mod http;
+mod inprocess;
+mod mcp;
+pub mod retry;
+mod server;
+mod stdio;
+mod tls;
+mod types;
+pub mod wire;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+pub use error::{ConnectError, ErrorKind};
+pub use http::{HttpOptions, INFO_TIMEOUT, NeuroSanHttp};
+pub use inprocess::{InProcessAgent, Registry, from_fn};
+pub use mcp::{MCP_PROTOCOL_VERSION, NeuroSanMcp};
+pub use reqwest::Url;
+pub use retry::RetryPolicy;
+pub use server::{DEFAULT_SERVER, SERVER_ENV, label, parse_server, resolve_server, with_scheme};
+pub use stdio::{STDERR_KEPT, StdioCommand, StdioConnector, StdioConversation};
+pub use tls::{TlsOptions, client_config};
+pub use types::{
+    AgentFunction, AgentInfo, AgentRequest, AgentResponse, JsonMap, Timings, TokenUsage,
+};
+
+/// A boxed future that can cross threads, as trait objects return.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A way to reach agents by name.
+pub trait Connector: Send + Sync {
+    /// Opens a fresh conversation with `agent`. Whether this touches the network or
+    /// starts a process depends on the connector; errors about the agent itself may
+    /// only show on the first [`Conversation::send`].
+    fn open<'a>(
+        &'a self,
+        agent: &'a str,
+    ) -> BoxFuture<'a, Result<Box<dyn Conversation>, ConnectError>>;
+}
+
+/// One conversation with one agent.
+pub trait Conversation: Send {
+    /// Sends one request and waits for the whole response, within `request.timeout`.
+    fn send<'a>(
+        &'a mut self,
+        request: &'a AgentRequest,
+    ) -> BoxFuture<'a, Result<AgentResponse, ConnectError>>;
+}
+
+/// Runs `exchange` within `limit`, if there is one; running out drops the exchange
+/// (closing its connection) and is a [`ConnectError::Timeout`].
+pub(crate) async fn with_timeout<T>(
+    peer: &str,
+    limit: Option<Duration>,
+    exchange: impl Future<Output = Result<T, ConnectError>>,
+) -> Result<T, ConnectError> {
+    match limit {
+        None => exchange.await,
+        Some(limit) => tokio::time::timeout(limit, exchange)
+            .await
+            .unwrap_or_else(|_| {
+                Err(ConnectError::Timeout {
+                    peer: peer.to_owned(),
+                    limit,
+                })
+            }),
+    }
+}

@@ -1,0 +1,170 @@
+//! What goes to an agent ([`AgentRequest`]) and what comes back ([`AgentResponse`]).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use assay_spec::model::data_driven::ChatFilter;
+use serde_json::Value;
+
+/// A JSON object.
+pub type JsonMap = serde_json::Map<String, Value>;
+
+/// One message to an agent: one turn of a conversation.
+///
+/// The caller carries the conversation: it passes the `chat_context` (and, if it wants,
+/// the `sly_data`) that the previous [`AgentResponse`] returned, as neuro-san's own
+/// test driver does.
+///
+/// `Debug` shows metadata keys but never their values: they travel as headers and may
+/// be secrets.
+#[derive(Clone, Default, PartialEq)]
+pub struct AgentRequest {
+    /// The user message; `None` sends `"text": null` (neuro-san then answers nothing).
+    pub text: Option<String>,
+    /// Private data for the agent; sent only when not empty.
+    pub sly_data: Option<JsonMap>,
+    /// The conversation so far, exactly as the last response returned it; sent only when
+    /// not empty.
+    pub chat_context: Option<Value>,
+    /// How much the server streams back.
+    pub chat_filter: ChatFilter,
+    /// Request metadata: headers over http, https and MCP; a `metadata` object over stdio.
+    pub metadata: BTreeMap<String, String>,
+    /// A limit on the whole exchange, retries included.
+    pub timeout: Option<Duration>,
+}
+
+impl AgentRequest {
+    /// A request with a user message and nothing else.
+    pub fn new(text: impl Into<String>) -> AgentRequest {
+        AgentRequest {
+            text: Some(text.into()),
+            ..AgentRequest::default()
+        }
+    }
+
+    /// The same request carrying `chat_context`.
+    pub fn with_chat_context(mut self, chat_context: Option<Value>) -> AgentRequest {
+        self.chat_context = chat_context;
+        self
+    }
+
+    /// The same request with `sly_data`.
+    pub fn with_sly_data(mut self, sly_data: JsonMap) -> AgentRequest {
+        self.sly_data = Some(sly_data);
+        self
+    }
+
+    /// The same request with a metadata entry.
+    pub fn with_metadata(
+        mut self,
+        key: impl Into<String>,
+        value: impl Into<String>,
+    ) -> AgentRequest {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// The same request with a time limit.
+    pub fn with_timeout(mut self, timeout: Duration) -> AgentRequest {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+impl fmt::Debug for AgentRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let metadata: BTreeMap<&str, &str> = self
+            .metadata
+            .keys()
+            .map(|k| (k.as_str(), "<redacted>"))
+            .collect();
+        f.debug_struct("AgentRequest")
+            .field("text", &self.text)
+            .field("sly_data", &self.sly_data)
+            .field("chat_context", &self.chat_context)
+            .field("chat_filter", &self.chat_filter)
+            .field("metadata", &metadata)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// What an agent answered to one [`AgentRequest`], picked from the streamed messages by
+/// neuro-san's rules (see [`crate::wire::Collector`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentResponse {
+    /// The answer text.
+    pub text: Option<String>,
+    /// The answer's structure.
+    pub structure: Option<Value>,
+    /// The sly_data the agent returned.
+    pub sly_data: Option<Value>,
+    /// The state to carry into the next request to continue the conversation.
+    pub chat_context: Option<Value>,
+    /// Every streamed message (the `response` of each line), raw, in order; heartbeats
+    /// are left out.
+    pub messages: Vec<Value>,
+    /// How long it took.
+    pub timings: Timings,
+    /// Tokens used, when the agent reported them (neuro-san does under `MAXIMAL`).
+    pub usage: Option<TokenUsage>,
+}
+
+/// How long an exchange took, measured from the moment the request was first sent
+/// (retries included).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timings {
+    /// Until the first byte of the streamed body (the first stdout byte of a command);
+    /// `None` when the body was empty.
+    pub first_byte: Option<Duration>,
+    /// Until the response was complete.
+    pub total: Duration,
+}
+
+/// Tokens an agent reported using.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenUsage {
+    /// Tokens sent to models (`prompt_tokens`).
+    pub input: Option<u64>,
+    /// Tokens models generated (`completion_tokens`).
+    pub output: Option<u64>,
+}
+
+/// One agent a server hosts, as `GET /api/v1/list` describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentInfo {
+    /// The agent's name, as requests name it.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Its tags.
+    pub tags: Vec<String>,
+}
+
+/// An agent's function, as `GET /api/v1/{agent}/function` describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentFunction {
+    /// What the agent does.
+    pub description: Option<String>,
+    /// The JSON Schema of its arguments, when it declares one.
+    pub parameters: Option<Value>,
+    /// The JSON Schema of the sly_data it reads, when it declares one.
+    pub sly_data_schema: Option<Value>,
+    /// The whole `function` object, as sent.
+    pub raw: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_hides_metadata_values() {
+        let request = AgentRequest::new("hi").with_metadata("authorization", "Bearer sk-secret");
+        let shown = format!("{request:?}");
+        assert!(shown.contains("authorization"));
+        assert!(!shown.contains("sk-secret"), "{shown}");
+    }
+}

@@ -1,0 +1,307 @@
+//! The http connector against the scripted server: the exact request, the streamed
+//! answer, and every error and retry rule.
+
+use std::time::Duration;
+
+use assay_connect::{
+    AgentRequest, ConnectError, Connector, ErrorKind, HttpOptions, NeuroSanHttp, RetryPolicy,
+};
+use serde_json::json;
+
+use crate::server::{Reply, Server};
+
+/// Options with short retry waits, so that tests do not sleep long.
+fn options() -> HttpOptions {
+    HttpOptions {
+        retry: RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(50),
+        },
+        ..HttpOptions::default()
+    }
+}
+
+fn connector(server: &Server) -> NeuroSanHttp {
+    NeuroSanHttp::new(server.base.clone(), &options()).unwrap()
+}
+
+fn final_line(text: &str) -> Vec<u8> {
+    let line = json!({"response": {"type": "AGENT_FRAMEWORK", "text": text,
+        "chat_context": {"chat_histories": [{"messages": [{"type": "AI", "text": text}]}]},
+        "sly_data": {"equals": 42}}});
+    format!("{line}\n").into_bytes()
+}
+
+async fn chat(
+    server: &Server,
+    request: &AgentRequest,
+) -> Result<assay_connect::AgentResponse, ConnectError> {
+    let connector = connector(server);
+    let mut conversation = connector.open("math_guy").await?;
+    conversation.send(request).await
+}
+
+#[tokio::test]
+async fn request_is_exact_and_stream_is_decoded() {
+    // The stream arrives in awkward pieces: split mid-line, two messages on one line,
+    // a blank line, a heartbeat, and a last line without `\n`.
+    let body = [
+        b"{\"response\": {\"type\": \"AI\", \"origin\": [{\"tool\": \"m\"}], \"text\": \"thin"
+            .to_vec(),
+        b"king\"}}{\"response\": {\"type\": \"AGENT_PROGRESS\", \"text\": \"\"}}\n\n".to_vec(),
+        final_line("\"Check sly_data['equals'] for the result\"")
+            .strip_suffix(b"\n")
+            .unwrap()
+            .to_vec(),
+    ];
+    let server = Server::start(move |_, _| Reply::Stream(body.to_vec())).await;
+    let mut request = AgentRequest::new("multiply").with_metadata("user_id", "alice");
+    request.sly_data = json!({"x": 847, "y": 23}).as_object().cloned();
+    let response = chat(&server, &request).await.unwrap();
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let sent = &requests[0];
+    assert_eq!(sent.method, "POST");
+    assert_eq!(sent.path, "/api/v1/math_guy/streaming_chat");
+    assert_eq!(sent.header("user_id"), Some("alice"));
+    assert_eq!(sent.header("content-type"), Some("application/json"));
+    assert_eq!(
+        String::from_utf8(sent.body.clone()).unwrap(),
+        r#"{"user_message":{"type":"HUMAN","text":"multiply"},"sly_data":{"x":847,"y":23},"chat_filter":{"chat_filter_type":"MINIMAL"}}"#
+    );
+
+    assert_eq!(
+        response.text.as_deref(),
+        Some("\"Check sly_data['equals'] for the result\"")
+    );
+    assert_eq!(response.sly_data, Some(json!({"equals": 42})));
+    assert!(response.chat_context.is_some());
+    assert_eq!(response.messages.len(), 2, "the heartbeat is dropped");
+    assert!(response.timings.first_byte.is_some());
+    assert!(response.timings.first_byte <= Some(response.timings.total));
+}
+
+#[tokio::test]
+async fn chat_context_is_carried_by_the_caller() {
+    let server = Server::start(|n, _| Reply::Stream(vec![final_line(&format!("turn {n}"))])).await;
+    let connector = connector(&server);
+    let mut conversation = connector.open("math_guy").await.unwrap();
+    let first = conversation.send(&AgentRequest::new("one")).await.unwrap();
+    let next = AgentRequest::new("two").with_chat_context(first.chat_context.clone());
+    let second = conversation.send(&next).await.unwrap();
+    assert_eq!(second.text.as_deref(), Some("turn 1"));
+    let requests = server.requests();
+    assert!(requests[0].json().get("chat_context").is_none());
+    assert_eq!(
+        requests[1].json()["chat_context"],
+        first.chat_context.unwrap()
+    );
+}
+
+#[tokio::test]
+async fn no_text_and_an_empty_object_is_no_answer() {
+    let server = Server::start(|_, _| Reply::Stream(vec![b"{}\n".to_vec()])).await;
+    let response = chat(&server, &AgentRequest::default()).await.unwrap();
+    assert_eq!(
+        server.requests()[0].json()["user_message"]["text"],
+        json!(null)
+    );
+    assert_eq!(response.text, None);
+    assert!(response.messages.is_empty());
+}
+
+#[tokio::test]
+async fn unknown_agent_names_agent_and_server() {
+    let server = Server::start(|_, _| Reply::Status(404, vec![], vec![])).await;
+    let e = chat(&server, &AgentRequest::new("x")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnknownAgent);
+    let port = server.base.port().unwrap();
+    assert_eq!(
+        e.to_string(),
+        format!("unknown agent `math_guy` on http://127.0.0.1:{port}")
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn other_statuses_show_the_body_and_are_not_retried() {
+    let server = Server::start(|_, _| {
+        Reply::Status(
+            500,
+            vec![],
+            br#"{"error": "Internal server error"}"#.to_vec(),
+        )
+    })
+    .await;
+    let e = chat(&server, &AgentRequest::new("x")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Status);
+    assert!(
+        e.to_string()
+            .ends_with(r#"answered 500 internal server error: {"error": "Internal server error"}"#),
+        "{e}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn service_unavailable_is_retried_honouring_retry_after() {
+    let server = Server::start(|n, _| match n {
+        0 => Reply::Status(503, vec![("Retry-After", "0".into())], b"busy".to_vec()),
+        _ => Reply::Stream(vec![final_line("after a retry")]),
+    })
+    .await;
+    let response = chat(&server, &AgentRequest::new("x")).await.unwrap();
+    assert_eq!(response.text.as_deref(), Some("after a retry"));
+    assert_eq!(server.requests().len(), 2);
+    // The retry sends the same request.
+    let requests = server.requests();
+    assert_eq!(requests[0].body, requests[1].body);
+}
+
+#[tokio::test]
+async fn too_many_requests_gives_up_after_max_attempts() {
+    let server = Server::start(|_, _| {
+        Reply::Status(
+            429,
+            vec![("Retry-After", "1".into())],
+            b"slow down".to_vec(),
+        )
+    })
+    .await;
+    let e = chat(&server, &AgentRequest::new("x")).await.unwrap_err();
+    assert!(
+        matches!(e, ConnectError::Status { status: 429, .. }),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("slow down"));
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn unreachable_after_retries() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let base = assay_connect::Url::parse(&format!("http://127.0.0.1:{port}")).unwrap();
+    let connector = NeuroSanHttp::new(base, &options()).unwrap();
+    let mut conversation = connector.open("math_guy").await.unwrap();
+    let e = conversation
+        .send(&AgentRequest::new("x"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unreachable, "{e}");
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!("cannot reach http://127.0.0.1:{port}: ")),
+        "{text}"
+    );
+    assert!(text.ends_with("(tried 3 times)"), "{text}");
+}
+
+#[tokio::test]
+async fn a_stream_cut_short_is_a_protocol_error_and_not_retried() {
+    let server = Server::start(|_, _| {
+        Reply::Cut(vec![
+            b"{\"response\": {\"type\": \"AI\", \"text\": \"partial\"}}\n".to_vec(),
+        ])
+    })
+    .await;
+    let e = chat(&server, &AgentRequest::new("x")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_malformed_line_is_a_protocol_error() {
+    let server = Server::start(|_, _| {
+        Reply::Stream(vec![b"{\"response\": {}}\nthis is not json\n".to_vec()])
+    })
+    .await;
+    let e = chat(&server, &AgentRequest::new("x")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol);
+    assert!(
+        e.to_string()
+            .contains("broke the protocol: line 2 is not JSON"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn the_body_cap_is_enforced() {
+    let line = format!(
+        "{}\n",
+        json!({"response": {"type": "AI", "text": "x".repeat(1000)}})
+    );
+    let server =
+        Server::start(move |_, _| Reply::Stream(vec![line.clone().into_bytes(); 100])).await;
+    let options = HttpOptions {
+        max_body_bytes: 10 * 1024,
+        ..options()
+    };
+    let connector = NeuroSanHttp::new(server.base.clone(), &options).unwrap();
+    let e = connector
+        .chat("math_guy", &AgentRequest::new("x"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TooLarge);
+    assert!(
+        e.to_string().ends_with("is larger than the 10 KiB limit"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_drops_the_connection() {
+    let mut server = Server::start(|_, _| {
+        Reply::Hang(vec![
+            b"{\"response\": {\"type\": \"AGENT_PROGRESS\", \"text\": \"\"}}\n".to_vec(),
+        ])
+    })
+    .await;
+    // Long enough for the request to reach the server on a loaded machine; the server
+    // never answers, so the test never waits longer than this.
+    let request = AgentRequest::new("x").with_timeout(Duration::from_secs(2));
+    let e = chat(&server, &request).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert!(e.to_string().ends_with("within 2s"), "{e}");
+    assert!(
+        server.client_gone().await,
+        "the server never saw the connection close"
+    );
+    assert_eq!(server.requests().len(), 1, "timeouts are never retried");
+}
+
+#[tokio::test]
+async fn list_and_describe() {
+    let server = Server::start(|_, request| match request.path.as_str() {
+        "/api/v1/list" => Reply::Status(
+            200,
+            vec![],
+            br#"{"agents": [{"agent_name": "math_guy", "description": "does sums", "tags": ["math"]}, {"agent_name": "bare"}]}"#.to_vec(),
+        ),
+        "/api/v1/deep/math_guy/function" => Reply::Status(
+            200,
+            vec![],
+            br#"{"function": {"description": "does sums", "sly_data_schema": {"type": "object"}}}"#.to_vec(),
+        ),
+        _ => Reply::Status(404, vec![], vec![]),
+    })
+    .await;
+    let connector = connector(&server);
+    let agents = connector.list_agents().await.unwrap();
+    assert_eq!(agents.len(), 2);
+    assert_eq!(agents[0].name, "math_guy");
+    assert_eq!(agents[0].description, "does sums");
+    assert_eq!(agents[0].tags, vec!["math".to_owned()]);
+    assert_eq!(agents[1].description, "");
+
+    let function = connector.describe("deep/math_guy").await.unwrap();
+    assert_eq!(function.description.as_deref(), Some("does sums"));
+    assert_eq!(function.sly_data_schema, Some(json!({"type": "object"})));
+    assert_eq!(function.parameters, None);
+
+    let e = connector.describe("nobody").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnknownAgent);
+}

@@ -1,0 +1,10 @@
+//! Integration tests of every connector against real processes and real sockets on
+//! 127.0.0.1: the demo server of `assay-testkit` (`demo.rs`), a scripted http server
+//! (`server.rs`) for faults the demo cannot make and for exact request checks, and small
+//! Python agents for stdio. Nothing here reaches beyond loopback.
+
+mod demo;
+mod http;
+mod mcp;
+mod server;
+mod stdio;

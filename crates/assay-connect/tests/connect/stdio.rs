@@ -1,0 +1,275 @@
+//! Agent commands over stdio, with small Python agents written by each test.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use assay_connect::{AgentRequest, Connector, ErrorKind, StdioCommand, StdioConnector};
+use assay_spec::model::config::{AgentConfig, Config};
+use serde_json::json;
+
+/// The agent of `docs/direct-agents.md`: it remembers the turns in its chat_context.
+const ECHO: &str = r#"
+import json, os, sys
+
+for line in sys.stdin:
+    request = json.loads(line)
+    text = request["user_message"]["text"]
+    context = request.get("chat_context") or {"turns": []}
+    turns = context["turns"] + [text]
+    metadata = request.get("metadata", {})
+    print(json.dumps({"response": {"type": "AGENT_PROGRESS", "text": ""}}), flush=True)
+    print(json.dumps({"response": {"type": "AI", "text": "thinking",
+        "origin": [{"tool": "echo", "instantiation_index": 1}, {"tool": "helper", "instantiation_index": 1}]}}), flush=True)
+    print(json.dumps({"response": {"type": "AGENT_FRAMEWORK", "text": " / ".join(turns),
+        "chat_context": {"turns": turns},
+        "sly_data": {"user": metadata.get("user_id"), "greeting": os.environ.get("GREETING"),
+                     "filter": request["chat_filter"]["chat_filter_type"]}}}), flush=True)
+"#;
+
+fn script(dir: &Path, name: &str, text: &str) -> StdioCommand {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    StdioCommand::new(["python3".to_owned(), path.display().to_string()])
+}
+
+#[tokio::test]
+async fn two_turns_carry_the_chat_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = script(dir.path(), "echo.py", ECHO);
+    command.env.insert("GREETING".into(), "hi there".into());
+    let connector = StdioConnector::new().with("echo", command);
+    let mut conversation = connector.open("echo").await.unwrap();
+
+    let first = conversation
+        .send(&AgentRequest::new("hello").with_metadata("user_id", "alice"))
+        .await
+        .unwrap();
+    assert_eq!(first.text.as_deref(), Some("hello"));
+    assert_eq!(
+        first.sly_data,
+        Some(json!({"user": "alice", "greeting": "hi there", "filter": "MINIMAL"}))
+    );
+    assert_eq!(first.messages.len(), 2, "the heartbeat is dropped");
+    assert!(first.timings.first_byte.is_some());
+
+    let next = AgentRequest::new("again").with_chat_context(first.chat_context);
+    let second = conversation.send(&next).await.unwrap();
+    assert_eq!(second.text.as_deref(), Some("hello / again"));
+    assert_eq!(
+        second.chat_context,
+        Some(json!({"turns": ["hello", "again"]}))
+    );
+}
+
+#[tokio::test]
+async fn a_crash_before_the_final_line_shows_status_and_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = script(
+        dir.path(),
+        "crash.py",
+        r#"
+import json, sys
+sys.stdin.readline()
+print(json.dumps({"response": {"type": "AI", "text": "working on it"}}), flush=True)
+print("Traceback: something broke", file=sys.stderr, flush=True)
+sys.exit(3)
+"#,
+    );
+    let shown = command.display();
+    let mut conversation = StdioConnector::new()
+        .with("crash", command)
+        .open("crash")
+        .await
+        .unwrap();
+    let e = conversation
+        .send(&AgentRequest::new("x"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol);
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!("command {shown} broke the protocol: ")),
+        "{text}"
+    );
+    assert!(
+        text.contains("closed its output before the final AGENT_FRAMEWORK message"),
+        "{text}"
+    );
+    assert!(text.contains("exit status: 3"), "{text}");
+    assert!(text.contains("Traceback: something broke"), "{text}");
+}
+
+#[tokio::test]
+async fn garbage_output_is_a_protocol_error_and_ends_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = script(
+        dir.path(),
+        "garbage.py",
+        r#"
+import sys
+for line in sys.stdin:
+    print("hello, I am not JSON", flush=True)
+"#,
+    );
+    let mut conversation = StdioConnector::new()
+        .with("garbage", command)
+        .open("garbage")
+        .await
+        .unwrap();
+    let e = conversation
+        .send(&AgentRequest::new("x"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol);
+    assert!(
+        e.to_string().contains("line 1 of its answer is not JSON"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("hello, I am not JSON"), "{e}");
+    let e = conversation
+        .send(&AgentRequest::new("x"))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("the conversation cannot go on"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn silent_agents_time_out_and_the_conversation_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = script(
+        dir.path(),
+        "silent.py",
+        "import sys, time\nsys.stdin.readline()\ntime.sleep(3600)\n",
+    );
+    let mut conversation = StdioConnector::new()
+        .with("silent", command)
+        .open("silent")
+        .await
+        .unwrap();
+    let request = AgentRequest::new("x").with_timeout(Duration::from_millis(500));
+    let e = conversation.send(&request).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    let e = conversation.send(&request).await.unwrap_err();
+    assert!(
+        e.to_string().contains("the conversation cannot go on"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn exiting_without_a_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = script(dir.path(), "mute.py", "import sys\nsys.exit(0)\n");
+    let mut conversation = StdioConnector::new()
+        .with("mute", command)
+        .open("mute")
+        .await
+        .unwrap();
+    let e = conversation
+        .send(&AgentRequest::new("x"))
+        .await
+        .unwrap_err();
+    // Either the request could not be written or the answer never came.
+    assert!(
+        matches!(e.kind(), ErrorKind::Protocol | ErrorKind::Io),
+        "{e}"
+    );
+    assert!(e.to_string().contains("wrote nothing to stderr"), "{e}");
+}
+
+#[tokio::test]
+async fn commands_that_cannot_start_and_unknown_names() {
+    let connector = StdioConnector::new().with(
+        "ghost",
+        StdioCommand::new(["/nonexistent/assay-agent", "--flag"]),
+    );
+    let e = connector.open("ghost").await.err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Spawn);
+    assert!(
+        e.to_string()
+            .starts_with("cannot start `/nonexistent/assay-agent --flag`: "),
+        "{e}"
+    );
+    let e = connector.open("nobody").await.err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::UnknownAgent);
+}
+
+#[tokio::test]
+async fn commands_from_assay_toml_run_in_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("echo.py"), ECHO).unwrap();
+    let mut config = Config::default();
+    config.agents.insert(
+        "echo".into(),
+        AgentConfig {
+            url: None,
+            command: Some(vec!["python3".into(), "echo.py".into()]),
+            env: BTreeMap::from([("GREETING".to_owned(), "from the config".to_owned())]),
+            timeout_in_seconds: None,
+        },
+    );
+    config.agents.insert(
+        "remote".into(),
+        AgentConfig {
+            url: Some("http://127.0.0.1:1".into()),
+            command: None,
+            env: BTreeMap::new(),
+            timeout_in_seconds: None,
+        },
+    );
+    let connector = StdioConnector::from_config(&config, Some(dir.path()));
+    assert!(connector.get("remote").is_none());
+    let mut conversation = connector.open("echo").await.unwrap();
+    let response = conversation.send(&AgentRequest::new("hi")).await.unwrap();
+    assert_eq!(
+        response.sly_data.unwrap()["greeting"],
+        json!("from the config")
+    );
+    assert!(!format!("{:?}", connector.get("echo").unwrap()).contains("from the config"));
+}
+
+/// The Python agent of `docs/direct-agents.md`, as the page shows it.
+fn documented_agent() -> String {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/direct-agents.md"),
+    )
+    .unwrap();
+    let start = page
+        .find("```python\n")
+        .expect("the page has a Python agent")
+        + 10;
+    let end = start + page[start..].find("```").unwrap();
+    page[start..end].to_owned()
+}
+
+#[tokio::test]
+async fn the_documented_agent_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = script(dir.path(), "agent.py", &documented_agent());
+    let mut conversation = StdioConnector::new()
+        .with("doc", command)
+        .open("doc")
+        .await
+        .unwrap();
+    let first = conversation
+        .send(&AgentRequest::new("hi").with_metadata("user_id", "alice"))
+        .await
+        .unwrap();
+    assert_eq!(
+        first.text.as_deref(),
+        Some("Hello! You said 'hi'; this is turn 1.")
+    );
+    assert_eq!(first.sly_data, Some(json!({"turns": 1, "user": "alice"})));
+    assert_eq!(first.messages.len(), 2);
+    let next = AgentRequest::new("bye").with_chat_context(first.chat_context);
+    let second = conversation.send(&next).await.unwrap();
+    assert_eq!(
+        second.text.as_deref(),
+        Some("Hello! You said 'bye'; this is turn 2.")
+    );
+    assert_eq!(second.sly_data, Some(json!({"turns": 2, "user": null})));
+}

@@ -1,0 +1,9 @@
+//! Tests of the demo server over real loopback connections: endpoints, the wire format,
+//! the demo agents, the fault modes, https on the same port, MCP and shutdown.
+
+mod agents;
+mod common;
+mod endpoints;
+mod faults;
+mod mcp;
+mod tls;

@@ -1,0 +1,496 @@
+//! Runs a plan: every case over every connection it lists, each as a *unit* that takes
+//! samples until its success ratio is decided.
+//!
+//! - A sample is a fresh conversation. Interactions run in order; `chat_context` carries
+//!   over while `continue_conversation` is true, and `false` starts a clean conversation.
+//!   The sly_data sent is the interaction's own when it has one, else the carried one;
+//!   the sly_data returned is merged into the carried one on continue. Nothing mutable
+//!   is shared between samples (upstream shares its dicts between parallel samples).
+//! - Up to `n` samples of a unit run at once, within the global `jobs` limit and the
+//!   limit on cases in flight; the unit stops as soon as `k` passed or `n - k + 1` did
+//!   not, cancelling its samples still running.
+//! - A timeout (per interaction, or per sample from the case's `timeout_in_seconds`) is
+//!   an error for that sample, and counts against the ratio.
+//! - Cancelling the run (Ctrl-C) starts nothing new, cancels what runs, and still ends
+//!   with every unit's report and the run's summary.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use assay_check::{Judge, Response, run_checks};
+use assay_connect::{AgentRequest, AgentResponse, ConnectError, Connector, Conversation};
+use assay_spec::model::data_driven::{Connection, StockTest, SuccessRatio};
+use assay_spec::plan::{Case, Check, CheckKind, Part, Plan, Step, Target};
+use serde_json::Value;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::events::{
+    ErrorInfo, Event, InteractionReport, SampleReport, Summary, UnitId, UnitReport,
+};
+use crate::ratio::{SampleStatus, Tally, Verdict};
+
+/// How agents are reached, by connection.
+#[derive(Clone, Default)]
+pub struct Connectors {
+    by_connection: HashMap<Connection, Arc<dyn Connector>>,
+}
+
+impl Connectors {
+    /// No connector at all.
+    pub fn new() -> Connectors {
+        Connectors::default()
+    }
+
+    /// Sets the connector of `connection`.
+    pub fn with(mut self, connection: Connection, connector: Arc<dyn Connector>) -> Connectors {
+        self.by_connection.insert(connection, connector);
+        self
+    }
+
+    /// The connector of `connection`, if there is one.
+    pub fn get(&self, connection: Connection) -> Option<&Arc<dyn Connector>> {
+        self.by_connection.get(&connection)
+    }
+}
+
+/// How a run goes.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// The most samples in flight across the run.
+    pub jobs: usize,
+    /// The most cases in flight at once; `None` means no limit beyond `jobs`.
+    pub max_cases: Option<usize>,
+    /// Overrides every case's sample count `n` (the numerator is capped at it).
+    pub samples: Option<u32>,
+    /// Overrides every case's connections.
+    pub connections: Option<Vec<Connection>>,
+    /// The gist judge, when there is one.
+    pub judge: Option<Arc<dyn Judge>>,
+    /// Cancels the run.
+    pub cancel: CancellationToken,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            jobs: 32,
+            max_cases: None,
+            samples: None,
+            connections: None,
+            judge: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+/// Runs every case of `plan` and sends events to `events` as things happen. Returns
+/// the summary (also sent as the last event).
+pub async fn run_plan(
+    plan: &Plan,
+    connectors: &Connectors,
+    options: &RunOptions,
+    events: mpsc::UnboundedSender<Event>,
+) -> Summary {
+    let started = Instant::now();
+    let units: Vec<(Arc<Case>, Option<Connection>)> = plan
+        .cases
+        .iter()
+        .flat_map(|case| {
+            let case = Arc::new(case.clone());
+            let connections: Vec<Option<Connection>> = match &case.target {
+                Target::Agent { connections, .. } => options
+                    .connections
+                    .clone()
+                    .unwrap_or_else(|| connections.clone())
+                    .into_iter()
+                    .map(Some)
+                    .collect(),
+                Target::Model { .. } => vec![None],
+            };
+            connections.into_iter().map(move |c| (Arc::clone(&case), c))
+        })
+        .collect();
+    let _ = events.send(Event::RunStarted { units: units.len() });
+    let jobs = Arc::new(Semaphore::new(options.jobs.max(1)));
+    let cases = Arc::new(Semaphore::new(
+        options.max_cases.unwrap_or(Semaphore::MAX_PERMITS).max(1),
+    ));
+    let mut tasks = JoinSet::new();
+    for (case, connection) in units {
+        let ctx = UnitCtx {
+            unit: unit_id(&case, connection),
+            connector: connection.and_then(|c| connectors.get(c).cloned()),
+            connection,
+            case,
+            judge: options.judge.clone(),
+            jobs: Arc::clone(&jobs),
+            ratio: SuccessRatio::default(),
+            cancel: options.cancel.clone(),
+            events: events.clone(),
+        };
+        let ratio = match options.samples {
+            Some(n) => SuccessRatio {
+                need: ctx.case.success_ratio.need.min(n.max(1)),
+                of: n.max(1),
+            },
+            None => ctx.case.success_ratio,
+        };
+        let ctx = UnitCtx { ratio, ..ctx };
+        let cases = Arc::clone(&cases);
+        tasks.spawn(async move {
+            let permit = tokio::select! {
+                permit = cases.acquire_owned() => permit.ok(),
+                () = ctx.cancel.cancelled() => None,
+            };
+            let report = match permit {
+                Some(_permit) => run_unit(&ctx).await,
+                None => skipped(&ctx),
+            };
+            let _ = ctx.events.send(Event::UnitFinished(report.clone()));
+            report.verdict
+        });
+    }
+    let mut summary = Summary::default();
+    while let Some(joined) = tasks.join_next().await {
+        summary.add(joined.unwrap_or(Verdict::Errored));
+    }
+    summary.cancelled = options.cancel.is_cancelled();
+    summary.duration = started.elapsed();
+    let _ = events.send(Event::RunFinished(summary));
+    summary
+}
+
+struct UnitCtx {
+    unit: UnitId,
+    case: Arc<Case>,
+    connection: Option<Connection>,
+    connector: Option<Arc<dyn Connector>>,
+    judge: Option<Arc<dyn Judge>>,
+    jobs: Arc<Semaphore>,
+    ratio: SuccessRatio,
+    cancel: CancellationToken,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
+    let (connection_name, target) = match &case.target {
+        Target::Agent { agent, .. } => (
+            connection.map(|c| c.name().to_owned()).unwrap_or_default(),
+            agent.clone(),
+        ),
+        Target::Model {
+            model, provider, ..
+        } => (
+            provider
+                .and_then(|p| serde_json::to_value(p).ok())
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_else(|| "model".to_owned()),
+            model.clone(),
+        ),
+    };
+    UnitId {
+        case_id: case.id.clone(),
+        name: case.name.clone(),
+        file: case.file.clone(),
+        dialect: case.dialect,
+        connection: connection_name,
+        target,
+    }
+}
+
+fn skipped(ctx: &UnitCtx) -> UnitReport {
+    UnitReport {
+        unit: ctx.unit.clone(),
+        verdict: Verdict::Skipped,
+        success_ratio: ctx.ratio,
+        tally: Tally::default(),
+        samples: Vec::new(),
+        duration: Duration::ZERO,
+    }
+}
+
+async fn run_unit(ctx: &UnitCtx) -> UnitReport {
+    let started = Instant::now();
+    let _ = ctx.events.send(Event::UnitStarted {
+        unit: ctx.unit.clone(),
+    });
+    let mut tally = Tally::default();
+    let mut samples = Vec::new();
+    if let Some(verdict) = tally.decided(ctx.ratio) {
+        // `0/n` is decided before anything runs.
+        return UnitReport {
+            unit: ctx.unit.clone(),
+            verdict,
+            success_ratio: ctx.ratio,
+            tally,
+            samples,
+            duration: started.elapsed(),
+        };
+    }
+    let mut running = JoinSet::new();
+    for index in 0..ctx.ratio.of {
+        let jobs = Arc::clone(&ctx.jobs);
+        let sample = SampleCtx {
+            case: Arc::clone(&ctx.case),
+            connector: ctx.connector.clone(),
+            connection: ctx.connection,
+            judge: ctx.judge.clone(),
+        };
+        running.spawn(async move {
+            let _permit = jobs.acquire_owned().await.ok();
+            run_sample(&sample, index).await
+        });
+    }
+    let mut verdict = None;
+    loop {
+        let next = tokio::select! {
+            next = running.join_next() => next,
+            () = ctx.cancel.cancelled() => None,
+        };
+        let Some(joined) = next else { break };
+        let report = joined.unwrap_or_else(|e| SampleReport {
+            index: u32::MAX,
+            status: SampleStatus::Errored,
+            duration: Duration::ZERO,
+            interactions: Vec::new(),
+            error: Some(ErrorInfo {
+                kind: "panic".to_owned(),
+                message: format!("the sample panicked: {e}"),
+            }),
+        });
+        tally.add(report.status);
+        let _ = ctx.events.send(Event::SampleFinished {
+            unit: ctx.unit.clone(),
+            sample: report.clone(),
+        });
+        samples.push(report);
+        if let Some(v) = tally.decided(ctx.ratio) {
+            verdict = Some(v);
+            break;
+        }
+    }
+    // Decided (or cancelled): the samples still running do not count.
+    running.abort_all();
+    UnitReport {
+        unit: ctx.unit.clone(),
+        verdict: verdict.unwrap_or_else(|| tally.final_verdict(ctx.ratio)),
+        success_ratio: ctx.ratio,
+        tally,
+        samples,
+        duration: started.elapsed(),
+    }
+}
+
+struct SampleCtx {
+    case: Arc<Case>,
+    connector: Option<Arc<dyn Connector>>,
+    connection: Option<Connection>,
+    judge: Option<Arc<dyn Judge>>,
+}
+
+async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
+    let started = Instant::now();
+    let mut interactions = Vec::new();
+    let run = conversation(ctx, &mut interactions);
+    let error = match ctx.case.timeout {
+        None => run.await,
+        Some(limit) => match tokio::time::timeout(limit, run).await {
+            Ok(result) => result,
+            Err(_) => Err(ErrorInfo {
+                kind: "timeout".to_owned(),
+                message: format!("the sample timed out after {}", seconds(limit)),
+            }),
+        },
+    }
+    .err();
+    let failed = interactions
+        .iter()
+        .flat_map(|i: &InteractionReport| &i.checks)
+        .any(|c| c.status() == assay_check::CheckStatus::Failed);
+    let errored = error.is_some()
+        || interactions.iter().any(|i| {
+            i.error.is_some()
+                || i.checks
+                    .iter()
+                    .any(|c| c.status() == assay_check::CheckStatus::Errored)
+        });
+    // A wrong answer is the more telling outcome: it wins over an error in the same sample.
+    let status = if failed {
+        SampleStatus::Failed
+    } else if errored {
+        SampleStatus::Errored
+    } else {
+        SampleStatus::Passed
+    };
+    SampleReport {
+        index,
+        status,
+        duration: started.elapsed(),
+        interactions,
+        error,
+    }
+}
+
+/// Runs the case's interactions in order into `out`. `Err` is an error outside any one
+/// interaction (no connector, or the conversation could not open).
+async fn conversation(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result<(), ErrorInfo> {
+    let case = &ctx.case;
+    let Target::Agent {
+        agent, metadata, ..
+    } = &case.target
+    else {
+        return Err(ErrorInfo {
+            kind: "unsupported".to_owned(),
+            message:
+                "no provider connector yet: Sentinel specs run once model providers land (issue 6)"
+                    .to_owned(),
+        });
+    };
+    let Some(connector) = &ctx.connector else {
+        let name = ctx.connection.map(|c| c.name()).unwrap_or("none");
+        return Err(ErrorInfo {
+            kind: "config".to_owned(),
+            message: format!(
+                "no way to reach agents over `{name}`: configure it in assay.toml or pass --server"
+            ),
+        });
+    };
+    let headers: BTreeMap<String, String> = metadata
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), assay_check::text::as_text(v)))
+        .collect();
+    let mut session: Option<Box<dyn Conversation>> = None;
+    let mut chat_context: Option<Value> = None;
+    let mut carried: Option<serde_json::Map<String, Value>> = None;
+    for (index, step) in case.interactions.iter().enumerate() {
+        let conv = match &mut session {
+            Some(conv) => conv,
+            None => session.insert(connector.open(agent).await.map_err(|e| error_info(&e))?),
+        };
+        let sent_sly = step.input.sly_data.clone().or_else(|| carried.clone());
+        let request = AgentRequest {
+            text: step.input.text.clone(),
+            sly_data: sent_sly.clone(),
+            chat_context: chat_context.clone(),
+            chat_filter: step.chat_filter,
+            metadata: headers.clone(),
+            timeout: step.timeout,
+        };
+        let started = Instant::now();
+        let result = conv.send(&request).await;
+        let response = match result {
+            Ok(response) => response,
+            Err(e) => {
+                out.push(InteractionReport {
+                    index,
+                    sent: step.input.text.clone(),
+                    answer: None,
+                    structure: None,
+                    sly_data: None,
+                    duration: started.elapsed(),
+                    checks: Vec::new(),
+                    error: Some(error_info(&e)),
+                });
+                return Ok(());
+            }
+        };
+        let checks = checks_of(step, &case.failure_patterns, index);
+        let for_checks = to_check_response(&response);
+        let results = run_checks(&checks, &for_checks, ctx.judge.as_deref()).await;
+        out.push(InteractionReport {
+            index,
+            sent: step.input.text.clone(),
+            answer: response.text.clone(),
+            structure: response.structure.clone(),
+            sly_data: response.sly_data.clone(),
+            duration: started.elapsed(),
+            checks: results,
+            error: None,
+        });
+        if step.continue_conversation {
+            chat_context = response.chat_context.clone();
+            carried = merge(sent_sly, response.sly_data.as_ref());
+        } else {
+            chat_context = None;
+            carried = step.input.sly_data.clone();
+            // A clean conversation: a stdio agent gets a fresh process.
+            session = None;
+        }
+    }
+    Ok(())
+}
+
+/// The step's checks, plus one `not_keywords` on the text per failure pattern, as
+/// neuro-san's load tests apply them.
+fn checks_of(step: &Step, failure_patterns: &[String], index: usize) -> Vec<Check> {
+    let mut checks = step.checks.clone();
+    checks.extend(
+        failure_patterns
+            .iter()
+            .enumerate()
+            .map(|(i, pattern)| Check {
+                path: format!("interactions[{index}] failure_patterns[{i}]"),
+                kind: CheckKind::Stock {
+                    part: Part::Text,
+                    field: Vec::new(),
+                    test: StockTest::Keywords,
+                    negated: true,
+                    expected: Value::String(pattern.clone()),
+                },
+            }),
+    );
+    checks
+}
+
+fn merge(
+    sent: Option<serde_json::Map<String, Value>>,
+    returned: Option<&Value>,
+) -> Option<serde_json::Map<String, Value>> {
+    match (sent, returned) {
+        (sent, Some(Value::Object(returned))) => {
+            let mut merged = sent.unwrap_or_default();
+            for (k, v) in returned {
+                merged.insert(k.clone(), v.clone());
+            }
+            Some(merged)
+        }
+        (sent, _) => sent,
+    }
+}
+
+/// The response as the checks see it.
+pub fn to_check_response(response: &AgentResponse) -> Response {
+    Response {
+        text: response.text.clone(),
+        sly_data: response.sly_data.clone(),
+        structure: response.structure.clone(),
+        tool_calls: Vec::new(),
+        latency: Some(response.timings.total),
+        time_to_first_byte: response.timings.first_byte,
+        usage: response.usage.map(|u| assay_check::TokenUsage {
+            input: u.input,
+            output: u.output,
+        }),
+        messages: response.messages.clone(),
+    }
+}
+
+fn error_info(e: &ConnectError) -> ErrorInfo {
+    ErrorInfo {
+        kind: e.kind().name().to_owned(),
+        message: e.to_string(),
+    }
+}
+
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}s")
+    } else {
+        format!("{s}s")
+    }
+}

@@ -1,0 +1,203 @@
+//! What the engine reports as it runs. Reporters consume these events, in the order the
+//! engine sends them; several reporters can consume one stream.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use assay_check::CheckResult;
+use assay_spec::model::data_driven::SuccessRatio;
+use assay_spec::plan::Dialect;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::ratio::{SampleStatus, Tally, Verdict};
+
+/// A unit of work: one case over one connection (or one model call for Sentinel cases).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct UnitId {
+    /// The case's id.
+    pub case_id: String,
+    /// The case's name.
+    pub name: String,
+    /// The file the case came from.
+    pub file: PathBuf,
+    /// The dialect.
+    pub dialect: Dialect,
+    /// The connection (`direct`, `http`, ...), or the provider for a model case.
+    pub connection: String,
+    /// The agent or model under test.
+    pub target: String,
+}
+
+impl UnitId {
+    /// `name [connection]`, as reports show a unit.
+    pub fn label(&self) -> String {
+        format!("{} [{}]", self.name, self.connection)
+    }
+}
+
+/// Why an interaction could not complete.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorInfo {
+    /// A stable id of the kind: `unreachable`, `timeout`, `protocol`, `status`, ...
+    pub kind: String,
+    /// What happened.
+    pub message: String,
+}
+
+/// One interaction of a sample: what came back and how the checks came out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InteractionReport {
+    /// Its position in the case.
+    pub index: usize,
+    /// The text sent.
+    pub sent: Option<String>,
+    /// The answer text.
+    pub answer: Option<String>,
+    /// The structure returned.
+    pub structure: Option<Value>,
+    /// The sly_data returned.
+    pub sly_data: Option<Value>,
+    /// How long it took.
+    #[serde(with = "secs")]
+    pub duration: Duration,
+    /// Every check's result, in order.
+    pub checks: Vec<CheckResult>,
+    /// Why the interaction could not complete, when it could not.
+    pub error: Option<ErrorInfo>,
+}
+
+/// One sample of a unit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SampleReport {
+    /// Which sample (from 0).
+    pub index: u32,
+    /// How it came out.
+    pub status: SampleStatus,
+    /// How long it took.
+    #[serde(with = "secs")]
+    pub duration: Duration,
+    /// Its interactions, up to the one that errored if one did.
+    pub interactions: Vec<InteractionReport>,
+    /// An error outside any interaction (the sample timed out, or could not start).
+    pub error: Option<ErrorInfo>,
+}
+
+impl SampleReport {
+    /// The checks that failed, across interactions.
+    pub fn failures(&self) -> impl Iterator<Item = &CheckResult> {
+        self.interactions
+            .iter()
+            .flat_map(|i| &i.checks)
+            .filter(|c| c.status() == assay_check::CheckStatus::Failed)
+    }
+
+    /// Every error: interactions', checks' and the sample's own, as messages.
+    pub fn errors(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for i in &self.interactions {
+            if let Some(e) = &i.error {
+                out.push(format!("interaction {}: {}", i.index, e.message));
+            }
+            for c in &i.checks {
+                if c.status() == assay_check::CheckStatus::Errored {
+                    out.push(c.message().to_owned());
+                }
+            }
+        }
+        if let Some(e) = &self.error {
+            out.push(e.message.clone());
+        }
+        out
+    }
+}
+
+/// A unit's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnitReport {
+    /// The unit.
+    pub unit: UnitId,
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// The ratio it was held to.
+    pub success_ratio: SuccessRatio,
+    /// Counts of the samples that ran.
+    pub tally: Tally,
+    /// The samples that ran, in the order they finished.
+    pub samples: Vec<SampleReport>,
+    /// From its first sample's start to its verdict.
+    #[serde(with = "secs")]
+    pub duration: Duration,
+}
+
+/// Totals of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Summary {
+    /// Units that passed.
+    pub passed: usize,
+    /// Units that failed.
+    pub failed: usize,
+    /// Units that errored.
+    pub errored: usize,
+    /// Units that did not run.
+    pub skipped: usize,
+    /// Whether the run was cancelled (Ctrl-C).
+    pub cancelled: bool,
+    /// How long the run took.
+    #[serde(with = "secs")]
+    pub duration: Duration,
+}
+
+impl Summary {
+    /// Counts one unit's verdict.
+    pub fn add(&mut self, verdict: Verdict) {
+        match verdict {
+            Verdict::Passed => self.passed += 1,
+            Verdict::Failed => self.failed += 1,
+            Verdict::Errored => self.errored += 1,
+            Verdict::Skipped => self.skipped += 1,
+        }
+    }
+
+    /// Every unit counted.
+    pub fn total(&self) -> usize {
+        self.passed + self.failed + self.errored + self.skipped
+    }
+}
+
+/// One thing that happened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The run starts.
+    RunStarted {
+        /// How many units will run.
+        units: usize,
+    },
+    /// A unit's first sample starts.
+    UnitStarted {
+        /// The unit.
+        unit: UnitId,
+    },
+    /// A sample finished.
+    SampleFinished {
+        /// The unit.
+        unit: UnitId,
+        /// The sample.
+        sample: SampleReport,
+    },
+    /// A unit has its verdict.
+    UnitFinished(UnitReport),
+    /// The run is over.
+    RunFinished(Summary),
+}
+
+pub(crate) mod secs {
+    use std::time::Duration;
+
+    use serde::Serializer;
+
+    pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+}
