@@ -2,12 +2,14 @@
 //!
 //! - [`suite`]: `run_test_suite`, shaped like the Autoblocks testing SDK, for Rust code
 //!   that tests its own functions with evaluators, concurrency limits and grid search.
+//! - [`demo`]: the built-in demo agents as ready connectors (`assay run --demo`).
 //! - [`engine`]: runs a [`assay_spec::Plan`] against agents: units, samples, success
 //!   ratios with early stopping, timeouts, concurrency limits, cancellation.
 //! - [`events`]: what the engine reports as it runs, for reporters to consume.
 //! - [`ratio`]: success ratios and early stopping.
 //! - [`select`]: choosing cases (`--filter`, `--tag`, `--shard`).
 
+pub mod demo;
 pub mod engine;
 pub mod events;
 pub mod ratio;

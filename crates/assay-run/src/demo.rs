@@ -1,0 +1,94 @@
+//! The built-in demo agents as a ready set of connectors: `assay run --demo` starts the
+//! demo server on a free 127.0.0.1 port and reaches it over http, https and mcp, and
+//! reaches the same agents in process over `direct`. No set-up, no API key.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use assay_connect::{
+    AgentRequest, AgentResponse, BoxFuture, ConnectError, HttpOptions, InProcessAgent,
+    NeuroSanHttp, NeuroSanMcp, Registry, TlsOptions, Url,
+};
+use assay_demo::{DemoAgent, DemoServer, RunningServer, TlsIdentity};
+use assay_spec::model::data_driven::Connection;
+
+use crate::engine::Connectors;
+
+/// A demo agent answering in process, as the server would.
+struct InProcessDemo(DemoAgent);
+
+impl InProcessAgent for InProcessDemo {
+    fn chat<'a>(
+        &'a self,
+        request: &'a AgentRequest,
+    ) -> BoxFuture<'a, Result<AgentResponse, ConnectError>> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let body = assay_connect::wire::chat_request(request);
+            let messages = assay_demo::respond(self.0, &body).await;
+            let mut response = AgentResponse::from_messages(messages);
+            response.timings.first_byte = Some(started.elapsed());
+            response.timings.total = started.elapsed();
+            Ok(response)
+        })
+    }
+}
+
+/// Every demo agent, in process, under its name.
+pub fn in_process_registry() -> Registry {
+    DemoAgent::ALL
+        .iter()
+        .fold(Registry::new(), |registry, agent| {
+            registry.with(
+                agent.name(),
+                Arc::new(InProcessDemo(*agent)) as Arc<dyn InProcessAgent>,
+            )
+        })
+}
+
+/// A running demo server and the connectors that reach it.
+pub struct Demo {
+    /// The server (http and https on one port).
+    pub server: RunningServer,
+    /// `direct` (in process), `http`, `https` (trusting the server's certificate) and `mcp`.
+    pub connectors: Connectors,
+}
+
+/// Why the demo could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoStartError {
+    /// The server could not start.
+    #[error("the demo server could not start: {0}")]
+    Server(String),
+    /// A connector could not be built.
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+}
+
+/// Starts the demo server on 127.0.0.1 (port 0 picks a free one) and builds connectors.
+pub async fn start(port: u16) -> Result<Demo, DemoStartError> {
+    let tls = TlsIdentity::self_signed().map_err(|e| DemoStartError::Server(e.to_string()))?;
+    let cert = tls.cert_pem().to_owned();
+    let server = DemoServer::builder()
+        .tls(Some(tls))
+        .bind(("127.0.0.1", port))
+        .await
+        .map_err(|e| DemoStartError::Server(e.to_string()))?;
+    let base = Url::parse(&server.base_url()).map_err(|e| DemoStartError::Server(e.to_string()))?;
+    let options = HttpOptions {
+        tls: TlsOptions::default().with_ca_pem(cert.into_bytes()),
+        ..HttpOptions::default()
+    };
+    let connectors = Connectors::new()
+        .with(Connection::Direct, Arc::new(in_process_registry()))
+        .with(
+            Connection::Http,
+            Arc::new(NeuroSanHttp::new(base.clone(), &options)?),
+        )
+        .with(
+            Connection::Https,
+            Arc::new(NeuroSanHttp::https(&base, &options)?),
+        )
+        .with(Connection::Mcp, Arc::new(NeuroSanMcp::new(base, &options)?));
+    Ok(Demo { server, connectors })
+}
