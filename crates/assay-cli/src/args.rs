@@ -31,6 +31,80 @@ pub enum Command {
     Agents(AgentsArgs),
     /// Serve agents over neuro-san's protocol (for now only the built-in demo agents)
     Serve(ServeArgs),
+    /// Run test files against agents and report how every case did
+    Run(Box<RunArgs>),
+}
+
+/// `assay run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Files and directories to run; directories are searched for test files
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Start the built-in demo agents and run against them (direct, http, https, mcp)
+    #[arg(long)]
+    pub demo: bool,
+    /// The neuro-san server for http, https and mcp [default: $ASSAY_SERVER, else `server` in assay.toml, else http://localhost:8080]
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// The project configuration [default: ./assay.toml when it exists]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// A PEM file of certificate authorities to trust for https, besides the system's
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// Do not verify https certificates (prints a warning)
+    #[arg(long)]
+    pub insecure: bool,
+    /// Run every case over these connections instead of its own (comma-separated)
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "CONNECTION")]
+    pub connection: Vec<ConnectionArg>,
+    /// Take this many samples of every case (the case's numerator is capped at it)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub samples: Option<u32>,
+    /// The most samples in flight at once
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: u32,
+    /// Run only cases whose name, id, file or tag contains this text or matches this glob (repeatable)
+    #[arg(long, value_name = "PATTERN")]
+    pub filter: Vec<String>,
+    /// Run only cases with this tag (repeatable)
+    #[arg(long, value_name = "TAG")]
+    pub tag: Vec<String>,
+    /// Run one part of the cases, split by a stable hash of their ids: `i/n`
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Write a JSON report of the whole run to this file
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Stream events as JSON Lines to this file, one per line as they happen
+    #[arg(long, value_name = "PATH")]
+    pub jsonl: Option<PathBuf>,
+    /// Write a JUnit XML report to this file
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Append a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY)
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Print only failures, errors and the summary
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also print passing cases and every sample
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// A connection, as `--connection` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConnectionArg {
+    /// In process, or a command from assay.toml
+    Direct,
+    /// A neuro-san server over http
+    Http,
+    /// A neuro-san server over https
+    Https,
+    /// A neuro-san server's MCP endpoint
+    Mcp,
 }
 
 /// `assay validate`.

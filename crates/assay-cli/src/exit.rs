@@ -7,12 +7,15 @@ pub struct ExitCode(u8);
 impl ExitCode {
     /// Everything went well.
     pub const OK: ExitCode = ExitCode(0);
-    /// Some tests failed (reserved for `assay run`).
+    /// Some tests failed: an agent answered wrongly.
     pub const FAILURES: ExitCode = ExitCode(1);
     /// Invalid input: a test file with problems, a missing path, or a usage error.
     pub const INVALID: ExitCode = ExitCode(2);
-    /// Assay itself could not do its job, e.g. it could not write its output.
+    /// Errors and no failures: an agent could not be reached, timed out or broke the
+    /// protocol, or Assay itself could not do its job (e.g. write its output).
     pub const ERROR: ExitCode = ExitCode(3);
+    /// The run was cancelled with Ctrl-C; the partial reports were written.
+    pub const CANCELLED: ExitCode = ExitCode(130);
 
     /// The numeric code.
     pub fn code(self) -> u8 {

@@ -9,6 +9,7 @@ pub mod args;
 mod commands;
 mod exit;
 mod output;
+mod signals;
 
 use clap::Parser;
 
@@ -45,5 +46,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Convert(args) => commands::convert::run(&args, color),
         Command::Agents(args) => commands::agents::run(&args, color),
         Command::Serve(args) => commands::serve::run(&args),
+        Command::Run(args) => commands::run::run(&args, color),
     }
 }

@@ -5,6 +5,7 @@
 //! - [`demo`]: the built-in demo agents as ready connectors (`assay run --demo`).
 //! - [`engine`]: runs a [`assay_spec::Plan`] against agents: units, samples, success
 //!   ratios with early stopping, timeouts, concurrency limits, cancellation.
+//! - [`harness`]: a libtest-mimic harness: `cargo test` runs a folder of spec files.
 //! - [`events`]: what the engine reports as it runs, for reporters to consume.
 //! - [`ratio`]: success ratios and early stopping.
 //! - [`select`]: choosing cases (`--filter`, `--tag`, `--shard`).
@@ -12,6 +13,7 @@
 pub mod demo;
 pub mod engine;
 pub mod events;
+pub mod harness;
 pub mod ratio;
 pub mod select;
 pub mod suite;

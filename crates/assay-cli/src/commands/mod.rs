@@ -3,6 +3,7 @@
 pub(crate) mod agents;
 pub(crate) mod convert;
 pub(crate) mod list;
+pub(crate) mod run;
 pub(crate) mod schema;
 pub(crate) mod serve;
 pub(crate) mod validate;

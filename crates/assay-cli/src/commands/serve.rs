@@ -49,8 +49,9 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     eprintln!("mcp: {base}/mcp");
     let names: Vec<&str> = DemoAgent::ALL.iter().map(|agent| agent.name()).collect();
     eprintln!("agents: {}", names.join(", "));
+    let stop = crate::signals::listen();
     eprintln!("press ctrl-c to stop");
-    stop_signal().await;
+    stop.await;
     eprintln!("shutting down");
     server.shutdown().await;
     Ok(ExitCode::OK)
@@ -75,20 +76,4 @@ fn write_cert(cert_pem: &str) -> anyhow::Result<PathBuf> {
         }
     };
     Ok(std::path::absolute(&path).unwrap_or(path))
-}
-
-/// Resolves on Ctrl-C, or on SIGTERM on unix.
-async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = terminate.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }

@@ -1,0 +1,249 @@
+//! What every reporter says the same way: the summary phrase, a unit's outcome, its
+//! failures and errors deduplicated across samples, and the units collected for the
+//! reporters that write at the end.
+
+use std::borrow::Cow;
+use std::time::{Duration, Instant};
+
+use assay_run::{Event, Summary, UnitReport, Verdict};
+
+/// `3 passed, 1 failed, 0 errored, 2 skipped`: the totals, always in this order and
+/// wording (CI tooling reads it).
+pub fn summary_phrase(summary: &Summary) -> String {
+    format!(
+        "{} passed, {} failed, {} errored, {} skipped",
+        summary.passed, summary.failed, summary.errored, summary.skipped
+    )
+}
+
+/// The closing line: `3 passed, 1 failed, 0 errored, 2 skipped in 1.23s`, then
+/// ` (cancelled)` when the run was cancelled.
+pub fn summary_line(summary: &Summary) -> String {
+    let mut line = format!(
+        "{} in {}",
+        summary_phrase(summary),
+        seconds(summary.duration)
+    );
+    if summary.cancelled {
+        line.push_str(" (cancelled)");
+    }
+    line
+}
+
+/// `1.23s`.
+pub(crate) fn seconds(d: Duration) -> String {
+    format!("{:.2}s", d.as_secs_f64())
+}
+
+/// `1/3 passed (need 2/3)`: samples passed of those run, and the ratio held to.
+pub(crate) fn outcome(unit: &UnitReport) -> String {
+    if unit.verdict == Verdict::Skipped && unit.tally.total() == 0 {
+        return "not run".to_owned();
+    }
+    format!(
+        "{}/{} passed (need {})",
+        unit.tally.passed,
+        unit.tally.total(),
+        unit.success_ratio
+    )
+}
+
+/// Whether a problem is a failed check or an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A check failed.
+    Failure,
+    /// An interaction, a check or the sample itself errored.
+    Error,
+}
+
+/// One distinct failure or error message of a unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    /// A failure or an error.
+    pub(crate) kind: Kind,
+    /// The message.
+    pub(crate) message: String,
+    /// How many samples had it.
+    pub(crate) samples: usize,
+    /// The kind of the first error that gave it (`unreachable`, `timeout`, ...), or
+    /// `check` for a check that errored; `None` for failures.
+    pub(crate) error_kind: Option<String>,
+}
+
+impl Problem {
+    /// The message as reports show it: errors start with `error: `, and a message
+    /// that several samples had ends with `(N samples)`.
+    pub(crate) fn shown(&self) -> String {
+        let mut text = match self.kind {
+            Kind::Failure => self.message.clone(),
+            Kind::Error => format!("error: {}", self.message),
+        };
+        if self.samples > 1 {
+            text.push_str(&format!(" ({} samples)", self.samples));
+        }
+        text
+    }
+}
+
+/// The unit's failing checks' messages, then its error messages, each once with the
+/// number of samples that had it, in the order first seen.
+pub(crate) fn problems(unit: &UnitReport) -> Vec<Problem> {
+    let mut failures: Vec<Problem> = Vec::new();
+    let mut errors: Vec<Problem> = Vec::new();
+    for sample in &unit.samples {
+        let mut seen: Vec<(Kind, String)> = Vec::new();
+        let found = sample
+            .failures()
+            .map(|c| (Kind::Failure, c.message().to_owned(), None))
+            .chain(
+                error_kinds(sample)
+                    .into_iter()
+                    .zip(sample.errors())
+                    .map(|(error_kind, message)| (Kind::Error, message, Some(error_kind))),
+            );
+        for (kind, message, error_kind) in found {
+            if seen.iter().any(|(k, m)| *k == kind && *m == message) {
+                continue;
+            }
+            seen.push((kind, message.clone()));
+            let list = match kind {
+                Kind::Failure => &mut failures,
+                Kind::Error => &mut errors,
+            };
+            match list.iter_mut().find(|p| p.message == message) {
+                Some(p) => p.samples += 1,
+                None => list.push(Problem {
+                    kind,
+                    message,
+                    samples: 1,
+                    error_kind,
+                }),
+            }
+        }
+    }
+    failures.extend(errors);
+    failures
+}
+
+/// The kind of each of [`assay_run::events::SampleReport::errors`], in the same order.
+fn error_kinds(sample: &assay_run::events::SampleReport) -> Vec<String> {
+    let mut out = Vec::new();
+    for i in &sample.interactions {
+        if let Some(e) = &i.error {
+            out.push(e.kind.clone());
+        }
+        for c in &i.checks {
+            if c.status() == assay_check::CheckStatus::Errored {
+                out.push("check".to_owned());
+            }
+        }
+    }
+    if let Some(e) = &sample.error {
+        out.push(e.kind.clone());
+    }
+    out
+}
+
+/// Control characters (an agent's answer may carry terminal escapes) shown escaped;
+/// newlines and tabs kept.
+pub(crate) fn clean(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn is_unsafe(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// At most `max` characters, ending with `…` when cut.
+pub(crate) fn cut(text: &str, max: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => Cow::Borrowed(text),
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
+    }
+}
+
+/// The events that the end-of-run reporters need: every unit's report, in the order
+/// they finished, and the summary.
+#[derive(Debug, Default)]
+pub(crate) struct Collected {
+    /// Every finished unit, in order.
+    pub(crate) units: Vec<UnitReport>,
+    finished: Option<Summary>,
+    counted: Summary,
+    started: Option<Instant>,
+}
+
+impl Collected {
+    /// Takes one event.
+    pub(crate) fn event(&mut self, event: &Event) {
+        match event {
+            Event::RunStarted { .. } => self.started = Some(Instant::now()),
+            Event::UnitFinished(unit) => {
+                self.counted.add(unit.verdict);
+                self.units.push(unit.clone());
+            }
+            Event::RunFinished(summary) => self.finished = Some(*summary),
+            Event::UnitStarted { .. } | Event::SampleFinished { .. } => {}
+        }
+    }
+
+    /// The engine's summary; without one (the stream ended early), the units counted so
+    /// far, marked cancelled since the run did not complete.
+    pub(crate) fn summary(&self) -> Summary {
+        self.finished.unwrap_or_else(|| Summary {
+            cancelled: true,
+            duration: self.started.map(|s| s.elapsed()).unwrap_or_default(),
+            ..self.counted
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_line_keeps_its_wording() {
+        let mut summary = Summary {
+            passed: 3,
+            failed: 1,
+            errored: 0,
+            skipped: 2,
+            cancelled: false,
+            duration: Duration::from_millis(1234),
+        };
+        assert_eq!(
+            summary_line(&summary),
+            "3 passed, 1 failed, 0 errored, 2 skipped in 1.23s"
+        );
+        summary.cancelled = true;
+        assert_eq!(
+            summary_line(&summary),
+            "3 passed, 1 failed, 0 errored, 2 skipped in 1.23s (cancelled)"
+        );
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(clean("a\u{1b}[31mb\nc\td"), "a\\u{1b}[31mb\nc\td");
+        assert!(matches!(clean("plain"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn long_text_is_cut_on_a_character_boundary() {
+        assert_eq!(cut("héllo", 2), "hé…");
+        assert_eq!(cut("héllo", 5), "héllo");
+    }
+}

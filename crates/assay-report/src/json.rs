@@ -1,0 +1,158 @@
+//! Machine-readable reports: one JSON document at the end ([`JsonReport`]), or one JSON
+//! object per event as it happens ([`JsonLines`]).
+//!
+//! The document is `{"summary": Summary, "units": [UnitReport, ...]}` with the units in
+//! the order they finished:
+//!
+//! ```json
+//! {
+//!   "summary": {"passed": 1, "failed": 1, "errored": 0, "skipped": 0, "cancelled": false, "duration": 1.5},
+//!   "units": [
+//!     {"unit": {"case_id": "...", "name": "greets", "file": "cases/a.hocon", "dialect": "data-driven",
+//!               "connection": "http", "target": "hello"},
+//!      "verdict": "failed", "success_ratio": "2/3", "tally": {"passed": 1, "failed": 2, "errored": 0},
+//!      "samples": [{"index": 0, "status": "failed", "duration": 0.4, "interactions": [...], "error": null}],
+//!      "duration": 1.2}
+//!   ]
+//! }
+//! ```
+//!
+//! A JSON Lines stream has one serialized [`Event`] per line, tagged by `event`
+//! (`run_started`, `unit_started`, `sample_finished`, `unit_finished`, `run_finished`):
+//!
+//! ```json
+//! {"event":"run_started","units":2}
+//! {"event":"unit_finished","unit":{...},"verdict":"passed",...}
+//! {"event":"run_finished","passed":2,"failed":0,"errored":0,"skipped":0,"cancelled":false,"duration":0.8}
+//! ```
+//!
+//! # Example
+//!
+//! ```
+//! use std::io::Read;
+//!
+//! use assay_report::{JsonLines, Reporter};
+//! use assay_run::Event;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("events.jsonl");
+//! let mut lines = JsonLines::create(&path)?;
+//! lines.event(&Event::RunStarted { units: 2 })?;
+//! // Already on disk, before the run goes on.
+//! assert_eq!(std::fs::read_to_string(&path)?, "{\"event\":\"run_started\",\"units\":2}\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+
+use assay_run::{Event, Summary, UnitReport};
+use serde::Serialize;
+
+use crate::Reporter;
+use crate::digest::Collected;
+use crate::output::{Output, annotate};
+
+/// One JSON document, `{"summary": ..., "units": [...]}`, written at
+/// [`Reporter::finish`]. A cancelled run still gets one, with the units that finished.
+#[derive(Debug)]
+pub struct JsonReport {
+    output: Option<Output>,
+    collected: Collected,
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    summary: Summary,
+    units: &'a [UnitReport],
+}
+
+impl JsonReport {
+    /// A report written to `output` at the end.
+    pub fn new(output: Output) -> JsonReport {
+        JsonReport {
+            output: Some(output),
+            collected: Collected::default(),
+        }
+    }
+
+    /// The document for what has been seen so far.
+    pub fn render(&self) -> io::Result<Vec<u8>> {
+        let document = Document {
+            summary: self.collected.summary(),
+            units: &self.collected.units,
+        };
+        let mut bytes = serde_json::to_vec_pretty(&document)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+}
+
+impl Reporter for JsonReport {
+    fn event(&mut self, event: &Event) -> io::Result<()> {
+        self.collected.event(event);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        match self.output.take() {
+            Some(output) => output.commit(&self.render()?),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One JSON object per event, each line written and flushed as the event arrives, so a
+/// crash loses nothing already reported.
+pub struct JsonLines {
+    out: Box<dyn Write + Send>,
+}
+
+impl JsonLines {
+    /// Lines written to `writer`, which is flushed after each.
+    pub fn new(writer: impl Write + Send + 'static) -> JsonLines {
+        JsonLines {
+            out: Box::new(writer),
+        }
+    }
+
+    /// Lines written to a new file at `path` (an existing one is emptied first).
+    pub fn create(path: impl AsRef<Path>) -> io::Result<JsonLines> {
+        let path = path.as_ref();
+        let file = File::create(path).map_err(|e| annotate(e, "cannot create", path))?;
+        Ok(JsonLines::new(file))
+    }
+
+    /// Lines added to the end of the file at `path`, created if missing.
+    pub fn append(path: impl AsRef<Path>) -> io::Result<JsonLines> {
+        let path = path.as_ref();
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| annotate(e, "cannot open", path))?;
+        Ok(JsonLines::new(file))
+    }
+}
+
+impl Reporter for JsonLines {
+    fn event(&mut self, event: &Event) -> io::Result<()> {
+        // One write per line, so a reader never sees half a line followed by another.
+        let mut line = serde_json::to_vec(event)?;
+        line.push(b'\n');
+        self.out.write_all(&line)?;
+        self.out.flush()
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+impl fmt::Debug for JsonLines {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("JsonLines")
+    }
+}

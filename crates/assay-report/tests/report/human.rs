@@ -1,0 +1,161 @@
+//! The human reporter: failure lines, deduplicated messages, the summary line, colour.
+
+use assay_report::{Human, HumanOptions, Verbosity};
+use assay_run::Event;
+
+use crate::fixtures::{Capture, KEYWORD_FAILURE, UNREACHABLE, feed, run};
+
+fn human(options: HumanOptions, events: &[Event]) -> String {
+    let capture = Capture::default();
+    let mut reporter = Human::new(capture.clone(), options);
+    feed(&mut reporter, events);
+    capture.text()
+}
+
+fn plain(verbosity: Verbosity) -> HumanOptions {
+    HumanOptions {
+        verbosity,
+        color: false,
+        terminal: false,
+    }
+}
+
+#[test]
+fn prints_failures_errors_and_the_summary() {
+    let out = human(plain(Verbosity::Normal), &run(false));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "FAIL greets [http] 1/3 passed (need 2/3) in 0.30s"
+    );
+    assert!(
+        lines[1].starts_with(&format!("    {KEYWORD_FAILURE}")),
+        "{out}"
+    );
+    assert!(lines[1].ends_with(" (2 samples)"), "{out}");
+    assert_eq!(
+        lines[2],
+        "ERROR looks up [http] 0/2 passed (need 1/2) in 0.30s"
+    );
+    assert_eq!(lines[3], format!("    error: interaction 0: {UNREACHABLE}"));
+    assert_eq!(lines[4], "    error: text: the judge failed: timed out");
+    assert_eq!(
+        lines[5],
+        "1 passed, 1 failed, 1 errored, 1 skipped in 1.23s"
+    );
+    assert_eq!(lines.len(), 6, "{out}");
+    assert!(!out.contains("PASS"), "{out}");
+}
+
+#[test]
+fn without_color_there_are_no_escapes() {
+    for verbosity in [Verbosity::Quiet, Verbosity::Normal, Verbosity::Verbose] {
+        let out = human(plain(verbosity), &run(false));
+        assert!(!out.contains('\x1b'), "{out}");
+    }
+}
+
+#[test]
+fn with_color_the_words_are_coloured() {
+    let options = HumanOptions {
+        color: true,
+        ..plain(Verbosity::Verbose)
+    };
+    let out = human(options, &run(false));
+    assert!(out.contains("\x1b[1;31mFAIL\x1b[0m greets [http]"), "{out}");
+    assert!(
+        out.contains("\x1b[1;33mERROR\x1b[0m looks up [http]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\x1b[1;32mPASS\x1b[0m greets [direct]"),
+        "{out}"
+    );
+    // The summary line stays plain, for tools that read it.
+    assert!(
+        out.ends_with("1 passed, 1 failed, 1 errored, 1 skipped in 1.23s\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn verbose_adds_passes_skips_and_samples() {
+    let out = human(plain(Verbosity::Verbose), &run(false));
+    assert!(
+        out.contains("PASS greets [direct] 2/2 passed (need 2/3) in 0.30s\n"),
+        "{out}"
+    );
+    assert!(out.contains("SKIP farewell [direct] not run\n"), "{out}");
+    assert!(out.contains("    sample 0: failed in 0.10s\n    sample 1: passed in 0.10s\n    sample 2: failed in 0.10s\n"), "{out}");
+    assert!(out.contains("    sample 0: errored in 0.10s\n"), "{out}");
+}
+
+#[test]
+fn quiet_prints_only_failures_and_the_summary() {
+    let quiet = human(plain(Verbosity::Quiet), &run(false));
+    let normal = human(plain(Verbosity::Normal), &run(false));
+    assert_eq!(quiet, normal);
+    // Even on a terminal: no bar.
+    let on_terminal = human(
+        HumanOptions {
+            terminal: true,
+            ..plain(Verbosity::Quiet)
+        },
+        &run(false),
+    );
+    assert_eq!(on_terminal, normal);
+}
+
+#[test]
+fn a_cancelled_run_says_so() {
+    let out = human(plain(Verbosity::Normal), &run(true));
+    assert!(
+        out.ends_with("1 passed, 1 failed, 1 errored, 1 skipped in 1.23s (cancelled)\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_stream_cut_short_still_ends_with_a_summary() {
+    let mut events = run(false);
+    events.pop();
+    let out = human(plain(Verbosity::Normal), &events);
+    let last = out.lines().last().unwrap();
+    assert!(
+        last.starts_with("1 passed, 1 failed, 1 errored, 1 skipped in "),
+        "{out}"
+    );
+    assert!(last.ends_with(" (cancelled)"), "{out}");
+}
+
+#[test]
+fn on_a_terminal_the_bar_draws_and_the_lines_still_come_through() {
+    let options = HumanOptions {
+        terminal: true,
+        ..plain(Verbosity::Normal)
+    };
+    let out = human(options, &run(false));
+    assert!(
+        out.contains("FAIL greets [http] 1/3 passed (need 2/3)"),
+        "{out}"
+    );
+    assert!(out.contains("/4 "), "the bar drew: {out:?}");
+    let last = out.rsplit('\n').nth(1).unwrap();
+    assert!(
+        last.ends_with("1 passed, 1 failed, 1 errored, 1 skipped in 1.23s"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn terminal_escapes_in_messages_are_shown_escaped() {
+    let mut unit = crate::fixtures::errored_unit();
+    unit.samples[0].interactions[0]
+        .error
+        .as_mut()
+        .unwrap()
+        .message = "bad\x1b[2Jthing".into();
+    let out = human(plain(Verbosity::Normal), &[Event::UnitFinished(unit)]);
+    assert!(out.contains("bad\\u{1b}[2Jthing"), "{out}");
+    assert!(!out.contains('\x1b'), "{out}");
+}
