@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use assay_check::{Judge, Response, run_checks};
 use assay_connect::{AgentRequest, AgentResponse, ConnectError, Connector, Conversation};
 use assay_spec::model::data_driven::{Connection, StockTest, SuccessRatio};
-use assay_spec::plan::{Case, Check, CheckKind, Part, Plan, Step, Target};
+use assay_spec::plan::{Case, Check, CheckKind, Part, Plan, Target};
 use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
@@ -115,11 +115,25 @@ pub async fn run_plan(
         .collect();
     let _ = events.send(Event::RunStarted { units: units.len() });
     let jobs = Arc::new(Semaphore::new(options.jobs.max(1)));
-    let cases = Arc::new(Semaphore::new(
-        options.max_cases.unwrap_or(Semaphore::MAX_PERMITS).max(1),
+    // Units in flight: never more than can make progress (each holds at least one of the
+    // `jobs` permits while it runs), and never more than `max_cases`. Units are started
+    // lazily, so a 10,000-case plan does not hold 10,000 tasks.
+    let slots = Arc::new(Semaphore::new(
+        options
+            .jobs
+            .max(1)
+            .min(options.max_cases.unwrap_or(usize::MAX).max(1)),
     ));
+    let mut summary = Summary::default();
     let mut tasks = JoinSet::new();
     for (case, connection) in units {
+        let ratio = match options.samples {
+            Some(n) => SuccessRatio {
+                need: case.success_ratio.need.min(n.max(1)),
+                of: n.max(1),
+            },
+            None => case.success_ratio,
+        };
         let ctx = UnitCtx {
             unit: unit_id(&case, connection),
             connector: connection.and_then(|c| connectors.get(c).cloned()),
@@ -127,33 +141,31 @@ pub async fn run_plan(
             case,
             judge: options.judge.clone(),
             jobs: Arc::clone(&jobs),
-            ratio: SuccessRatio::default(),
+            ratio,
             cancel: options.cancel.clone(),
             events: events.clone(),
         };
-        let ratio = match options.samples {
-            Some(n) => SuccessRatio {
-                need: ctx.case.success_ratio.need.min(n.max(1)),
-                of: n.max(1),
-            },
-            None => ctx.case.success_ratio,
+        let permit = tokio::select! {
+            permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
+            () = options.cancel.cancelled() => None,
         };
-        let ctx = UnitCtx { ratio, ..ctx };
-        let cases = Arc::clone(&cases);
+        while let Some(joined) = tasks.try_join_next() {
+            summary.add(joined.unwrap_or(Verdict::Errored));
+        }
+        let Some(permit) = permit else {
+            let report = skipped(&ctx);
+            summary.add(report.verdict);
+            let _ = ctx.events.send(Event::UnitFinished(report));
+            continue;
+        };
         tasks.spawn(async move {
-            let permit = tokio::select! {
-                permit = cases.acquire_owned() => permit.ok(),
-                () = ctx.cancel.cancelled() => None,
-            };
-            let report = match permit {
-                Some(_permit) => run_unit(&ctx).await,
-                None => skipped(&ctx),
-            };
-            let _ = ctx.events.send(Event::UnitFinished(report.clone()));
-            report.verdict
+            let report = run_unit(&ctx).await;
+            drop(permit);
+            let verdict = report.verdict;
+            let _ = ctx.events.send(Event::UnitFinished(report));
+            verdict
         });
     }
-    let mut summary = Summary::default();
     while let Some(joined) = tasks.join_next().await {
         summary.add(joined.unwrap_or(Verdict::Errored));
     }
@@ -398,52 +410,77 @@ async fn conversation(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Resu
                 return Ok(());
             }
         };
-        let checks = checks_of(step, &case.failure_patterns, index);
-        let for_checks = to_check_response(&response);
-        let results = run_checks(&checks, &for_checks, ctx.judge.as_deref()).await;
-        out.push(InteractionReport {
-            index,
-            sent: step.input.text.clone(),
-            answer: response.text.clone(),
-            structure: response.structure.clone(),
-            sly_data: response.sly_data.clone(),
-            duration: started.elapsed(),
-            checks: results,
-            error: None,
-        });
+        let extra = pattern_checks(&case.failure_patterns, index);
+        let AgentResponse {
+            text,
+            structure,
+            sly_data,
+            chat_context: returned_context,
+            messages,
+            timings,
+            usage,
+        } = response;
+        let for_checks = Response {
+            text,
+            sly_data,
+            structure,
+            tool_calls: Vec::new(),
+            latency: Some(timings.total),
+            time_to_first_byte: timings.first_byte,
+            usage: usage.map(|u| assay_check::TokenUsage {
+                input: u.input,
+                output: u.output,
+            }),
+            messages,
+        };
+        let mut results = run_checks(&step.checks, &for_checks, ctx.judge.as_deref()).await;
+        results.extend(run_checks(&extra, &for_checks, ctx.judge.as_deref()).await);
+        let Response {
+            text,
+            sly_data,
+            structure,
+            ..
+        } = for_checks;
         if step.continue_conversation {
-            chat_context = response.chat_context.clone();
-            carried = merge(sent_sly, response.sly_data.as_ref());
+            chat_context = returned_context;
+            carried = merge(sent_sly, sly_data.as_ref());
         } else {
             chat_context = None;
             carried = step.input.sly_data.clone();
             // A clean conversation: a stdio agent gets a fresh process.
             session = None;
         }
+        out.push(InteractionReport {
+            index,
+            sent: step.input.text.clone(),
+            answer: text,
+            structure,
+            sly_data,
+            duration: started.elapsed(),
+            checks: results,
+            error: None,
+        });
     }
     Ok(())
 }
 
-/// The step's checks, plus one `not_keywords` on the text per failure pattern, as
-/// neuro-san's load tests apply them.
-fn checks_of(step: &Step, failure_patterns: &[String], index: usize) -> Vec<Check> {
-    let mut checks = step.checks.clone();
-    checks.extend(
-        failure_patterns
-            .iter()
-            .enumerate()
-            .map(|(i, pattern)| Check {
-                path: format!("interactions[{index}] failure_patterns[{i}]"),
-                kind: CheckKind::Stock {
-                    part: Part::Text,
-                    field: Vec::new(),
-                    test: StockTest::Keywords,
-                    negated: true,
-                    expected: Value::String(pattern.clone()),
-                },
-            }),
-    );
-    checks
+/// One `not_keywords` check on the text per failure pattern, as neuro-san's load tests
+/// apply them.
+fn pattern_checks(failure_patterns: &[String], index: usize) -> Vec<Check> {
+    failure_patterns
+        .iter()
+        .enumerate()
+        .map(|(i, pattern)| Check {
+            path: format!("interactions[{index}] failure_patterns[{i}]"),
+            kind: CheckKind::Stock {
+                part: Part::Text,
+                field: Vec::new(),
+                test: StockTest::Keywords,
+                negated: true,
+                expected: Value::String(pattern.clone()),
+            },
+        })
+        .collect()
 }
 
 fn merge(

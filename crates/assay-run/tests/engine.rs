@@ -265,3 +265,19 @@ async fn failure_patterns_fail_an_answer_that_holds_one() {
     let failed: Vec<&str> = sample.failures().map(|c| c.path.as_str()).collect();
     assert_eq!(failed, ["interactions[0] failure_patterns[0]"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn neuro_san_s_own_music_nerd_pro_http_case_passes_unchanged_against_the_demo() {
+    let plan = plan_of(&[fixtures(
+        "conformance/neuro-san/fixtures-2026-02/music_nerd_pro/combination_responses_with_history_http.hocon",
+    )]);
+    let (summary, events) = run(&plan, RunOptions::default()).await;
+    assert_eq!(summary.passed, 1, "{events:#?}");
+    let u = unit(&events, "combination_responses_with_history_http", "http");
+    let checks: usize = u.samples[0]
+        .interactions
+        .iter()
+        .map(|i| i.checks.len())
+        .sum();
+    assert_eq!(checks, 4, "two structure checks in each of two turns");
+}
