@@ -100,6 +100,7 @@ mod error;
 mod http;
 mod inprocess;
 mod mcp;
+pub mod provider;
 pub mod retry;
 mod server;
 mod stdio;

@@ -1,0 +1,314 @@
+//! Which provider, where it is, and the key: from `provider` or the model name, each
+//! ecosystem's own environment variables, and `assay.toml`.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use reqwest::Url;
+
+use crate::error::ConnectError;
+
+/// The five providers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions, or any compatible server.
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Ollama's native `/api/chat`.
+    Ollama,
+    /// Hugging Face's OpenAI-compatible router, or a TGI endpoint.
+    Huggingface,
+    /// AWS Bedrock Converse.
+    Bedrock,
+}
+
+impl ProviderKind {
+    /// Every provider.
+    pub const ALL: [ProviderKind; 5] = [
+        ProviderKind::Openai,
+        ProviderKind::Anthropic,
+        ProviderKind::Ollama,
+        ProviderKind::Huggingface,
+        ProviderKind::Bedrock,
+    ];
+
+    /// The provider's name, as specs and `assay.toml` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::Huggingface => "huggingface",
+            ProviderKind::Bedrock => "bedrock",
+        }
+    }
+
+    /// The provider named `name`.
+    pub fn from_name(name: &str) -> Option<ProviderKind> {
+        ProviderKind::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The environment variable that overrides the endpoint, by each ecosystem's convention.
+    pub fn endpoint_env(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "OPENAI_BASE_URL",
+            ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
+            ProviderKind::Ollama => "OLLAMA_HOST",
+            ProviderKind::Huggingface => "HF_BASE_URL",
+            ProviderKind::Bedrock => "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+        }
+    }
+
+    /// The environment variable that holds the key (Bedrock also reads the standard AWS
+    /// variables for SigV4).
+    pub fn key_env(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Openai => Some("OPENAI_API_KEY"),
+            ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+            ProviderKind::Ollama => None,
+            ProviderKind::Huggingface => Some("HF_TOKEN"),
+            ProviderKind::Bedrock => Some("AWS_BEARER_TOKEN_BEDROCK"),
+        }
+    }
+
+    /// The endpoint when nothing overrides it (Bedrock's depends on the region).
+    pub fn default_endpoint(self, region: Option<&str>) -> String {
+        match self {
+            ProviderKind::Openai => "https://api.openai.com/v1".to_owned(),
+            ProviderKind::Anthropic => "https://api.anthropic.com".to_owned(),
+            ProviderKind::Ollama => "http://localhost:11434".to_owned(),
+            ProviderKind::Huggingface => "https://router.huggingface.co/v1".to_owned(),
+            ProviderKind::Bedrock => format!(
+                "https://bedrock-runtime.{}.amazonaws.com",
+                region.unwrap_or("us-east-1")
+            ),
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The provider a model name implies, when it is unambiguous: `claude-*` → anthropic,
+/// `gpt-*`, `o1`/`o3`/`o4`-style, `chatgpt-*`, `text-embedding-*` → openai,
+/// `anthropic.*`, `amazon.*`, `meta.*`, `mistral.*`, `cohere.*`, `ai21.*`, and
+/// `us.`/`eu.`/`apac.` inference profiles → bedrock; an `owner/name` Hugging Face id
+/// → huggingface; a `name:tag` Ollama name (`llama3.1:8b`) → ollama.
+pub fn infer_provider(model: &str) -> Option<ProviderKind> {
+    let m = model.to_ascii_lowercase();
+    let bedrock_prefixes = [
+        "anthropic.",
+        "amazon.",
+        "meta.",
+        "mistral.",
+        "cohere.",
+        "ai21.",
+        "us.",
+        "eu.",
+        "apac.",
+        "deepseek.",
+    ];
+    if bedrock_prefixes.iter().any(|p| m.starts_with(p)) {
+        return Some(ProviderKind::Bedrock);
+    }
+    if m.starts_with("claude") {
+        return Some(ProviderKind::Anthropic);
+    }
+    let o_series = m.len() >= 2
+        && m.starts_with('o')
+        && m[1..].chars().next().is_some_and(|c| c.is_ascii_digit());
+    if m.starts_with("gpt-")
+        || m.starts_with("chatgpt-")
+        || m.starts_with("text-embedding-")
+        || o_series
+    {
+        return Some(ProviderKind::Openai);
+    }
+    if m.contains('/') {
+        return Some(ProviderKind::Huggingface);
+    }
+    if m.contains(':') {
+        return Some(ProviderKind::Ollama);
+    }
+    None
+}
+
+/// A secret: shown as `<redacted>` by `Debug`, never printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret.
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    /// The secret itself, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// Where one provider is and how to authenticate, resolved from the environment and
+/// `assay.toml`.
+#[derive(Debug, Clone)]
+pub struct ProviderSettings {
+    /// Which provider.
+    pub kind: ProviderKind,
+    /// The endpoint: the environment variable of [`ProviderKind::endpoint_env`], else
+    /// `base_url` in `assay.toml`, else the provider's default.
+    pub base_url: Url,
+    /// The key, from the environment variable `assay.toml` names in `api_key_env`, else
+    /// the provider's own ([`ProviderKind::key_env`]).
+    pub api_key: Option<Secret>,
+    /// Bedrock's region (`AWS_REGION`, else `AWS_DEFAULT_REGION`, else `region` in
+    /// `assay.toml`).
+    pub region: Option<String>,
+    /// The standard AWS variables, for Bedrock's SigV4 signing when there is no bearer key.
+    pub aws: Option<AwsCredentials>,
+}
+
+/// AWS credentials for SigV4.
+#[derive(Debug, Clone)]
+pub struct AwsCredentials {
+    /// `AWS_ACCESS_KEY_ID`.
+    pub access_key_id: Secret,
+    /// `AWS_SECRET_ACCESS_KEY`.
+    pub secret_access_key: Secret,
+    /// `AWS_SESSION_TOKEN`, when there is one.
+    pub session_token: Option<Secret>,
+}
+
+impl ProviderSettings {
+    /// Resolves the settings of `kind` from `env` (a snapshot of the environment) and the
+    /// `assay.toml` entry, if any.
+    pub fn resolve(
+        kind: ProviderKind,
+        env: &HashMap<String, String>,
+        config: Option<&assay_spec::model::config::ProviderConfig>,
+    ) -> Result<ProviderSettings, ConnectError> {
+        let get = |name: &str| env.get(name).filter(|v| !v.is_empty()).cloned();
+        let region = get("AWS_REGION")
+            .or_else(|| get("AWS_DEFAULT_REGION"))
+            .or_else(|| config.and_then(|c| c.region.clone()));
+        let endpoint = get(kind.endpoint_env())
+            .or_else(|| config.and_then(|c| c.base_url.clone()))
+            .unwrap_or_else(|| kind.default_endpoint(region.as_deref()));
+        // OLLAMA_HOST is often written without a scheme (`localhost:11434`).
+        let endpoint = if endpoint.contains("://") {
+            endpoint
+        } else {
+            format!("http://{endpoint}")
+        };
+        let base_url = Url::parse(&endpoint).map_err(|e| {
+            ConnectError::config(format!(
+                "the {} endpoint `{endpoint}` is not a url: {e}",
+                kind.name()
+            ))
+        })?;
+        let key_var = config
+            .and_then(|c| c.api_key_env.clone())
+            .or_else(|| kind.key_env().map(str::to_owned));
+        let api_key = key_var.and_then(|v| get(&v)).map(Secret::new);
+        let aws = match (get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY")) {
+            (Some(id), Some(secret)) => Some(AwsCredentials {
+                access_key_id: Secret::new(id),
+                secret_access_key: Secret::new(secret),
+                session_token: get("AWS_SESSION_TOKEN").map(Secret::new),
+            }),
+            _ => None,
+        };
+        Ok(ProviderSettings {
+            kind,
+            base_url,
+            api_key,
+            region,
+            aws,
+        })
+    }
+
+    /// The key, or an error that says which variable to set.
+    pub fn require_key(&self) -> Result<&Secret, ConnectError> {
+        self.api_key.as_ref().ok_or_else(|| {
+            ConnectError::config(format!(
+                "{} needs a key: set {}",
+                self.kind.name(),
+                self.kind.key_env().unwrap_or("its key variable")
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn providers_inferred_from_model_names() {
+        let cases = [
+            ("claude-3-5-sonnet-20241022", Some(ProviderKind::Anthropic)),
+            ("gpt-4o-mini", Some(ProviderKind::Openai)),
+            ("o1", Some(ProviderKind::Openai)),
+            ("o3-mini", Some(ProviderKind::Openai)),
+            (
+                "anthropic.claude-3-haiku-20240307-v1:0",
+                Some(ProviderKind::Bedrock),
+            ),
+            (
+                "us.meta.llama3-1-8b-instruct-v1:0",
+                Some(ProviderKind::Bedrock),
+            ),
+            (
+                "meta-llama/Llama-3.1-8B-Instruct",
+                Some(ProviderKind::Huggingface),
+            ),
+            ("llama3.1:8b", Some(ProviderKind::Ollama)),
+            ("llama3.1", None),
+            ("my-model", None),
+            ("omega", None),
+        ];
+        for (model, want) in cases {
+            assert_eq!(infer_provider(model), want, "{model}");
+        }
+    }
+
+    #[test]
+    fn settings_follow_each_ecosystem_s_variables() {
+        let env: HashMap<String, String> = [
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9999/v1"),
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OLLAMA_HOST", "127.0.0.1:11435"),
+            ("AWS_REGION", "eu-west-1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let openai = ProviderSettings::resolve(ProviderKind::Openai, &env, None).unwrap();
+        assert_eq!(openai.base_url.as_str(), "http://127.0.0.1:9999/v1");
+        assert_eq!(openai.api_key.as_ref().unwrap().expose(), "sk-test");
+        assert_eq!(format!("{:?}", openai.api_key), "Some(<redacted>)");
+        let ollama = ProviderSettings::resolve(ProviderKind::Ollama, &env, None).unwrap();
+        assert_eq!(ollama.base_url.as_str(), "http://127.0.0.1:11435/");
+        let bedrock = ProviderSettings::resolve(ProviderKind::Bedrock, &env, None).unwrap();
+        assert_eq!(
+            bedrock.base_url.as_str(),
+            "https://bedrock-runtime.eu-west-1.amazonaws.com/"
+        );
+        let anthropic = ProviderSettings::resolve(ProviderKind::Anthropic, &env, None).unwrap();
+        let e = anthropic.require_key().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "anthropic needs a key: set ANTHROPIC_API_KEY"
+        );
+    }
+}
