@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use assay_check::{Judge, Response, run_checks};
+use assay_connect::provider::{Provider, ProviderKind, infer_provider};
 use assay_connect::{AgentRequest, AgentResponse, ConnectError, Connector, Conversation};
 use assay_spec::model::data_driven::{Connection, StockTest, SuccessRatio};
 use assay_spec::plan::{Case, Check, CheckKind, Part, Plan, Target};
@@ -32,10 +33,11 @@ use crate::events::{
 };
 use crate::ratio::{SampleStatus, Tally, Verdict};
 
-/// How agents are reached, by connection.
+/// How agents are reached, by connection, and models, by provider.
 #[derive(Clone, Default)]
 pub struct Connectors {
     by_connection: HashMap<Connection, Arc<dyn Connector>>,
+    providers: HashMap<ProviderKind, Arc<dyn Provider>>,
 }
 
 impl Connectors {
@@ -53,6 +55,17 @@ impl Connectors {
     /// The connector of `connection`, if there is one.
     pub fn get(&self, connection: Connection) -> Option<&Arc<dyn Connector>> {
         self.by_connection.get(&connection)
+    }
+
+    /// Sets the provider of `kind`.
+    pub fn with_provider(mut self, kind: ProviderKind, provider: Arc<dyn Provider>) -> Connectors {
+        self.providers.insert(kind, provider);
+        self
+    }
+
+    /// The provider of `kind`, if there is one.
+    pub fn provider(&self, kind: ProviderKind) -> Option<&Arc<dyn Provider>> {
+        self.providers.get(&kind)
     }
 }
 
@@ -134,8 +147,10 @@ pub async fn run_plan(
             },
             None => case.success_ratio,
         };
+        let provider = provider_of(&case).and_then(|k| connectors.provider(k).cloned());
         let ctx = UnitCtx {
             unit: unit_id(&case, connection),
+            provider,
             connector: connection.and_then(|c| connectors.get(c).cloned()),
             connection,
             case,
@@ -178,6 +193,7 @@ pub async fn run_plan(
 struct UnitCtx {
     unit: UnitId,
     case: Arc<Case>,
+    provider: Option<Arc<dyn Provider>>,
     connection: Option<Connection>,
     connector: Option<Arc<dyn Connector>>,
     judge: Option<Arc<dyn Judge>>,
@@ -193,13 +209,8 @@ fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
             connection.map(|c| c.name().to_owned()).unwrap_or_default(),
             agent.clone(),
         ),
-        Target::Model {
-            model, provider, ..
-        } => (
-            provider
-                .and_then(|p| serde_json::to_value(p).ok())
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_else(|| "model".to_owned()),
+        Target::Model { model, .. } => (
+            provider_of(case).map_or_else(|| "model".to_owned(), |k| k.name().to_owned()),
             model.clone(),
         ),
     };
@@ -247,6 +258,7 @@ async fn run_unit(ctx: &UnitCtx) -> UnitReport {
         let jobs = Arc::clone(&ctx.jobs);
         let sample = SampleCtx {
             case: Arc::clone(&ctx.case),
+            provider: ctx.provider.clone(),
             connector: ctx.connector.clone(),
             connection: ctx.connection,
             judge: ctx.judge.clone(),
@@ -298,6 +310,7 @@ async fn run_unit(ctx: &UnitCtx) -> UnitReport {
 
 struct SampleCtx {
     case: Arc<Case>,
+    provider: Option<Arc<dyn Provider>>,
     connector: Option<Arc<dyn Connector>>,
     connection: Option<Connection>,
     judge: Option<Arc<dyn Judge>>,
@@ -354,12 +367,7 @@ async fn conversation(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Resu
         agent, metadata, ..
     } = &case.target
     else {
-        return Err(ErrorInfo {
-            kind: "unsupported".to_owned(),
-            message:
-                "no provider connector yet: Sentinel specs run once model providers land (issue 6)"
-                    .to_owned(),
-        });
+        return model_call(ctx, out).await;
     };
     let Some(connector) = &ctx.connector else {
         let name = ctx.connection.map(|c| c.name()).unwrap_or("none");
@@ -530,4 +538,74 @@ fn seconds(d: Duration) -> String {
     } else {
         format!("{s}s")
     }
+}
+
+/// The provider a model case names, or the one its model name implies.
+fn provider_of(case: &Case) -> Option<ProviderKind> {
+    match &case.target {
+        Target::Model {
+            model, provider, ..
+        } => match provider {
+            Some(p) => serde_json::to_value(p)
+                .ok()
+                .and_then(|v| v.as_str().and_then(ProviderKind::from_name)),
+            None => infer_provider(model),
+        },
+        Target::Agent { .. } => None,
+    }
+}
+
+/// A model case: one call, then the assertions.
+async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result<(), ErrorInfo> {
+    let case = &ctx.case;
+    let Target::Model { model, .. } = &case.target else {
+        return Ok(());
+    };
+    let config_error = |message: String| ErrorInfo {
+        kind: "config".to_owned(),
+        message,
+    };
+    let Some(kind) = provider_of(case) else {
+        return Err(config_error(format!(
+            "cannot tell which provider serves `{model}`: set `provider` (anthropic, openai, bedrock, huggingface or ollama)"
+        )));
+    };
+    let Some(provider) = &ctx.provider else {
+        return Err(config_error(format!(
+            "no {} provider is configured",
+            kind.name()
+        )));
+    };
+    let request = crate::model::model_request(case).map_err(config_error)?;
+    let step = &case.interactions[0];
+    let started = Instant::now();
+    let response = match provider.complete(&request).await {
+        Ok(response) => response,
+        Err(e) => {
+            out.push(InteractionReport {
+                index: 0,
+                sent: step.input.text.clone(),
+                answer: None,
+                structure: None,
+                sly_data: None,
+                duration: started.elapsed(),
+                checks: Vec::new(),
+                error: Some(error_info(&e)),
+            });
+            return Ok(());
+        }
+    };
+    let response = crate::model::to_check_response(response);
+    let checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
+    out.push(InteractionReport {
+        index: 0,
+        sent: step.input.text.clone(),
+        answer: response.text,
+        structure: None,
+        sly_data: None,
+        duration: started.elapsed(),
+        checks,
+        error: None,
+    });
+    Ok(())
 }

@@ -14,6 +14,7 @@ pub mod demo;
 pub mod engine;
 pub mod events;
 pub mod harness;
+pub mod model;
 pub mod ratio;
 pub mod select;
 pub mod suite;

@@ -199,7 +199,7 @@ async fn overrides_of_connections_and_samples() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sentinel_specs_error_until_providers_land() {
+async fn a_model_case_without_its_provider_errors_and_says_so() {
     let plan = plan_of(&[fixtures("sentinel/minimal.yaml")]);
     let (summary, events) = run(&plan, RunOptions::default()).await;
     assert_eq!((summary.errored, summary.passed, summary.failed), (1, 0, 0));
