@@ -57,6 +57,10 @@ pub struct CheckResult {
     pub target: String,
     /// The value it was given, if any.
     pub expected: Option<Value>,
+    /// The value it looked at, when there was one (cut to a short preview for long
+    /// text), so that assessments can group failures by what was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<Value>,
     /// How it came out.
     #[serde(flatten)]
     pub outcome: Outcome,
@@ -89,7 +93,7 @@ pub async fn run_check(
     response: &Response,
     judge: Option<&dyn Judge>,
 ) -> CheckResult {
-    let (name, target, expected, outcome) = match &check.kind {
+    let (name, target, expected, found, outcome) = match &check.kind {
         CheckKind::Stock {
             part,
             field,
@@ -98,7 +102,9 @@ pub async fn run_check(
             expected,
         } => {
             let target = field_path(*part, field);
-            let outcome = match lookup(response, *part, field) {
+            let looked_up = lookup(response, *part, field);
+            let found = looked_up.as_deref().ok().map(short);
+            let outcome = match looked_up {
                 Err(why) => evaluated(false, why),
                 Ok(found) if *test == StockTest::Gist => {
                     gist(*negated, &target, &found, expected, judge).await
@@ -112,6 +118,7 @@ pub async fn run_check(
                 test.spelled(*negated),
                 target,
                 Some(expected.clone()),
+                found,
                 outcome,
             )
         }
@@ -122,6 +129,7 @@ pub async fn run_check(
             (
                 "present".to_owned(),
                 target,
+                None,
                 None,
                 evaluated(verdict.passed, verdict.message),
             )
@@ -143,10 +151,24 @@ pub async fn run_check(
                 Assertion::MinTokens(_) | Assertion::MaxTokens(_) => "output_tokens",
                 _ => "output",
             };
+            let found = match assertion {
+                Assertion::MustCallTool(_) => Some(Value::Array(
+                    response
+                        .tool_calls
+                        .iter()
+                        .map(|c| Value::String(c.name.clone()))
+                        .collect(),
+                )),
+                _ => response
+                    .text
+                    .as_deref()
+                    .map(|t| short(&Value::String(t.to_owned()))),
+            };
             (
                 assertion.name().to_owned(),
                 target.to_owned(),
                 expected,
+                found,
                 outcome,
             )
         }
@@ -156,6 +178,7 @@ pub async fn run_check(
         name,
         target,
         expected,
+        found,
         outcome,
     }
 }
@@ -228,6 +251,24 @@ async fn gist(
             Outcome::Evaluated {
                 evaluation,
                 message,
+            }
+        }
+    }
+}
+
+/// A found value as kept in a result: long strings cut to 500 characters, other values
+/// as they are when their JSON text is short, else their cut JSON text.
+fn short(value: &Value) -> Value {
+    const MAX: usize = 500;
+    match value {
+        Value::String(s) if s.chars().count() > MAX => Value::String(crate::text::cut(s, MAX)),
+        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => value.clone(),
+        other => {
+            let text = other.to_string();
+            if text.chars().count() > MAX {
+                Value::String(crate::text::cut(&text, MAX))
+            } else {
+                other.clone()
             }
         }
     }

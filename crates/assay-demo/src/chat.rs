@@ -32,14 +32,18 @@ pub(crate) async fn handle(
         Ok(fault) => fault,
         Err(response) => return *response,
     };
+    let sample = crate::conversation::sample_header(request.headers());
     let body = match read_body(request.into_body()).await {
         Ok(body) => body,
         Err(response) => return response,
     };
-    let request: Value = match serde_json::from_slice(&body) {
+    let mut request: Value = match serde_json::from_slice(&body) {
         Ok(value @ Value::Object(_)) => value,
         _ => return error_response(StatusCode::BAD_REQUEST, "Invalid JSON format"),
     };
+    if agent == DemoAgent::Flaky {
+        crate::conversation::apply_sample(&mut request, sample);
+    }
     if let Some(response) = fault
         .as_ref()
         .and_then(|fault| fault.status_response(&shared))

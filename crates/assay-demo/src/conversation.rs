@@ -8,6 +8,37 @@ use serde_json::{Map, Value, json};
 use crate::DemoAgent;
 use crate::agents::{Reply, Turn};
 
+/// The request metadata header that carries the sample index. Assay sends it with every
+/// request, and `flaky` (only) reads it, so that it draws differently for each sample of
+/// a run.
+pub const SAMPLE_HEADER: &str = "x-assay-sample";
+
+/// The sample index a request's headers carry, if any.
+pub(crate) fn sample_header(headers: &hyper::HeaderMap) -> Option<u64> {
+    headers
+        .get(SAMPLE_HEADER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Puts `sample` into the request's sly_data as `sample`, unless the sly_data already
+/// has one (an explicit `sample` in a test file wins).
+pub fn apply_sample(request: &mut Value, sample: Option<u64>) {
+    let Some(sample) = sample else { return };
+    let Some(object) = request.as_object_mut() else {
+        return;
+    };
+    let sly = object
+        .entry("sly_data")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(sly) = sly.as_object_mut() {
+        sly.entry("sample").or_insert(Value::from(sample));
+    }
+}
+
 /// A request's `chat_filter`: `MAXIMAL` (or 2) streams every message, anything else only
 /// the final one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

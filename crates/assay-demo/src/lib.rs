@@ -184,6 +184,7 @@ mod server;
 mod tls;
 
 pub use agents::{DemoAgent, uniform_draw};
+pub use conversation::{SAMPLE_HEADER, apply_sample};
 pub use direct::respond;
 pub use faults::{DEFAULT_HUGE_BYTES, FAULT_HEADER, HUGE_LINE_BYTES};
 pub use mcp::MCP_PROTOCOL_VERSION;

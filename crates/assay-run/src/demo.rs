@@ -24,7 +24,14 @@ impl InProcessAgent for InProcessDemo {
     ) -> BoxFuture<'a, Result<AgentResponse, ConnectError>> {
         Box::pin(async move {
             let started = Instant::now();
-            let body = assay_connect::wire::chat_request(request);
+            let mut body = assay_connect::wire::chat_request(request);
+            if self.0 == DemoAgent::Flaky {
+                let sample = request
+                    .metadata
+                    .get(crate::engine::SAMPLE_METADATA)
+                    .and_then(|s| s.parse().ok());
+                assay_demo::apply_sample(&mut body, sample);
+            }
             let messages = assay_demo::respond(self.0, &body).await;
             let mut response = AgentResponse::from_messages(messages);
             response.timings.first_byte = Some(started.elapsed());

@@ -33,6 +33,9 @@ use crate::events::{
 };
 use crate::ratio::{SampleStatus, Tally, Verdict};
 
+/// The request metadata key that carries the sample index (0, 1, ...).
+pub const SAMPLE_METADATA: &str = "x-assay-sample";
+
 /// How agents are reached, by connection, and models, by provider.
 #[derive(Clone, Default)]
 pub struct Connectors {
@@ -84,6 +87,8 @@ pub struct RunOptions {
     pub judge: Option<Arc<dyn Judge>>,
     /// Cancels the run.
     pub cancel: CancellationToken,
+    /// Run every sample even after the verdict is decided (the assessor needs them all).
+    pub exhaustive: bool,
 }
 
 impl Default for RunOptions {
@@ -95,6 +100,7 @@ impl Default for RunOptions {
             connections: None,
             judge: None,
             cancel: CancellationToken::new(),
+            exhaustive: false,
         }
     }
 }
@@ -157,6 +163,7 @@ pub async fn run_plan(
             judge: options.judge.clone(),
             jobs: Arc::clone(&jobs),
             ratio,
+            exhaustive: options.exhaustive,
             cancel: options.cancel.clone(),
             events: events.clone(),
         };
@@ -199,6 +206,7 @@ struct UnitCtx {
     judge: Option<Arc<dyn Judge>>,
     jobs: Arc<Semaphore>,
     ratio: SuccessRatio,
+    exhaustive: bool,
     cancel: CancellationToken,
     events: mpsc::UnboundedSender<Event>,
 }
@@ -242,7 +250,7 @@ async fn run_unit(ctx: &UnitCtx) -> UnitReport {
     });
     let mut tally = Tally::default();
     let mut samples = Vec::new();
-    if let Some(verdict) = tally.decided(ctx.ratio) {
+    if let Some(verdict) = tally.decided(ctx.ratio).filter(|_| !ctx.exhaustive) {
         // `0/n` is decided before anything runs.
         return UnitReport {
             unit: ctx.unit.clone(),
@@ -293,14 +301,20 @@ async fn run_unit(ctx: &UnitCtx) -> UnitReport {
         samples.push(report);
         if let Some(v) = tally.decided(ctx.ratio) {
             verdict = Some(v);
-            break;
+            if !ctx.exhaustive {
+                break;
+            }
         }
     }
     // Decided (or cancelled): the samples still running do not count.
     running.abort_all();
     UnitReport {
         unit: ctx.unit.clone(),
-        verdict: verdict.unwrap_or_else(|| tally.final_verdict(ctx.ratio)),
+        verdict: if ctx.exhaustive {
+            tally.final_verdict(ctx.ratio)
+        } else {
+            verdict.unwrap_or_else(|| tally.final_verdict(ctx.ratio))
+        },
         success_ratio: ctx.ratio,
         tally,
         samples,
@@ -319,7 +333,7 @@ struct SampleCtx {
 async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
     let started = Instant::now();
     let mut interactions = Vec::new();
-    let run = conversation(ctx, &mut interactions);
+    let run = conversation(ctx, index, &mut interactions);
     let error = match ctx.case.timeout {
         None => run.await,
         Some(limit) => match tokio::time::timeout(limit, run).await {
@@ -361,7 +375,11 @@ async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
 
 /// Runs the case's interactions in order into `out`. `Err` is an error outside any one
 /// interaction (no connector, or the conversation could not open).
-async fn conversation(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result<(), ErrorInfo> {
+async fn conversation(
+    ctx: &SampleCtx,
+    index: u32,
+    out: &mut Vec<InteractionReport>,
+) -> Result<(), ErrorInfo> {
     let case = &ctx.case;
     let Target::Agent {
         agent, metadata, ..
@@ -378,11 +396,16 @@ async fn conversation(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Resu
             ),
         });
     };
-    let headers: BTreeMap<String, String> = metadata
+    let mut headers: BTreeMap<String, String> = metadata
         .iter()
         .flatten()
         .map(|(k, v)| (k.clone(), assay_check::text::as_text(v)))
         .collect();
+    // The sample index travels as request metadata, so that agents (the demo's `flaky`)
+    // can vary by sample and a run can be repeated exactly.
+    headers
+        .entry(SAMPLE_METADATA.to_owned())
+        .or_insert_with(|| index.to_string());
     let mut session: Option<Box<dyn Conversation>> = None;
     let mut chat_context: Option<Value> = None;
     let mut carried: Option<serde_json::Map<String, Value>> = None;

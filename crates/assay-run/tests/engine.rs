@@ -206,7 +206,10 @@ async fn a_model_case_without_its_provider_errors_and_says_so() {
     let u = &units(&events)[0];
     let error = u.samples[0].error.as_ref().unwrap();
     assert_eq!(error.message, "no openai provider is configured");
-    assert_eq!(u.unit.connection, "openai", "the provider the model name implies");
+    assert_eq!(
+        u.unit.connection, "openai",
+        "the provider the model name implies"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

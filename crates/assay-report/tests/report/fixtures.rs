@@ -56,6 +56,7 @@ pub(crate) fn passed_check() -> CheckResult {
         name: "value".into(),
         target: "text".into(),
         expected: Some(json!("hi")),
+        found: Some(json!("hi")),
         outcome: Outcome::Evaluated {
             evaluation: Evaluation::pass_fail(true),
             message: "text: equals \"hi\" as expected".into(),
@@ -91,6 +92,7 @@ pub(crate) fn errored_check(message: &str) -> CheckResult {
         name: "gist".into(),
         target: "text".into(),
         expected: Some(json!("a greeting")),
+        found: Some(json!("hello there")),
         outcome: Outcome::Errored {
             message: message.to_owned(),
         },
