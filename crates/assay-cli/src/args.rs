@@ -33,11 +33,13 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run test files against agents and report how every case did
     Run(Box<RunArgs>),
+    /// Take many samples of each case: pass rates, whether each ratio is sound, how it fails
+    Assess(Box<AssessArgs>),
 }
 
-/// `assay run`.
+/// What `run` and `assess` share: which files, which cases, and where the agents are.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub struct TargetArgs {
     /// Files and directories to run; directories are searched for test files
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
@@ -74,6 +76,14 @@ pub struct RunArgs {
     /// Run one part of the cases, split by a stable hash of their ids: `i/n`
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+}
+
+/// `assay run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Files, cases and agents
+    #[command(flatten)]
+    pub target: TargetArgs,
     /// Write a JSON report of the whole run to this file
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
@@ -92,6 +102,23 @@ pub struct RunArgs {
     /// Also print passing cases and every sample
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+/// `assay assess`.
+#[derive(Debug, Args)]
+pub struct AssessArgs {
+    /// Files, cases and agents; `--samples N` defaults to each case's ratio denominator
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Write the assessment as JSON to this file
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write the assessment as Markdown to this file
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Write the assessment as a self-contained HTML page to this file
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
 }
 
 /// A connection, as `--connection` names it.

@@ -47,5 +47,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Agents(args) => commands::agents::run(&args, color),
         Command::Serve(args) => commands::serve::run(&args),
         Command::Run(args) => commands::run::run(&args, color),
+        Command::Assess(args) => commands::assess::run(&args, color),
     }
 }

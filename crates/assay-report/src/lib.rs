@@ -67,6 +67,8 @@ use std::io;
 
 use assay_run::Event;
 
+pub mod assess;
+
 pub use digest::{summary_line, summary_phrase};
 pub use human::{Human, HumanOptions, Verbosity};
 pub use json::{JsonLines, JsonReport};

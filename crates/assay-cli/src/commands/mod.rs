@@ -1,6 +1,7 @@
 //! One module per subcommand, and the file loading that `validate` and `list` share.
 
 pub(crate) mod agents;
+pub(crate) mod assess;
 pub(crate) mod convert;
 pub(crate) mod list;
 pub(crate) mod run;

@@ -25,14 +25,23 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Entry, load_one, load_paths};
-use crate::args::{ConnectionArg, RunArgs};
+use crate::args::{ConnectionArg, RunArgs, TargetArgs};
 use crate::exit::ExitCode;
 use crate::output;
 
-/// Runs the cases under `args.paths` and returns the exit code the results call for.
-pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
+/// The cases to run and the project configuration, after loading and selection.
+pub(crate) struct Prepared {
+    /// The selected cases.
+    pub(crate) plan: Plan,
+    /// `assay.toml`, when there is one.
+    pub(crate) config: Option<Config>,
+}
+
+/// Loads every file (printing diagnostics), the configuration, and applies the
+/// selection. `Err` holds the exit code when nothing may run.
+pub(crate) fn prepare(target: &TargetArgs, color: bool) -> Result<Prepared, ExitCode> {
     let env = Env::from_process();
-    let inputs = load_paths(&args.paths, &env);
+    let inputs = load_paths(&target.paths, &env);
     let reports: Vec<_> = inputs.entries.iter().flat_map(Entry::reports).collect();
     output::stderr(&output::render(&reports, color));
     let invalid = inputs.entries.iter().filter(|e| !e.is_valid()).count();
@@ -40,19 +49,13 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         output::stderr(&format!(
             "error: {invalid} invalid file(s); nothing was run\n"
         ));
-        return Ok(ExitCode::INVALID);
+        return Err(ExitCode::INVALID);
     }
-    let config = match load_config(args.config.as_deref(), color) {
-        Ok(config) => config,
-        Err(code) => return Ok(code),
-    };
-    let selection = match selection(args) {
-        Ok(selection) => selection,
-        Err(message) => {
-            output::stderr(&format!("error: {message}\n"));
-            return Ok(ExitCode::INVALID);
-        }
-    };
+    let config = load_config(target.config.as_deref(), color)?;
+    let selection = selection(target).map_err(|message| {
+        output::stderr(&format!("error: {message}\n"));
+        ExitCode::INVALID
+    })?;
     let cases = inputs
         .entries
         .iter()
@@ -65,8 +68,17 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         output::stderr(
             "error: no test case to run: no file holds one, or the selection left none\n",
         );
-        return Ok(ExitCode::INVALID);
+        return Err(ExitCode::INVALID);
     }
+    Ok(Prepared { plan, config })
+}
+
+/// Runs the cases under `args.target.paths` and returns the exit code the results call for.
+pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
+    let Prepared { plan, config } = match prepare(&args.target, color) {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
     let mut reporters = match reporters(args, color) {
         Ok(reporters) => reporters,
         Err(e) => {
@@ -74,7 +86,7 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::INVALID);
         }
     };
-    if args.insecure {
+    if args.target.insecure {
         output::stderr(
             "warning: --insecure: https certificates are not verified; anyone between you and the server can read and change the traffic\n",
         );
@@ -84,14 +96,14 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let summary = runtime.block_on(async {
-        let (connectors, demo) = if args.demo {
+        let (connectors, demo) = if args.target.demo {
             let demo = assay_run::demo::start(0)
                 .await
                 .context("cannot start the demo agents")?;
             output::stderr(&format!("demo agents on {}\n", demo.server.base_url()));
             (demo.connectors.clone(), Some(demo.server))
         } else {
-            match connectors(args, config.as_ref()) {
+            match connectors(&args.target, config.as_ref()) {
                 Ok(connectors) => (connectors, None),
                 Err(e) => {
                     output::stderr(&format!("error: {e}\n"));
@@ -101,17 +113,23 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         };
         let cancel = CancellationToken::new();
         let options = RunOptions {
-            jobs: args.jobs as usize,
+            jobs: args.target.jobs as usize,
             max_cases: config
                 .as_ref()
                 .and_then(|c| c.concurrency.as_ref())
                 .and_then(|c| c.max_test_case_concurrency)
                 .map(|n| n as usize),
-            samples: args.samples,
-            connections: (!args.connection.is_empty())
-                .then(|| args.connection.iter().map(|c| connection(*c)).collect()),
+            samples: args.target.samples,
+            connections: (!args.target.connection.is_empty()).then(|| {
+                args.target
+                    .connection
+                    .iter()
+                    .map(|c| connection(*c))
+                    .collect()
+            }),
             judge: None,
             cancel: cancel.clone(),
+            exhaustive: false,
         };
         let ctrl_c = {
             let cancel = cancel.clone();
@@ -160,7 +178,7 @@ fn exit_code(summary: &Summary) -> ExitCode {
     }
 }
 
-fn connection(arg: ConnectionArg) -> Connection {
+pub(crate) fn connection(arg: ConnectionArg) -> Connection {
     match arg {
         ConnectionArg::Direct => Connection::Direct,
         ConnectionArg::Http => Connection::Http,
@@ -169,7 +187,7 @@ fn connection(arg: ConnectionArg) -> Connection {
     }
 }
 
-fn selection(args: &RunArgs) -> Result<Selection, String> {
+fn selection(args: &TargetArgs) -> Result<Selection, String> {
     let mut selection = Selection::all();
     for f in &args.filter {
         selection = selection.filter(f)?;
@@ -246,7 +264,10 @@ fn reporters(args: &RunArgs, color: bool) -> anyhow::Result<Reporters> {
 /// Builds the connector of one server.
 type MakeConnector<'a> = &'a dyn Fn(&Url) -> Result<Arc<dyn Connector>, ConnectError>;
 
-fn connectors(args: &RunArgs, config: Option<&Config>) -> Result<Connectors, ConnectError> {
+pub(crate) fn connectors(
+    args: &TargetArgs,
+    config: Option<&Config>,
+) -> Result<Connectors, ConnectError> {
     let mut tls = TlsOptions::default().insecure(args.insecure);
     if let Some(path) = &args.ca_cert {
         tls = tls.with_ca_file(path)?;

@@ -1,0 +1,208 @@
+//! Failure modes: how a case fails, grouped deterministically.
+//!
+//! A failed sample's *first* failing check names its mode. Failures are grouped by a
+//! signature: the interaction, the check's path, the test, and the expectation
+//! normalized. Within a signature, failures are split further by what was found,
+//! normalized (whitespace folded, case folded, numbers and ids masked), whenever the
+//! same found value recurs: planted modes that answer `failure A` and `failure B` to
+//! one check become two modes, while free-form answers that never repeat stay one.
+//! An errored sample's mode is its error kind.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+
+/// One failure seen in one sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// Which interaction.
+    pub interaction: usize,
+    /// The check's path, e.g. `interactions[0].response.text.keywords`.
+    pub path: String,
+    /// The test: `keywords`, `not_gist`, `must_contain`, ..., or `error:<kind>`.
+    pub test: String,
+    /// The expectation, as text.
+    pub expected: String,
+    /// What was found, as text, when there was something.
+    pub found: Option<String>,
+    /// The message.
+    pub message: String,
+}
+
+/// A group of failures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Mode {
+    /// The deterministic signature: `interaction 0 · <path> · <test> · <expectation>`,
+    /// plus ` · found <value>` when the mode was split by what was found.
+    pub signature: String,
+    /// A readable name: an LLM's when classified with one, else the message.
+    pub label: String,
+    /// How many samples failed this way.
+    pub count: u64,
+    /// `count` over every sample taken.
+    pub share: f64,
+    /// The Wilson 95% interval of the share.
+    pub ci_low: f64,
+    /// The upper end of that interval.
+    pub ci_high: f64,
+    /// One failure's message.
+    pub example: String,
+}
+
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"-?\d+(?:\.\d+)?").expect("valid"));
+static ID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[0-9a-f]{8,}\b|\b[a-z]+[-_][a-z0-9]*\d[a-z0-9]*\b")
+        .expect("valid")
+});
+static SPACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s+").expect("valid"));
+
+/// A value normalized for grouping: ids then numbers masked, case and whitespace folded.
+pub fn normalize(text: &str) -> String {
+    let lower = text.to_lowercase();
+    let ids = ID.replace_all(&lower, "<id>");
+    let numbers = NUMBER.replace_all(&ids, "<n>");
+    SPACE.replace_all(numbers.trim(), " ").into_owned()
+}
+
+/// Groups the first failure of each failed sample into modes. `samples` is every sample
+/// taken (the denominator of each share).
+pub fn classify(firsts: &[Failure], samples: u64) -> Vec<Mode> {
+    // Signature → normalized found → failures.
+    let mut groups: BTreeMap<String, BTreeMap<Option<String>, Vec<&Failure>>> = BTreeMap::new();
+    for f in firsts {
+        let signature = format!(
+            "interaction {} · {} · {} · {}",
+            f.interaction,
+            f.path,
+            f.test,
+            normalize(&f.expected)
+        );
+        groups
+            .entry(signature)
+            .or_default()
+            .entry(f.found.as_deref().map(normalize))
+            .or_default()
+            .push(f);
+    }
+    let mut modes = Vec::new();
+    for (signature, by_found) in groups {
+        let mut rest: Vec<&Failure> = Vec::new();
+        for (found, failures) in by_found {
+            match found {
+                Some(found) if failures.len() >= 2 => {
+                    modes.push(mode(
+                        format!("{signature} · found {found}"),
+                        &failures,
+                        samples,
+                    ));
+                }
+                _ => rest.extend(failures),
+            }
+        }
+        if !rest.is_empty() {
+            modes.push(mode(signature, &rest, samples));
+        }
+    }
+    // Most common first; ties by signature, so the order never varies.
+    modes.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then_with(|| a.signature.cmp(&b.signature))
+    });
+    modes
+}
+
+fn mode(signature: String, failures: &[&Failure], samples: u64) -> Mode {
+    let count = failures.len() as u64;
+    let (ci_low, ci_high) = crate::stats::wilson(count, samples, crate::stats::Z95);
+    let example = failures
+        .first()
+        .map(|f| f.message.clone())
+        .unwrap_or_default();
+    Mode {
+        label: example.clone(),
+        signature,
+        count,
+        share: if samples == 0 {
+            0.0
+        } else {
+            count as f64 / samples as f64
+        },
+        ci_low,
+        ci_high,
+        example,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(found: &str) -> Failure {
+        Failure {
+            interaction: 0,
+            path: "interactions[0].response.text.value".into(),
+            test: "value".into(),
+            expected: "ok".into(),
+            found: Some(found.into()),
+            message: format!("text: expected value \"ok\", found {found:?}"),
+        }
+    }
+
+    #[test]
+    fn normalization_masks_numbers_and_ids_and_folds_case_and_space() {
+        assert_eq!(
+            normalize("  Order  A-17 costs 12.50 "),
+            "order <id> costs <n>"
+        );
+        assert_eq!(normalize("id 3f2a9c81d0e4 done"), "id <id> done");
+        assert_eq!(normalize("FAILURE  A"), "failure a");
+    }
+
+    #[test]
+    fn recurring_found_values_split_a_signature_and_one_offs_stay_together() {
+        let mut firsts = Vec::new();
+        firsts.extend((0..5).map(|_| failure("failure A")));
+        firsts.extend((0..3).map(|_| failure("failure b")));
+        firsts.push(failure("something else entirely"));
+        firsts.push(failure("and another thing"));
+        let modes = classify(&firsts, 100);
+        let summary: Vec<(u64, &str)> = modes
+            .iter()
+            .map(|m| (m.count, m.signature.as_str()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (
+                    5,
+                    "interaction 0 · interactions[0].response.text.value · value · ok · found failure a"
+                ),
+                (
+                    3,
+                    "interaction 0 · interactions[0].response.text.value · value · ok · found failure b"
+                ),
+                (
+                    2,
+                    "interaction 0 · interactions[0].response.text.value · value · ok"
+                ),
+            ]
+        );
+        assert!((modes[0].share - 0.05).abs() < 1e-12);
+        assert!(modes[0].ci_low < 0.05 && modes[0].ci_high > 0.05);
+    }
+
+    #[test]
+    fn numbers_do_not_split_modes() {
+        let firsts = vec![
+            failure("answer 41"),
+            failure("answer 42"),
+            failure("answer 43"),
+        ];
+        let modes = classify(&firsts, 3);
+        assert_eq!(modes.len(), 1);
+        assert!(modes[0].signature.ends_with("found answer <n>"));
+    }
+}

@@ -1,0 +1,207 @@
+//! `assay assess`: many samples of each case, every one run (no early stop), then per
+//! case the pass rate with its Wilson interval, the chance of meeting its ratio, a
+//! sounder ratio when needed, and its failure modes. Every check counts.
+//!
+//! The table goes to stdout; `--json`, `--markdown` and `--html` write files. The exit
+//! code is 0 once the assessment is made, whatever it found.
+
+use std::collections::HashMap;
+
+use anyhow::Context;
+use assay_assess::{CaseAssessment, Failure, Outcome, SampleOutcome, assess};
+use assay_check::CheckStatus;
+use assay_report::assess::{
+    assessment_html, assessment_json, assessment_markdown, assessment_table,
+};
+use assay_run::events::{Event, SampleReport, UnitReport};
+use assay_run::ratio::SampleStatus;
+use assay_run::{RunOptions, run_plan};
+use tokio::sync::mpsc;
+
+use super::run::{Prepared, connection, connectors, prepare};
+use crate::args::AssessArgs;
+use crate::exit::ExitCode;
+use crate::output;
+
+/// Runs the assessment.
+pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
+    let Prepared { plan, config } = match prepare(&args.target, color) {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    // The ratio each case is held to in CI: its own, not the sample count of the assessment.
+    let ratios: HashMap<String, (u32, u32)> = plan
+        .cases
+        .iter()
+        .map(|c| (c.id.clone(), (c.success_ratio.need, c.success_ratio.of)))
+        .collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let units = runtime.block_on(async {
+        let (connectors, demo) = if args.target.demo {
+            let demo = assay_run::demo::start(0)
+                .await
+                .context("cannot start the demo agents")?;
+            (demo.connectors.clone(), Some(demo.server))
+        } else {
+            match connectors(&args.target, config.as_ref()) {
+                Ok(c) => (c, None),
+                Err(e) => {
+                    output::stderr(&format!("error: {e}\n"));
+                    return Ok::<Option<Vec<UnitReport>>, anyhow::Error>(None);
+                }
+            }
+        };
+        let options = RunOptions {
+            jobs: args.target.jobs as usize,
+            samples: args.target.samples,
+            connections: (!args.target.connection.is_empty()).then(|| {
+                args.target
+                    .connection
+                    .iter()
+                    .map(|c| connection(*c))
+                    .collect()
+            }),
+            exhaustive: true,
+            ..RunOptions::default()
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let collect = tokio::spawn(async move {
+            let mut units = Vec::new();
+            while let Some(event) = rx.recv().await {
+                if let Event::UnitFinished(unit) = event {
+                    output::stderr(&format!(
+                        "assessed {} ({} samples)\n",
+                        unit.unit.label(),
+                        unit.tally.total()
+                    ));
+                    units.push(unit);
+                }
+            }
+            units
+        });
+        run_plan(&plan, &connectors, &options, tx).await;
+        let units = collect.await.unwrap_or_default();
+        if let Some(server) = demo {
+            server.shutdown().await;
+        }
+        Ok(Some(units))
+    })?;
+    let Some(mut units) = units else {
+        return Ok(ExitCode::INVALID);
+    };
+    // A stable order, whatever order the units finished in.
+    units.sort_by(|a, b| {
+        (&a.unit.file, &a.unit.name, &a.unit.connection).cmp(&(
+            &b.unit.file,
+            &b.unit.name,
+            &b.unit.connection,
+        ))
+    });
+    let cases: Vec<CaseAssessment> = units
+        .iter()
+        .map(|u| {
+            let ratio = ratios
+                .get(&u.unit.case_id)
+                .copied()
+                .unwrap_or((u.success_ratio.need, u.success_ratio.of));
+            assess_unit(u, ratio)
+        })
+        .collect();
+    output::stdout(&assessment_table(&cases))?;
+    if let Some(path) = &args.json {
+        std::fs::write(path, assessment_json(&cases))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &args.markdown {
+        std::fs::write(path, assessment_markdown(&cases))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &args.html {
+        std::fs::write(path, assessment_html(&cases))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(ExitCode::OK)
+}
+
+/// One unit (case × connection) as an assessment.
+pub(crate) fn assess_unit(unit: &UnitReport, ratio: (u32, u32)) -> CaseAssessment {
+    let mut samples: Vec<&SampleReport> = unit.samples.iter().collect();
+    samples.sort_by_key(|s| s.index);
+    let outcomes: Vec<SampleOutcome> = samples.iter().map(|s| outcome(s)).collect();
+    let name = if unit.unit.connection.is_empty() {
+        unit.unit.name.clone()
+    } else {
+        unit.unit.label()
+    };
+    assess(
+        &unit.unit.case_id,
+        &unit.unit.file.display().to_string(),
+        &name,
+        ratio,
+        &outcomes,
+    )
+}
+
+fn outcome(sample: &SampleReport) -> SampleOutcome {
+    let status = match sample.status {
+        SampleStatus::Passed => Outcome::Passed,
+        SampleStatus::Failed => Outcome::Failed,
+        SampleStatus::Errored => Outcome::Errored,
+    };
+    let first_failure = match status {
+        Outcome::Passed => None,
+        Outcome::Failed => sample.interactions.iter().find_map(|i| {
+            i.checks
+                .iter()
+                .find(|c| c.status() == CheckStatus::Failed)
+                .map(|c| Failure {
+                    interaction: i.index,
+                    path: c.path.clone(),
+                    test: c.name.clone(),
+                    expected: c
+                        .expected
+                        .as_ref()
+                        .map(assay_check::text::as_text)
+                        .unwrap_or_default(),
+                    found: c.found.as_ref().map(assay_check::text::as_text),
+                    message: c.message().to_owned(),
+                })
+        }),
+        Outcome::Errored => {
+            let from_interaction = sample.interactions.iter().find_map(|i| {
+                i.error
+                    .as_ref()
+                    .map(|e| (i.index, e.kind.clone(), e.message.clone()))
+                    .or_else(|| {
+                        i.checks
+                            .iter()
+                            .find(|c| c.status() == CheckStatus::Errored)
+                            .map(|c| (i.index, format!("check {}", c.name), c.message().to_owned()))
+                    })
+            });
+            let (interaction, kind, message) = from_interaction
+                .or_else(|| {
+                    sample
+                        .error
+                        .as_ref()
+                        .map(|e| (0, e.kind.clone(), e.message.clone()))
+                })
+                .unwrap_or((0, "unknown".to_owned(), "the sample errored".to_owned()));
+            Some(Failure {
+                interaction,
+                path: "error".to_owned(),
+                test: format!("error:{kind}"),
+                expected: String::new(),
+                found: None,
+                message,
+            })
+        }
+    };
+    SampleOutcome {
+        outcome: status,
+        first_failure,
+    }
+}
