@@ -162,7 +162,7 @@ async fn status_error(response: Response, server: &str, agent: Option<&str>) -> 
 }
 
 /// The error for a request that got no response.
-fn request_error(error: &reqwest::Error, server: &str, attempts: u32) -> ConnectError {
+pub(crate) fn request_error(error: &reqwest::Error, server: &str, attempts: u32) -> ConnectError {
     if let Some(tls) = find_rustls(error) {
         return ConnectError::Tls {
             server: server.to_owned(),
@@ -188,7 +188,7 @@ fn request_error(error: &reqwest::Error, server: &str, attempts: u32) -> Connect
 }
 
 /// The rustls error somewhere in `error`'s chain of causes.
-fn find_rustls<'e>(error: &'e (dyn StdError + 'static)) -> Option<&'e rustls::Error> {
+pub(crate) fn find_rustls<'e>(error: &'e (dyn StdError + 'static)) -> Option<&'e rustls::Error> {
     let mut next: Option<&'e (dyn StdError + 'static)> = Some(error);
     while let Some(e) = next {
         if let Some(tls) = e.downcast_ref::<rustls::Error>() {

@@ -1,8 +1,9 @@
 //! Real loopback servers for the workspace's tests and benchmarks.
 //!
 //! Test doubles here are real servers on 127.0.0.1, never mocks, so the code under test
-//! does its real networking. For now that is the demo agent server of `assay-demo`; fake
-//! model providers come later.
+//! does its real networking: the demo agent server of `assay-demo`, and fake model
+//! providers ([`providers`]) that validate requests like the real APIs and answer from a
+//! script.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -17,6 +18,8 @@
 //!
 //! A synchronous test (one that runs the `assay` binary, say) uses
 //! [`start_demo_background`], which runs the server on a runtime of its own.
+
+pub mod providers;
 
 use std::net::SocketAddr;
 

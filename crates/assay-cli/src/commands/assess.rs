@@ -44,7 +44,18 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
             let demo = assay_run::demo::start(0)
                 .await
                 .context("cannot start the demo agents")?;
-            (demo.connectors.clone(), Some(demo.server))
+            let connectors = match super::run::with_providers(
+                demo.connectors.clone(),
+                &args.target,
+                config.as_ref(),
+            ) {
+                Ok(connectors) => connectors,
+                Err(e) => {
+                    output::stderr(&format!("error: {e}\n"));
+                    return Ok(None);
+                }
+            };
+            (connectors, Some(demo.server))
         } else {
             match connectors(&args.target, config.as_ref()) {
                 Ok(c) => (c, None),

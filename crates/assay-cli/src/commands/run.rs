@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use assay_connect::provider::{self, Limits, ProviderKind, ProviderSettings};
 use assay_connect::{
     BoxFuture, ConnectError, Connector, Conversation, HttpOptions, NeuroSanHttp, NeuroSanMcp,
     SERVER_ENV, StdioConnector, TlsOptions, Url, parse_server, resolve_server,
@@ -18,7 +19,7 @@ use assay_report::{
 };
 use assay_run::{Connectors, RunOptions, Selection, Shard, Summary, run_plan};
 use assay_spec::load::Document;
-use assay_spec::model::config::Config;
+use assay_spec::model::config::{Config, ProviderName};
 use assay_spec::model::data_driven::Connection;
 use assay_spec::{Env, Plan};
 use tokio::sync::mpsc;
@@ -101,7 +102,15 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
                 .await
                 .context("cannot start the demo agents")?;
             output::stderr(&format!("demo agents on {}\n", demo.server.base_url()));
-            (demo.connectors.clone(), Some(demo.server))
+            let connectors =
+                match with_providers(demo.connectors.clone(), &args.target, config.as_ref()) {
+                    Ok(connectors) => connectors,
+                    Err(e) => {
+                        output::stderr(&format!("error: {e}\n"));
+                        return Ok(None);
+                    }
+                };
+            (connectors, Some(demo.server))
         } else {
             match connectors(&args.target, config.as_ref()) {
                 Ok(connectors) => (connectors, None),
@@ -309,11 +318,43 @@ pub(crate) fn connectors(
         Some(c) => StdioConnector::from_config(c, dir.as_deref()),
         None => StdioConnector::new(),
     };
-    Ok(Connectors::new()
+    let connectors = Connectors::new()
         .with(Connection::Direct, Arc::new(direct))
         .with(Connection::Http, http)
         .with(Connection::Https, https)
-        .with(Connection::Mcp, mcp))
+        .with(Connection::Mcp, mcp);
+    with_providers(connectors, args, config)
+}
+
+/// Adds the five model providers, each from its ecosystem's environment variables and
+/// its `[providers.<name>]` table in assay.toml (endpoint, key variable, limits).
+pub(crate) fn with_providers(
+    mut connectors: Connectors,
+    args: &TargetArgs,
+    config: Option<&Config>,
+) -> Result<Connectors, ConnectError> {
+    let mut tls = TlsOptions::default().insecure(args.insecure);
+    if let Some(path) = &args.ca_cert {
+        tls = tls.with_ca_file(path)?;
+    }
+    let options = HttpOptions {
+        tls,
+        ..HttpOptions::default()
+    };
+    let env: HashMap<String, String> = std::env::vars().collect();
+    for kind in ProviderKind::ALL {
+        let table = config.and_then(|c| {
+            ProviderName::from_name(kind.name()).and_then(|name| c.providers.get(&name))
+        });
+        let settings = ProviderSettings::resolve(kind, &env, table)?;
+        let limits = Limits::new(
+            table.and_then(|t| t.max_concurrency),
+            table.and_then(|t| t.requests_per_minute),
+        );
+        connectors =
+            connectors.with_provider(kind, provider::build(kind, settings, &options, limits)?);
+    }
+    Ok(connectors)
 }
 
 /// Sends each agent to its own server when assay.toml names one, else to the default.

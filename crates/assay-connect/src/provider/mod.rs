@@ -8,8 +8,14 @@
 //!
 //! Keys come from the environment and never appear in errors, logs or `Debug` output.
 
+pub mod anthropic;
+pub mod bedrock;
+pub mod huggingface;
 mod limits;
+pub mod ollama;
+pub mod openai;
 mod settings;
+pub mod transport;
 
 use std::fmt;
 use std::time::Duration;
@@ -17,7 +23,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use limits::Limits;
-pub use settings::{ProviderKind, ProviderSettings, Secret, infer_provider};
+pub use settings::{AwsCredentials, ProviderKind, ProviderSettings, Secret, infer_provider};
 
 use crate::BoxFuture;
 use crate::error::ConnectError;
@@ -149,4 +155,27 @@ pub fn unsupported(provider: ProviderKind, parameter: &str) -> ConnectError {
         "{} does not support `{parameter}`; remove it from model_config (or use another provider)",
         provider.name()
     ))
+}
+
+/// Builds the provider of `kind` from its settings, the connection options (TLS, retry)
+/// and its limits. A missing key is reported by the first call, not here, so that every
+/// provider can be built whatever keys the environment holds.
+pub fn build(
+    kind: ProviderKind,
+    settings: ProviderSettings,
+    options: &crate::HttpOptions,
+    limits: Limits,
+) -> Result<std::sync::Arc<dyn Provider>, ConnectError> {
+    let transport = transport::Transport::new(kind, options, limits)?;
+    Ok(match kind {
+        ProviderKind::Openai => std::sync::Arc::new(openai::OpenAi::new(settings, transport)),
+        ProviderKind::Anthropic => {
+            std::sync::Arc::new(anthropic::Anthropic::new(settings, transport))
+        }
+        ProviderKind::Ollama => std::sync::Arc::new(ollama::Ollama::new(settings, transport)),
+        ProviderKind::Huggingface => {
+            std::sync::Arc::new(huggingface::HuggingFace::new(settings, transport))
+        }
+        ProviderKind::Bedrock => std::sync::Arc::new(bedrock::Bedrock::new(settings, transport)),
+    })
 }

@@ -6,5 +6,10 @@
 mod demo;
 mod http;
 mod mcp;
+mod providers_anthropic;
+mod providers_bedrock;
+mod providers_fakes;
+mod providers_ollama;
+mod providers_openai;
 mod server;
 mod stdio;

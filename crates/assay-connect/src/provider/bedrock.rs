@@ -1,0 +1,521 @@
+//! AWS Bedrock's Converse API.
+//!
+//! A call is `POST {endpoint}/model/{modelId}/converse`: the endpoint is
+//! `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`, else `https://bedrock-runtime.{AWS_REGION}.amazonaws.com`;
+//! the model id is percent-encoded as one path segment (`anthropic.claude-3-haiku-20240307-v1:0`
+//! is sent as `...-v1%3A0`). The answer is read whole: Converse's streaming twin,
+//! ConverseStream, frames its events in AWS's binary event-stream encoding, so
+//! [`crate::Timings::first_byte`] is the time to the first byte of the response body.
+//!
+//! **Credentials**, in order: a Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`) is sent as
+//! `Authorization: Bearer {key}`; else the standard AWS variables (`AWS_ACCESS_KEY_ID`,
+//! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`) sign the request with SigV4 for the
+//! service `bedrock` in the region (`AWS_REGION`, `AWS_DEFAULT_REGION`, `region` in
+//! `assay.toml`, else the one in a `bedrock-runtime.{region}.amazonaws.com` endpoint),
+//! with the AWS SDK's own signer (`aws-sigv4`); with neither, the call is an error that
+//! names both ways.
+//!
+//! | [`ModelRequest`] | request |
+//! |---|---|
+//! | `system` | `"system": [{"text"}]` |
+//! | `messages` | `{"role", "content": [{"text"}]}` messages |
+//! | `tools` | `"toolConfig": {"tools": [{"toolSpec": {"name", "description", "inputSchema": {"json"}}}]}` |
+//! | `max_tokens`, `temperature`, `top_p`, `stop_sequences` | `inferenceConfig`'s `maxTokens`, `temperature`, `topP`, `stopSequences` |
+//! | `top_k` | `"additionalModelRequestFields": {"top_k"}` for Anthropic's models (an id containing `anthropic.`); unsupported otherwise: an error naming it, before anything is sent |
+//! | `seed` | not sent: Converse has no seed (a seed is passed only where supported) |
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
+use reqwest::Url;
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use super::settings::AwsCredentials;
+use super::transport::{Posted, Transport, read_json};
+use super::{
+    ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
+    unsupported,
+};
+use crate::error::{ConnectError, cut};
+use crate::server::label;
+use crate::types::{Timings, TokenUsage};
+use crate::{BoxFuture, with_timeout};
+
+/// The service name SigV4 signs for.
+const SERVICE: &str = "bedrock";
+
+/// How a call authenticates.
+#[derive(Debug, Clone)]
+enum Auth {
+    /// `Authorization: Bearer` with the Bedrock API key.
+    Bearer,
+    /// SigV4 with these credentials.
+    SigV4(AwsCredentials),
+    /// Nothing to authenticate with: calls fail with an error naming both ways.
+    Missing,
+}
+
+/// AWS Bedrock's Converse API.
+///
+/// Cheap to clone; clones share the transport.
+#[derive(Debug, Clone)]
+pub struct Bedrock {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    settings: ProviderSettings,
+    auth: Auth,
+    peer: String,
+    transport: Transport,
+}
+
+impl Bedrock {
+    /// The provider for `settings`, reached through `transport`. A refused SigV4 key
+    /// names `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`; a refused API key names
+    /// `AWS_BEARER_TOKEN_BEDROCK`.
+    pub fn new(settings: ProviderSettings, transport: Transport) -> Bedrock {
+        let (auth, transport) = match (&settings.api_key, &settings.aws) {
+            (Some(_), _) => (Auth::Bearer, transport),
+            (None, Some(credentials)) => (
+                Auth::SigV4(credentials.clone()),
+                transport.with_key_env(Some("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")),
+            ),
+            (None, None) => (Auth::Missing, transport),
+        };
+        let peer = format!("bedrock ({})", label(&settings.base_url));
+        Bedrock {
+            inner: Arc::new(Inner {
+                settings,
+                auth,
+                peer,
+                transport,
+            }),
+        }
+    }
+
+    /// The url a call to `model` goes to.
+    pub fn url(&self, model: &str) -> Url {
+        converse_url(&self.inner.settings.base_url, model)
+    }
+
+    /// Whether calls are signed with SigV4 (rather than sent with the API key).
+    pub fn signs(&self) -> bool {
+        matches!(self.inner.auth, Auth::SigV4(_))
+    }
+
+    /// The request body for `request`; an unsupported parameter is an error naming it.
+    pub fn body(&self, request: &ModelRequest) -> Result<Value, ConnectError> {
+        request_body(request)
+    }
+
+    /// The region SigV4 signs for.
+    fn region(&self) -> Result<String, ConnectError> {
+        if let Some(region) = &self.inner.settings.region {
+            return Ok(region.clone());
+        }
+        let host = self.inner.settings.base_url.host_str().unwrap_or_default();
+        let mut parts = host.split('.');
+        if let (Some(service), Some(region)) = (parts.next(), parts.next())
+            && service.starts_with("bedrock-runtime")
+            && host.ends_with(".amazonaws.com")
+        {
+            return Ok(region.to_owned());
+        }
+        Err(ConnectError::config(
+            "bedrock signs its requests for a region: set AWS_REGION",
+        ))
+    }
+
+    async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ConnectError> {
+        let body = self.body(request)?;
+        let url = self.url(&request.model);
+        let mut headers = HeaderMap::new();
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        match &self.inner.auth {
+            Auth::Bearer => {
+                let key = self.inner.settings.require_key()?;
+                let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+                    .map_err(|_| {
+                        ConnectError::config(
+                            "the bedrock key (AWS_BEARER_TOKEN_BEDROCK) holds characters that cannot be sent in a header",
+                        )
+                    })?;
+                value.set_sensitive(true);
+                headers.insert(AUTHORIZATION, value);
+            }
+            Auth::SigV4(credentials) => {
+                // The transport sends `serde_json::to_vec(&body)`: sign those bytes.
+                let bytes = serde_json::to_vec(&body)
+                    .map_err(|e| ConnectError::config(format!("cannot encode the request: {e}")))?;
+                let region = self.region()?;
+                for (name, value) in
+                    sigv4_headers(credentials, &region, &url, &bytes, SystemTime::now())?
+                {
+                    headers.insert(name, value);
+                }
+            }
+            Auth::Missing => {
+                return Err(ConnectError::config(
+                    "bedrock needs credentials: set AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials) to sign with SigV4",
+                ));
+            }
+        }
+        let transport = &self.inner.transport;
+        let peer = self.inner.peer.as_str();
+        let Posted {
+            response,
+            started,
+            permit,
+        } = transport
+            .post_json_held(url, headers, &body, None, peer)
+            .await?;
+        let (value, first_byte) =
+            read_json(response, started, peer, transport.max_body_bytes).await?;
+        drop(permit);
+        converse_answer(value, peer, first_byte, started)
+    }
+}
+
+impl Provider for Bedrock {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Bedrock
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelResponse, ConnectError>> {
+        Box::pin(with_timeout(
+            &self.inner.peer,
+            request.timeout,
+            self.call(request),
+        ))
+    }
+}
+
+/// `{base}/model/{model}/converse`, the model id percent-encoded as one segment
+/// (everything but `A-Z a-z 0-9 - _ . ~`, as the AWS SDKs do).
+pub fn converse_url(base: &Url, model: &str) -> Url {
+    let mut encoded = String::new();
+    for b in model.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            encoded.push(char::from(b));
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
+        }
+    }
+    let mut url = base.clone();
+    let path = format!(
+        "{}/model/{encoded}/converse",
+        base.path().trim_end_matches('/')
+    );
+    // `%` is kept as is by `set_path`, so the encoding above is what is sent.
+    url.set_path(&path);
+    url
+}
+
+/// Whether `model` is one of Anthropic's on Bedrock (a model id, an inference profile
+/// such as `us.anthropic.…`, or an ARN naming one), which take `top_k`.
+pub fn is_anthropic_model(model: &str) -> bool {
+    model.contains("anthropic.")
+}
+
+/// The Converse body for `request`.
+pub fn request_body(request: &ModelRequest) -> Result<Value, ConnectError> {
+    let sampling = &request.sampling;
+    let top_k = match sampling.top_k {
+        Some(k) if is_anthropic_model(&request.model) => Some(k),
+        Some(_) => return Err(unsupported(ProviderKind::Bedrock, "top_k")),
+        None => None,
+    };
+    let mut body = Map::new();
+    let messages: Vec<Value> = request
+        .messages
+        .iter()
+        .map(|m| json!({"role": m.role.name(), "content": [{"text": m.content}]}))
+        .collect();
+    body.insert("messages".into(), Value::Array(messages));
+    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+        body.insert("system".into(), json!([{"text": system}]));
+    }
+    let mut config = Map::new();
+    if let Some(n) = sampling.max_tokens {
+        config.insert("maxTokens".into(), json!(n));
+    }
+    if let Some(t) = sampling.temperature {
+        config.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = sampling.top_p {
+        config.insert("topP".into(), json!(p));
+    }
+    if !sampling.stop_sequences.is_empty() {
+        config.insert("stopSequences".into(), json!(sampling.stop_sequences));
+    }
+    if !config.is_empty() {
+        body.insert("inferenceConfig".into(), Value::Object(config));
+    }
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|tool| {
+                let mut spec = Map::new();
+                spec.insert("name".into(), json!(tool.name));
+                if let Some(description) = tool.description.as_deref().filter(|d| !d.is_empty()) {
+                    spec.insert("description".into(), json!(description));
+                }
+                spec.insert("inputSchema".into(), json!({"json": tool.parameters}));
+                json!({"toolSpec": spec})
+            })
+            .collect();
+        body.insert("toolConfig".into(), json!({"tools": tools}));
+    }
+    if let Some(k) = top_k {
+        body.insert("additionalModelRequestFields".into(), json!({"top_k": k}));
+    }
+    Ok(Value::Object(body))
+}
+
+/// The SigV4 headers (`authorization`, `x-amz-date`, and `x-amz-security-token` with a
+/// session token) for a `POST` of `body` to `url` at `time`, signing `host`,
+/// `content-type: application/json` and `x-amz-date`.
+pub fn sigv4_headers(
+    credentials: &AwsCredentials,
+    region: &str,
+    url: &Url,
+    body: &[u8],
+    time: SystemTime,
+) -> Result<Vec<(HeaderName, HeaderValue)>, ConnectError> {
+    let identity = aws_credential_types::Credentials::new(
+        credentials.access_key_id.expose(),
+        credentials.secret_access_key.expose(),
+        credentials
+            .session_token
+            .as_ref()
+            .map(|t| t.expose().to_owned()),
+        None,
+        "assay",
+    )
+    .into();
+    // Neither error below can hold a key: the messages name only what was malformed.
+    let cannot_sign = |what: &str| {
+        ConnectError::config(format!(
+            "cannot sign the bedrock request with SigV4: {what}"
+        ))
+    };
+    let params = aws_sigv4::sign::v4::SigningParams::builder()
+        .identity(&identity)
+        .region(region)
+        .name(SERVICE)
+        .time(time)
+        .settings(SigningSettings::default())
+        .build()
+        .map_err(|_| cannot_sign("incomplete signing parameters"))?
+        .into();
+    let signable = SignableRequest::new(
+        "POST",
+        url.as_str(),
+        [("content-type", "application/json")].into_iter(),
+        SignableBody::Bytes(body),
+    )
+    .map_err(|_| cannot_sign("the url cannot be signed"))?;
+    let (instructions, _) = sign(signable, &params)
+        .map_err(|_| cannot_sign("the credentials or the region are malformed"))?
+        .into_parts();
+    instructions
+        .headers()
+        .map(|(name, value)| {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| cannot_sign("a header name is malformed"))?;
+            let mut value = HeaderValue::from_str(value).map_err(|_| {
+                cannot_sign("AWS_SESSION_TOKEN holds characters that cannot be sent")
+            })?;
+            value.set_sensitive(true);
+            Ok((name, value))
+        })
+        .collect()
+}
+
+/// A Converse answer: `output.message.content` (`text` and `toolUse` blocks),
+/// `stopReason`, `usage`.
+fn converse_answer(
+    value: Value,
+    peer: &str,
+    first_byte: Option<Duration>,
+    started: Instant,
+) -> Result<ModelResponse, ConnectError> {
+    let Some(content) = value["output"]["message"]["content"].as_array() else {
+        let message = value["message"]
+            .as_str()
+            .map(|m| {
+                format!(
+                    "the answer has no `output.message.content`: {}",
+                    cut(m, 300)
+                )
+            })
+            .unwrap_or_else(|| "the answer has no `output.message.content`".to_owned());
+        return Err(ConnectError::protocol(peer, message));
+    };
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for block in content {
+        if let Some(t) = block["text"].as_str() {
+            text.push_str(t);
+        } else if let Some(call) = block.get("toolUse") {
+            tool_calls.push(ModelToolCall {
+                name: call["name"].as_str().unwrap_or_default().to_owned(),
+                arguments: call.get("input").cloned().unwrap_or_else(|| json!({})),
+            });
+        }
+    }
+    let usage = value
+        .get("usage")
+        .filter(|u| u.is_object())
+        .map(|u| TokenUsage {
+            input: u["inputTokens"].as_u64(),
+            output: u["outputTokens"].as_u64(),
+        });
+    Ok(ModelResponse {
+        text,
+        tool_calls,
+        usage,
+        timings: Timings {
+            first_byte,
+            total: started.elapsed(),
+        },
+        stop_reason: value["stopReason"].as_str().map(str::to_owned),
+        raw: vec![value],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::UNIX_EPOCH;
+
+    use super::*;
+    use crate::provider::{ChatMessage, Role, Sampling, Secret, ToolDef};
+
+    fn request(model: &str) -> ModelRequest {
+        ModelRequest {
+            model: model.into(),
+            system: Some("be brief".into()),
+            messages: vec![ChatMessage {
+                role: Role::User,
+                content: "hi".into(),
+            }],
+            tools: vec![ToolDef {
+                name: "lookup".into(),
+                description: None,
+                parameters: json!({"type": "object", "properties": {}}),
+            }],
+            sampling: Sampling {
+                max_tokens: Some(50),
+                temperature: Some(0.5),
+                top_p: Some(0.9),
+                top_k: Some(5),
+                stop_sequences: vec!["END".into()],
+                seed: Some(1),
+            },
+            timeout: None,
+        }
+    }
+
+    #[test]
+    fn body_maps_inference_config_tools_and_top_k() {
+        let body = request_body(&request("anthropic.claude-3-haiku-20240307-v1:0")).unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+                "system": [{"text": "be brief"}],
+                "inferenceConfig": {"maxTokens": 50, "temperature": 0.5, "topP": 0.9,
+                    "stopSequences": ["END"]},
+                "toolConfig": {"tools": [{"toolSpec": {"name": "lookup",
+                    "inputSchema": {"json": {"type": "object", "properties": {}}}}}]},
+                "additionalModelRequestFields": {"top_k": 5},
+            })
+        );
+        let e = request_body(&request("meta.llama3-1-8b-instruct-v1:0")).unwrap_err();
+        assert!(e.to_string().contains("`top_k`"), "{e}");
+        assert!(is_anthropic_model(
+            "us.anthropic.claude-3-5-sonnet-20241022-v2:0"
+        ));
+    }
+
+    #[test]
+    fn model_ids_are_one_encoded_segment() {
+        let base = Url::parse("https://bedrock-runtime.us-east-1.amazonaws.com").unwrap();
+        assert_eq!(
+            converse_url(&base, "anthropic.claude-3-haiku-20240307-v1:0").as_str(),
+            "https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse"
+        );
+        let prefixed = Url::parse("http://127.0.0.1:9/proxy/").unwrap();
+        assert_eq!(
+            converse_url(&prefixed, "arn:aws:bedrock:us-east-1::foundation-model/x").as_str(),
+            "http://127.0.0.1:9/proxy/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A%3Afoundation-model%2Fx/converse"
+        );
+    }
+
+    /// The signature of a fixed request, checked against one computed independently
+    /// (Python's `hmac`/`hashlib` following AWS's SigV4 steps, including the double
+    /// encoding of `%3A` in the canonical path).
+    #[test]
+    fn sigv4_signature_of_a_known_request() {
+        let credentials = AwsCredentials {
+            access_key_id: Secret::new("AKIDEXAMPLE"),
+            secret_access_key: Secret::new("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"),
+            session_token: None,
+        };
+        let url = converse_url(
+            &Url::parse("https://bedrock-runtime.us-east-1.amazonaws.com").unwrap(),
+            "anthropic.claude-3-haiku-20240307-v1:0",
+        );
+        let time = UNIX_EPOCH + Duration::from_secs(1_440_938_160); // 2015-08-30T12:36:00Z
+        let body = br#"{"messages":[{"role":"user","content":[{"text":"hi"}]}]}"#;
+        let headers = sigv4_headers(&credentials, "us-east-1", &url, body, time).unwrap();
+        let get = |n: &str| {
+            headers
+                .iter()
+                .find(|(name, _)| name == n)
+                .map(|(_, v)| v.to_str().unwrap().to_owned())
+        };
+        assert_eq!(get("x-amz-date").as_deref(), Some("20150830T123600Z"));
+        assert_eq!(
+            get("authorization").as_deref(),
+            Some(
+                "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=b2d89376425920647b8197be6560da5f53c4d9cc5ac66b56efafa43ba66c9022"
+            )
+        );
+        assert!(get("x-amz-security-token").is_none());
+        // Signing is deterministic for the same time, and a session token is sent.
+        let again = sigv4_headers(&credentials, "us-east-1", &url, body, time).unwrap();
+        assert_eq!(headers, again);
+        let with_token = AwsCredentials {
+            session_token: Some(Secret::new("token")),
+            ..credentials
+        };
+        let signed = sigv4_headers(&with_token, "us-east-1", &url, body, time).unwrap();
+        assert!(signed.iter().any(|(n, _)| n == "x-amz-security-token"));
+    }
+
+    #[test]
+    fn converse_answers_are_read() {
+        let value = json!({
+            "output": {"message": {"role": "assistant", "content": [
+                {"text": "Let me look."},
+                {"toolUse": {"toolUseId": "t1", "name": "lookup", "input": {"q": "x"}}},
+            ]}},
+            "stopReason": "tool_use",
+            "usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7},
+        });
+        let r = converse_answer(value, "p", None, Instant::now()).unwrap();
+        assert_eq!(r.text, "Let me look.");
+        assert_eq!(r.tool_calls[0].arguments, json!({"q": "x"}));
+        assert_eq!(r.usage.unwrap().output, Some(4));
+        assert_eq!(r.stop_reason.as_deref(), Some("tool_use"));
+    }
+}

@@ -1,0 +1,54 @@
+//! Hugging Face: the OpenAI-compatible router (`https://router.huggingface.co/v1`), an
+//! Inference Endpoint, or a TGI server (`http://host:8080/v1`), all Chat Completions at
+//! `{base}/chat/completions` with `Authorization: Bearer $HF_TOKEN`.
+//!
+//! The mapping is [`super::openai`]'s: `top_k` is unsupported (neither the router nor
+//! TGI's Chat Completions take it), and `max_tokens` is sent as `max_tokens`. The token
+//! is needed by Hugging Face's own hosts (`*.huggingface.co`, `*.huggingface.cloud`); a
+//! local TGI takes none.
+
+use serde_json::Value;
+
+use super::openai::ChatCompletions;
+use super::transport::Transport;
+use super::{ModelRequest, ModelResponse, Provider, ProviderKind, ProviderSettings};
+use crate::BoxFuture;
+use crate::error::ConnectError;
+
+/// Hugging Face's router, an Inference Endpoint or a TGI server.
+#[derive(Debug, Clone)]
+pub struct HuggingFace(ChatCompletions);
+
+impl HuggingFace {
+    /// The provider for `settings`, reached through `transport`.
+    pub fn new(settings: ProviderSettings, transport: Transport) -> HuggingFace {
+        HuggingFace(ChatCompletions::new(
+            ProviderKind::Huggingface,
+            settings,
+            transport,
+        ))
+    }
+
+    /// Streams the answer (`true`, the default) or asks for it whole.
+    pub fn streaming(self, stream: bool) -> HuggingFace {
+        HuggingFace(self.0.streaming(stream))
+    }
+
+    /// The request body for `request`; an unsupported parameter is an error naming it.
+    pub fn body(&self, request: &ModelRequest) -> Result<Value, ConnectError> {
+        self.0.body(request)
+    }
+}
+
+impl Provider for HuggingFace {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Huggingface
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelResponse, ConnectError>> {
+        self.0.complete(request)
+    }
+}

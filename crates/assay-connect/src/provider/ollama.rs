@@ -1,0 +1,314 @@
+//! Ollama's native chat API: `POST {host}/api/chat`, streamed as JSON lines.
+//!
+//! Each line is `{"message": {"role", "content", "tool_calls"?}, "done": false}`; the text
+//! pieces are joined, tool calls arrive whole
+//! (`message.tool_calls[].function.{name, arguments}`, the arguments an object), and the
+//! last line (`"done": true`) carries `done_reason`, `prompt_eval_count` (input tokens)
+//! and `eval_count` (output tokens). A line `{"error": "..."}` is the server giving up.
+//!
+//! | [`ModelRequest`] | request |
+//! |---|---|
+//! | `system` | a first `{"role": "system"}` message |
+//! | `messages` | `{"role", "content"}` messages |
+//! | `tools` | `[{"type": "function", "function": {"name", "description", "parameters"}}]` |
+//! | `temperature`, `top_p`, `top_k`, `seed` | `options.temperature`, `.top_p`, `.top_k`, `.seed` |
+//! | `max_tokens` | `options.num_predict` |
+//! | `stop_sequences` | `options.stop` |
+//!
+//! Every sampling parameter is supported. Ollama needs no key; when `assay.toml` names
+//! one (`api_key_env`, for a server behind an authenticating proxy) it is sent as a
+//! bearer token.
+
+use std::time::Instant;
+
+use reqwest::Url;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use super::transport::{Flow, Posted, Transport, read_json, read_ndjson};
+use super::{ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings};
+use crate::error::ConnectError;
+use crate::server::{endpoint, label};
+use crate::types::{Timings, TokenUsage};
+use crate::{BoxFuture, with_timeout};
+
+/// An Ollama server.
+#[derive(Debug, Clone)]
+pub struct Ollama {
+    settings: ProviderSettings,
+    url: Url,
+    peer: String,
+    transport: Transport,
+    stream: bool,
+}
+
+impl Ollama {
+    /// The provider for `settings` (the host from `OLLAMA_HOST`), reached through
+    /// `transport`.
+    pub fn new(settings: ProviderSettings, transport: Transport) -> Ollama {
+        let url = endpoint(&settings.base_url, &["api/chat"]);
+        let peer = format!("ollama ({})", label(&url));
+        Ollama {
+            settings,
+            url,
+            peer,
+            transport,
+            stream: true,
+        }
+    }
+
+    /// Streams the answer (`true`, the default) or asks for it whole.
+    pub fn streaming(self, stream: bool) -> Ollama {
+        Ollama { stream, ..self }
+    }
+
+    /// The request body for `request`.
+    pub fn body(&self, request: &ModelRequest) -> Result<Value, ConnectError> {
+        Ok(request_body(request, self.stream))
+    }
+
+    async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ConnectError> {
+        let body = self.body(request)?;
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.settings.api_key {
+            let mut value =
+                HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
+                    ConnectError::config(
+                        "the ollama key holds characters that cannot be sent in a header",
+                    )
+                })?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        let peer = self.peer.as_str();
+        let Posted {
+            response,
+            started,
+            permit,
+        } = self
+            .transport
+            .post_json_held(self.url.clone(), headers, &body, None, peer)
+            .await?;
+        let limit = self.transport.max_body_bytes;
+        let mut answer = Answer::default();
+        let first_byte = if self.stream {
+            read_ndjson(response, started, peer, limit, |line| {
+                answer.take(line, peer)
+            })
+            .await?
+        } else {
+            let (value, first_byte) = read_json(response, started, peer, limit).await?;
+            answer.take(value, peer)?;
+            first_byte
+        };
+        drop(permit);
+        answer.finish(peer, first_byte, started)
+    }
+}
+
+impl Provider for Ollama {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Ollama
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelResponse, ConnectError>> {
+        Box::pin(with_timeout(
+            &self.peer,
+            request.timeout,
+            self.call(request),
+        ))
+    }
+}
+
+/// The `/api/chat` body for `request`.
+pub fn request_body(request: &ModelRequest, stream: bool) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = &request.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in &request.messages {
+        messages.push(json!({"role": message.role.name(), "content": message.content}));
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    body.insert("messages".into(), Value::Array(messages));
+    body.insert("stream".into(), json!(stream));
+    if !request.tools.is_empty() {
+        let tools = request
+            .tools
+            .iter()
+            .map(|tool| {
+                let mut function = Map::new();
+                function.insert("name".into(), json!(tool.name));
+                if let Some(description) = &tool.description {
+                    function.insert("description".into(), json!(description));
+                }
+                function.insert("parameters".into(), tool.parameters.clone());
+                json!({"type": "function", "function": function})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    let sampling = &request.sampling;
+    let mut options = Map::new();
+    if let Some(t) = sampling.temperature {
+        options.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = sampling.top_p {
+        options.insert("top_p".into(), json!(p));
+    }
+    if let Some(k) = sampling.top_k {
+        options.insert("top_k".into(), json!(k));
+    }
+    if let Some(n) = sampling.max_tokens {
+        options.insert("num_predict".into(), json!(n));
+    }
+    if !sampling.stop_sequences.is_empty() {
+        options.insert("stop".into(), json!(sampling.stop_sequences));
+    }
+    if let Some(seed) = sampling.seed {
+        options.insert("seed".into(), json!(seed));
+    }
+    if !options.is_empty() {
+        body.insert("options".into(), Value::Object(options));
+    }
+    Value::Object(body)
+}
+
+/// The answer as the lines build it.
+#[derive(Debug, Default)]
+struct Answer {
+    text: String,
+    tool_calls: Vec<ModelToolCall>,
+    usage: Option<TokenUsage>,
+    stop_reason: Option<String>,
+    done: bool,
+    raw: Vec<Value>,
+}
+
+impl Answer {
+    /// Takes in one line (or the whole answer).
+    fn take(&mut self, line: Value, peer: &str) -> Result<Flow, ConnectError> {
+        if let Some(error) = line.get("error") {
+            let message = error
+                .as_str()
+                .map_or_else(|| error.to_string(), str::to_owned);
+            return Err(ConnectError::protocol(
+                peer,
+                format!(
+                    "the server reported an error: {}",
+                    crate::error::cut(&message, 300)
+                ),
+            ));
+        }
+        let message = &line["message"];
+        if let Some(text) = message["content"].as_str() {
+            self.text.push_str(text);
+        }
+        for call in message["tool_calls"].as_array().into_iter().flatten() {
+            let function = &call["function"];
+            let arguments = match &function["arguments"] {
+                Value::String(text) => {
+                    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+                }
+                Value::Null => json!({}),
+                other => other.clone(),
+            };
+            self.tool_calls.push(ModelToolCall {
+                name: function["name"].as_str().unwrap_or_default().to_owned(),
+                arguments,
+            });
+        }
+        let done = line["done"].as_bool() == Some(true);
+        if done {
+            self.done = true;
+            self.stop_reason = line["done_reason"].as_str().map(str::to_owned);
+            let input = line["prompt_eval_count"].as_u64();
+            let output = line["eval_count"].as_u64();
+            if input.is_some() || output.is_some() {
+                self.usage = Some(TokenUsage { input, output });
+            }
+        }
+        self.raw.push(line);
+        Ok(if done { Flow::Stop } else { Flow::Continue })
+    }
+
+    fn finish(
+        self,
+        peer: &str,
+        first_byte: Option<std::time::Duration>,
+        started: Instant,
+    ) -> Result<ModelResponse, ConnectError> {
+        if !self.done {
+            return Err(ConnectError::protocol(
+                peer,
+                "the stream ended before its last line (`\"done\": true`)",
+            ));
+        }
+        Ok(ModelResponse {
+            text: self.text,
+            tool_calls: self.tool_calls,
+            usage: self.usage,
+            timings: Timings {
+                first_byte,
+                total: started.elapsed(),
+            },
+            stop_reason: self.stop_reason,
+            raw: self.raw,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{ChatMessage, Role, Sampling};
+
+    #[test]
+    fn sampling_goes_into_options() {
+        let request = ModelRequest {
+            model: "llama3.1:8b".into(),
+            system: None,
+            messages: vec![ChatMessage {
+                role: Role::User,
+                content: "hi".into(),
+            }],
+            tools: Vec::new(),
+            sampling: Sampling {
+                temperature: Some(0.5),
+                max_tokens: Some(20),
+                top_k: Some(4),
+                ..Sampling::default()
+            },
+            timeout: None,
+        };
+        let body = request_body(&request, true);
+        assert_eq!(
+            body,
+            json!({
+                "model": "llama3.1:8b",
+                "messages": [{"role": "user", "content": "hi"}],
+                "stream": true,
+                "options": {"temperature": 0.5, "top_k": 4, "num_predict": 20},
+            })
+        );
+        let bare = ModelRequest {
+            sampling: Sampling::default(),
+            ..request
+        };
+        assert!(request_body(&bare, false).get("options").is_none());
+    }
+
+    #[test]
+    fn a_stream_without_done_is_broken() {
+        let mut answer = Answer::default();
+        answer
+            .take(json!({"message": {"content": "x"}, "done": false}), "p")
+            .unwrap();
+        let e = answer.finish("p", None, Instant::now()).unwrap_err();
+        assert!(e.to_string().contains("done"), "{e}");
+    }
+}

@@ -1,0 +1,571 @@
+//! [`Transport`]: the http machinery every model provider shares.
+//!
+//! One `POST` of a JSON body ([`Transport::post_json`]) under the provider's [`Limits`],
+//! tried again by the [`RetryPolicy`] after a connection error that came before any
+//! byte of a response, and after `429`, `500`, `502`, `503`, `504` and `529` (honouring
+//! `Retry-After`). Any other error status is a [`ConnectError::Status`] with the start
+//! of the body; `401` and `403` say the key was refused and name the variable to check.
+//! The successful response is handed back for the caller to read: whole
+//! ([`read_json`]) or as it streams ([`read_sse`] for server-sent events, [`read_ndjson`]
+//! for JSON lines), each recording the time to the first byte.
+//!
+//! Header values never appear in an error or a log line: they hold keys. Every value is
+//! marked sensitive before sending, and a key a server echoes back in an error body is
+//! blanked out of the message.
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::{Response, StatusCode, Url};
+use serde_json::Value;
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::{Limits, ProviderKind};
+use crate::decode::LineDecoder;
+use crate::error::ConnectError;
+use crate::http::{
+    HttpClient, HttpOptions, broke_off, decode_error, find_rustls, parse_json, read_body,
+    request_error, root_cause,
+};
+use crate::retry::{RetryPolicy, parse_retry_after};
+use crate::with_timeout;
+
+/// How much of an error body is read.
+const ERROR_BODY_KEPT: usize = 4096;
+
+/// The headers that carry keys, whose values are blanked out of error bodies.
+const KEY_HEADERS: [&str; 6] = [
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "api-key",
+    "x-amz-security-token",
+    "x-goog-api-key",
+];
+
+/// The shared http client of one provider: retries, limits and the body cap.
+///
+/// Cheap to clone; clones share the connection pool and the limits.
+#[derive(Debug, Clone)]
+pub struct Transport {
+    /// The reqwest client (rustls with `ring`, no redirects).
+    pub client: reqwest::Client,
+    /// When to try again.
+    pub retry: RetryPolicy,
+    /// The provider's concurrency and rate limits.
+    pub limits: Limits,
+    /// The cap on a response body, in bytes.
+    pub max_body_bytes: u64,
+    /// The variable a refused key comes from, named by 401 and 403 errors.
+    pub key_env: Option<&'static str>,
+}
+
+/// A successful response, with the permit of the provider's [`Limits`] that the call
+/// holds until it is dropped, and when the call started.
+#[derive(Debug)]
+pub struct Posted {
+    /// The response (a success status); read it with [`read_json`], [`read_sse`] or
+    /// [`read_ndjson`].
+    pub response: Response,
+    /// When the first attempt was made: the origin of [`crate::Timings`].
+    pub started: Instant,
+    /// The concurrency permit, held while the response is read.
+    pub permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Transport {
+    /// A transport for `kind` with `options` (TLS, retries, body cap) and `limits`;
+    /// refused keys point at [`ProviderKind::key_env`].
+    pub fn new(
+        kind: ProviderKind,
+        options: &HttpOptions,
+        limits: Limits,
+    ) -> Result<Transport, ConnectError> {
+        let http = HttpClient::new(options)?;
+        Ok(Transport {
+            client: http.client,
+            retry: http.retry,
+            limits,
+            max_body_bytes: http.max_body_bytes,
+            key_env: kind.key_env(),
+        })
+    }
+
+    /// A transport with the default options and no limits.
+    pub fn default_for(kind: ProviderKind) -> Result<Transport, ConnectError> {
+        Transport::new(kind, &HttpOptions::default(), Limits::none())
+    }
+
+    /// Names another variable in 401 and 403 errors (Bedrock's SigV4 keys, say).
+    pub fn with_key_env(self, key_env: Option<&'static str>) -> Transport {
+        Transport { key_env, ..self }
+    }
+
+    /// Posts `body` to `url` with `headers`, within `timeout` (retries included), and
+    /// returns the successful response. The [`Limits`] permit is held until the response
+    /// head arrived; [`Transport::post_json_held`] keeps it while the body is read.
+    pub async fn post_json(
+        &self,
+        url: Url,
+        headers: HeaderMap,
+        body: &Value,
+        timeout: Option<Duration>,
+        peer_label: &str,
+    ) -> Result<Response, ConnectError> {
+        let posted = self
+            .post_json_held(url, headers, body, timeout, peer_label)
+            .await?;
+        Ok(posted.response)
+    }
+
+    /// As [`Transport::post_json`], returning the permit and the start time with the
+    /// response.
+    pub async fn post_json_held(
+        &self,
+        url: Url,
+        headers: HeaderMap,
+        body: &Value,
+        timeout: Option<Duration>,
+        peer_label: &str,
+    ) -> Result<Posted, ConnectError> {
+        let body = serde_json::to_vec(body)
+            .map_err(|e| ConnectError::config(format!("cannot encode the request: {e}")))?;
+        let mut headers = headers;
+        let secrets: Vec<String> = headers
+            .iter()
+            .filter(|(name, _)| KEY_HEADERS.contains(&name.as_str()))
+            .filter_map(|(_, v)| v.to_str().ok())
+            .flat_map(secret_forms)
+            .collect();
+        for value in headers.values_mut() {
+            value.set_sensitive(true);
+        }
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        with_timeout(peer_label, timeout, async {
+            let permit = self.limits.acquire().await;
+            let started = Instant::now();
+            let response = self
+                .send(&url, &headers, &body, peer_label, &secrets)
+                .await?;
+            Ok(Posted {
+                response,
+                started,
+                permit,
+            })
+        })
+        .await
+    }
+
+    /// The attempts of one post.
+    async fn send(
+        &self,
+        url: &Url,
+        headers: &HeaderMap,
+        body: &[u8],
+        peer: &str,
+        secrets: &[String],
+    ) -> Result<Response, ConnectError> {
+        let mut attempt = 1;
+        loop {
+            let request = self
+                .client
+                .post(url.clone())
+                .headers(headers.clone())
+                .body(body.to_vec());
+            match request.send().await {
+                Ok(response) => {
+                    let status = response.status();
+                    if status.is_success() {
+                        return Ok(response);
+                    }
+                    if retryable(status) && self.retry.may_retry(attempt) {
+                        let retry_after = response
+                            .headers()
+                            .get(RETRY_AFTER)
+                            .and_then(|v| v.to_str().ok())
+                            .and_then(parse_retry_after);
+                        let wait = self.retry.delay(attempt, retry_after);
+                        drop(response);
+                        tracing::debug!(%peer, %status, attempt, ?wait, "provider busy or failing; trying again");
+                        tokio::time::sleep(wait).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    return Err(self.status_error(response, peer, secrets).await);
+                }
+                Err(error) => {
+                    let before_any_byte =
+                        error.is_connect() && !error.is_timeout() && find_rustls(&error).is_none();
+                    if before_any_byte && self.retry.may_retry(attempt) {
+                        let wait = self.retry.backoff(attempt);
+                        tracing::debug!(%peer, attempt, ?wait, cause = %root_cause(&error), "cannot connect; trying again");
+                        tokio::time::sleep(wait).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    return Err(request_error(&error, peer, attempt));
+                }
+            }
+        }
+    }
+
+    /// The error for a response with an error status: the start of its body, with any
+    /// key blanked out, and for 401 and 403 a word about the key.
+    async fn status_error(
+        &self,
+        response: Response,
+        peer: &str,
+        secrets: &[String],
+    ) -> ConnectError {
+        let status = response.status();
+        let mut body = Vec::new();
+        let mut stream = response.bytes_stream();
+        while body.len() < ERROR_BODY_KEPT {
+            match stream.next().await {
+                Some(Ok(chunk)) => body.extend_from_slice(&chunk),
+                Some(Err(_)) | None => break,
+            }
+        }
+        body.truncate(ERROR_BODY_KEPT);
+        let mut text = String::from_utf8_lossy(&body).into_owned();
+        for secret in secrets {
+            text = text.replace(secret.as_str(), "<redacted>");
+        }
+        if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+            let check = match self.key_env {
+                Some(var) => format!("check {var}"),
+                None => "check the provider's credentials".to_owned(),
+            };
+            text = format!("the key was refused ({check}); {}", text.trim());
+        }
+        ConnectError::Status {
+            server: peer.to_owned(),
+            status: status.as_u16(),
+            body: text,
+        }
+    }
+}
+
+/// Whether a status asks to come back later: 429, 500, 502, 503, 504, and 529
+/// (Anthropic's "overloaded").
+pub fn retryable(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 429 | 500 | 502 | 503 | 504 | 529)
+}
+
+/// The forms of a key header's value to blank out of an error body: the value, and the
+/// token after a `Bearer ` scheme (very short ones would blank out ordinary words).
+fn secret_forms(value: &str) -> Vec<String> {
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "));
+    [Some(value), token]
+        .into_iter()
+        .flatten()
+        .filter(|form| form.len() >= 4)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The time since `started`.
+fn since(started: Instant) -> Duration {
+    started.elapsed()
+}
+
+/// Reads a whole JSON body (at most `limit` bytes); returns it with the time to its
+/// first byte, measured from `started`.
+pub async fn read_json(
+    response: Response,
+    started: Instant,
+    peer: &str,
+    limit: u64,
+) -> Result<(Value, Option<Duration>), ConnectError> {
+    // A whole body arrives at once for timing purposes: the first byte is when it began.
+    let mut first_byte = None;
+    let too_large = || ConnectError::TooLarge {
+        peer: peer.to_owned(),
+        limit,
+    };
+    if response.content_length().is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| broke_off(&e, peer, body.len() as u64))?;
+        if first_byte.is_none() && !chunk.is_empty() {
+            first_byte = Some(since(started));
+        }
+        if (body.len() + chunk.len()) as u64 > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((parse_json(&body, peer)?, first_byte))
+}
+
+/// Reads a whole body as text (at most `limit` bytes), e.g. for a non-JSON answer.
+pub async fn read_text(response: Response, peer: &str, limit: u64) -> Result<String, ConnectError> {
+    let body = read_body(response, peer, limit).await?;
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SseEvent {
+    /// The `event:` field, when there was one.
+    pub event: Option<String>,
+    /// The `data:` lines, joined with `\n`.
+    pub data: String,
+}
+
+/// Splits a server-sent event stream into events as it arrives: `field: value` lines,
+/// events ended by a blank line, `data:` lines joined with `\n`, comments (`:`) and
+/// other fields (`id`, `retry`) skipped; `\n`, `\r\n` and `\r` all end a line.
+#[derive(Debug, Clone)]
+pub struct SseDecoder {
+    line: Vec<u8>,
+    event: Option<String>,
+    data: Vec<String>,
+    received: u64,
+    limit: u64,
+    /// The last chunk ended in `\r`: a `\n` opening the next one belongs to it.
+    after_cr: bool,
+}
+
+impl SseDecoder {
+    /// A decoder that accepts at most `limit` bytes in all.
+    pub fn new(limit: u64) -> SseDecoder {
+        SseDecoder {
+            line: Vec::new(),
+            event: None,
+            data: Vec::new(),
+            received: 0,
+            limit,
+            after_cr: false,
+        }
+    }
+
+    /// Feeds the next chunk; returns every event it completed, in order. `None` means the
+    /// stream is over the size cap.
+    pub fn feed(&mut self, chunk: &[u8]) -> Option<Vec<SseEvent>> {
+        self.received = self.received.saturating_add(chunk.len() as u64);
+        if self.received > self.limit {
+            return None;
+        }
+        let mut events = Vec::new();
+        for &b in chunk {
+            match b {
+                b'\n' if self.after_cr => self.after_cr = false,
+                b'\n' | b'\r' => {
+                    self.after_cr = b == b'\r';
+                    let line = std::mem::take(&mut self.line);
+                    if let Some(event) = self.end_line(&line) {
+                        events.push(event);
+                    }
+                }
+                _ => {
+                    self.after_cr = false;
+                    self.line.push(b);
+                }
+            }
+        }
+        Some(events)
+    }
+
+    /// Ends the stream: an event the server did not end with a blank line still counts.
+    pub fn finish(mut self) -> Option<SseEvent> {
+        let line = std::mem::take(&mut self.line);
+        if !line.is_empty()
+            && let Some(event) = self.end_line(&line)
+        {
+            return Some(event);
+        }
+        self.end_line(b"")
+    }
+
+    fn end_line(&mut self, line: &[u8]) -> Option<SseEvent> {
+        if line.is_empty() {
+            if self.data.is_empty() && self.event.is_none() {
+                return None;
+            }
+            return Some(SseEvent {
+                event: self.event.take(),
+                data: std::mem::take(&mut self.data).join("\n"),
+            });
+        }
+        let line = String::from_utf8_lossy(line);
+        if line.starts_with(':') {
+            return None;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (line.as_ref(), ""),
+        };
+        match field {
+            "data" => self.data.push(value.to_owned()),
+            "event" => self.event = Some(value.to_owned()),
+            _ => {}
+        }
+        None
+    }
+}
+
+/// Whether to read on after an event or a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Read the next one.
+    Continue,
+    /// The answer is complete; stop reading.
+    Stop,
+}
+
+/// Reads a server-sent event stream, handing each event to `on_event` as it arrives,
+/// until the stream ends, an event's data is `[DONE]` (not handed on), or `on_event`
+/// says [`Flow::Stop`]. Returns the time to the first byte, from `started`.
+pub async fn read_sse(
+    response: Response,
+    started: Instant,
+    peer: &str,
+    limit: u64,
+    mut on_event: impl FnMut(SseEvent) -> Result<Flow, ConnectError>,
+) -> Result<Option<Duration>, ConnectError> {
+    let mut decoder = SseDecoder::new(limit);
+    let mut first_byte = None;
+    let mut stream = response.bytes_stream();
+    let too_large = || ConnectError::TooLarge {
+        peer: peer.to_owned(),
+        limit,
+    };
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| broke_off(&e, peer, decoder.received))?;
+        if first_byte.is_none() && !chunk.is_empty() {
+            first_byte = Some(since(started));
+        }
+        for event in decoder.feed(&chunk).ok_or_else(too_large)? {
+            if event.data.trim() == "[DONE]" || on_event(event)? == Flow::Stop {
+                return Ok(first_byte);
+            }
+        }
+    }
+    if let Some(event) = decoder.finish()
+        && event.data.trim() != "[DONE]"
+    {
+        on_event(event)?;
+    }
+    Ok(first_byte)
+}
+
+/// Reads a JSON-lines stream, handing each value to `on_value` as it arrives, until the
+/// stream ends or `on_value` says [`Flow::Stop`]. Returns the time to the first byte,
+/// from `started`.
+pub async fn read_ndjson(
+    response: Response,
+    started: Instant,
+    peer: &str,
+    limit: u64,
+    mut on_value: impl FnMut(Value) -> Result<Flow, ConnectError>,
+) -> Result<Option<Duration>, ConnectError> {
+    let mut decoder = LineDecoder::new(limit);
+    let mut first_byte = None;
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| broke_off(&e, peer, decoder.received()))?;
+        if first_byte.is_none() && !chunk.is_empty() {
+            first_byte = Some(since(started));
+        }
+        for value in decoder.feed(&chunk).map_err(|e| decode_error(e, peer))? {
+            if on_value(value)? == Flow::Stop {
+                return Ok(first_byte);
+            }
+        }
+    }
+    for value in decoder.finish().map_err(|e| decode_error(e, peer))? {
+        if on_value(value)? == Flow::Stop {
+            break;
+        }
+    }
+    Ok(first_byte)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(chunks: &[&str]) -> Vec<SseEvent> {
+        let mut decoder = SseDecoder::new(1 << 20);
+        let mut all = Vec::new();
+        for chunk in chunks {
+            all.extend(decoder.feed(chunk.as_bytes()).unwrap());
+        }
+        all.extend(decoder.finish());
+        all
+    }
+
+    #[test]
+    fn sse_events_split_across_chunks() {
+        let got = events(&[
+            "data: {\"a\"",
+            ":1}\n\n: keep-alive\n\nevent: message_stop\r\ndata: x\r\n",
+            "\r\ndata: one\ndata: two\n\ndata: [DONE]\n\n",
+        ]);
+        assert_eq!(
+            got,
+            vec![
+                SseEvent {
+                    event: None,
+                    data: "{\"a\":1}".into()
+                },
+                SseEvent {
+                    event: Some("message_stop".into()),
+                    data: "x".into()
+                },
+                SseEvent {
+                    event: None,
+                    data: "one\ntwo".into()
+                },
+                SseEvent {
+                    event: None,
+                    data: "[DONE]".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn sse_last_event_without_blank_line_counts() {
+        assert_eq!(
+            events(&["data:no-space"]),
+            vec![SseEvent {
+                event: None,
+                data: "no-space".into()
+            }]
+        );
+        assert!(events(&["", "\n\n"]).is_empty());
+    }
+
+    #[test]
+    fn sse_cap_is_enforced() {
+        let mut decoder = SseDecoder::new(4);
+        assert!(decoder.feed(b"data: 12345").is_none());
+    }
+
+    #[test]
+    fn statuses_worth_retrying() {
+        for code in [429, 500, 502, 503, 504, 529] {
+            assert!(retryable(StatusCode::from_u16(code).unwrap()), "{code}");
+        }
+        for code in [400, 401, 403, 404, 422, 501] {
+            assert!(!retryable(StatusCode::from_u16(code).unwrap()), "{code}");
+        }
+    }
+
+    #[test]
+    fn keys_are_recognised_in_header_values() {
+        assert_eq!(
+            secret_forms("Bearer sk-test-123"),
+            vec!["Bearer sk-test-123".to_owned(), "sk-test-123".to_owned()]
+        );
+        assert!(secret_forms("abc").is_empty());
+    }
+}

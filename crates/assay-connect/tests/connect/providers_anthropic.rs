@@ -1,0 +1,443 @@
+//! The Anthropic provider end to end against `assay-testkit`'s fake Messages API on
+//! 127.0.0.1: streamed and whole answers, tool calls whose input arrives in pieces,
+//! usage, timings, the exact request mapping, keys, retries, timeouts, and the fake's
+//! own refusals of malformed requests.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use assay_connect::provider::anthropic::Anthropic;
+use assay_connect::provider::transport::Transport;
+use assay_connect::provider::{
+    ChatMessage, Limits, ModelRequest, ModelToolCall, Provider, ProviderKind, ProviderSettings,
+    Role, Sampling, ToolDef,
+};
+use assay_connect::{ConnectError, ErrorKind, HttpOptions, RetryPolicy};
+use assay_testkit::providers::Reply;
+use assay_testkit::providers::anthropic::{FakeAnthropic, stream_error};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-ant-test-0123456789";
+
+fn provider(fake: &FakeAnthropic, key: Option<&str>) -> Anthropic {
+    let base = fake.base_url();
+    let mut env = HashMap::from([("ANTHROPIC_BASE_URL".to_owned(), base)]);
+    if let Some(key) = key {
+        env.insert("ANTHROPIC_API_KEY".to_owned(), key.to_owned());
+    }
+    let settings = ProviderSettings::resolve(ProviderKind::Anthropic, &env, None).unwrap();
+    let options = HttpOptions {
+        retry: RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(20),
+            max_delay: Duration::from_secs(3),
+        },
+        ..HttpOptions::default()
+    };
+    let transport = Transport::new(ProviderKind::Anthropic, &options, Limits::none()).unwrap();
+    Anthropic::new(settings, transport)
+}
+
+fn ask(text: &str) -> ModelRequest {
+    ModelRequest {
+        model: "claude-3-5-haiku-latest".into(),
+        system: None,
+        messages: vec![ChatMessage {
+            role: Role::User,
+            content: text.into(),
+        }],
+        tools: Vec::new(),
+        sampling: Sampling::default(),
+        timeout: Some(Duration::from_secs(20)),
+    }
+}
+
+async fn started() -> FakeAnthropic {
+    let fake = FakeAnthropic::start().await;
+    fake.expect_key(KEY);
+    fake
+}
+
+#[tokio::test]
+async fn a_streamed_answer_is_joined_with_usage_and_time_to_first_token() {
+    let fake = started().await;
+    fake.script(
+        Reply::text("The capital of France is Paris.")
+            .usage(14, 8)
+            .delay(Duration::from_millis(100))
+            .gap(Duration::from_millis(10)),
+    );
+    let response = provider(&fake, Some(KEY))
+        .complete(&ask("capital of France?"))
+        .await
+        .unwrap();
+    assert_eq!(response.text, "The capital of France is Paris.");
+    assert!(response.tool_calls.is_empty());
+    let usage = response.usage.expect("usage");
+    assert_eq!((usage.input, usage.output), (Some(14), Some(8)));
+    assert_eq!(response.stop_reason.as_deref(), Some("end_turn"));
+    let deltas = response
+        .raw
+        .iter()
+        .filter(|e| e["type"] == "content_block_delta")
+        .count();
+    assert_eq!(deltas, 6, "one text_delta a word");
+    let first = response.timings.first_byte.expect("time to first token");
+    assert!(first >= Duration::from_millis(100), "{first:?}");
+    assert!(response.timings.total >= first + Duration::from_millis(50));
+
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(
+        (request.method.as_str(), request.path.as_str()),
+        ("POST", "/v1/messages")
+    );
+    assert_eq!(request.header("x-api-key"), Some(KEY));
+    assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(request.header("content-type"), Some("application/json"));
+    assert_eq!(request.header("accept"), Some("text/event-stream"));
+    assert_eq!(request.header("authorization"), None);
+}
+
+#[tokio::test]
+async fn a_whole_answer_when_not_streaming() {
+    let fake = started().await;
+    fake.script(
+        Reply::text("Paris")
+            .with_tool_call("lookup", json!({"q": "x"}))
+            .usage(5, 2),
+    );
+    let response = provider(&fake, Some(KEY))
+        .streaming(false)
+        .complete(&ask("capital?"))
+        .await
+        .unwrap();
+    assert_eq!(response.text, "Paris");
+    assert_eq!(response.tool_calls[0].arguments, json!({"q": "x"}));
+    assert_eq!(response.usage.unwrap().input, Some(5));
+    assert_eq!(response.stop_reason.as_deref(), Some("tool_use"));
+    assert!(fake.last_body().get("stream").is_none());
+}
+
+#[tokio::test]
+async fn tool_calls_are_joined_from_input_json_deltas() {
+    let fake = started().await;
+    let args = json!({"city": "Paris", "units": "metric", "days": [1, 2, 3]});
+    fake.script(
+        Reply::text("Let me check.")
+            .with_tool_call("weather", args.clone())
+            .with_tool_call("clock", json!({})),
+    );
+    let response = provider(&fake, Some(KEY))
+        .complete(&ask("weather in Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(response.text, "Let me check.");
+    assert_eq!(
+        response.tool_calls,
+        vec![
+            ModelToolCall {
+                name: "weather".into(),
+                arguments: args
+            },
+            ModelToolCall {
+                name: "clock".into(),
+                arguments: json!({})
+            },
+        ]
+    );
+    assert_eq!(response.stop_reason.as_deref(), Some("tool_use"));
+    let pieces = response
+        .raw
+        .iter()
+        .filter(|e| e["delta"]["type"] == "input_json_delta" && e["index"] == 1)
+        .count();
+    assert!(pieces > 3, "the input arrived split across {pieces} events");
+}
+
+#[tokio::test]
+async fn model_config_is_mapped_exactly() {
+    let fake = started().await;
+    let request = ModelRequest {
+        model: "claude-sonnet-4-5".into(),
+        system: Some("You are terse.".into()),
+        messages: vec![
+            ChatMessage {
+                role: Role::User,
+                content: "hi".into(),
+            },
+            ChatMessage {
+                role: Role::Assistant,
+                content: "hello".into(),
+            },
+            ChatMessage {
+                role: Role::User,
+                content: "weather?".into(),
+            },
+        ],
+        tools: vec![
+            ToolDef {
+                name: "clock".into(),
+                description: None,
+                parameters: json!({"type": "object", "properties": {}}),
+            },
+            ToolDef {
+                name: "weather".into(),
+                description: Some("the forecast".into()),
+                parameters: json!({"type": "object",
+                    "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+            },
+        ],
+        sampling: Sampling {
+            temperature: Some(0.3),
+            max_tokens: Some(200),
+            top_p: Some(0.8),
+            top_k: Some(20),
+            stop_sequences: vec!["STOP".into(), "END".into()],
+            seed: Some(42),
+        },
+        timeout: Some(Duration::from_secs(20)),
+    };
+    provider(&fake, Some(KEY)).complete(&request).await.unwrap();
+    assert_eq!(
+        fake.last_body(),
+        json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 200,
+            "system": "You are terse.",
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"},
+                {"role": "user", "content": "weather?"},
+            ],
+            "temperature": 0.3,
+            "top_p": 0.8,
+            "top_k": 20,
+            "stop_sequences": ["STOP", "END"],
+            "tools": [
+                {"name": "clock", "input_schema": {"type": "object", "properties": {}}},
+                {"name": "weather", "description": "the forecast", "input_schema": {"type": "object",
+                    "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+            ],
+            "stream": true,
+        })
+    );
+
+    // No max_tokens in the spec: the required field gets 1024; no seed is ever sent.
+    provider(&fake, Some(KEY))
+        .complete(&ask("hi"))
+        .await
+        .unwrap();
+    let body = fake.last_body();
+    assert_eq!(body["max_tokens"], 1024);
+    assert!(body.get("seed").is_none() && body.get("system").is_none());
+}
+
+#[tokio::test]
+async fn a_refused_key_names_the_variable_and_never_shows_the_key() {
+    let fake = started().await;
+    let wrong = "sk-ant-wrong-secret-987654321";
+    let anthropic = provider(&fake, Some(wrong));
+    let e = anthropic.complete(&ask("hi")).await.unwrap_err();
+    assert!(
+        matches!(e, ConnectError::Status { status: 401, .. }),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(text.contains("ANTHROPIC_API_KEY"), "{text}");
+    assert!(text.contains("invalid x-api-key"), "{text}");
+    for shown in [text, format!("{e:?}"), format!("{anthropic:?}")] {
+        assert!(!shown.contains("987654321"), "{shown}");
+    }
+    assert_eq!(fake.requests().len(), 1, "a 401 is not retried");
+}
+
+#[tokio::test]
+async fn a_missing_key_is_an_error_before_anything_is_sent() {
+    let fake = started().await;
+    let e = provider(&fake, None)
+        .complete(&ask("hi"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Config);
+    assert_eq!(
+        e.to_string(),
+        "anthropic needs a key: set ANTHROPIC_API_KEY"
+    );
+    assert!(fake.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_429_is_retried_after_retry_after() {
+    let fake = started().await;
+    fake.script(Reply::rate_limited(1));
+    fake.script(Reply::text("finally"));
+    let begin = Instant::now();
+    let response = provider(&fake, Some(KEY))
+        .complete(&ask("hi"))
+        .await
+        .unwrap();
+    assert_eq!(response.text, "finally");
+    assert!(
+        begin.elapsed() >= Duration::from_secs(1),
+        "retry-after honoured"
+    );
+    assert_eq!(fake.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn overloaded_and_server_errors_are_retried() {
+    let fake = started().await;
+    fake.script(Reply::error(529, "Overloaded"));
+    fake.script(Reply::error(500, "Internal server error"));
+    fake.script(Reply::text("recovered"));
+    let anthropic = provider(&fake, Some(KEY));
+    assert_eq!(
+        anthropic.complete(&ask("hi")).await.unwrap().text,
+        "recovered"
+    );
+    assert_eq!(fake.requests().len(), 3);
+
+    for _ in 0..3 {
+        fake.script(Reply::error(529, "Overloaded"));
+    }
+    let e = anthropic.complete(&ask("hi")).await.unwrap_err();
+    assert!(matches!(e, ConnectError::Status { status: 529, .. }), "{e}");
+    assert!(e.to_string().contains("overloaded_error"), "{e}");
+    assert_eq!(fake.requests().len(), 6);
+}
+
+#[tokio::test]
+async fn a_400_is_not_retried_and_shows_the_message() {
+    let fake = started().await;
+    let mut request = ask("hi");
+    request.sampling.temperature = Some(1.5);
+    let e = provider(&fake, Some(KEY))
+        .complete(&request)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ConnectError::Status { status: 400, .. }), "{e}");
+    let text = e.to_string();
+    assert!(text.contains("400 bad request"), "{text}");
+    assert!(
+        text.contains("temperature: Input should be less than or equal to 1"),
+        "{text}"
+    );
+    assert_eq!(fake.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn an_error_event_mid_stream_is_an_error() {
+    let fake = started().await;
+    fake.script(stream_error("overloaded_error", "Overloaded"));
+    let e = provider(&fake, Some(KEY))
+        .complete(&ask("hi"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(
+        e.to_string()
+            .contains("the server reported an error (overloaded_error): Overloaded"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn the_timeout_is_enforced() {
+    let fake = started().await;
+    fake.script(Reply::text("too late").delay(Duration::from_secs(5)));
+    let mut request = ask("hi");
+    request.timeout = Some(Duration::from_millis(300));
+    let begin = Instant::now();
+    let e = provider(&fake, Some(KEY))
+        .complete(&request)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(begin.elapsed() < Duration::from_secs(3));
+    assert!(e.to_string().contains("within 300ms"), "{e}");
+}
+
+/// Posts `body` to the fake as is, with `headers`; returns the status and JSON body.
+async fn post(fake: &FakeAnthropic, headers: &[(&str, &str)], body: &Value) -> (u16, Value) {
+    let client = Transport::default_for(ProviderKind::Anthropic)
+        .unwrap()
+        .client;
+    let mut request = client
+        .post(format!("{}/v1/messages", fake.base_url()))
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn the_fake_refuses_malformed_requests_as_the_api_does() {
+    let fake = started().await;
+    let good = json!({"model": "claude-x", "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}]});
+    let auth = [("x-api-key", KEY), ("anthropic-version", "2023-06-01")];
+    let error = |kind: &str, message: &str| json!({"type": "error", "error": {"type": kind, "message": message}});
+
+    assert_eq!(post(&fake, &auth, &good).await.0, 200);
+    assert_eq!(
+        post(&fake, &[("x-api-key", "nope"), auth[1]], &good).await,
+        (401, error("authentication_error", "invalid x-api-key"))
+    );
+    assert_eq!(
+        post(&fake, &auth[..1], &good).await,
+        (
+            400,
+            error(
+                "invalid_request_error",
+                "anthropic-version: header is required"
+            )
+        )
+    );
+    let mut no_max = good.clone();
+    no_max.as_object_mut().unwrap().remove("max_tokens");
+    assert_eq!(
+        post(&fake, &auth, &no_max).await,
+        (
+            400,
+            error("invalid_request_error", "max_tokens: Field required")
+        )
+    );
+    let mut system_role = good.clone();
+    system_role["messages"] =
+        json!([{"role": "system", "content": "x"}, {"role": "user", "content": "hi"}]);
+    let (status, body) = post(&fake, &auth, &system_role).await;
+    assert_eq!(status, 400);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Unexpected role \"system\""),
+        "{body}"
+    );
+    let mut not_alternating = good.clone();
+    not_alternating["messages"] =
+        json!([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]);
+    assert_eq!(post(&fake, &auth, &not_alternating).await.0, 400);
+    let mut assistant_first = good.clone();
+    assistant_first["messages"] = json!([{"role": "assistant", "content": "a"}]);
+    assert_eq!(post(&fake, &auth, &assistant_first).await.0, 400);
+    let mut unknown = good.clone();
+    unknown["seed"] = json!(1);
+    assert_eq!(
+        post(&fake, &auth, &unknown).await,
+        (
+            400,
+            error(
+                "invalid_request_error",
+                "seed: Extra inputs are not permitted"
+            )
+        )
+    );
+    assert_eq!(fake.requests().len(), 8, "every request is recorded");
+}

@@ -1,0 +1,210 @@
+//! The Ollama provider end to end against `assay-testkit`'s fake Ollama on 127.0.0.1:
+//! JSON-lines streams, tool calls, usage, timings, the exact request mapping, errors,
+//! retries and timeouts.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use assay_connect::provider::ollama::Ollama;
+use assay_connect::provider::transport::Transport;
+use assay_connect::provider::{
+    ChatMessage, Limits, ModelRequest, ModelToolCall, Provider, ProviderKind, ProviderSettings,
+    Role, Sampling, ToolDef,
+};
+use assay_connect::{ConnectError, ErrorKind, HttpOptions, RetryPolicy};
+use assay_testkit::providers::Reply;
+use assay_testkit::providers::ollama::FakeOllama;
+use serde_json::json;
+
+fn ollama(fake: &FakeOllama) -> Ollama {
+    // OLLAMA_HOST as people write it: without a scheme.
+    let host = fake.base_url().replace("http://", "");
+    let env: HashMap<String, String> = [("OLLAMA_HOST".to_owned(), host)].into();
+    let settings = ProviderSettings::resolve(ProviderKind::Ollama, &env, None).unwrap();
+    let options = HttpOptions {
+        retry: RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(20),
+            max_delay: Duration::from_secs(3),
+        },
+        ..HttpOptions::default()
+    };
+    Ollama::new(
+        settings,
+        Transport::new(ProviderKind::Ollama, &options, Limits::none()).unwrap(),
+    )
+}
+
+fn ask(text: &str) -> ModelRequest {
+    ModelRequest {
+        model: "llama3.1:8b".into(),
+        system: None,
+        messages: vec![ChatMessage {
+            role: Role::User,
+            content: text.into(),
+        }],
+        tools: Vec::new(),
+        sampling: Sampling::default(),
+        timeout: Some(Duration::from_secs(20)),
+    }
+}
+
+#[tokio::test]
+async fn a_streamed_answer_is_joined_with_usage_and_timings() {
+    let fake = FakeOllama::start().await;
+    fake.models(&["llama3.1:8b"]);
+    fake.script(
+        Reply::text("Paris is the capital.")
+            .usage(26, 5)
+            .delay(Duration::from_millis(100))
+            .gap(Duration::from_millis(10)),
+    );
+    let response = ollama(&fake).complete(&ask("capital?")).await.unwrap();
+    assert_eq!(response.text, "Paris is the capital.");
+    let usage = response.usage.unwrap();
+    assert_eq!((usage.input, usage.output), (Some(26), Some(5)));
+    assert_eq!(response.stop_reason.as_deref(), Some("stop"));
+    assert_eq!(response.raw.len(), 5, "four words and the last line");
+    let first = response.timings.first_byte.unwrap();
+    assert!(first >= Duration::from_millis(100), "{first:?}");
+    assert!(first <= response.timings.total);
+    let request = &fake.requests()[0];
+    assert_eq!(request.path, "/api/chat");
+    assert_eq!(request.header("authorization"), None);
+}
+
+#[tokio::test]
+async fn a_whole_answer_when_not_streaming() {
+    let fake = FakeOllama::start().await;
+    fake.script(Reply::text("Paris").with_tool_call("lookup", json!({"q": "Paris"})));
+    let response = ollama(&fake)
+        .streaming(false)
+        .complete(&ask("capital?"))
+        .await
+        .unwrap();
+    assert_eq!(response.text, "Paris");
+    assert_eq!(response.tool_calls[0].arguments, json!({"q": "Paris"}));
+    assert!(response.usage.is_some());
+    assert_eq!(fake.last_body()["stream"], false);
+}
+
+#[tokio::test]
+async fn tool_calls_arrive_with_object_arguments() {
+    let fake = FakeOllama::start().await;
+    fake.script(
+        Reply::tool_call("get_weather", json!({"city": "Paris", "days": 2}))
+            .with_tool_call("now", json!({})),
+    );
+    let response = ollama(&fake).complete(&ask("weather?")).await.unwrap();
+    assert_eq!(
+        response.tool_calls,
+        vec![
+            ModelToolCall {
+                name: "get_weather".into(),
+                arguments: json!({"city": "Paris", "days": 2}),
+            },
+            ModelToolCall {
+                name: "now".into(),
+                arguments: json!({}),
+            },
+        ]
+    );
+    assert_eq!(response.text, "");
+}
+
+#[tokio::test]
+async fn model_config_is_mapped_exactly() {
+    let fake = FakeOllama::start().await;
+    let request = ModelRequest {
+        model: "qwen2.5:7b".into(),
+        system: Some("Answer in one word.".into()),
+        messages: vec![
+            ChatMessage {
+                role: Role::User,
+                content: "hi".into(),
+            },
+            ChatMessage {
+                role: Role::Assistant,
+                content: "hello".into(),
+            },
+            ChatMessage {
+                role: Role::User,
+                content: "capital of France?".into(),
+            },
+        ],
+        tools: vec![ToolDef {
+            name: "lookup".into(),
+            description: Some("Looks things up".into()),
+            parameters: json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+        }],
+        sampling: Sampling {
+            temperature: Some(0.0),
+            max_tokens: Some(64),
+            top_p: Some(0.5),
+            top_k: Some(20),
+            stop_sequences: vec!["\n\n".into(), "END".into()],
+            seed: Some(1234),
+        },
+        timeout: Some(Duration::from_secs(20)),
+    };
+    ollama(&fake).complete(&request).await.unwrap();
+    assert_eq!(
+        fake.last_body(),
+        json!({
+            "model": "qwen2.5:7b",
+            "messages": [
+                {"role": "system", "content": "Answer in one word."},
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"},
+                {"role": "user", "content": "capital of France?"},
+            ],
+            "stream": true,
+            "tools": [{"type": "function", "function": {"name": "lookup", "description": "Looks things up", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}],
+            "options": {
+                "temperature": 0.0,
+                "top_p": 0.5,
+                "top_k": 20,
+                "num_predict": 64,
+                "stop": ["\n\n", "END"],
+                "seed": 1234,
+            },
+        })
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_model_is_a_404_with_ollama_s_message() {
+    let fake = FakeOllama::start().await;
+    fake.models(&["llama3.1:8b"]);
+    let mut request = ask("hi");
+    request.model = "mistral:7b".into();
+    let e = ollama(&fake).complete(&request).await.unwrap_err();
+    assert!(matches!(e, ConnectError::Status { status: 404, .. }), "{e}");
+    assert!(
+        e.to_string().contains("model 'mistral:7b' not found"),
+        "{e}"
+    );
+    assert_eq!(fake.requests().len(), 1, "a 404 is not retried");
+}
+
+#[tokio::test]
+async fn server_errors_are_retried() {
+    let fake = FakeOllama::start().await;
+    fake.script(Reply::error(500, "llama runner process has terminated"));
+    fake.script(Reply::text("back"));
+    let response = ollama(&fake).complete(&ask("hi")).await.unwrap();
+    assert_eq!(response.text, "back");
+    assert_eq!(fake.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn the_timeout_is_enforced() {
+    let fake = FakeOllama::start().await;
+    fake.script(Reply::text("too late").delay(Duration::from_secs(5)));
+    let mut request = ask("hi");
+    request.timeout = Some(Duration::from_millis(300));
+    let begin = Instant::now();
+    let e = ollama(&fake).complete(&request).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(begin.elapsed() < Duration::from_secs(3));
+}

@@ -1,0 +1,694 @@
+//! [`FakeOpenAi`]: an OpenAI Chat Completions server on 127.0.0.1 (`POST
+//! /v1/chat/completions`), which also stands in for Hugging Face's router and TGI, and
+//! for vLLM, llama.cpp and LM Studio.
+//!
+//! It validates requests as the real API does and rejects malformed ones with the real
+//! error shape, `{"error": {"message", "type", "param", "code"}}`:
+//!
+//! | request | answer |
+//! |---|---|
+//! | another path | 404 `Invalid URL (POST /v1/x)` |
+//! | not `POST` | 405 |
+//! | no bearer, when a key is expected | 401 `You didn't provide an API key...` |
+//! | another bearer | 401 `Incorrect API key provided...`, code `invalid_api_key` |
+//! | a body that is not a JSON object | 400 `We could not parse the JSON body...` |
+//! | an unknown top-level field (`top_k`) | 400 `Unrecognized request argument supplied: top_k` |
+//! | no `model` | 400 `you must provide a model parameter` |
+//! | no `messages`, or empty | 400, code `missing_required_parameter` / `empty_array` |
+//! | a message with an unknown role, or no content | 400, param `messages[i].role` / `.content` |
+//! | a tool that is not `{"type": "function", "function": {"name", ...}}` | 400, param `tools[i]...` |
+//! | `temperature` outside 0..=2, `top_p` outside 0..=1, a `stop` of more than 4 | 400 |
+//! | a non-integer `seed`, `max_tokens` or `max_completion_tokens` | 400, code `invalid_type` |
+//! | `max_tokens`, or a `temperature` other than 1, to an o-series model | 400, code `unsupported_parameter` / `unsupported_value` |
+//! | `stream_options` without `stream: true` | 400 |
+//! | a model not in [`FakeOpenAi::models`], when set | 404, code `model_not_found` |
+//!
+//! A valid request gets the next [`Reply`]: a `chat.completion`, or with `stream: true`
+//! server-sent `chat.completion.chunk` events (the role first, text piece by piece, each
+//! tool call's name then its arguments in pieces of 5 characters, the finish reason, the
+//! usage when `stream_options.include_usage` is set, then `data: [DONE]`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use hyper::Response;
+use serde_json::{Map, Value, json};
+
+use super::reply::{Outcome, Reply, State, last_user_text, word_count};
+use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, pieces, serve};
+
+/// The top-level fields Chat Completions knows.
+const KNOWN_FIELDS: [&str; 31] = [
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "stop",
+    "seed",
+    "stream",
+    "stream_options",
+    "n",
+    "presence_penalty",
+    "frequency_penalty",
+    "logit_bias",
+    "logprobs",
+    "top_logprobs",
+    "user",
+    "response_format",
+    "reasoning_effort",
+    "metadata",
+    "store",
+    "service_tier",
+    "modalities",
+    "audio",
+    "prediction",
+    "web_search_options",
+    "functions",
+    "function_call",
+];
+
+/// The roles a message may have.
+const ROLES: [&str; 6] = [
+    "system",
+    "developer",
+    "user",
+    "assistant",
+    "tool",
+    "function",
+];
+
+/// A fake OpenAI-compatible server; stops when dropped.
+#[derive(Debug)]
+pub struct FakeOpenAi {
+    served: Served,
+    state: Arc<State>,
+}
+
+impl FakeOpenAi {
+    /// Starts a fake on a free port of 127.0.0.1 that accepts any key (or none) and
+    /// any model, and answers `ok` unless scripted otherwise.
+    ///
+    /// # Panics
+    ///
+    /// When no loopback port can be bound.
+    pub async fn start() -> FakeOpenAi {
+        let state = State::new();
+        let shared = Arc::clone(&state);
+        let served = serve(move |request| handle(Arc::clone(&shared), request)).await;
+        FakeOpenAi { served, state }
+    }
+
+    /// Accepts only `Authorization: Bearer {key}` from now on.
+    pub fn expect_key(&self, key: &str) -> &FakeOpenAi {
+        self.state.set_key(Some(key.to_owned()));
+        self
+    }
+
+    /// Serves only `models` from now on.
+    pub fn models(&self, models: &[&str]) -> &FakeOpenAi {
+        self.state
+            .set_models(Some(models.iter().map(|m| (*m).to_owned()).collect()));
+        self
+    }
+
+    /// Queues `reply` for the next request (replies are taken in order).
+    pub fn script(&self, reply: Reply) -> &FakeOpenAi {
+        self.state.push(reply);
+        self
+    }
+
+    /// Answers `reply` whenever the last user message contains `text` (and the queue is
+    /// empty).
+    pub fn on_message(&self, text: &str, reply: Reply) -> &FakeOpenAi {
+        self.state.rule(text, reply);
+        self
+    }
+
+    /// Answers `reply` when nothing else applies.
+    pub fn default_reply(&self, reply: Reply) -> &FakeOpenAi {
+        self.state.set_default(reply);
+        self
+    }
+
+    /// `http://127.0.0.1:<port>/v1`: the base url clients append `/chat/completions` to.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.served.addr)
+    }
+
+    /// The server's address.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.served.addr
+    }
+
+    /// Every request received so far, valid or not, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.state.requests()
+    }
+
+    /// The body of the last request, as JSON.
+    ///
+    /// # Panics
+    ///
+    /// When there was no request, or its body was not JSON.
+    pub fn last_body(&self) -> Value {
+        self.requests()
+            .last()
+            .expect("a request was received")
+            .json()
+    }
+}
+
+/// An OpenAI error body.
+fn error_body(message: &str, kind: &str, param: Option<&str>, code: Option<&str>) -> Value {
+    json!({"error": {"message": message, "type": kind, "param": param, "code": code}})
+}
+
+/// A 400 `invalid_request_error`.
+fn invalid(message: String, param: Option<&str>, code: Option<&str>) -> Rejection {
+    Rejection {
+        status: 400,
+        body: error_body(&message, "invalid_request_error", param, code),
+    }
+}
+
+/// Why a request is refused.
+struct Rejection {
+    status: u16,
+    body: Value,
+}
+
+fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
+    Box::pin(async move {
+        state.record(request.clone());
+        match check(&state, &request) {
+            Err(r) => json_answer(r.status, &[], &r.body),
+            Ok(body) => {
+                let reply = state.next(&last_user_text(&body));
+                answer(&body, reply).await
+            }
+        }
+    })
+}
+
+/// The request's body when it is valid.
+fn check(state: &State, request: &RecordedRequest) -> Result<Value, Rejection> {
+    if request.path != "/v1/chat/completions" {
+        return Err(Rejection {
+            status: 404,
+            body: error_body(
+                &format!("Invalid URL ({} {})", request.method, request.path),
+                "invalid_request_error",
+                None,
+                None,
+            ),
+        });
+    }
+    if request.method != "POST" {
+        return Err(Rejection {
+            status: 405,
+            body: error_body(
+                &format!(
+                    "Invalid method for URL ({} {})",
+                    request.method, request.path
+                ),
+                "invalid_request_error",
+                None,
+                None,
+            ),
+        });
+    }
+    if let Some(key) = state.key() {
+        let given = request
+            .header("authorization")
+            .and_then(|v| v.strip_prefix("Bearer "));
+        match given {
+            None => {
+                return Err(Rejection {
+                    status: 401,
+                    body: error_body(
+                        "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+                        "invalid_request_error",
+                        None,
+                        None,
+                    ),
+                });
+            }
+            Some(given) if given != key => {
+                return Err(Rejection {
+                    status: 401,
+                    body: error_body(
+                        &format!(
+                            "Incorrect API key provided: {}. You can find your API key at https://platform.openai.com/account/api-keys.",
+                            mask(given)
+                        ),
+                        "invalid_request_error",
+                        None,
+                        Some("invalid_api_key"),
+                    ),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    let Some(fields) = body.as_object() else {
+        return Err(invalid(
+            "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)".to_owned(),
+            None,
+            None,
+        ));
+    };
+    validate(fields)?;
+    let model = fields["model"].as_str().unwrap_or_default();
+    if !state.serves(model) {
+        return Err(Rejection {
+            status: 404,
+            body: error_body(
+                &format!("The model `{model}` does not exist or you do not have access to it."),
+                "invalid_request_error",
+                None,
+                Some("model_not_found"),
+            ),
+        });
+    }
+    Ok(body)
+}
+
+/// A key as OpenAI shows a wrong one: its first 3 and last 4 characters when long,
+/// else only stars.
+fn mask(key: &str) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    if chars.len() < 16 {
+        return "*".repeat(chars.len());
+    }
+    let head: String = chars[..3].iter().collect();
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("{head}{}{tail}", "*".repeat(chars.len() - 7))
+}
+
+/// The JSON type name OpenAI's messages use.
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "decimal",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn wrong_type(param: &str, expected: &str, value: &Value) -> Rejection {
+    invalid(
+        format!(
+            "Invalid type for '{param}': expected {expected}, but got {} instead.",
+            type_name(value)
+        ),
+        Some(param),
+        Some("invalid_type"),
+    )
+}
+
+fn missing(param: &str) -> Rejection {
+    invalid(
+        format!("Missing required parameter: '{param}'."),
+        Some(param),
+        Some("missing_required_parameter"),
+    )
+}
+
+/// Whether `model` is an o-series reasoning model (`o1`, `o3-mini`, `o4-mini`).
+fn o_series(model: &str) -> bool {
+    let mut chars = model.chars();
+    chars.next() == Some('o') && chars.next().is_some_and(|c| c.is_ascii_digit())
+}
+
+fn validate(fields: &Map<String, Value>) -> Result<(), Rejection> {
+    if let Some(unknown) = fields.keys().find(|k| !KNOWN_FIELDS.contains(&k.as_str())) {
+        return Err(invalid(
+            format!("Unrecognized request argument supplied: {unknown}"),
+            None,
+            None,
+        ));
+    }
+    let Some(model) = fields.get("model").and_then(Value::as_str) else {
+        return Err(invalid(
+            "you must provide a model parameter".to_owned(),
+            None,
+            None,
+        ));
+    };
+    let messages = match fields.get("messages") {
+        None => return Err(missing("messages")),
+        Some(Value::Array(m)) => m,
+        Some(other) => return Err(wrong_type("messages", "an array", other)),
+    };
+    if messages.is_empty() {
+        return Err(invalid(
+            "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.".to_owned(),
+            Some("messages"),
+            Some("empty_array"),
+        ));
+    }
+    for (i, message) in messages.iter().enumerate() {
+        check_message(i, message)?;
+    }
+    if let Some(tools) = fields.get("tools") {
+        let Value::Array(tools) = tools else {
+            return Err(wrong_type("tools", "an array", tools));
+        };
+        for (i, tool) in tools.iter().enumerate() {
+            check_tool(i, tool)?;
+        }
+    }
+    check_number(fields, "temperature", 0.0, 2.0)?;
+    check_number(fields, "top_p", 0.0, 1.0)?;
+    for name in ["seed", "max_tokens", "max_completion_tokens", "n"] {
+        if let Some(value) = fields.get(name)
+            && !(value.is_i64() || value.is_u64())
+        {
+            return Err(wrong_type(name, "an integer", value));
+        }
+    }
+    if let Some(stop) = fields.get("stop") {
+        match stop {
+            Value::String(_) | Value::Null => {}
+            Value::Array(items) if items.iter().all(Value::is_string) => {
+                if items.len() > 4 {
+                    return Err(invalid(
+                        format!(
+                            "Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length {} instead.",
+                            items.len()
+                        ),
+                        Some("stop"),
+                        Some("array_above_max_length"),
+                    ));
+                }
+            }
+            other => return Err(wrong_type("stop", "a string or an array of strings", other)),
+        }
+    }
+    if o_series(model) {
+        if fields.contains_key("max_tokens") {
+            return Err(invalid(
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.".to_owned(),
+                Some("max_tokens"),
+                Some("unsupported_parameter"),
+            ));
+        }
+        if let Some(t) = fields.get("temperature").and_then(Value::as_f64)
+            && t != 1.0
+        {
+            return Err(invalid(
+                format!(
+                    "Unsupported value: 'temperature' does not support {t} with this model. Only the default (1) value is supported."
+                ),
+                Some("temperature"),
+                Some("unsupported_value"),
+            ));
+        }
+    }
+    let streaming = match fields.get("stream") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => return Err(wrong_type("stream", "a boolean", other)),
+    };
+    if fields.get("stream_options").is_some_and(|v| !v.is_null()) && !streaming {
+        return Err(invalid(
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.".to_owned(),
+            Some("stream_options"),
+            None,
+        ));
+    }
+    Ok(())
+}
+
+fn check_message(i: usize, message: &Value) -> Result<(), Rejection> {
+    let at = |field: &str| format!("messages[{i}].{field}");
+    let Some(message) = message.as_object() else {
+        return Err(wrong_type(&format!("messages[{i}]"), "an object", message));
+    };
+    let role = match message.get("role") {
+        None => return Err(missing(&at("role"))),
+        Some(Value::String(role)) => role.as_str(),
+        Some(other) => return Err(wrong_type(&at("role"), "a string", other)),
+    };
+    if !ROLES.contains(&role) {
+        return Err(invalid(
+            format!(
+                "Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'."
+            ),
+            Some(&at("role")),
+            Some("invalid_value"),
+        ));
+    }
+    let content = message.get("content");
+    let may_be_empty = role == "assistant" && message.contains_key("tool_calls");
+    match content {
+        None | Some(Value::Null) if !may_be_empty => Err(missing(&at("content"))),
+        None | Some(Value::Null | Value::String(_) | Value::Array(_)) => {
+            if role == "tool" && !message.contains_key("tool_call_id") {
+                return Err(missing(&at("tool_call_id")));
+            }
+            Ok(())
+        }
+        Some(other) => Err(wrong_type(
+            &at("content"),
+            "one of a string or array of objects",
+            other,
+        )),
+    }
+}
+
+fn check_tool(i: usize, tool: &Value) -> Result<(), Rejection> {
+    let at = |field: &str| format!("tools[{i}].{field}");
+    match tool.get("type") {
+        None => return Err(missing(&at("type"))),
+        Some(Value::String(t)) if t == "function" => {}
+        Some(other) => {
+            return Err(invalid(
+                format!("Invalid value: {other}. Supported values are: 'function'."),
+                Some(&at("type")),
+                Some("invalid_value"),
+            ));
+        }
+    }
+    let Some(function) = tool.get("function") else {
+        return Err(missing(&at("function")));
+    };
+    let name = match function.get("name") {
+        None => return Err(missing(&at("function.name"))),
+        Some(Value::String(name)) => name,
+        Some(other) => return Err(wrong_type(&at("function.name"), "a string", other)),
+    };
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid {
+        return Err(invalid(
+            format!(
+                "Invalid '{}': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                at("function.name")
+            ),
+            Some(&at("function.name")),
+            Some("invalid_value"),
+        ));
+    }
+    if let Some(parameters) = function.get("parameters")
+        && !parameters.is_object()
+    {
+        return Err(wrong_type(
+            &at("function.parameters"),
+            "an object",
+            parameters,
+        ));
+    }
+    Ok(())
+}
+
+fn check_number(
+    fields: &Map<String, Value>,
+    name: &str,
+    min: f64,
+    max: f64,
+) -> Result<(), Rejection> {
+    let Some(value) = fields.get(name) else {
+        return Ok(());
+    };
+    let Some(n) = value.as_f64() else {
+        return Err(wrong_type(name, "a decimal", value));
+    };
+    if n < min {
+        return Err(invalid(
+            format!(
+                "Invalid '{name}': decimal below minimum value. Expected a value >= {min}, but got {n} instead."
+            ),
+            Some(name),
+            Some("decimal_below_min_value"),
+        ));
+    }
+    if n > max {
+        return Err(invalid(
+            format!(
+                "Invalid '{name}': decimal above maximum value. Expected a value <= {max}, but got {n} instead."
+            ),
+            Some(name),
+            Some("decimal_above_max_value"),
+        ));
+    }
+    Ok(())
+}
+
+/// The answer to a valid request.
+async fn answer(body: &Value, reply: Reply) -> Response<Body> {
+    let streaming = body["stream"].as_bool().unwrap_or(false);
+    let (text, tool_calls) = match &reply.outcome {
+        Outcome::Answer { text, tool_calls } => (text.clone(), tool_calls.clone()),
+        Outcome::Fail {
+            status,
+            message,
+            retry_after,
+        } => {
+            tokio::time::sleep(reply.first_delay).await;
+            let (kind, code) = match status {
+                429 => ("requests", Some("rate_limit_exceeded")),
+                s if *s >= 500 => ("server_error", None),
+                _ => ("invalid_request_error", None),
+            };
+            let headers: Vec<(&str, String)> = retry_after
+                .map(|s| ("retry-after", s.to_string()))
+                .into_iter()
+                .collect();
+            return json_answer(*status, &headers, &error_body(message, kind, None, code));
+        }
+        Outcome::Raw { status, body } => {
+            tokio::time::sleep(reply.first_delay).await;
+            return Response::builder()
+                .status(*status)
+                .header("content-type", "application/json")
+                .body(http_body_util::BodyExt::boxed(http_body_util::Full::new(
+                    Bytes::from(body.clone()),
+                )))
+                .expect("a valid response");
+        }
+    };
+    let model = body["model"].as_str().unwrap_or_default().to_owned();
+    let pieces_of_text = reply.text_pieces(&text);
+    let (input, output) = reply.usage.unwrap_or_else(|| {
+        (
+            word_count(body),
+            text.split_whitespace().count() as u64 + tool_calls.len() as u64,
+        )
+    });
+    let usage = json!({"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output});
+    let finish = reply.finish_reason.clone().unwrap_or_else(|| {
+        if tool_calls.is_empty() {
+            "stop".to_owned()
+        } else {
+            "tool_calls".to_owned()
+        }
+    });
+    let calls: Vec<Value> = tool_calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+        .collect();
+    if !streaming {
+        tokio::time::sleep(reply.first_delay).await;
+        let mut message = json!({"role": "assistant", "content": if text.is_empty() && !calls.is_empty() { Value::Null } else { Value::String(text) }, "refusal": null});
+        if !calls.is_empty() {
+            message["tool_calls"] = Value::Array(calls);
+        }
+        let completion = json!({
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": model,
+            "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish}],
+            "usage": usage,
+            "system_fingerprint": "fp_fake",
+        });
+        return json_answer(200, &[], &completion);
+    }
+    let include_usage = body["stream_options"]["include_usage"].as_bool() == Some(true);
+    let chunk = |choices: Value, usage_value: Option<Value>| {
+        let mut c = json!({
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000,
+            "model": model,
+            "system_fingerprint": "fp_fake",
+            "choices": choices,
+        });
+        if include_usage {
+            c["usage"] = usage_value.unwrap_or(Value::Null);
+        }
+        Bytes::from(format!("data: {c}\n\n"))
+    };
+    let delta = |d: Value, finish: Option<&str>| json!([{"index": 0, "delta": d, "logprobs": null, "finish_reason": finish}]);
+    let mut events = vec![chunk(
+        delta(
+            json!({"role": "assistant", "content": "", "refusal": null}),
+            None,
+        ),
+        None,
+    )];
+    for piece in pieces_of_text.iter().filter(|p| !p.is_empty()) {
+        events.push(chunk(delta(json!({"content": piece}), None), None));
+    }
+    for (i, call) in tool_calls.iter().enumerate() {
+        events.push(chunk(
+            delta(
+                json!({"tool_calls": [{"index": i, "id": format!("call_{i}"), "type": "function", "function": {"name": call.name, "arguments": ""}}]}),
+                None,
+            ),
+            None,
+        ));
+        for piece in pieces(&call.arguments, 5).iter().filter(|p| !p.is_empty()) {
+            events.push(chunk(
+                delta(
+                    json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                    None,
+                ),
+                None,
+            ));
+        }
+    }
+    events.push(chunk(delta(json!({}), Some(&finish)), None));
+    if include_usage {
+        events.push(chunk(json!([]), Some(usage)));
+    }
+    events.push(Bytes::from_static(b"data: [DONE]\n\n"));
+    let timed: Vec<(Duration, Bytes)> = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| (if i == 0 { reply.first_delay } else { reply.gap }, e))
+        .collect();
+    super::scripted::streamed_answer("text/event-stream", &[], timed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrong_keys_are_masked() {
+        assert_eq!(mask("sk-test"), "*******");
+        assert_eq!(mask("sk-proj-abcdefghijkl"), "sk-*************ijkl");
+    }
+
+    #[test]
+    fn o_series_models_are_recognised() {
+        assert!(o_series("o1") && o_series("o3-mini") && o_series("o4-mini"));
+        assert!(!o_series("omni") && !o_series("gpt-4o"));
+    }
+}

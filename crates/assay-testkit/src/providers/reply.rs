@@ -1,0 +1,358 @@
+//! [`Reply`]: what a fake provider answers, scripted by a test, and the script of one
+//! fake: a queue of replies taken in order, then rules keyed by the last user message,
+//! then a default.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::scripted::RecordedRequest;
+
+/// One tool call a fake answers with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptedToolCall {
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as the model writes them: JSON text, or anything else.
+    pub arguments: String,
+}
+
+/// What a reply is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// An answer: text, tool calls, or both.
+    Answer {
+        /// The text (may be empty).
+        text: String,
+        /// The tool calls, in order.
+        tool_calls: Vec<ScriptedToolCall>,
+    },
+    /// An error in the provider's own error shape.
+    Fail {
+        /// The http status.
+        status: u16,
+        /// The error's message.
+        message: String,
+        /// A `Retry-After` header, in seconds.
+        retry_after: Option<u64>,
+    },
+    /// A status with a body sent as is.
+    Raw {
+        /// The http status.
+        status: u16,
+        /// The body.
+        body: String,
+    },
+}
+
+/// A scripted reply of a fake provider.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use assay_testkit::providers::Reply;
+/// use serde_json::json;
+///
+/// let reply = Reply::text("Paris")
+///     .with_tool_call("lookup", json!({"city": "Paris"}))
+///     .usage(12, 3)
+///     .delay(Duration::from_millis(50));
+/// assert_eq!(reply.usage, Some((12, 3)));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    /// The answer or the error.
+    pub outcome: Outcome,
+    /// The pause before the first byte of a streamed body (before the response itself
+    /// when it is not streamed, or is an error).
+    pub first_delay: Duration,
+    /// The pause before each later piece of a streamed body.
+    pub gap: Duration,
+    /// Input and output tokens to report; else counted from the words.
+    pub usage: Option<(u64, u64)>,
+    /// The stop reason to report; else the provider's usual one.
+    pub finish_reason: Option<String>,
+    /// Characters per streamed text piece; else the text streams word by word.
+    pub piece_size: Option<usize>,
+}
+
+impl Reply {
+    fn of(outcome: Outcome) -> Reply {
+        Reply {
+            outcome,
+            first_delay: Duration::ZERO,
+            gap: Duration::ZERO,
+            usage: None,
+            finish_reason: None,
+            piece_size: None,
+        }
+    }
+
+    /// A text answer.
+    pub fn text(text: impl Into<String>) -> Reply {
+        Reply::of(Outcome::Answer {
+            text: text.into(),
+            tool_calls: Vec::new(),
+        })
+    }
+
+    /// An answer that is one tool call with JSON arguments.
+    pub fn tool_call(name: impl Into<String>, arguments: Value) -> Reply {
+        Reply::text("").with_tool_call(name, arguments)
+    }
+
+    /// An answer that is one tool call whose arguments are `text` as is (JSON or not).
+    pub fn tool_call_raw(name: impl Into<String>, text: impl Into<String>) -> Reply {
+        Reply::text("").with_tool_call_raw(name, text)
+    }
+
+    /// Adds a tool call with JSON arguments.
+    pub fn with_tool_call(self, name: impl Into<String>, arguments: Value) -> Reply {
+        self.with_tool_call_raw(name, arguments.to_string())
+    }
+
+    /// Adds a tool call whose arguments are `text` as is.
+    pub fn with_tool_call_raw(mut self, name: impl Into<String>, text: impl Into<String>) -> Reply {
+        if let Outcome::Answer { tool_calls, .. } = &mut self.outcome {
+            tool_calls.push(ScriptedToolCall {
+                name: name.into(),
+                arguments: text.into(),
+            });
+        }
+        self
+    }
+
+    /// An error with `status`, in the provider's error shape.
+    pub fn error(status: u16, message: impl Into<String>) -> Reply {
+        Reply::of(Outcome::Fail {
+            status,
+            message: message.into(),
+            retry_after: None,
+        })
+    }
+
+    /// A `429` with `Retry-After: seconds`.
+    pub fn rate_limited(seconds: u64) -> Reply {
+        Reply::of(Outcome::Fail {
+            status: 429,
+            message: "Rate limit reached for requests".to_owned(),
+            retry_after: Some(seconds),
+        })
+    }
+
+    /// A status with `body` sent as is.
+    pub fn raw(status: u16, body: impl Into<String>) -> Reply {
+        Reply::of(Outcome::Raw {
+            status,
+            body: body.into(),
+        })
+    }
+
+    /// Waits `delay` before the first byte.
+    pub fn delay(self, delay: Duration) -> Reply {
+        Reply {
+            first_delay: delay,
+            ..self
+        }
+    }
+
+    /// Waits `gap` before each later streamed piece.
+    pub fn gap(self, gap: Duration) -> Reply {
+        Reply { gap, ..self }
+    }
+
+    /// Reports `input` and `output` tokens.
+    pub fn usage(self, input: u64, output: u64) -> Reply {
+        Reply {
+            usage: Some((input, output)),
+            ..self
+        }
+    }
+
+    /// Reports `reason` as the stop reason.
+    pub fn finish_reason(self, reason: impl Into<String>) -> Reply {
+        Reply {
+            finish_reason: Some(reason.into()),
+            ..self
+        }
+    }
+
+    /// Streams the text `size` characters at a time.
+    pub fn pieces(self, size: usize) -> Reply {
+        Reply {
+            piece_size: Some(size.max(1)),
+            ..self
+        }
+    }
+
+    /// The text streamed piece by piece.
+    pub(crate) fn text_pieces(&self, text: &str) -> Vec<String> {
+        match self.piece_size {
+            Some(size) => super::scripted::pieces(text, size),
+            None => super::scripted::words(text),
+        }
+    }
+}
+
+/// The script and the record of one fake.
+#[derive(Debug)]
+pub(crate) struct State {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    queue: VecDeque<Reply>,
+    rules: Vec<(String, Reply)>,
+    default: Reply,
+    requests: Vec<RecordedRequest>,
+    key: Option<String>,
+    models: Option<Vec<String>>,
+}
+
+impl State {
+    pub(crate) fn new() -> Arc<State> {
+        Arc::new(State {
+            inner: Mutex::new(Inner {
+                queue: VecDeque::new(),
+                rules: Vec::new(),
+                default: Reply::text("ok"),
+                requests: Vec::new(),
+                key: None,
+                models: None,
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A test that panicked while holding the lock has failed already.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn push(&self, reply: Reply) {
+        self.lock().queue.push_back(reply);
+    }
+
+    pub(crate) fn rule(&self, contains: &str, reply: Reply) {
+        self.lock().rules.push((contains.to_owned(), reply));
+    }
+
+    pub(crate) fn set_default(&self, reply: Reply) {
+        self.lock().default = reply;
+    }
+
+    pub(crate) fn set_key(&self, key: Option<String>) {
+        self.lock().key = key;
+    }
+
+    pub(crate) fn key(&self) -> Option<String> {
+        self.lock().key.clone()
+    }
+
+    pub(crate) fn set_models(&self, models: Option<Vec<String>>) {
+        self.lock().models = models;
+    }
+
+    /// Whether `model` is served (every model is, unless a list was set).
+    pub(crate) fn serves(&self, model: &str) -> bool {
+        self.lock()
+            .models
+            .as_ref()
+            .is_none_or(|m| m.iter().any(|x| x == model))
+    }
+
+    pub(crate) fn record(&self, request: RecordedRequest) {
+        self.lock().requests.push(request);
+    }
+
+    pub(crate) fn requests(&self) -> Vec<RecordedRequest> {
+        self.lock().requests.clone()
+    }
+
+    /// The next reply: the queue's first, else the first rule whose text the last user
+    /// message contains, else the default.
+    pub(crate) fn next(&self, last_user: &str) -> Reply {
+        let mut inner = self.lock();
+        if let Some(reply) = inner.queue.pop_front() {
+            return reply;
+        }
+        if let Some((_, reply)) = inner
+            .rules
+            .iter()
+            .find(|(contains, _)| last_user.contains(contains.as_str()))
+        {
+            return reply.clone();
+        }
+        inner.default.clone()
+    }
+}
+
+/// The text of a message's `content`: a string, or the `text` of its parts.
+pub(crate) fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// The text of the last `user` message of an OpenAI-style `messages` array.
+pub(crate) fn last_user_text(body: &Value) -> String {
+    body.get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| {
+            m.iter()
+                .rev()
+                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        })
+        .and_then(|m| m.get("content"))
+        .map(content_text)
+        .unwrap_or_default()
+}
+
+/// A rough token count: the words of every message.
+pub(crate) fn word_count(body: &Value) -> u64 {
+    body.get("messages")
+        .and_then(Value::as_array)
+        .map(|m| {
+            m.iter()
+                .filter_map(|m| m.get("content"))
+                .map(|c| content_text(c).split_whitespace().count() as u64)
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn queue_then_rules_then_default() {
+        let state = State::new();
+        state.push(Reply::text("first"));
+        state.rule("capital", Reply::text("Paris"));
+        assert_eq!(state.next("capital?"), Reply::text("first"));
+        assert_eq!(state.next("the capital?"), Reply::text("Paris"));
+        assert_eq!(state.next("hello"), Reply::text("ok"));
+    }
+
+    #[test]
+    fn last_user_message_is_found() {
+        let body = json!({"messages": [
+            {"role": "user", "content": "one two"},
+            {"role": "assistant", "content": "x"},
+            {"role": "user", "content": [{"type": "text", "text": "three"}]},
+        ]});
+        assert_eq!(last_user_text(&body), "three");
+        assert_eq!(word_count(&body), 4);
+    }
+}
