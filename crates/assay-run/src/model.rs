@@ -90,6 +90,7 @@ pub fn model_request(case: &Case) -> Result<ModelRequest, String> {
             seed: *seed,
         },
         timeout: case.timeout,
+        response_format: None,
     })
 }
 

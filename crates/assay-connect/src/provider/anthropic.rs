@@ -478,6 +478,7 @@ mod tests {
                 ..Sampling::default()
             },
             timeout: None,
+            response_format: None,
         }
     }
 

@@ -421,6 +421,7 @@ mod tests {
                 seed: Some(1),
             },
             timeout: None,
+            response_format: None,
         }
     }
 

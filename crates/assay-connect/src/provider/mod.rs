@@ -102,6 +102,22 @@ pub struct ModelRequest {
     pub sampling: Sampling,
     /// A limit on the whole call, retries included.
     pub timeout: Option<Duration>,
+    /// Ask for an answer of this shape, in the provider's structured-output mode where
+    /// it has one; `None` for free text.
+    pub response_format: Option<ResponseFormat>,
+}
+
+/// A structured answer: a JSON object matching `schema`, named `name`.
+///
+/// Providers use their own mode: OpenAI-compatible `response_format` with a JSON
+/// schema, Anthropic and Bedrock a forced tool of that name, Ollama `format`. The JSON
+/// comes back as the response text (from a forced tool: its input, serialized).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseFormat {
+    /// A short name for the shape, e.g. `verdict`.
+    pub name: String,
+    /// The JSON Schema of the object.
+    pub schema: Value,
 }
 
 /// One tool call the model asked for.

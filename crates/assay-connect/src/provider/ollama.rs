@@ -284,6 +284,7 @@ mod tests {
                 ..Sampling::default()
             },
             timeout: None,
+            response_format: None,
         };
         let body = request_body(&request, true);
         assert_eq!(

@@ -517,6 +517,7 @@ mod tests {
             }],
             sampling: Sampling::default(),
             timeout: None,
+            response_format: None,
         }
     }
 

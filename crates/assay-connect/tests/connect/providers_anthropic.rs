@@ -49,6 +49,7 @@ fn ask(text: &str) -> ModelRequest {
         tools: Vec::new(),
         sampling: Sampling::default(),
         timeout: Some(Duration::from_secs(20)),
+        response_format: None,
     }
 }
 
@@ -198,6 +199,7 @@ async fn model_config_is_mapped_exactly() {
             seed: Some(42),
         },
         timeout: Some(Duration::from_secs(20)),
+        response_format: None,
     };
     provider(&fake, Some(KEY)).complete(&request).await.unwrap();
     assert_eq!(

@@ -78,6 +78,7 @@ fn ask(model: &str, text: &str) -> ModelRequest {
         tools: Vec::new(),
         sampling: Sampling::default(),
         timeout: Some(Duration::from_secs(20)),
+        response_format: None,
     }
 }
 
@@ -177,6 +178,7 @@ fn configured(model: &str) -> ModelRequest {
             seed: Some(42),
         },
         timeout: Some(Duration::from_secs(20)),
+        response_format: None,
     }
 }
 

@@ -46,6 +46,7 @@ fn ask(text: &str) -> ModelRequest {
         tools: Vec::new(),
         sampling: Sampling::default(),
         timeout: Some(Duration::from_secs(20)),
+        response_format: None,
     }
 }
 
@@ -146,6 +147,7 @@ async fn model_config_is_mapped_exactly() {
             seed: Some(1234),
         },
         timeout: Some(Duration::from_secs(20)),
+        response_format: None,
     };
     ollama(&fake).complete(&request).await.unwrap();
     assert_eq!(

@@ -65,6 +65,7 @@ fn ask(text: &str) -> ModelRequest {
         tools: Vec::new(),
         sampling: Sampling::default(),
         timeout: Some(Duration::from_secs(20)),
+        response_format: None,
     }
 }
 
@@ -209,6 +210,7 @@ async fn model_config_is_mapped_exactly() {
             seed: Some(42),
         },
         timeout: Some(Duration::from_secs(20)),
+        response_format: None,
     };
     openai(&fake, Some(KEY)).complete(&request).await.unwrap();
     assert_eq!(
