@@ -35,6 +35,52 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Take many samples of each case: pass rates, whether each ratio is sound, how it fails
     Assess(Box<AssessArgs>),
+    /// Work with the gist judge
+    Judge(JudgeArgs),
+}
+
+/// `assay judge`.
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: JudgeCommand,
+}
+
+/// The subcommands of `assay judge`.
+#[derive(Debug, Subcommand)]
+pub enum JudgeCommand {
+    /// Run the judge over a labeled set: agreement, false-pass and false-fail rates
+    Check(JudgeCheckArgs),
+}
+
+/// `assay judge check`.
+#[derive(Debug, Args)]
+pub struct JudgeCheckArgs {
+    /// The labeled set: a YAML list of {sample, criteria, expected: pass|fail, kind}
+    #[arg(default_value = "fixtures/judge/labeled.yaml")]
+    pub file: PathBuf,
+    /// The judge: `provider:model` or `neuro-san:<agent>` [default: `[judge] model` in assay.toml, else picked from the environment]
+    #[arg(long, value_name = "SPEC")]
+    pub judge: Option<String>,
+    /// Neither read nor write the judge's verdict cache (.assay/cache/judge)
+    #[arg(long)]
+    pub no_cache: bool,
+    /// How to print the result
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// The project configuration [default: ./assay.toml when it exists]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The neuro-san server of a `neuro-san:<agent>` judge [default: $ASSAY_SERVER, else `server` in assay.toml, else http://localhost:8080]
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// A PEM file of certificate authorities to trust for https, besides the system's
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// Do not verify https certificates (prints a warning)
+    #[arg(long)]
+    pub insecure: bool,
 }
 
 /// What `run` and `assess` share: which files, which cases, and where the agents are.
@@ -76,6 +122,12 @@ pub struct TargetArgs {
     /// Run one part of the cases, split by a stable hash of their ids: `i/n`
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+    /// The judge of gist checks: `provider:model` (e.g. openai:gpt-4o-mini) or `neuro-san:<agent>` [default: `[judge] model` in assay.toml, else picked from the environment]
+    #[arg(long, value_name = "SPEC")]
+    pub judge: Option<String>,
+    /// Neither read nor write the judge's verdict cache (.assay/cache/judge)
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// `assay run`.

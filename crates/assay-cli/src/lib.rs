@@ -48,5 +48,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => commands::serve::run(&args),
         Command::Run(args) => commands::run::run(&args, color),
         Command::Assess(args) => commands::assess::run(&args, color),
+        Command::Judge(args) => match &args.command {
+            args::JudgeCommand::Check(check) => commands::judge::check(check, color),
+        },
     }
 }

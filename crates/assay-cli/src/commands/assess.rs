@@ -65,8 +65,16 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
                 }
             }
         };
+        let judge = match super::judge::for_plan(&plan, &args.target, config.as_ref()).await {
+            Ok(judge) => judge,
+            Err(e) => {
+                output::stderr(&format!("error: {e}\n"));
+                return Ok(None);
+            }
+        };
         let options = RunOptions {
             jobs: args.target.jobs as usize,
+            judge,
             samples: args.target.samples,
             connections: (!args.target.connection.is_empty()).then(|| {
                 args.target

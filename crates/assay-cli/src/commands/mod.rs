@@ -3,6 +3,7 @@
 pub(crate) mod agents;
 pub(crate) mod assess;
 pub(crate) mod convert;
+pub(crate) mod judge;
 pub(crate) mod list;
 pub(crate) mod run;
 pub(crate) mod schema;

@@ -120,6 +120,13 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
                 }
             }
         };
+        let judge = match super::judge::for_plan(&plan, &args.target, config.as_ref()).await {
+            Ok(judge) => judge,
+            Err(e) => {
+                output::stderr(&format!("error: {e}\n"));
+                return Ok(None);
+            }
+        };
         let cancel = CancellationToken::new();
         let options = RunOptions {
             jobs: args.target.jobs as usize,
@@ -136,7 +143,7 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
                     .map(|c| connection(*c))
                     .collect()
             }),
-            judge: None,
+            judge,
             cancel: cancel.clone(),
             exhaustive: false,
         };
@@ -211,7 +218,7 @@ fn selection(args: &TargetArgs) -> Result<Selection, String> {
 }
 
 /// `assay.toml`: the one given, else `./assay.toml` when it exists.
-fn load_config(path: Option<&Path>, color: bool) -> Result<Option<Config>, ExitCode> {
+pub(crate) fn load_config(path: Option<&Path>, color: bool) -> Result<Option<Config>, ExitCode> {
     let path: PathBuf = match path {
         Some(p) => p.to_path_buf(),
         None if Path::new("assay.toml").exists() => PathBuf::from("assay.toml"),

@@ -19,7 +19,10 @@
 //! | `temperature`, `top_p`, `top_k`, `stop_sequences` | the same names |
 //! | `max_tokens` | `max_tokens`, which the API requires: [`DEFAULT_MAX_TOKENS`] (1024) when the spec gives none |
 //! | `seed` | not sent: the API has no seed (a seed is passed only where supported) |
+//! | `response_format` | a forced tool: `{"name", "description": "Record the answer.", "input_schema"}` after the other tools, and `"tool_choice": {"type": "tool", "name"}` |
 //!
+//! The answer to a `response_format` is the forced tool call's input, serialized as
+//! compact JSON, in [`ModelResponse::text`]; that call is not one of the tool calls.
 //! The time to the first token ([`crate::Timings::first_byte`]) is measured to the
 //! first content delta, not to `message_start`.
 
@@ -31,7 +34,10 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::transport::{Flow, Posted, SseEvent, Transport, read_json, read_sse};
-use super::{ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings};
+use super::{
+    ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
+    forced_tool, take_forced,
+};
 use crate::error::{ConnectError, cut};
 use crate::server::{endpoint, label};
 use crate::types::{Timings, TokenUsage};
@@ -89,14 +95,16 @@ impl Anthropic {
         &self.inner.url
     }
 
-    /// The request body for `request`.
-    pub fn body(&self, request: &ModelRequest) -> Value {
+    /// The request body for `request`; a response format named like one of the tools is
+    /// an error.
+    pub fn body(&self, request: &ModelRequest) -> Result<Value, ConnectError> {
         request_body(request, self.inner.stream)
     }
 
     async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ConnectError> {
         let key = self.inner.settings.require_key()?;
-        let body = self.body(request);
+        let body = self.body(request)?;
+        let forced = request.response_format.as_ref().map(|f| f.name.as_str());
         let mut headers = HeaderMap::new();
         let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
             ConnectError::config(
@@ -136,6 +144,14 @@ impl Anthropic {
             let (value, first_byte) = read_json(response, started, peer, limit).await?;
             whole_answer(value, peer, first_byte, started)
         };
+        let result = result.map(|mut r| {
+            let (text, calls) = take_forced(forced, std::mem::take(&mut r.text), r.tool_calls);
+            ModelResponse {
+                text,
+                tool_calls: calls,
+                ..r
+            }
+        });
         drop(permit);
         result
     }
@@ -159,8 +175,10 @@ impl Provider for Anthropic {
 }
 
 /// The Messages body for `request`. Every sampling parameter but `seed` is supported;
-/// `seed` is left out (the API has none).
-pub fn request_body(request: &ModelRequest, stream: bool) -> Value {
+/// `seed` is left out (the API has none). A response format named like one of the tools
+/// is an error.
+pub fn request_body(request: &ModelRequest, stream: bool) -> Result<Value, ConnectError> {
+    let forced = forced_tool(ProviderKind::Anthropic, request)?;
     let sampling = &request.sampling;
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
@@ -189,26 +207,36 @@ pub fn request_body(request: &ModelRequest, stream: bool) -> Value {
     if !sampling.stop_sequences.is_empty() {
         body.insert("stop_sequences".into(), json!(sampling.stop_sequences));
     }
-    if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|tool| {
-                let mut t = Map::new();
-                t.insert("name".into(), json!(tool.name));
-                if let Some(description) = &tool.description {
-                    t.insert("description".into(), json!(description));
-                }
-                t.insert("input_schema".into(), tool.parameters.clone());
-                Value::Object(t)
-            })
-            .collect();
+    let mut tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|tool| {
+            let mut t = Map::new();
+            t.insert("name".into(), json!(tool.name));
+            if let Some(description) = &tool.description {
+                t.insert("description".into(), json!(description));
+            }
+            t.insert("input_schema".into(), tool.parameters.clone());
+            Value::Object(t)
+        })
+        .collect();
+    if let Some(format) = forced {
+        tools.push(
+            json!({"name": format.name, "description": "Record the answer.",
+            "input_schema": format.schema}),
+        );
+        body.insert(
+            "tool_choice".into(),
+            json!({"type": "tool", "name": format.name}),
+        );
+    }
+    if !tools.is_empty() {
         body.insert("tools".into(), Value::Array(tools));
     }
     if stream {
         body.insert("stream".into(), json!(true));
     }
-    Value::Object(body)
+    Ok(Value::Object(body))
 }
 
 /// One content block as the stream builds it.
@@ -489,7 +517,7 @@ mod tests {
         r.sampling.top_p = Some(0.9);
         r.sampling.top_k = Some(40);
         r.sampling.stop_sequences = vec!["END".into()];
-        let body = request_body(&r, true);
+        let body = request_body(&r, true).unwrap();
         assert_eq!(
             body,
             json!({
@@ -506,6 +534,28 @@ mod tests {
                 "stream": true,
             })
         );
+    }
+
+    #[test]
+    fn response_format_is_a_forced_tool_after_the_others() {
+        let mut r = request();
+        r.response_format = Some(crate::provider::ResponseFormat {
+            name: "verdict".into(),
+            schema: json!({"type": "object"}),
+        });
+        let body = request_body(&r, false).unwrap();
+        assert_eq!(
+            body["tools"][1],
+            json!({"name": "verdict",
+            "description": "Record the answer.", "input_schema": {"type": "object"}})
+        );
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "tool", "name": "verdict"})
+        );
+        r.tools[0].name = "verdict".into();
+        let e = request_body(&r, false).unwrap_err();
+        assert!(e.to_string().contains("name of one of the tools"), "{e}");
     }
 
     #[test]

@@ -23,6 +23,10 @@
 //! | `max_tokens`, `temperature`, `top_p`, `stop_sequences` | `inferenceConfig`'s `maxTokens`, `temperature`, `topP`, `stopSequences` |
 //! | `top_k` | `"additionalModelRequestFields": {"top_k"}` for Anthropic's models (an id containing `anthropic.`); unsupported otherwise: an error naming it, before anything is sent |
 //! | `seed` | not sent: Converse has no seed (a seed is passed only where supported) |
+//! | `response_format` | a forced tool: a `toolSpec` `{"name", "description": "Record the answer.", "inputSchema": {"json"}}` after the other tools, and `"toolChoice": {"tool": {"name"}}` |
+//!
+//! The answer to a `response_format` is the forced `toolUse`'s input, serialized as
+//! compact JSON, in [`ModelResponse::text`]; that call is not one of the tool calls.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -36,7 +40,7 @@ use super::settings::AwsCredentials;
 use super::transport::{Posted, Transport, read_json};
 use super::{
     ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
-    unsupported,
+    forced_tool, take_forced, unsupported,
 };
 use crate::error::{ConnectError, cut};
 use crate::server::label;
@@ -176,7 +180,15 @@ impl Bedrock {
         let (value, first_byte) =
             read_json(response, started, peer, transport.max_body_bytes).await?;
         drop(permit);
-        converse_answer(value, peer, first_byte, started)
+        let forced = request.response_format.as_ref().map(|f| f.name.as_str());
+        converse_answer(value, peer, first_byte, started).map(|mut r| {
+            let (text, calls) = take_forced(forced, std::mem::take(&mut r.text), r.tool_calls);
+            ModelResponse {
+                text,
+                tool_calls: calls,
+                ..r
+            }
+        })
     }
 }
 
@@ -226,6 +238,7 @@ pub fn is_anthropic_model(model: &str) -> bool {
 
 /// The Converse body for `request`.
 pub fn request_body(request: &ModelRequest) -> Result<Value, ConnectError> {
+    let forced = forced_tool(ProviderKind::Bedrock, request)?;
     let sampling = &request.sampling;
     let top_k = match sampling.top_k {
         Some(k) if is_anthropic_model(&request.model) => Some(k),
@@ -258,20 +271,29 @@ pub fn request_body(request: &ModelRequest) -> Result<Value, ConnectError> {
     if !config.is_empty() {
         body.insert("inferenceConfig".into(), Value::Object(config));
     }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                let mut spec = Map::new();
-                spec.insert("name".into(), json!(tool.name));
-                if let Some(description) = tool.description.as_deref().filter(|d| !d.is_empty()) {
-                    spec.insert("description".into(), json!(description));
-                }
-                spec.insert("inputSchema".into(), json!({"json": tool.parameters}));
-                json!({"toolSpec": spec})
-            })
-            .collect();
+    let mut tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|tool| {
+            let mut spec = Map::new();
+            spec.insert("name".into(), json!(tool.name));
+            if let Some(description) = tool.description.as_deref().filter(|d| !d.is_empty()) {
+                spec.insert("description".into(), json!(description));
+            }
+            spec.insert("inputSchema".into(), json!({"json": tool.parameters}));
+            json!({"toolSpec": spec})
+        })
+        .collect();
+    if let Some(format) = forced {
+        tools.push(
+            json!({"toolSpec": {"name": format.name, "description": "Record the answer.",
+            "inputSchema": {"json": format.schema}}}),
+        );
+        body.insert(
+            "toolConfig".into(),
+            json!({"tools": tools, "toolChoice": {"tool": {"name": format.name}}}),
+        );
+    } else if !tools.is_empty() {
         body.insert("toolConfig".into(), json!({"tools": tools}));
     }
     if let Some(k) = top_k {
@@ -502,6 +524,27 @@ mod tests {
         let signed = sigv4_headers(&with_token, "us-east-1", &url, body, time).unwrap();
         assert!(signed.iter().any(|(n, _)| n == "x-amz-security-token"));
     }
+
+    #[test]
+    fn response_format_is_a_forced_tool_spec() {
+        let mut r = request(CLAUDE_TEST);
+        r.response_format = Some(crate::provider::ResponseFormat {
+            name: "verdict".into(),
+            schema: json!({"type": "object"}),
+        });
+        let body = request_body(&r).unwrap();
+        assert_eq!(
+            body["toolConfig"],
+            json!({"tools": [
+                {"toolSpec": {"name": "lookup",
+                    "inputSchema": {"json": {"type": "object", "properties": {}}}}},
+                {"toolSpec": {"name": "verdict", "description": "Record the answer.",
+                    "inputSchema": {"json": {"type": "object"}}}},
+            ], "toolChoice": {"tool": {"name": "verdict"}}})
+        );
+    }
+
+    const CLAUDE_TEST: &str = "anthropic.claude-3-haiku-20240307-v1:0";
 
     #[test]
     fn converse_answers_are_read() {

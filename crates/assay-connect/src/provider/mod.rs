@@ -173,6 +173,45 @@ pub fn unsupported(provider: ProviderKind, parameter: &str) -> ConnectError {
     ))
 }
 
+/// The response format of `request` for a provider that asks for it with a forced tool
+/// (Anthropic, Bedrock): an error when a tool of the request has its name already, since
+/// the two could not be told apart.
+pub(crate) fn forced_tool(
+    provider: ProviderKind,
+    request: &ModelRequest,
+) -> Result<Option<&ResponseFormat>, ConnectError> {
+    let Some(format) = &request.response_format else {
+        return Ok(None);
+    };
+    if request.tools.iter().any(|t| t.name == format.name) {
+        return Err(ConnectError::config(format!(
+            "{}: the response format `{}` has the name of one of the tools; rename one of them",
+            provider.name(),
+            format.name
+        )));
+    }
+    Ok(Some(format))
+}
+
+/// Takes the call of the forced tool `forced` out of `calls`: its input becomes the
+/// text (serialized as compact JSON; input that was not JSON, kept as a string, as is),
+/// the other calls stay. Without such a call, `text` and `calls` are left as they are.
+pub(crate) fn take_forced(
+    forced: Option<&str>,
+    text: String,
+    mut calls: Vec<ModelToolCall>,
+) -> (String, Vec<ModelToolCall>) {
+    let Some(at) = forced.and_then(|name| calls.iter().position(|c| c.name == name)) else {
+        return (text, calls);
+    };
+    let call = calls.remove(at);
+    let text = match call.arguments {
+        Value::String(raw) => raw,
+        other => other.to_string(),
+    };
+    (text, calls)
+}
+
 /// Builds the provider of `kind` from its settings, the connection options (TLS, retry)
 /// and its limits. A missing key is reported by the first call, not here, so that every
 /// provider can be built whatever keys the environment holds.
@@ -194,4 +233,33 @@ pub fn build(
         }
         ProviderKind::Bedrock => std::sync::Arc::new(bedrock::Bedrock::new(settings, transport)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_forced_call_becomes_the_text() {
+        let call = |name: &str, arguments: Value| ModelToolCall {
+            name: name.into(),
+            arguments,
+        };
+        let calls = vec![
+            call("lookup", json!({"q": 1})),
+            call("verdict", json!({"pass": true})),
+        ];
+        let (text, rest) = take_forced(Some("verdict"), String::new(), calls.clone());
+        assert_eq!(text, r#"{"pass":true}"#);
+        assert_eq!(rest, vec![call("lookup", json!({"q": 1}))]);
+        let (text, rest) = take_forced(None, "hi".into(), calls.clone());
+        assert_eq!((text.as_str(), rest.len()), ("hi", 2));
+        let raw = vec![call("verdict", json!("not json"))];
+        assert_eq!(
+            take_forced(Some("verdict"), String::new(), raw).0,
+            "not json"
+        );
+    }
 }

@@ -14,6 +14,7 @@
 //! | `temperature`, `top_p`, `top_k`, `seed` | `options.temperature`, `.top_p`, `.top_k`, `.seed` |
 //! | `max_tokens` | `options.num_predict` |
 //! | `stop_sequences` | `options.stop` |
+//! | `response_format` | `"format": <schema>` (Ollama takes a JSON schema there); the JSON is the message's text |
 //!
 //! Every sampling parameter is supported. Ollama needs no key; when `assay.toml` names
 //! one (`api_key_env`, for a server behind an authenticating proxy) it is sent as a
@@ -151,6 +152,9 @@ pub fn request_body(request: &ModelRequest, stream: bool) -> Value {
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(format) = &request.response_format {
+        body.insert("format".into(), format.schema.clone());
     }
     let sampling = &request.sampling;
     let mut options = Map::new();
@@ -301,6 +305,17 @@ mod tests {
             ..request
         };
         assert!(request_body(&bare, false).get("options").is_none());
+        let structured = ModelRequest {
+            response_format: Some(crate::provider::ResponseFormat {
+                name: "verdict".into(),
+                schema: json!({"type": "object"}),
+            }),
+            ..bare
+        };
+        assert_eq!(
+            request_body(&structured, false)["format"],
+            json!({"type": "object"})
+        );
     }
 
     #[test]

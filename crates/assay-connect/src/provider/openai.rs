@@ -17,6 +17,7 @@
 //! | `max_tokens` | `max_tokens`; `max_completion_tokens` for o-series models (`o1`, `o3-mini`, `openai/o4-mini`) |
 //! | `stop_sequences` | `stop` |
 //! | `top_k` | unsupported: an error naming it, before anything is sent |
+//! | `response_format` | `"response_format": {"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}`; the JSON is the message's text |
 //!
 //! The key is needed only by the provider's own hosts (`api.openai.com`; Hugging Face's
 //! `*.huggingface.co` and `*.huggingface.cloud`): local servers take none, and then no
@@ -280,6 +281,13 @@ pub fn request_body(
     if let Some(seed) = sampling.seed {
         body.insert("seed".into(), json!(seed));
     }
+    if let Some(format) = &request.response_format {
+        body.insert(
+            "response_format".into(),
+            json!({"type": "json_schema", "json_schema": {
+                "name": format.name, "schema": format.schema, "strict": true}}),
+        );
+    }
     if stream {
         body.insert("stream".into(), json!(true));
         body.insert("stream_options".into(), json!({"include_usage": true}));
@@ -542,6 +550,21 @@ mod tests {
             json!([{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}])
         );
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
+    }
+
+    #[test]
+    fn response_format_is_a_strict_json_schema() {
+        let mut r = request();
+        r.response_format = Some(crate::provider::ResponseFormat {
+            name: "verdict".into(),
+            schema: json!({"type": "object"}),
+        });
+        let body = request_body(ProviderKind::Huggingface, &r, false).unwrap();
+        assert_eq!(
+            body["response_format"],
+            json!({"type": "json_schema", "json_schema": {"name": "verdict",
+                "schema": {"type": "object"}, "strict": true}})
+        );
     }
 
     #[test]

@@ -11,5 +11,6 @@ mod providers_bedrock;
 mod providers_fakes;
 mod providers_ollama;
 mod providers_openai;
+mod providers_structured;
 mod server;
 mod stdio;

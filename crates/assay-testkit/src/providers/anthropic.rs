@@ -16,6 +16,12 @@
 //! | messages that do not start with `user`, or do not alternate | 400 |
 //! | `temperature` or `top_p` outside 0..=1, a non-integer `top_k`, blank stop sequences | 400 |
 //! | a tool without a valid name or an `input_schema` of type `object` | 400 `tools.0.custom...` |
+//! | two tools of the same name | 400 `tools: Tool names must be unique.` |
+//! | a `tool_choice` without `tools`, of an unknown type, or naming no tool of `tools` | 400 `tool_choice...` |
+//!
+//! When `tool_choice` forces a tool (`{"type": "tool", "name"}`), the answer is a call of
+//! it, as the API's is: a [`Reply::structured`] answer is its input, and a reply without
+//! one (and without a call of that tool) has its text, as is, for input.
 //!
 //! A valid request gets the next [`Reply`]: a whole message, or with `"stream": true`
 //! server-sent events as the API sends them (`message_start` with the input tokens,
@@ -68,6 +74,14 @@ pub fn stream_error(error_type: &str, message: &str) -> Reply {
         200,
         format!("event: message_start\ndata: {start}\n\nevent: error\ndata: {error}\n\n"),
     )
+}
+
+/// The tool a request forces with `"tool_choice": {"type": "tool", "name"}`.
+fn forced_tool(body: &Value) -> Option<&str> {
+    let choice = &body["tool_choice"];
+    (choice["type"] == "tool")
+        .then(|| choice["name"].as_str())
+        .flatten()
 }
 
 /// The API's error type for a status.
@@ -189,7 +203,11 @@ fn error_answer(
 async fn answer(body: &Value, reply: Reply) -> hyper::Response<Body> {
     let streaming = body["stream"].as_bool().unwrap_or(false);
     let (text, calls) = match &reply.outcome {
-        Outcome::Answer { text, tool_calls } => (text.clone(), tool_calls.clone()),
+        Outcome::Answer {
+            text,
+            tool_calls,
+            structured,
+        } => Reply::as_forced_call(text, tool_calls, structured.as_ref(), forced_tool(body)),
         Outcome::Fail {
             status,
             message,
@@ -456,6 +474,57 @@ fn check_body(body: &Map<String, Value>) -> Result<(), Refusal> {
     if let Some(tools) = body.get("tools") {
         check_tools(tools)?;
     }
+    if let Some(choice) = body.get("tool_choice") {
+        check_tool_choice(choice, body.get("tools"))?;
+    }
+    Ok(())
+}
+
+/// Checks `tool_choice`: `auto`, `any`, `none`, or `tool` naming one of `tools`.
+fn check_tool_choice(choice: &Value, tools: Option<&Value>) -> Result<(), Refusal> {
+    let Some(choice) = choice.as_object() else {
+        return Err(invalid("tool_choice: Input should be a valid dictionary"));
+    };
+    let kind = match choice.get("type").and_then(Value::as_str) {
+        Some(kind @ ("auto" | "any" | "tool" | "none")) => kind,
+        Some(other) => {
+            return Err(invalid(format!(
+                "tool_choice: Input tag '{other}' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'"
+            )));
+        }
+        None => return Err(invalid("tool_choice.type: Field required")),
+    };
+    let allowed: &[&str] = if kind == "tool" {
+        &["type", "name", "disable_parallel_tool_use"]
+    } else {
+        &["type", "disable_parallel_tool_use"]
+    };
+    if let Some(key) = choice.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(invalid(format!(
+            "tool_choice.{kind}.{key}: Extra inputs are not permitted"
+        )));
+    }
+    let names: Vec<&str> = tools
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    if names.is_empty() && kind != "none" {
+        return Err(invalid(
+            "tool_choice may only be specified while providing tools.",
+        ));
+    }
+    if kind == "tool" {
+        let Some(name) = choice.get("name").and_then(Value::as_str) else {
+            return Err(invalid("tool_choice.tool.name: Field required"));
+        };
+        if !names.contains(&name) {
+            return Err(invalid(format!(
+                "tool_choice.tool.name: Tool '{name}' not found in tools"
+            )));
+        }
+    }
     Ok(())
 }
 
@@ -528,12 +597,19 @@ fn check_tools(tools: &Value) -> Result<(), Refusal> {
     let Some(tools) = tools.as_array() else {
         return Err(invalid("tools: Input should be a valid list"));
     };
+    let mut seen = Vec::new();
     for (i, tool) in tools.iter().enumerate() {
         let Some(tool) = tool.as_object() else {
             return Err(invalid(format!(
                 "tools.{i}: Input should be a valid dictionary"
             )));
         };
+        if let Some(name) = tool.get("name").and_then(Value::as_str) {
+            if seen.contains(&name) {
+                return Err(invalid("tools: Tool names must be unique."));
+            }
+            seen.push(name);
+        }
         for key in tool.keys() {
             if ![
                 "name",
@@ -649,6 +725,38 @@ mod tests {
                 "tools": [{"name": "t", "input_schema": {"type": "string"}}]}))
             .contains("input_schema.type")
         );
+        let with = |choice: Value| {
+            json!({"model": "m", "max_tokens": 1,
+                "messages": [{"role": "user", "content": "x"}],
+                "tools": [{"name": "t", "input_schema": {"type": "object"}}],
+                "tool_choice": choice})
+        };
+        assert!(
+            check(
+                &request(&GOOD, &with(json!({"type": "tool", "name": "t"}))),
+                None
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            refusal(with(json!({"type": "tool", "name": "v"}))),
+            "tool_choice.tool.name: Tool 'v' not found in tools"
+        );
+        assert!(refusal(with(json!({"type": "required"}))).contains("expected tags"));
+        assert_eq!(
+            refusal(with(json!({"type": "tool"}))),
+            "tool_choice.tool.name: Field required"
+        );
+    }
+
+    #[test]
+    fn forced_tools_are_found() {
+        assert_eq!(
+            forced_tool(&json!({"tool_choice": {"type": "tool", "name": "v"}})),
+            Some("v")
+        );
+        assert_eq!(forced_tool(&json!({"tool_choice": {"type": "any"}})), None);
+        assert_eq!(forced_tool(&json!({})), None);
     }
 
     #[test]

@@ -14,12 +14,17 @@
 //! - `400 ValidationException`: a body that is not JSON, an unknown field, no messages,
 //!   a conversation that does not start with `user` or does not alternate, a role other
 //!   than `user`/`assistant`, empty text, unknown `inferenceConfig` keys or out-of-range
-//!   values, malformed tools, and `additionalModelRequestFields` for a model that is not
+//!   values, malformed tools (or two of the same name), a `toolChoice` that is not one
+//!   of `{"auto": {}}`, `{"any": {}}`, `{"tool": {"name"}}` or names no tool of
+//!   `toolConfig.tools`, and `additionalModelRequestFields` for a model that is not
 //!   Anthropic's (the real service passes them to the model, which refuses them);
 //! - `404`: any other path.
 //!
 //! A valid request gets the next [`Reply`] as a whole Converse response
 //! (`output.message.content` with `text` and `toolUse` blocks, `stopReason`, `usage`);
+//! when `toolChoice` forces a tool, the answer is a call of it (`toolUse`), as the
+//! service's is: a [`Reply::structured`] answer is its input, and a reply without one
+//! (and without a call of that tool) has its text, as is, for input;
 //! a [`Reply::error`] gets the service's error shape with the error type of its status
 //! (`ThrottlingException` for 429, `InternalServerException` for 500, ...). Converse is
 //! not streamed (ConverseStream's binary event-stream framing is not faked).
@@ -48,6 +53,11 @@ const FIELDS: [&str; 10] = [
     "requestMetadata",
     "performanceConfig",
 ];
+
+/// The tool a request forces with `"toolChoice": {"tool": {"name"}}`.
+fn forced_tool(body: &Value) -> Option<&str> {
+    body["toolConfig"]["toolChoice"]["tool"]["name"].as_str()
+}
 
 /// The service's error type for a status.
 fn error_type(status: u16) -> &'static str {
@@ -255,7 +265,11 @@ fn error_answer(
 async fn answer(body: &Value, reply: Reply) -> hyper::Response<Body> {
     tokio::time::sleep(reply.first_delay).await;
     let (text, calls) = match &reply.outcome {
-        Outcome::Answer { text, tool_calls } => (text.clone(), tool_calls.clone()),
+        Outcome::Answer {
+            text,
+            tool_calls,
+            structured,
+        } => Reply::as_forced_call(text, tool_calls, structured.as_ref(), forced_tool(body)),
         Outcome::Fail {
             status,
             message,
@@ -577,11 +591,20 @@ fn check_tools(config: &Value) -> Checked {
     {
         return Err(format!("Unknown field '{key}' in toolConfig."));
     }
+    let mut names = Vec::new();
     for (i, tool) in tools.iter().enumerate() {
         let path = format!("toolConfig.tools.{}.member.toolSpec", i + 1);
         let Some(spec) = tool.get("toolSpec").and_then(Value::as_object) else {
             return Err(constraint(&path, "Member must not be null"));
         };
+        if let Some(name) = spec.get("name").and_then(Value::as_str) {
+            if names.contains(&name) {
+                return Err(format!(
+                    "The toolConfig field has duplicate tool names: {name}. Tool names must be unique."
+                ));
+            }
+            names.push(name);
+        }
         if let Some(key) = spec
             .keys()
             .find(|k| !["name", "description", "inputSchema"].contains(&k.as_str()))
@@ -617,7 +640,45 @@ fn check_tools(config: &Value) -> Checked {
             ));
         }
     }
+    if let Some(choice) = config.get("toolChoice") {
+        check_tool_choice(choice, &names)?;
+    }
     Ok(())
+}
+
+/// Checks `toolChoice`: exactly one of `auto`, `any` (both `{}`) or `tool`, whose
+/// `name` is one of `names`.
+fn check_tool_choice(choice: &Value, names: &[&str]) -> Checked {
+    let members: Vec<(&String, &Value)> = choice
+        .as_object()
+        .map(|c| c.iter().collect())
+        .unwrap_or_default();
+    let [(kind, value)] = members.as_slice() else {
+        return Err(
+            "The toolConfig.toolChoice field must have exactly one member: auto, any or tool."
+                .to_owned(),
+        );
+    };
+    match kind.as_str() {
+        "auto" | "any" if value.as_object().is_some_and(|v| v.is_empty()) => Ok(()),
+        "auto" | "any" => Err(format!("Unknown field in toolConfig.toolChoice.{kind}.")),
+        "tool" => {
+            let Some(name) = value.get("name").and_then(Value::as_str) else {
+                return Err(constraint(
+                    "toolConfig.toolChoice.tool.name",
+                    "Member must not be null",
+                ));
+            };
+            if names.contains(&name) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "The tool {name} in toolConfig.toolChoice is not defined in toolConfig.tools. Add the tool to toolConfig.tools and try again."
+                ))
+            }
+        }
+        other => Err(format!("Unknown field '{other}' in toolConfig.toolChoice.")),
+    }
 }
 
 #[cfg(test)]
@@ -660,6 +721,28 @@ mod tests {
             check_body(bad_config.to_string().as_bytes(), "m")
                 .unwrap_err()
                 .contains("topK")
+        );
+        let choosing = |choice: Value| {
+            json!({"messages": [{"role": "user", "content": [{"text": "hi"}]}],
+                "toolConfig": {"tools": [{"toolSpec": {"name": "v",
+                    "inputSchema": {"json": {"type": "object"}}}}], "toolChoice": choice}})
+            .to_string()
+        };
+        assert!(check_body(choosing(json!({"tool": {"name": "v"}})).as_bytes(), "m").is_ok());
+        assert!(check_body(choosing(json!({"any": {}})).as_bytes(), "m").is_ok());
+        assert!(
+            check_body(choosing(json!({"tool": {"name": "w"}})).as_bytes(), "m")
+                .unwrap_err()
+                .contains("not defined in toolConfig.tools")
+        );
+        assert!(
+            check_body(choosing(json!({"auto": {}, "any": {}})).as_bytes(), "m")
+                .unwrap_err()
+                .contains("exactly one member")
+        );
+        assert_eq!(
+            forced_tool(&json!({"toolConfig": {"toolChoice": {"tool": {"name": "v"}}}})),
+            Some("v")
         );
     }
 }

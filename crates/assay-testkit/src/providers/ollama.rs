@@ -14,6 +14,7 @@
 //! | an unknown top-level field, or an unknown key in `options` | 400 |
 //! | an option of the wrong type (`"temperature": "hot"`) | 400 |
 //! | a message with an unknown role, a tool without `function.name` | 400 |
+//! | a `format` that is neither `"json"` nor an object (a JSON schema) | 400 `invalid format: ...` |
 //! | no `messages` | 200: the model is loaded, `done_reason: "load"` |
 //!
 //! A valid request gets the next [`Reply`]: streamed unless `"stream": false` (Ollama's
@@ -21,7 +22,7 @@
 //! in `{"message": {"role": "assistant", "content": ...}, "done": false}`, the tool calls
 //! in one line (`message.tool_calls[].function.{name, arguments}`, arguments an object),
 //! then a last line with `"done": true`, `done_reason`, `prompt_eval_count` and
-//! `eval_count`.
+//! `eval_count`. A [`Reply::structured`] answer is the message's text, as JSON.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -239,6 +240,15 @@ fn validate(fields: &Map<String, Value>) -> Result<(), String> {
             }
         }
     }
+    match fields.get("format") {
+        None | Some(Value::Null | Value::Object(_)) => {}
+        Some(Value::String(f)) if f == "json" => {}
+        Some(other) => {
+            return Err(format!(
+                "invalid format: {other}; expected \"json\" or a valid JSON Schema object"
+            ));
+        }
+    }
     if let Some(stream) = fields.get("stream")
         && !stream.is_boolean()
     {
@@ -276,7 +286,11 @@ fn validate(fields: &Map<String, Value>) -> Result<(), String> {
 /// The answer to a valid request.
 async fn answer(body: &Value, reply: Reply) -> Response<Body> {
     let (text, tool_calls) = match &reply.outcome {
-        Outcome::Answer { text, tool_calls } => (text.clone(), tool_calls.clone()),
+        Outcome::Answer {
+            text,
+            tool_calls,
+            structured,
+        } => Reply::as_text(text, tool_calls, structured.as_ref()),
         Outcome::Fail {
             status,
             message,

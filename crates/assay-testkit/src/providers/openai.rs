@@ -21,12 +21,14 @@
 //! | a non-integer `seed`, `max_tokens` or `max_completion_tokens` | 400, code `invalid_type` |
 //! | `max_tokens`, or a `temperature` other than 1, to an o-series model | 400, code `unsupported_parameter` / `unsupported_value` |
 //! | `stream_options` without `stream: true` | 400 |
+//! | a `response_format` whose `type` is not `text`, `json_object` or `json_schema`; a `json_schema` without `name` or `schema`, or whose schema strict mode refuses; `json_object` without the word "json" in the messages | 400, param `response_format...` |
 //! | a model not in [`FakeOpenAi::models`], when set | 404, code `model_not_found` |
 //!
 //! A valid request gets the next [`Reply`]: a `chat.completion`, or with `stream: true`
 //! server-sent `chat.completion.chunk` events (the role first, text piece by piece, each
 //! tool call's name then its arguments in pieces of 5 characters, the finish reason, the
-//! usage when `stream_options.include_usage` is set, then `data: [DONE]`).
+//! usage when `stream_options.include_usage` is set, then `data: [DONE]`). A
+//! [`Reply::structured`] answer is the message's text, as JSON.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,6 +39,8 @@ use serde_json::{Map, Value, json};
 
 use super::reply::{Outcome, Reply, State, last_user_text, word_count};
 use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, pieces, serve};
+
+mod response_format;
 
 /// The top-level fields Chat Completions knows.
 const KNOWN_FIELDS: [&str; 31] = [
@@ -368,6 +372,9 @@ fn validate(fields: &Map<String, Value>) -> Result<(), Rejection> {
             check_tool(i, tool)?;
         }
     }
+    if let Some(format) = fields.get("response_format").filter(|f| !f.is_null()) {
+        response_format::check(format, messages)?;
+    }
     check_number(fields, "temperature", 0.0, 2.0)?;
     check_number(fields, "top_p", 0.0, 1.0)?;
     for name in ["seed", "max_tokens", "max_completion_tokens", "n"] {
@@ -552,7 +559,11 @@ fn check_number(
 async fn answer(body: &Value, reply: Reply) -> Response<Body> {
     let streaming = body["stream"].as_bool().unwrap_or(false);
     let (text, tool_calls) = match &reply.outcome {
-        Outcome::Answer { text, tool_calls } => (text.clone(), tool_calls.clone()),
+        Outcome::Answer {
+            text,
+            tool_calls,
+            structured,
+        } => Reply::as_text(text, tool_calls, structured.as_ref()),
         Outcome::Fail {
             status,
             message,

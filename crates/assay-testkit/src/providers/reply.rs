@@ -1,6 +1,12 @@
 //! [`Reply`]: what a fake provider answers, scripted by a test, and the script of one
 //! fake: a queue of replies taken in order, then rules keyed by the last user message,
 //! then a default.
+//!
+//! A structured answer ([`Reply::structured`]) is rendered the way each API gives one:
+//! as JSON text by the OpenAI-compatible and Ollama fakes, as a call of the forced tool
+//! by the Anthropic and Bedrock fakes. When a request forces a tool, a reply without a
+//! structured answer and without a call of that tool becomes a call of it whose input is
+//! the reply's text as is (JSON or not), so that malformed answers can be scripted too.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -28,6 +34,8 @@ pub enum Outcome {
         text: String,
         /// The tool calls, in order.
         tool_calls: Vec<ScriptedToolCall>,
+        /// A structured answer (a JSON object), rendered as each API gives one.
+        structured: Option<Value>,
     },
     /// An error in the provider's own error shape.
     Fail {
@@ -95,6 +103,27 @@ impl Reply {
         Reply::of(Outcome::Answer {
             text: text.into(),
             tool_calls: Vec::new(),
+            structured: None,
+        })
+    }
+
+    /// A structured answer, `value` (a JSON object, or anything to script a malformed
+    /// one): JSON text from the OpenAI-compatible and Ollama fakes, a call of the
+    /// forced tool with `value` as its input from the Anthropic and Bedrock fakes.
+    ///
+    /// ```
+    /// use assay_testkit::providers::Reply;
+    /// use serde_json::json;
+    ///
+    /// let reply = Reply::structured(json!({"pass": true}))
+    ///     .with_tool_call("lookup", json!({"q": "x"}));
+    /// # let _ = reply;
+    /// ```
+    pub fn structured(value: Value) -> Reply {
+        Reply::of(Outcome::Answer {
+            text: String::new(),
+            tool_calls: Vec::new(),
+            structured: Some(value),
         })
     }
 
@@ -185,6 +214,46 @@ impl Reply {
             piece_size: Some(size.max(1)),
             ..self
         }
+    }
+
+    /// The text and the tool calls of an answer, for a fake that gives structured
+    /// answers as JSON text: the structured answer, serialized, follows the text.
+    pub(crate) fn as_text(
+        text: &str,
+        tool_calls: &[ScriptedToolCall],
+        structured: Option<&Value>,
+    ) -> (String, Vec<ScriptedToolCall>) {
+        let mut text = text.to_owned();
+        if let Some(value) = structured {
+            text.push_str(&value.to_string());
+        }
+        (text, tool_calls.to_vec())
+    }
+
+    /// The text and the tool calls of an answer, for a fake that gives structured
+    /// answers as a call of the tool the request forces (`forced`): the structured
+    /// answer becomes a call of it after the others; without one, and without a call
+    /// of that tool, so does the text, as is. Nothing is forced: [`Reply::as_text`].
+    pub(crate) fn as_forced_call(
+        text: &str,
+        tool_calls: &[ScriptedToolCall],
+        structured: Option<&Value>,
+        forced: Option<&str>,
+    ) -> (String, Vec<ScriptedToolCall>) {
+        let Some(name) = forced else {
+            return Reply::as_text(text, tool_calls, structured);
+        };
+        let mut calls = tool_calls.to_vec();
+        let (text, arguments) = match structured {
+            Some(value) => (text.to_owned(), value.to_string()),
+            None if calls.iter().any(|c| c.name == name) => return (text.to_owned(), calls),
+            None => (String::new(), text.to_owned()),
+        };
+        calls.push(ScriptedToolCall {
+            name: name.to_owned(),
+            arguments,
+        });
+        (text, calls)
     }
 
     /// The text streamed piece by piece.
@@ -343,6 +412,29 @@ mod tests {
         assert_eq!(state.next("capital?"), Reply::text("first"));
         assert_eq!(state.next("the capital?"), Reply::text("Paris"));
         assert_eq!(state.next("hello"), Reply::text("ok"));
+    }
+
+    #[test]
+    fn structured_answers_are_text_or_a_forced_call() {
+        let value = json!({"pass": true});
+        let lookup = ScriptedToolCall {
+            name: "lookup".into(),
+            arguments: "{}".into(),
+        };
+        let (text, calls) = Reply::as_text("", std::slice::from_ref(&lookup), Some(&value));
+        assert_eq!((text.as_str(), calls.len()), (r#"{"pass":true}"#, 1));
+        let (text, calls) =
+            Reply::as_forced_call("", std::slice::from_ref(&lookup), Some(&value), Some("v"));
+        assert_eq!(text, "");
+        assert_eq!(calls[1].name, "v");
+        assert_eq!(calls[1].arguments, r#"{"pass":true}"#);
+        let (text, calls) = Reply::as_forced_call("not json", &[], None, Some("v"));
+        assert_eq!(
+            (text.as_str(), calls[0].arguments.as_str()),
+            ("", "not json")
+        );
+        let (text, calls) = Reply::as_forced_call("plain", &[], None, None);
+        assert_eq!((text.as_str(), calls.len()), ("plain", 0));
     }
 
     #[test]

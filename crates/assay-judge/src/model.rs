@@ -1,0 +1,160 @@
+//! [`ModelJudge`]: a model behind any [`Provider`] of `assay-connect` judges, with
+//! Assay's own prompt, a structured verdict in the provider's structured-output mode,
+//! at temperature 0.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use assay_check::Judge;
+//! use assay_connect::HttpOptions;
+//! use assay_connect::provider::{self, Limits, ProviderKind, ProviderSettings};
+//! use assay_judge::ModelJudge;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let env = std::env::vars().collect();
+//! let settings = ProviderSettings::resolve(ProviderKind::Openai, &env, None)?;
+//! let openai = provider::build(
+//!     ProviderKind::Openai,
+//!     settings,
+//!     &HttpOptions::default(),
+//!     Limits::default(),
+//! )?;
+//! let judge = ModelJudge::new(openai, "gpt-4o-mini");
+//! let verdict = judge.judge("names a band", "The Beatles recorded it").await?;
+//! println!("{} ({})", verdict.pass, verdict.reason);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use assay_check::{BoxFuture, Judge, JudgeError, JudgeVerdict};
+use assay_connect::provider::{
+    ChatMessage, ModelRequest, Provider, ResponseFormat, Role, Sampling,
+};
+
+use crate::cache::Cache;
+use crate::prompt::{
+    SYSTEM_PROMPT, VERDICT_NAME, Vote, parse_structured, user_message, verdict_schema,
+};
+use crate::voting::{Ask, AskError, Common, Votes};
+
+/// The limit on one call to the judge's model, unless set otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The most tokens a verdict may take.
+const MAX_TOKENS: u64 = 400;
+
+/// A judge that asks a model.
+#[derive(Debug, Clone)]
+pub struct ModelJudge {
+    common: Common,
+    backend: Backend,
+}
+
+#[derive(Debug, Clone)]
+struct Backend {
+    provider: Arc<dyn Provider>,
+    model: String,
+    timeout: Duration,
+}
+
+impl ModelJudge {
+    /// A judge asking `model` through `provider`: one vote, no cache,
+    /// [`DEFAULT_TIMEOUT`].
+    pub fn new(provider: Arc<dyn Provider>, model: impl Into<String>) -> ModelJudge {
+        let model = model.into();
+        ModelJudge {
+            common: Common {
+                id: format!("{}:{model}", provider.kind().name()),
+                ..Common::default()
+            },
+            backend: Backend {
+                provider,
+                model,
+                timeout: DEFAULT_TIMEOUT,
+            },
+        }
+    }
+
+    /// Takes `votes` verdicts and the majority.
+    pub fn with_votes(mut self, votes: Votes) -> ModelJudge {
+        self.common.votes = votes;
+        self
+    }
+
+    /// Caches verdicts in `cache`.
+    pub fn with_cache(mut self, cache: Cache) -> ModelJudge {
+        self.common.cache = Some(cache);
+        self
+    }
+
+    /// Bounds each call to the model.
+    pub fn with_timeout(mut self, timeout: Duration) -> ModelJudge {
+        self.backend.timeout = timeout;
+        self
+    }
+
+    /// `provider:model`, as reports name the judge.
+    pub fn id(&self) -> &str {
+        &self.common.id
+    }
+
+    /// The request for one vote.
+    pub fn request(&self, criteria: &str, sample: &str) -> ModelRequest {
+        self.backend.request(criteria, sample)
+    }
+}
+
+impl Backend {
+    fn request(&self, criteria: &str, sample: &str) -> ModelRequest {
+        ModelRequest {
+            model: self.model.clone(),
+            system: Some(SYSTEM_PROMPT.to_owned()),
+            messages: vec![ChatMessage {
+                role: Role::User,
+                content: user_message(criteria, sample),
+            }],
+            tools: Vec::new(),
+            sampling: Sampling {
+                temperature: Some(0.0),
+                max_tokens: Some(MAX_TOKENS),
+                ..Sampling::default()
+            },
+            timeout: Some(self.timeout),
+            response_format: Some(ResponseFormat {
+                name: VERDICT_NAME.to_owned(),
+                schema: verdict_schema(),
+            }),
+        }
+    }
+}
+
+impl Ask for Backend {
+    fn ask<'a>(
+        &'a self,
+        criteria: &'a str,
+        sample: &'a str,
+    ) -> BoxFuture<'a, Result<Vote, AskError>> {
+        Box::pin(async move {
+            let request = self.request(criteria, sample);
+            let response = self
+                .provider
+                .complete(&request)
+                .await
+                .map_err(|e| AskError::Failed(e.to_string()))?;
+            parse_structured(&response.text).map_err(AskError::Unparseable)
+        })
+    }
+}
+
+impl Judge for ModelJudge {
+    fn judge<'a>(
+        &'a self,
+        criteria: &'a str,
+        sample: &'a str,
+    ) -> BoxFuture<'a, Result<JudgeVerdict, JudgeError>> {
+        Box::pin(self.common.decide(&self.backend, criteria, sample))
+    }
+}

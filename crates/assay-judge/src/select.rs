@@ -1,0 +1,265 @@
+//! Which judge: [`JudgeSpec::parse`] reads `provider:model` or `neuro-san:<agent>`
+//! (from `--judge` or `[judge] model`); [`pick_from_env`] picks one when none is
+//! named; [`ollama_reachable`] tells whether a local Ollama answers.
+//!
+//! ```
+//! use std::collections::HashMap;
+//!
+//! use assay_judge::{JudgeSpec, pick_from_env};
+//!
+//! let spec = JudgeSpec::parse("ollama:llama3.1:8b").unwrap();
+//! assert_eq!(spec.to_string(), "ollama:llama3.1:8b");
+//! assert!(JudgeSpec::parse("gpt-4o-mini").is_err());
+//!
+//! let env = HashMap::from([("ANTHROPIC_API_KEY".to_owned(), "k".to_owned())]);
+//! let picked = pick_from_env(&env, false).unwrap();
+//! assert_eq!(picked.spec.to_string(), "anthropic:claude-3-5-haiku-latest");
+//! assert_eq!(picked.because, "ANTHROPIC_API_KEY is set");
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+use assay_connect::Url;
+use assay_connect::provider::ProviderKind;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The judge picked when `OPENAI_API_KEY` is set.
+pub const OPENAI_DEFAULT: &str = "gpt-4o-mini";
+/// The judge picked when `ANTHROPIC_API_KEY` is set.
+pub const ANTHROPIC_DEFAULT: &str = "claude-3-5-haiku-latest";
+/// The judge picked when a local Ollama answers.
+pub const OLLAMA_DEFAULT: &str = "llama3.1";
+
+/// What to write to configure a judge, for messages.
+pub const HOW_TO_CONFIGURE: &str = "name one with `--judge provider:model` (e.g. `--judge openai:gpt-4o-mini`) or `[judge] model = \"provider:model\"` in assay.toml, or set OPENAI_API_KEY or ANTHROPIC_API_KEY, or run Ollama locally";
+
+/// A judge, by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JudgeSpec {
+    /// A model of a provider.
+    Model {
+        /// The provider.
+        provider: ProviderKind,
+        /// The model, as the provider names it.
+        model: String,
+    },
+    /// A neuro-san agent on the configured server.
+    NeuroSan {
+        /// The agent's name.
+        agent: String,
+    },
+}
+
+/// Why a judge name is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SpecError {
+    message: String,
+}
+
+impl JudgeSpec {
+    /// Reads `provider:model` (the model may hold more colons, as Ollama's do) or
+    /// `neuro-san:<agent>`.
+    pub fn parse(text: &str) -> Result<JudgeSpec, SpecError> {
+        let text = text.trim();
+        let error = |message: String| SpecError { message };
+        let Some((prefix, name)) = text.split_once(':') else {
+            return Err(error(format!(
+                "`{text}` is not a judge: write `provider:model` (e.g. `openai:gpt-4o-mini`) or `neuro-san:<agent>`"
+            )));
+        };
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(error(format!(
+                "the judge `{text}` names no {} after the colon",
+                if prefix == "neuro-san" {
+                    "agent"
+                } else {
+                    "model"
+                }
+            )));
+        }
+        if prefix == "neuro-san" {
+            return Ok(JudgeSpec::NeuroSan {
+                agent: name.to_owned(),
+            });
+        }
+        let Some(provider) = ProviderKind::from_name(prefix) else {
+            let known: Vec<&str> = ProviderKind::ALL.iter().map(|p| p.name()).collect();
+            return Err(error(format!(
+                "unknown judge provider `{prefix}`; expected one of {}, neuro-san",
+                known.join(", ")
+            )));
+        };
+        Ok(JudgeSpec::Model {
+            provider,
+            model: name.to_owned(),
+        })
+    }
+}
+
+impl fmt::Display for JudgeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JudgeSpec::Model { provider, model } => write!(f, "{}:{model}", provider.name()),
+            JudgeSpec::NeuroSan { agent } => write!(f, "neuro-san:{agent}"),
+        }
+    }
+}
+
+/// A judge picked from the environment, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picked {
+    /// The judge.
+    pub spec: JudgeSpec,
+    /// Why it was picked, e.g. `OPENAI_API_KEY is set`.
+    pub because: String,
+}
+
+/// Picks a judge when none is named: `OPENAI_API_KEY` → `openai:gpt-4o-mini`, else
+/// `ANTHROPIC_API_KEY` → `anthropic:claude-3-5-haiku-latest`, else a reachable local
+/// Ollama → `ollama:llama3.1`; else none. Empty variables count as unset.
+pub fn pick_from_env(env: &HashMap<String, String>, ollama_reachable: bool) -> Option<Picked> {
+    let set = |name: &str| env.get(name).is_some_and(|v| !v.trim().is_empty());
+    let model = |provider, model: &str, because: &str| Picked {
+        spec: JudgeSpec::Model {
+            provider,
+            model: model.to_owned(),
+        },
+        because: because.to_owned(),
+    };
+    if set("OPENAI_API_KEY") {
+        Some(model(
+            ProviderKind::Openai,
+            OPENAI_DEFAULT,
+            "OPENAI_API_KEY is set",
+        ))
+    } else if set("ANTHROPIC_API_KEY") {
+        Some(model(
+            ProviderKind::Anthropic,
+            ANTHROPIC_DEFAULT,
+            "ANTHROPIC_API_KEY is set",
+        ))
+    } else if ollama_reachable {
+        Some(model(
+            ProviderKind::Ollama,
+            OLLAMA_DEFAULT,
+            "a local Ollama answers",
+        ))
+    } else {
+        None
+    }
+}
+
+/// Whether an Ollama server answers `GET /api/tags` at `base_url` (plain http; the
+/// whole probe takes at most `limit`). Nothing but that one request is sent.
+pub async fn ollama_reachable(base_url: &Url, limit: Duration) -> bool {
+    tokio::time::timeout(limit, probe(base_url))
+        .await
+        .unwrap_or(false)
+}
+
+async fn probe(base_url: &Url) -> bool {
+    if base_url.scheme() != "http" {
+        return false;
+    }
+    let (Some(host), Some(port)) = (base_url.host_str(), base_url.port_or_known_default()) else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let Ok(mut stream) = tokio::net::TcpStream::connect((host, port)).await else {
+        return false;
+    };
+    let path = format!("{}/api/tags", base_url.path().trim_end_matches('/'));
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return false;
+    }
+    let mut head = [0u8; 16];
+    let mut read = 0;
+    while read < head.len() {
+        match stream.read(&mut head[read..]).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => read += n,
+        }
+    }
+    let line = String::from_utf8_lossy(&head[..read]);
+    line.starts_with("HTTP/1.") && line.get(9..12) == Some("200")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs() {
+        assert_eq!(
+            JudgeSpec::parse("openai:gpt-4o-mini").unwrap(),
+            JudgeSpec::Model {
+                provider: ProviderKind::Openai,
+                model: "gpt-4o-mini".to_owned()
+            }
+        );
+        assert_eq!(
+            JudgeSpec::parse("neuro-san:gist").unwrap(),
+            JudgeSpec::NeuroSan {
+                agent: "gist".to_owned()
+            }
+        );
+        let e = JudgeSpec::parse("foo:bar").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "unknown judge provider `foo`; expected one of openai, anthropic, ollama, huggingface, bedrock, neuro-san"
+        );
+        let e = JudgeSpec::parse("openai:").unwrap_err().to_string();
+        assert_eq!(e, "the judge `openai:` names no model after the colon");
+        let e = JudgeSpec::parse("neuro-san:").unwrap_err().to_string();
+        assert!(e.contains("no agent"), "{e}");
+    }
+
+    #[test]
+    fn picking_order() {
+        let env = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        let both = env(&[("OPENAI_API_KEY", "a"), ("ANTHROPIC_API_KEY", "b")]);
+        assert_eq!(
+            pick_from_env(&both, true).unwrap().spec.to_string(),
+            "openai:gpt-4o-mini"
+        );
+        let empty = env(&[("OPENAI_API_KEY", "")]);
+        assert_eq!(pick_from_env(&empty, false), None);
+        let picked = pick_from_env(&empty, true).unwrap();
+        assert_eq!(picked.spec.to_string(), "ollama:llama3.1");
+        assert_eq!(picked.because, "a local Ollama answers");
+    }
+
+    #[tokio::test]
+    async fn probing_ollama() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            if let Ok((mut socket, _)) = listener.accept().await {
+                let mut buf = [0u8; 1024];
+                let _ = socket.read(&mut buf).await;
+                let _ = socket
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n{\"models\":[]}")
+                    .await;
+            }
+        });
+        let url = Url::parse(&format!("http://{addr}")).unwrap();
+        assert!(ollama_reachable(&url, Duration::from_secs(2)).await);
+        // Nothing listens there any more.
+        let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let gone = closed.local_addr().unwrap();
+        drop(closed);
+        let url = Url::parse(&format!("http://{gone}")).unwrap();
+        assert!(!ollama_reachable(&url, Duration::from_secs(2)).await);
+    }
+}
