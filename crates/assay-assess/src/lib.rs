@@ -24,7 +24,7 @@ pub mod stats;
 
 use serde::Serialize;
 
-pub use modes::{Failure, Mode, classify, normalize};
+pub use modes::{Failure, Mode, classify, merge_named, normalize};
 pub use stats::{RatioAdvice, advise, binomial_tail, wilson};
 
 /// How one sample came out.

@@ -136,6 +136,45 @@ fn mode(signature: String, failures: &[&Failure], samples: u64) -> Mode {
     }
 }
 
+/// Modes named by an LLM: each keeps its signature and takes its name as `label`;
+/// modes with the same name are one failure, merged (counts added, signatures joined
+/// with ` | `, the first example kept). `names` is one name per mode, in order; with a
+/// different length the modes are returned unchanged.
+pub fn merge_named(modes: Vec<Mode>, names: &[String], samples: u64) -> Vec<Mode> {
+    if names.len() != modes.len() {
+        return modes;
+    }
+    let mut merged: Vec<Mode> = Vec::new();
+    for (mode, name) in modes.into_iter().zip(names) {
+        match merged.iter_mut().find(|m| m.label == *name) {
+            Some(existing) => {
+                existing.count += mode.count;
+                existing.signature = format!("{} | {}", existing.signature, mode.signature);
+            }
+            None => merged.push(Mode {
+                label: name.clone(),
+                ..mode
+            }),
+        }
+    }
+    for m in &mut merged {
+        m.share = if samples == 0 {
+            0.0
+        } else {
+            m.count as f64 / samples as f64
+        };
+        let (low, high) = crate::stats::wilson(m.count, samples, crate::stats::Z95);
+        m.ci_low = low;
+        m.ci_high = high;
+    }
+    merged.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then_with(|| a.signature.cmp(&b.signature))
+    });
+    merged
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +231,32 @@ mod tests {
         );
         assert!((modes[0].share - 0.05).abs() < 1e-12);
         assert!(modes[0].ci_low < 0.05 && modes[0].ci_high > 0.05);
+    }
+
+    #[test]
+    fn modes_named_alike_are_merged_and_keep_their_signatures() {
+        let firsts: Vec<Failure> = [("x", 3), ("y", 2), ("z", 4)]
+            .iter()
+            .flat_map(|(found, n)| (0..*n).map(move |_| failure(found)))
+            .collect();
+        let modes = classify(&firsts, 10);
+        assert_eq!(modes.len(), 3);
+        let names = vec![
+            "wrong word".to_owned(),
+            "wrong word".to_owned(),
+            "other".to_owned(),
+        ];
+        let merged = merge_named(modes.clone(), &names, 10);
+        assert_eq!(merged.len(), 2);
+        assert_eq!(merged[0].label, "wrong word");
+        assert_eq!(merged[0].count, modes[0].count + modes[1].count);
+        assert!(merged[0].signature.contains(" | "));
+        assert!((merged[0].share - 0.7).abs() < 1e-12);
+        assert_eq!(
+            merge_named(modes.clone(), &names[..1], 10),
+            modes,
+            "a bad answer changes nothing"
+        );
     }
 
     #[test]

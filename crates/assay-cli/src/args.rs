@@ -171,6 +171,18 @@ pub struct AssessArgs {
     /// Write the assessment as a self-contained HTML page to this file
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
+    /// How to group failures: by deterministic signature, or also named and merged by an LLM (the judge's model)
+    #[arg(long, value_enum, default_value_t = Classify::Signature)]
+    pub classify: Classify,
+}
+
+/// How `assess` groups failures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Classify {
+    /// Deterministic signatures only
+    Signature,
+    /// Signatures, then named and merged by an LLM
+    Llm,
 }
 
 /// A connection, as `--connection` names it.

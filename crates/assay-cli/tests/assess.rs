@@ -190,3 +190,70 @@ fn the_html_page_renders_in_headless_chromium() {
         "{dom}"
     );
 }
+
+#[test]
+fn classify_llm_names_and_merges_modes_with_the_judge_s_model() {
+    use assay_testkit::providers::Reply;
+    use assay_testkit::providers::openai::FakeOpenAi;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.expect_key("sk-fake");
+    fake.script(Reply::structured(
+        serde_json::json!({"names": ["says failure", "says failure"]}),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("flaky.yaml"), FLAKY).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
+    cmd.args([
+        "assess",
+        "--demo",
+        "flaky.yaml",
+        "--samples",
+        "100",
+        "--classify",
+        "llm",
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--json",
+        "assessment.json",
+    ])
+    .current_dir(dir.path())
+    .env("NO_COLOR", "1")
+    .env("OPENAI_BASE_URL", fake.base_url())
+    .env("OPENAI_API_KEY", "sk-fake");
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("assessment.json")).unwrap())
+            .unwrap();
+    let case = &report["cases"][0];
+    let modes = case["modes"].as_array().unwrap();
+    assert_eq!(
+        modes.len(),
+        1,
+        "the two planted modes, named alike, are merged: {modes:#?}"
+    );
+    assert_eq!(modes[0]["label"], "says failure");
+    let signature = modes[0]["signature"].as_str().unwrap();
+    assert!(
+        signature.contains("found failure a") && signature.contains("found failure b"),
+        "{signature}"
+    );
+    assert_eq!(modes[0]["count"], case["failed"]);
+    // The model saw both modes, with their signatures.
+    let request: serde_json::Value = serde_json::from_slice(&fake.requests()[0].body).unwrap();
+    let asked = request["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        asked.contains("found failure a") && asked.contains("found failure b"),
+        "{asked}"
+    );
+}

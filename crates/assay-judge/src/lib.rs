@@ -51,6 +51,7 @@
 pub mod cache;
 pub mod calibrate;
 mod model;
+pub mod namer;
 mod neuro_san;
 pub mod prompt;
 pub mod select;
@@ -59,6 +60,7 @@ pub mod voting;
 pub use cache::Cache;
 pub use calibrate::{Calibration, LabeledItem, calibrate, load_labeled};
 pub use model::{DEFAULT_TIMEOUT, ModelJudge};
+pub use namer::{ModeInput, ModeNamer, ModelNamer, NAMER_PROMPT_VERSION};
 pub use neuro_san::NeuroSanJudge;
 pub use prompt::PROMPT_VERSION;
 pub use select::{HOW_TO_CONFIGURE, JudgeSpec, Picked, SpecError, ollama_reachable, pick_from_env};

@@ -8,8 +8,9 @@
 use std::collections::HashMap;
 
 use anyhow::Context;
-use assay_assess::{CaseAssessment, Failure, Outcome, SampleOutcome, assess};
+use assay_assess::{CaseAssessment, Failure, Outcome, SampleOutcome, assess, merge_named};
 use assay_check::CheckStatus;
+use assay_judge::ModeInput;
 use assay_report::assess::{
     assessment_html, assessment_json, assessment_markdown, assessment_table,
 };
@@ -19,7 +20,7 @@ use assay_run::{RunOptions, run_plan};
 use tokio::sync::mpsc;
 
 use super::run::{Prepared, connection, connectors, prepare};
-use crate::args::AssessArgs;
+use crate::args::{AssessArgs, Classify};
 use crate::exit::ExitCode;
 use crate::output;
 
@@ -119,7 +120,7 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
             &b.unit.connection,
         ))
     });
-    let cases: Vec<CaseAssessment> = units
+    let mut cases: Vec<CaseAssessment> = units
         .iter()
         .map(|u| {
             let ratio = ratios
@@ -129,6 +130,30 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
             assess_unit(u, ratio)
         })
         .collect();
+    if args.classify == Classify::Llm {
+        let named = runtime.block_on(async {
+            let choice = super::judge::Choice::of_target(&args.target);
+            let namer = super::judge::namer(&choice, config.as_ref()).await?;
+            for case in cases.iter_mut().filter(|c| !c.modes.is_empty()) {
+                let inputs: Vec<ModeInput> = case
+                    .modes
+                    .iter()
+                    .map(|m| ModeInput {
+                        signature: m.signature.clone(),
+                        example: m.example.clone(),
+                        count: m.count,
+                    })
+                    .collect();
+                let names = namer.name_modes(&inputs).await.map_err(|e| e.to_string())?;
+                case.modes = merge_named(std::mem::take(&mut case.modes), &names, case.samples);
+            }
+            Ok::<(), String>(())
+        });
+        if let Err(message) = named {
+            output::stderr(&format!("error: {message}\n"));
+            return Ok(ExitCode::INVALID);
+        }
+    }
     output::stdout(&assessment_table(&cases))?;
     if let Some(path) = &args.json {
         std::fs::write(path, assessment_json(&cases))

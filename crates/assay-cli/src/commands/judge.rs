@@ -18,8 +18,8 @@ use assay_connect::{
 };
 use assay_judge::calibrate::word;
 use assay_judge::{
-    Cache, Calibration, HOW_TO_CONFIGURE, JudgeSpec, LabeledItem, ModelJudge, NeuroSanJudge, Votes,
-    calibrate, load_labeled, ollama_reachable, pick_from_env,
+    Cache, Calibration, HOW_TO_CONFIGURE, JudgeSpec, LabeledItem, ModeNamer, ModelJudge,
+    ModelNamer, NeuroSanJudge, Votes, calibrate, load_labeled, ollama_reachable, pick_from_env,
 };
 use assay_spec::model::config::{Config, ProviderName};
 use assay_spec::model::data_driven::StockTest;
@@ -97,31 +97,8 @@ pub(crate) async fn build(
 ) -> Result<Option<Arc<dyn Judge>>, String> {
     let env: HashMap<String, String> = std::env::vars().collect();
     let table = config.and_then(|c| c.judge.as_ref());
-    let (spec, because) = if let Some(flag) = choice.judge {
-        let spec = JudgeSpec::parse(flag).map_err(|e| format!("--judge: {e}"))?;
-        (spec, "from --judge".to_owned())
-    } else if let Some(model) = table.and_then(|t| t.model.as_deref()) {
-        let spec = JudgeSpec::parse(model).map_err(|e| format!("assay.toml [judge] model: {e}"))?;
-        (spec, "from assay.toml".to_owned())
-    } else {
-        let no_key = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
-            .iter()
-            .all(|k| env.get(*k).is_none_or(|v| v.trim().is_empty()));
-        let ollama = if no_key {
-            let settings = ProviderSettings::resolve(
-                ProviderKind::Ollama,
-                &env,
-                provider_table(config, ProviderKind::Ollama),
-            )
-            .map_err(|e| e.to_string())?;
-            ollama_reachable(&settings.base_url, OLLAMA_PROBE).await
-        } else {
-            false
-        };
-        match pick_from_env(&env, ollama) {
-            Some(picked) => (picked.spec, format!("picked because {}", picked.because)),
-            None => return Ok(None),
-        }
+    let Some((spec, because)) = resolve_spec(choice, config, &env).await? else {
+        return Ok(None);
     };
     let votes = Votes::new(table.and_then(|t| t.votes).unwrap_or(1))
         .map_err(|e| format!("assay.toml [judge] votes: {e}"))?;
@@ -180,6 +157,75 @@ pub(crate) async fn build(
     };
     output::stderr(&format!("judge: {spec} ({because}{extras})\n"));
     Ok(Some(judge))
+}
+
+/// The judge `choice` and `config` name, else the one the environment offers, with why;
+/// `Ok(None)` when there is none.
+async fn resolve_spec(
+    choice: &Choice<'_>,
+    config: Option<&Config>,
+    env: &HashMap<String, String>,
+) -> Result<Option<(JudgeSpec, String)>, String> {
+    let table = config.and_then(|c| c.judge.as_ref());
+    let found = if let Some(flag) = choice.judge {
+        let spec = JudgeSpec::parse(flag).map_err(|e| format!("--judge: {e}"))?;
+        (spec, "from --judge".to_owned())
+    } else if let Some(model) = table.and_then(|t| t.model.as_deref()) {
+        let spec = JudgeSpec::parse(model).map_err(|e| format!("assay.toml [judge] model: {e}"))?;
+        (spec, "from assay.toml".to_owned())
+    } else {
+        let no_key = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+            .iter()
+            .all(|k| env.get(*k).is_none_or(|v| v.trim().is_empty()));
+        let ollama = if no_key {
+            let settings = ProviderSettings::resolve(
+                ProviderKind::Ollama,
+                env,
+                provider_table(config, ProviderKind::Ollama),
+            )
+            .map_err(|e| e.to_string())?;
+            ollama_reachable(&settings.base_url, OLLAMA_PROBE).await
+        } else {
+            false
+        };
+        match pick_from_env(env, ollama) {
+            Some(picked) => (picked.spec, format!("picked because {}", picked.because)),
+            None => return Ok(None),
+        }
+    };
+    Ok(Some(found))
+}
+
+/// A model that names failure modes for `assess --classify llm`: the judge's model.
+pub(crate) async fn namer(
+    choice: &Choice<'_>,
+    config: Option<&Config>,
+) -> Result<Arc<dyn ModeNamer>, String> {
+    let env: HashMap<String, String> = std::env::vars().collect();
+    let Some((spec, because)) = resolve_spec(choice, config, &env).await? else {
+        return Err(format!(
+            "--classify llm needs a model to name the modes; {HOW_TO_CONFIGURE}"
+        ));
+    };
+    let JudgeSpec::Model {
+        provider: kind,
+        model,
+    } = &spec
+    else {
+        return Err(
+            "--classify llm needs a model judge (provider:model), not a neuro-san agent".to_owned(),
+        );
+    };
+    let options = http_options(choice).map_err(|e| e.to_string())?;
+    let table = provider_table(config, *kind);
+    let settings = ProviderSettings::resolve(*kind, &env, table).map_err(|e| e.to_string())?;
+    let limits = Limits::new(
+        table.and_then(|t| t.max_concurrency),
+        table.and_then(|t| t.requests_per_minute),
+    );
+    let provider = provider::build(*kind, settings, &options, limits).map_err(|e| e.to_string())?;
+    output::stderr(&format!("naming failure modes with {spec} ({because})\n"));
+    Ok(Arc::new(ModelNamer::new(provider, model.clone())))
 }
 
 fn provider_table(

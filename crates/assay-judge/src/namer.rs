@@ -1,0 +1,171 @@
+//! Naming failure modes with a model, for `assay assess --classify llm`: the model gives
+//! every mode a short name, and modes it names alike are the same failure (the assessor
+//! merges them). The deterministic signatures stay beside the names.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use assay_check::{BoxFuture, JudgeError};
+use assay_connect::provider::{
+    ChatMessage, ModelRequest, Provider, ResponseFormat, Role, Sampling,
+};
+use serde_json::{Value, json};
+
+/// Version of the naming prompt, recorded with every named mode.
+pub const NAMER_PROMPT_VERSION: &str = "assay-modes-1";
+
+const SYSTEM: &str = "You group the ways a test of an AI agent failed. You get a numbered list of failure modes, each with how often it happened, its signature (which check failed and on what) and an example message. Give each mode a short name of 2 to 6 words that says how the agent failed, in plain words. Give the same name to modes that are the same kind of failure, and different names to different kinds. Answer with the JSON object asked for, one name per mode, in the order given.";
+
+/// One mode as the namer sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModeInput {
+    /// The deterministic signature.
+    pub signature: String,
+    /// An example failure message.
+    pub example: String,
+    /// How many samples failed this way.
+    pub count: u64,
+}
+
+/// Names failure modes.
+pub trait ModeNamer: Send + Sync {
+    /// One name per mode, in order.
+    fn name_modes<'a>(
+        &'a self,
+        modes: &'a [ModeInput],
+    ) -> BoxFuture<'a, Result<Vec<String>, JudgeError>>;
+}
+
+/// A model that names modes.
+#[derive(Debug, Clone)]
+pub struct ModelNamer {
+    provider: Arc<dyn Provider>,
+    model: String,
+    timeout: Duration,
+}
+
+impl ModelNamer {
+    /// Names with `model` of `provider`.
+    pub fn new(provider: Arc<dyn Provider>, model: impl Into<String>) -> ModelNamer {
+        ModelNamer {
+            provider,
+            model: model.into(),
+            timeout: crate::DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// The request for `modes`.
+    pub fn request(&self, modes: &[ModeInput]) -> ModelRequest {
+        let mut list = String::new();
+        for (i, m) in modes.iter().enumerate() {
+            list.push_str(&format!(
+                "{}. ({} times) signature: {}\n   example: {}\n",
+                i + 1,
+                m.count,
+                m.signature,
+                m.example
+            ));
+        }
+        ModelRequest {
+            model: self.model.clone(),
+            system: Some(SYSTEM.to_owned()),
+            messages: vec![ChatMessage {
+                role: Role::User,
+                content: format!(
+                    "The failure modes:\n{list}\nName each of the {} modes.",
+                    modes.len()
+                ),
+            }],
+            tools: Vec::new(),
+            sampling: Sampling {
+                temperature: Some(0.0),
+                max_tokens: Some(600),
+                ..Sampling::default()
+            },
+            timeout: Some(self.timeout),
+            response_format: Some(ResponseFormat {
+                name: "mode_names".to_owned(),
+                schema: json!({
+                    "type": "object",
+                    "properties": {"names": {"type": "array", "items": {"type": "string"}}},
+                    "required": ["names"],
+                    "additionalProperties": false
+                }),
+            }),
+        }
+    }
+}
+
+/// The names in a reply, when it holds exactly `n` non-empty ones.
+pub fn parse_names(text: &str, n: usize) -> Result<Vec<String>, String> {
+    let trimmed = text.trim();
+    let body = trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        .and_then(|t| t.strip_suffix("```"))
+        .unwrap_or(trimmed);
+    let value: Value = serde_json::from_str(body.trim()).map_err(|e| format!("not JSON: {e}"))?;
+    let names: Vec<String> = value
+        .get("names")
+        .and_then(Value::as_array)
+        .ok_or("no `names` list")?
+        .iter()
+        .map(|v| v.as_str().map(|s| s.trim().to_owned()).unwrap_or_default())
+        .collect();
+    if names.len() != n {
+        return Err(format!("{} names for {n} modes", names.len()));
+    }
+    if names.iter().any(String::is_empty) {
+        return Err("an empty name".to_owned());
+    }
+    Ok(names)
+}
+
+impl ModeNamer for ModelNamer {
+    fn name_modes<'a>(
+        &'a self,
+        modes: &'a [ModeInput],
+    ) -> BoxFuture<'a, Result<Vec<String>, JudgeError>> {
+        Box::pin(async move {
+            if modes.is_empty() {
+                return Ok(Vec::new());
+            }
+            let request = self.request(modes);
+            let mut last = String::new();
+            for _ in 0..3 {
+                let response = self
+                    .provider
+                    .complete(&request)
+                    .await
+                    .map_err(|e| JudgeError::new(format!("naming modes: {e}")))?;
+                match parse_names(&response.text, modes.len()) {
+                    Ok(names) => return Ok(names),
+                    Err(why) => last = why,
+                }
+            }
+            Err(JudgeError::new(format!(
+                "naming modes: no usable answer after 3 tries ({last})"
+            )))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_must_match_the_modes() {
+        assert_eq!(
+            parse_names(r#"{"names": ["wrong band", "refusal"]}"#, 2).unwrap(),
+            ["wrong band", "refusal"]
+        );
+        assert_eq!(
+            parse_names("```json\n{\"names\": [\"x\"]}\n```", 1).unwrap(),
+            ["x"]
+        );
+        assert!(parse_names(r#"{"names": ["a"]}"#, 2).is_err());
+        assert!(parse_names(r#"{"names": ["a", " "]}"#, 2).is_err());
+        assert!(parse_names("not json", 1).is_err());
+    }
+}
