@@ -49,6 +49,10 @@ pub struct Mode {
     pub ci_high: f64,
     /// One failure's message.
     pub example: String,
+    /// The expectation that failed (the check's criteria), as written.
+    pub criteria: String,
+    /// What the agent answered in that example, when there was an answer.
+    pub response: Option<String>,
 }
 
 static NUMBER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"-?\d+(?:\.\d+)?").expect("valid"));
@@ -117,11 +121,11 @@ pub fn classify(firsts: &[Failure], samples: u64) -> Vec<Mode> {
 fn mode(signature: String, failures: &[&Failure], samples: u64) -> Mode {
     let count = failures.len() as u64;
     let (ci_low, ci_high) = crate::stats::wilson(count, samples, crate::stats::Z95);
-    let example = failures
-        .first()
-        .map(|f| f.message.clone())
-        .unwrap_or_default();
+    let first = failures.first();
+    let example = first.map(|f| f.message.clone()).unwrap_or_default();
     Mode {
+        criteria: first.map(|f| f.expected.clone()).unwrap_or_default(),
+        response: first.and_then(|f| f.found.clone()),
         label: example.clone(),
         signature,
         count,

@@ -77,6 +77,9 @@ pub fn assessment_table(cases: &[CaseAssessment]) -> String {
                 m.signature
             );
             let _ = writeln!(out, "        e.g. {}", m.example);
+            if !m.criteria.is_empty() {
+                let _ = writeln!(out, "        criteria: {}", m.criteria);
+            }
         }
     }
     out
@@ -116,16 +119,19 @@ pub fn assessment_markdown(cases: &[CaseAssessment]) -> String {
             let _ = writeln!(out, "**Ratio:** {}\n", md(s));
         }
         if !c.modes.is_empty() {
-            out.push_str("| count | share (95% CI) | mode | example |\n|---:|---|---|---|\n");
+            out.push_str(
+                "| count | share (95% CI) | mode | criteria | example |\n|---:|---|---|---|---|\n",
+            );
             for m in &c.modes {
                 let _ = writeln!(
                     out,
-                    "| {} | {} ({}–{}) | `{}` | {} |",
+                    "| {} | {} ({}–{}) | `{}` | {} | {} |",
                     m.count,
                     percent(m.share),
                     percent(m.ci_low),
                     percent(m.ci_high),
                     md(&m.signature).replace('`', "'"),
+                    md(&m.criteria),
                     md(&m.example)
                 );
             }
@@ -201,16 +207,17 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td.l,th.l{text-alig
                 percent(m.share)
             );
         }
-        out.push_str("</svg>\n<table class=\"modes\"><tr><th>count</th><th>share</th><th class=\"l\">mode</th><th class=\"l\">example</th></tr>\n");
+        out.push_str("</svg>\n<table class=\"modes\"><tr><th>count</th><th>share</th><th class=\"l\">mode</th><th class=\"l\">criteria</th><th class=\"l\">example</th></tr>\n");
         for m in &c.modes {
             let _ = writeln!(
                 out,
-                "<tr class=\"mode\"><td>{}</td><td>{} ({}–{})</td><td class=\"l\"><code>{}</code></td><td class=\"l\">{}</td></tr>",
+                "<tr class=\"mode\"><td>{}</td><td>{} ({}–{})</td><td class=\"l\"><code>{}</code></td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
                 m.count,
                 percent(m.share),
                 percent(m.ci_low),
                 percent(m.ci_high),
                 html(&m.signature),
+                html(&m.criteria),
                 html(&m.example)
             );
         }
