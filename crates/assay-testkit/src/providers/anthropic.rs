@@ -105,6 +105,8 @@ pub struct FakeAnthropic {
     state: Arc<State>,
 }
 
+scripting!(FakeAnthropic);
+
 impl FakeAnthropic {
     /// Starts the fake on a free port of 127.0.0.1. It takes any non-empty key until
     /// [`FakeAnthropic::expect_key`], and answers `ok` unless scripted otherwise.
@@ -125,45 +127,9 @@ impl FakeAnthropic {
         self
     }
 
-    /// Queues `reply` for the next valid request (replies are taken in order).
-    pub fn script(&self, reply: Reply) -> &FakeAnthropic {
-        self.state.push(reply);
-        self
-    }
-
-    /// Answers `reply` whenever the last user message contains `text` (and the queue is
-    /// empty).
-    pub fn on_message(&self, text: &str, reply: Reply) -> &FakeAnthropic {
-        self.state.rule(text, reply);
-        self
-    }
-
-    /// Answers `reply` when nothing else applies.
-    pub fn default_reply(&self, reply: Reply) -> &FakeAnthropic {
-        self.state.set_default(reply);
-        self
-    }
-
     /// `http://127.0.0.1:<port>`: what `ANTHROPIC_BASE_URL` would say.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.served.addr)
-    }
-
-    /// Every request received so far, valid or not, in order.
-    pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.state.requests()
-    }
-
-    /// The body of the last request, as JSON.
-    ///
-    /// # Panics
-    ///
-    /// When there was no request, or its body was not JSON.
-    pub fn last_body(&self) -> Value {
-        self.requests()
-            .last()
-            .expect("a request was received")
-            .json()
     }
 }
 

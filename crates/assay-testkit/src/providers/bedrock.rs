@@ -97,6 +97,8 @@ pub struct FakeBedrock {
     auth: Arc<Mutex<Auth>>,
 }
 
+scripting!(FakeBedrock);
+
 impl FakeBedrock {
     /// Starts the fake on a free port of 127.0.0.1. Until told otherwise it takes any
     /// bearer token and any well-formed SigV4 header, and answers `ok`.
@@ -144,45 +146,9 @@ impl FakeBedrock {
         self
     }
 
-    /// Queues `reply` for the next valid request (replies are taken in order).
-    pub fn script(&self, reply: Reply) -> &FakeBedrock {
-        self.state.push(reply);
-        self
-    }
-
-    /// Answers `reply` whenever the last user message contains `text` (and the queue is
-    /// empty).
-    pub fn on_message(&self, text: &str, reply: Reply) -> &FakeBedrock {
-        self.state.rule(text, reply);
-        self
-    }
-
-    /// Answers `reply` when nothing else applies.
-    pub fn default_reply(&self, reply: Reply) -> &FakeBedrock {
-        self.state.set_default(reply);
-        self
-    }
-
     /// `http://127.0.0.1:<port>`: what `AWS_ENDPOINT_URL_BEDROCK_RUNTIME` would say.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.served.addr)
-    }
-
-    /// Every request received so far, valid or not, in order.
-    pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.state.requests()
-    }
-
-    /// The body of the last request, as JSON.
-    ///
-    /// # Panics
-    ///
-    /// When there was no request, or its body was not JSON.
-    pub fn last_body(&self) -> Value {
-        self.requests()
-            .last()
-            .expect("a request was received")
-            .json()
     }
 }
 

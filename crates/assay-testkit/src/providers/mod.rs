@@ -4,6 +4,50 @@
 //! Each fake has its own module; they share the server plumbing of `scripted` and the
 //! provider-neutral script of [`reply`].
 
+/// The scripting API every fake offers, over its `state: Arc<State>` field: the same
+/// methods, written once.
+macro_rules! scripting {
+    ($fake:ident) => {
+        impl $fake {
+            /// Queues `reply` for the next request (replies are taken in order).
+            pub fn script(&self, reply: $crate::providers::Reply) -> &$fake {
+                self.state.push(reply);
+                self
+            }
+
+            /// Answers `reply` whenever the last user message contains `text` (and the
+            /// queue is empty).
+            pub fn on_message(&self, text: &str, reply: $crate::providers::Reply) -> &$fake {
+                self.state.rule(text, reply);
+                self
+            }
+
+            /// Answers `reply` when nothing else applies.
+            pub fn default_reply(&self, reply: $crate::providers::Reply) -> &$fake {
+                self.state.set_default(reply);
+                self
+            }
+
+            /// Every request received so far, valid or not, in order.
+            pub fn requests(&self) -> Vec<$crate::providers::RecordedRequest> {
+                self.state.requests()
+            }
+
+            /// The body of the last request, as JSON.
+            ///
+            /// # Panics
+            ///
+            /// When there was no request, or its body was not JSON.
+            pub fn last_body(&self) -> serde_json::Value {
+                self.requests()
+                    .last()
+                    .expect("a request was received")
+                    .json()
+            }
+        }
+    };
+}
+
 pub mod anthropic;
 pub mod bedrock;
 pub mod ollama;

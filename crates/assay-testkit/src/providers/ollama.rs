@@ -82,6 +82,8 @@ pub struct FakeOllama {
     state: Arc<State>,
 }
 
+scripting!(FakeOllama);
+
 impl FakeOllama {
     /// Starts a fake on a free port of 127.0.0.1 that serves any model and answers `ok`
     /// unless scripted otherwise.
@@ -103,25 +105,6 @@ impl FakeOllama {
         self
     }
 
-    /// Queues `reply` for the next request (replies are taken in order).
-    pub fn script(&self, reply: Reply) -> &FakeOllama {
-        self.state.push(reply);
-        self
-    }
-
-    /// Answers `reply` whenever the last user message contains `text` (and the queue is
-    /// empty).
-    pub fn on_message(&self, text: &str, reply: Reply) -> &FakeOllama {
-        self.state.rule(text, reply);
-        self
-    }
-
-    /// Answers `reply` when nothing else applies.
-    pub fn default_reply(&self, reply: Reply) -> &FakeOllama {
-        self.state.set_default(reply);
-        self
-    }
-
     /// `http://127.0.0.1:<port>`: the host, as `OLLAMA_HOST` gives it.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.served.addr)
@@ -130,23 +113,6 @@ impl FakeOllama {
     /// The server's address.
     pub fn addr(&self) -> std::net::SocketAddr {
         self.served.addr
-    }
-
-    /// Every request received so far, valid or not, in order.
-    pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.state.requests()
-    }
-
-    /// The body of the last request, as JSON.
-    ///
-    /// # Panics
-    ///
-    /// When there was no request, or its body was not JSON.
-    pub fn last_body(&self) -> Value {
-        self.requests()
-            .last()
-            .expect("a request was received")
-            .json()
     }
 }
 

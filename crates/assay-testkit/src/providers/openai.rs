@@ -94,6 +94,8 @@ pub struct FakeOpenAi {
     state: Arc<State>,
 }
 
+scripting!(FakeOpenAi);
+
 impl FakeOpenAi {
     /// Starts a fake on a free port of 127.0.0.1 that accepts any key (or none) and
     /// any model, and answers `ok` unless scripted otherwise.
@@ -121,25 +123,6 @@ impl FakeOpenAi {
         self
     }
 
-    /// Queues `reply` for the next request (replies are taken in order).
-    pub fn script(&self, reply: Reply) -> &FakeOpenAi {
-        self.state.push(reply);
-        self
-    }
-
-    /// Answers `reply` whenever the last user message contains `text` (and the queue is
-    /// empty).
-    pub fn on_message(&self, text: &str, reply: Reply) -> &FakeOpenAi {
-        self.state.rule(text, reply);
-        self
-    }
-
-    /// Answers `reply` when nothing else applies.
-    pub fn default_reply(&self, reply: Reply) -> &FakeOpenAi {
-        self.state.set_default(reply);
-        self
-    }
-
     /// `http://127.0.0.1:<port>/v1`: the base url clients append `/chat/completions` to.
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.served.addr)
@@ -148,23 +131,6 @@ impl FakeOpenAi {
     /// The server's address.
     pub fn addr(&self) -> std::net::SocketAddr {
         self.served.addr
-    }
-
-    /// Every request received so far, valid or not, in order.
-    pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.state.requests()
-    }
-
-    /// The body of the last request, as JSON.
-    ///
-    /// # Panics
-    ///
-    /// When there was no request, or its body was not JSON.
-    pub fn last_body(&self) -> Value {
-        self.requests()
-            .last()
-            .expect("a request was received")
-            .json()
     }
 }
 
