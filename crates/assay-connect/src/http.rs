@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{RequestBuilder, Response, StatusCode, Url};
 use serde_json::Value;
 
 use crate::decode::{DEFAULT_MAX_BODY_BYTES, DecodeError, LineDecoder};
 use crate::error::ConnectError;
-use crate::retry::{RetryPolicy, parse_retry_after};
+use crate::retry::RetryPolicy;
 use crate::server::{endpoint, label, with_scheme};
 use crate::tls::{TlsOptions, client_config, explain};
 use crate::types::{AgentFunction, AgentInfo, AgentRequest, AgentResponse, Timings};
@@ -102,12 +102,7 @@ impl HttpClient {
                         StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE
                     );
                     if busy && self.retry.may_retry(attempt) {
-                        let retry_after = response
-                            .headers()
-                            .get(RETRY_AFTER)
-                            .and_then(|v| v.to_str().ok())
-                            .and_then(parse_retry_after);
-                        let wait = self.retry.delay(attempt, retry_after);
+                        let wait = self.retry.delay_after(attempt, response.headers());
                         drop(response);
                         tracing::debug!(%server, %status, attempt, ?wait, "server busy; trying again");
                         tokio::time::sleep(wait).await;

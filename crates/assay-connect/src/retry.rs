@@ -65,6 +65,16 @@ impl RetryPolicy {
             None => self.backoff(attempt),
         }
     }
+
+    /// The wait before another attempt after a busy answer with `headers`: its
+    /// `Retry-After` when it has a readable one (capped), else the backoff.
+    pub fn delay_after(&self, attempt: u32, headers: &reqwest::header::HeaderMap) -> Duration {
+        let retry_after = headers
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        self.delay(attempt, retry_after)
+    }
 }
 
 /// A `Retry-After` header value in its seconds form (`"120"`). The HTTP-date form and

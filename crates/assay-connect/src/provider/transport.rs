@@ -16,7 +16,7 @@
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Response, StatusCode, Url};
 use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
@@ -28,7 +28,7 @@ use crate::http::{
     HttpClient, HttpOptions, broke_off, decode_error, find_rustls, parse_json, read_body,
     request_error, root_cause,
 };
-use crate::retry::{RetryPolicy, parse_retry_after};
+use crate::retry::RetryPolicy;
 use crate::with_timeout;
 
 /// How much of an error body is read.
@@ -180,12 +180,7 @@ impl Transport {
                         return Ok(response);
                     }
                     if retryable(status) && self.retry.may_retry(attempt) {
-                        let retry_after = response
-                            .headers()
-                            .get(RETRY_AFTER)
-                            .and_then(|v| v.to_str().ok())
-                            .and_then(parse_retry_after);
-                        let wait = self.retry.delay(attempt, retry_after);
+                        let wait = self.retry.delay_after(attempt, response.headers());
                         drop(response);
                         tracing::debug!(%peer, %status, attempt, ?wait, "provider busy or failing; trying again");
                         tokio::time::sleep(wait).await;
