@@ -4,6 +4,7 @@
 //! - `cargo xtask schemas --check` fails when any of them is out of date.
 
 mod files;
+mod layering;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -1,4 +1,6 @@
-//! The `assay` command line: a thin layer over `assay-spec` (and later the runner).
+//! The `assay` command line: a thin layer over the Assay crates (spec, run, report,
+//! assess, judge, connect): clap structs in [`args`], one module per command, exit codes
+//! in one place.
 //!
 //! Data goes to stdout and diagnostics to stderr, so that `assay list | …` and
 //! `assay validate --format json | jq` work. Diagnostics are coloured only when stderr
