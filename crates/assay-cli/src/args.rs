@@ -72,7 +72,15 @@ pub struct JudgeCheckArgs {
     /// The project configuration [default: ./assay.toml when it exists]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The neuro-san server of a `neuro-san:<agent>` judge [default: $ASSAY_SERVER, else `server` in assay.toml, else http://localhost:8080]
+    /// Where the neuro-san server of a `neuro-san:<agent>` judge is, and how to trust it
+    #[command(flatten)]
+    pub remote: ServerArgs,
+}
+
+/// Where a neuro-san server is, and how far to trust its https certificate.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// The neuro-san server [default: $ASSAY_SERVER, else `server` in assay.toml, else http://localhost:8080]
     #[arg(long, value_name = "URL")]
     pub server: Option<String>,
     /// A PEM file of certificate authorities to trust for https, besides the system's
@@ -92,18 +100,12 @@ pub struct TargetArgs {
     /// Start the built-in demo agents and run against them (direct, http, https, mcp)
     #[arg(long)]
     pub demo: bool,
-    /// The neuro-san server for http, https and mcp [default: $ASSAY_SERVER, else `server` in assay.toml, else http://localhost:8080]
-    #[arg(long, value_name = "URL")]
-    pub server: Option<String>,
+    /// Where the neuro-san server for http, https and mcp is, and how to trust it
+    #[command(flatten)]
+    pub remote: ServerArgs,
     /// The project configuration [default: ./assay.toml when it exists]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// A PEM file of certificate authorities to trust for https, besides the system's
-    #[arg(long, value_name = "FILE")]
-    pub ca_cert: Option<PathBuf>,
-    /// Do not verify https certificates (prints a warning)
-    #[arg(long)]
-    pub insecure: bool,
     /// Run every case over these connections instead of its own (comma-separated)
     #[arg(long, value_enum, value_delimiter = ',', value_name = "CONNECTION")]
     pub connection: Vec<ConnectionArg>,
@@ -258,15 +260,9 @@ pub struct ServeArgs {
 /// `assay agents`.
 #[derive(Debug, Args)]
 pub struct AgentsArgs {
-    /// The neuro-san server [default: $ASSAY_SERVER, else `server` in ./assay.toml, else http://localhost:8080]
-    #[arg(long, value_name = "URL")]
-    pub server: Option<String>,
-    /// A PEM file of certificate authorities to trust for https, besides the system's
-    #[arg(long, value_name = "FILE")]
-    pub ca_cert: Option<PathBuf>,
-    /// Do not verify the server's https certificate (prints a warning)
-    #[arg(long)]
-    pub insecure: bool,
+    /// Where the server is, and how to trust it
+    #[command(flatten)]
+    pub remote: ServerArgs,
     /// How to print the agents
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

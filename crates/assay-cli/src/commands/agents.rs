@@ -7,8 +7,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use assay_connect::{
-    AgentInfo, ConnectError, ErrorKind, HttpOptions, NeuroSanHttp, SERVER_ENV, TlsOptions,
-    resolve_server,
+    AgentInfo, ConnectError, ErrorKind, HttpOptions, NeuroSanHttp, SERVER_ENV, resolve_server,
 };
 use assay_spec::Env;
 use assay_spec::load::Document;
@@ -31,14 +30,14 @@ pub(crate) fn run(args: &AgentsArgs, color: bool) -> anyhow::Result<ExitCode> {
         Err(error) => return Ok(report(&error)),
     };
     let base = match resolve_server(
-        args.server.as_deref(),
+        args.remote.server.as_deref(),
         env_server.as_deref(),
         config_server.as_deref(),
     ) {
         Ok(base) => base,
         Err(error) => return Ok(report(&error)),
     };
-    if args.insecure {
+    if args.remote.insecure {
         output::stderr(
             "warning: --insecure: the server's certificate is not verified; anyone between you and it can read and change the traffic\n",
         );
@@ -79,14 +78,7 @@ pub(crate) fn run(args: &AgentsArgs, color: bool) -> anyhow::Result<ExitCode> {
 
 /// The TLS and retry settings the flags ask for.
 fn options(args: &AgentsArgs) -> Result<HttpOptions, ConnectError> {
-    let mut tls = TlsOptions::default().insecure(args.insecure);
-    if let Some(path) = &args.ca_cert {
-        tls = tls.with_ca_file(path)?;
-    }
-    Ok(HttpOptions {
-        tls,
-        ..HttpOptions::default()
-    })
+    super::http_options(args.remote.ca_cert.as_deref(), args.remote.insecure)
 }
 
 /// The `server` of `path` when it exists; its diagnostics and [`ExitCode::INVALID`] when

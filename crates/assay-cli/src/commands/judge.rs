@@ -13,9 +13,7 @@ use std::time::Duration;
 use anyhow::Context;
 use assay_check::Judge;
 use assay_connect::provider::{self, Limits, ProviderKind, ProviderSettings};
-use assay_connect::{
-    HttpOptions, NeuroSanHttp, SERVER_ENV, TlsOptions, parse_server, resolve_server,
-};
+use assay_connect::{HttpOptions, NeuroSanHttp, SERVER_ENV, parse_server, resolve_server};
 use assay_judge::calibrate::word;
 use assay_judge::{
     Cache, Calibration, HOW_TO_CONFIGURE, JudgeSpec, LabeledItem, ModeNamer, ModelJudge,
@@ -52,9 +50,9 @@ impl<'a> Choice<'a> {
         Choice {
             judge: target.judge.as_deref(),
             no_cache: target.no_cache,
-            server: target.server.as_deref(),
-            insecure: target.insecure,
-            ca_cert: target.ca_cert.as_deref(),
+            server: target.remote.server.as_deref(),
+            insecure: target.remote.insecure,
+            ca_cert: target.remote.ca_cert.as_deref(),
         }
     }
 }
@@ -237,14 +235,7 @@ fn provider_table(
 }
 
 fn http_options(choice: &Choice<'_>) -> Result<HttpOptions, assay_connect::ConnectError> {
-    let mut tls = TlsOptions::default().insecure(choice.insecure);
-    if let Some(path) = choice.ca_cert {
-        tls = tls.with_ca_file(path)?;
-    }
-    Ok(HttpOptions {
-        tls,
-        ..HttpOptions::default()
-    })
+    super::http_options(choice.ca_cert, choice.insecure)
 }
 
 /// `assay judge check`.
@@ -263,9 +254,9 @@ pub(crate) fn check(args: &JudgeCheckArgs, color: bool) -> anyhow::Result<ExitCo
     let choice = Choice {
         judge: args.judge.as_deref(),
         no_cache: args.no_cache,
-        server: args.server.as_deref(),
-        insecure: args.insecure,
-        ca_cert: args.ca_cert.as_deref(),
+        server: args.remote.server.as_deref(),
+        insecure: args.remote.insecure,
+        ca_cert: args.remote.ca_cert.as_deref(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

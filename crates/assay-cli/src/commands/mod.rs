@@ -154,3 +154,18 @@ pub(crate) fn load_one(path: &Path, env: &Env) -> Entry {
         Err(e) => Entry::unreadable(path, "unreadable", format!("cannot read the file: {e}")),
     }
 }
+
+/// The http options (TLS trust, retries) that `--ca-cert` and `--insecure` ask for.
+pub(crate) fn http_options(
+    ca_cert: Option<&Path>,
+    insecure: bool,
+) -> Result<assay_connect::HttpOptions, assay_connect::ConnectError> {
+    let mut tls = assay_connect::TlsOptions::default().insecure(insecure);
+    if let Some(path) = ca_cert {
+        tls = tls.with_ca_file(path)?;
+    }
+    Ok(assay_connect::HttpOptions {
+        tls,
+        ..assay_connect::HttpOptions::default()
+    })
+}

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use assay_connect::provider::{self, Limits, ProviderKind, ProviderSettings};
 use assay_connect::{
-    BoxFuture, ConnectError, Connector, Conversation, HttpOptions, NeuroSanHttp, NeuroSanMcp,
-    SERVER_ENV, StdioConnector, TlsOptions, Url, parse_server, resolve_server,
+    BoxFuture, ConnectError, Connector, Conversation, NeuroSanHttp, NeuroSanMcp, SERVER_ENV,
+    StdioConnector, Url, parse_server, resolve_server,
 };
 use assay_report::{
     Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, Output, Reporters, Verbosity,
@@ -87,7 +87,7 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::INVALID);
         }
     };
-    if args.target.insecure {
+    if args.target.remote.insecure {
         output::stderr(
             "warning: --insecure: https certificates are not verified; anyone between you and the server can read and change the traffic\n",
         );
@@ -284,17 +284,10 @@ pub(crate) fn connectors(
     args: &TargetArgs,
     config: Option<&Config>,
 ) -> Result<Connectors, ConnectError> {
-    let mut tls = TlsOptions::default().insecure(args.insecure);
-    if let Some(path) = &args.ca_cert {
-        tls = tls.with_ca_file(path)?;
-    }
-    let options = HttpOptions {
-        tls,
-        ..HttpOptions::default()
-    };
+    let options = super::http_options(args.remote.ca_cert.as_deref(), args.remote.insecure)?;
     let env_server = std::env::var(SERVER_ENV).ok();
     let base = resolve_server(
-        args.server.as_deref(),
+        args.remote.server.as_deref(),
         env_server.as_deref(),
         config.and_then(|c| c.server.as_deref()),
     )?;
@@ -340,14 +333,7 @@ pub(crate) fn with_providers(
     args: &TargetArgs,
     config: Option<&Config>,
 ) -> Result<Connectors, ConnectError> {
-    let mut tls = TlsOptions::default().insecure(args.insecure);
-    if let Some(path) = &args.ca_cert {
-        tls = tls.with_ca_file(path)?;
-    }
-    let options = HttpOptions {
-        tls,
-        ..HttpOptions::default()
-    };
+    let options = super::http_options(args.remote.ca_cert.as_deref(), args.remote.insecure)?;
     let env: HashMap<String, String> = std::env::vars().collect();
     for kind in ProviderKind::ALL {
         let table = config.and_then(|c| {
