@@ -109,8 +109,8 @@ pub struct TargetArgs {
     /// Run every case over these connections instead of its own (comma-separated)
     #[arg(long, value_enum, value_delimiter = ',', value_name = "CONNECTION")]
     pub connection: Vec<ConnectionArg>,
-    /// Take this many samples of every case (the case's numerator is capped at it)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Take this many samples of every case, keeping its pass rate: 7/10 becomes 14/20 [at most 100000]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=assay_spec::model::data_driven::MAX_SAMPLES as i64))]
     pub samples: Option<u32>,
     /// The most samples in flight at once
     #[arg(short = 'j', long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]

@@ -171,6 +171,19 @@ async fn votes_take_the_majority_and_keep_every_vote() {
 }
 
 #[tokio::test]
+async fn one_pass_among_three_votes_is_a_fail() {
+    let fake = FakeOpenAi::start().await;
+    fake.script(verdict(true, "a pass"))
+        .script(verdict(false, "first fail"))
+        .script(verdict(false, "second fail"));
+    let judge = ModelJudge::new(openai(&fake), "gpt-4o-mini").with_votes(Votes::new(3).unwrap());
+    let v = judge.judge(CRITERIA, SAMPLE).await.unwrap();
+    assert!(!v.pass, "the majority failed it: {v:?}");
+    assert_eq!(v.reason, "first fail", "the reason is the majority's first");
+    assert_eq!(fake.requests().len(), 3);
+}
+
+#[tokio::test]
 async fn the_cache_saves_calls_and_no_cache_bypasses_it() {
     let dir = tempfile::tempdir().unwrap();
     let cache = Cache::new(dir.path().join("judge"));

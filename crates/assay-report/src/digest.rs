@@ -35,17 +35,27 @@ pub(crate) fn seconds(d: Duration) -> String {
     format!("{:.2}s", d.as_secs_f64())
 }
 
-/// `1/3 passed (need 2/3)`: samples passed of those run, and the ratio held to.
+/// `1 passed, 2 failed (need 2/3)`: what the samples did, and the ratio held to.
+/// Counts of zero are left out except `passed`; samples an early stop (or a
+/// cancelled run) left out show as `not run`, so `3 passed, 1 failed, 6 not run
+/// (need 14/20)` says the unit was decided after four of its twenty samples.
 pub(crate) fn outcome(unit: &UnitReport) -> String {
     if unit.verdict == Verdict::Skipped && unit.tally.total() == 0 {
         return "not run".to_owned();
     }
-    format!(
-        "{}/{} passed (need {})",
-        unit.tally.passed,
-        unit.tally.total(),
-        unit.success_ratio
-    )
+    let tally = &unit.tally;
+    let not_run = unit.success_ratio.of.saturating_sub(tally.total());
+    let mut parts = vec![format!("{} passed", tally.passed)];
+    for (count, what) in [
+        (tally.failed, "failed"),
+        (tally.errored, "errored"),
+        (not_run, "not run"),
+    ] {
+        if count > 0 {
+            parts.push(format!("{count} {what}"));
+        }
+    }
+    format!("{} (need {})", parts.join(", "), unit.success_ratio)
 }
 
 /// Whether a problem is a failed check or an error.

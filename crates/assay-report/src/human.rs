@@ -2,10 +2,10 @@
 //! unit that failed or errored as it finishes, and the summary line.
 //!
 //! ```text
-//! FAIL greets [http] 1/3 passed (need 2/3) in 0.52s
+//! FAIL greets [http] 1 passed, 2 failed (need 2/3) in 0.52s
 //!     text: expected keywords ["hello"], found "bye" (2 samples)
 //!     error: interaction 0: connection refused
-//! ERROR lookup [direct] 0/1 passed (need 1/1) in 0.01s
+//! ERROR lookup [direct] 0 passed, 1 errored (need 1/1) in 0.01s
 //!     error: interaction 0: connection refused
 //! 3 passed, 1 failed, 1 errored, 0 skipped in 1.23s
 //! ```

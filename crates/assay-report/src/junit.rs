@@ -5,7 +5,7 @@
 //! <testsuites name="assay" tests="2" failures="1" errors="0" time="1.500">
 //!     <testsuite name="cases/a.hocon" tests="2" disabled="0" errors="0" failures="1" time="1.400">
 //!         <testcase name="greets [http]" classname="cases/a.hocon" time="1.200">
-//!             <failure message="1/3 passed (need 2/3)" type="failed">text: expected keywords [&quot;hello&quot;], found &quot;bye&quot; (2 samples)</failure>
+//!             <failure message="1 passed, 2 failed (need 2/3)" type="failed">text: expected keywords [&quot;hello&quot;], found &quot;bye&quot; (2 samples)</failure>
 //!             <properties>
 //!                 <property name="case_id" value="..."/>
 //!                 <property name="success_ratio" value="2/3"/>

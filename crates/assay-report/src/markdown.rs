@@ -15,7 +15,7 @@
 //!
 //! #### ❌ greets \[http\]
 //!
-//! `cases/a.hocon`: 1/3 passed (need 2/3)
+//! `cases/a.hocon`: 1 passed, 2 failed (need 2/3)
 //!
 //! ```text
 //! text: expected keywords ["hello"], found "bye" (2 samples)

@@ -79,7 +79,8 @@ pub struct RunOptions {
     pub jobs: usize,
     /// The most cases in flight at once; `None` means no limit beyond `jobs`.
     pub max_cases: Option<usize>,
-    /// Overrides every case's sample count `n` (the numerator is capped at it).
+    /// Overrides every case's sample count `n`, keeping its pass rate:
+    /// `k/n` becomes `ceil(k * N / n) / N` ([`SuccessRatio::scaled_to`]).
     pub samples: Option<u32>,
     /// Overrides every case's connections.
     pub connections: Option<Vec<Connection>>,
@@ -147,10 +148,7 @@ pub async fn run_plan(
     let mut tasks = JoinSet::new();
     for (case, connection) in units {
         let ratio = match options.samples {
-            Some(n) => SuccessRatio {
-                need: case.success_ratio.need.min(n.max(1)),
-                of: n.max(1),
-            },
+            Some(n) => case.success_ratio.scaled_to(n),
             None => case.success_ratio,
         };
         let provider = provider_of(&case).and_then(|k| connectors.provider(k).cloned());
@@ -250,59 +248,53 @@ async fn run_unit(ctx: &UnitCtx) -> UnitReport {
     });
     let mut tally = Tally::default();
     let mut samples = Vec::new();
-    if let Some(verdict) = tally.decided(ctx.ratio).filter(|_| !ctx.exhaustive) {
-        // `0/n` is decided before anything runs.
-        return UnitReport {
-            unit: ctx.unit.clone(),
-            verdict,
-            success_ratio: ctx.ratio,
-            tally,
-            samples,
-            duration: started.elapsed(),
-        };
-    }
+    let mut verdict = tally.decided(ctx.ratio).filter(|_| !ctx.exhaustive);
+    // Samples start lazily, one per `jobs` permit, so a unit holds at most as many
+    // samples as can run: memory follows `jobs`, not `n`. The permit being waited for is
+    // kept across turns of the loop, so the unit keeps its place in the semaphore's queue.
     let mut running = JoinSet::new();
-    for index in 0..ctx.ratio.of {
-        let jobs = Arc::clone(&ctx.jobs);
-        let sample = SampleCtx {
-            case: Arc::clone(&ctx.case),
-            provider: ctx.provider.clone(),
-            connector: ctx.connector.clone(),
-            connection: ctx.connection,
-            judge: ctx.judge.clone(),
-        };
-        running.spawn(async move {
-            let _permit = jobs.acquire_owned().await.ok();
-            run_sample(&sample, index).await
-        });
-    }
-    let mut verdict = None;
-    loop {
-        let next = tokio::select! {
-            next = running.join_next() => next,
-            () = ctx.cancel.cancelled() => None,
-        };
-        let Some(joined) = next else { break };
-        let report = joined.unwrap_or_else(|e| SampleReport {
-            index: u32::MAX,
-            status: SampleStatus::Errored,
-            duration: Duration::ZERO,
-            interactions: Vec::new(),
-            error: Some(ErrorInfo {
-                kind: "panic".to_owned(),
-                message: format!("the sample panicked: {e}"),
-            }),
-        });
-        tally.add(report.status);
-        let _ = ctx.events.send(Event::SampleFinished {
-            unit: ctx.unit.clone(),
-            sample: report.clone(),
-        });
-        samples.push(report);
-        if let Some(v) = tally.decided(ctx.ratio) {
-            verdict = Some(v);
-            if !ctx.exhaustive {
-                break;
+    let mut next: u32 = 0;
+    let mut permit = None;
+    while verdict.is_none() || ctx.exhaustive {
+        let more = next < ctx.ratio.of && (verdict.is_none() || ctx.exhaustive);
+        if !more && running.is_empty() {
+            break;
+        }
+        if more && permit.is_none() {
+            permit = Some(Box::pin(Arc::clone(&ctx.jobs).acquire_owned()));
+        }
+        tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => break,
+            Some(joined) = running.join_next(), if !running.is_empty() => {
+                let report = joined.unwrap_or_else(|e| panicked(&e));
+                tally.add(report.status);
+                let _ = ctx.events.send(Event::SampleFinished {
+                    unit: ctx.unit.clone(),
+                    sample: report.clone(),
+                });
+                samples.push(report);
+                if verdict.is_none() {
+                    verdict = tally.decided(ctx.ratio);
+                }
+            }
+            acquired = async { permit.as_mut().expect("armed above").await }, if more => {
+                permit = None;
+                let Ok(acquired) = acquired else { break };
+                let sample = SampleCtx {
+                    case: Arc::clone(&ctx.case),
+                    provider: ctx.provider.clone(),
+                    connector: ctx.connector.clone(),
+                    connection: ctx.connection,
+                    judge: ctx.judge.clone(),
+                };
+                let index = next;
+                next += 1;
+                running.spawn(async move {
+                    let report = run_sample(&sample, index).await;
+                    drop(acquired);
+                    report
+                });
             }
         }
     }
@@ -319,6 +311,19 @@ async fn run_unit(ctx: &UnitCtx) -> UnitReport {
         tally,
         samples,
         duration: started.elapsed(),
+    }
+}
+
+fn panicked(e: &tokio::task::JoinError) -> SampleReport {
+    SampleReport {
+        index: u32::MAX,
+        status: SampleStatus::Errored,
+        duration: Duration::ZERO,
+        interactions: Vec::new(),
+        error: Some(ErrorInfo {
+            kind: "panic".to_owned(),
+            message: format!("the sample panicked: {e}"),
+        }),
     }
 }
 

@@ -26,7 +26,7 @@ fn prints_failures_errors_and_the_summary() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
         lines[0],
-        "FAIL greets [http] 1/3 passed (need 2/3) in 0.30s"
+        "FAIL greets [http] 1 passed, 2 failed (need 2/3) in 0.30s"
     );
     assert!(
         lines[1].starts_with(&format!("    {KEYWORD_FAILURE}")),
@@ -35,7 +35,7 @@ fn prints_failures_errors_and_the_summary() {
     assert!(lines[1].ends_with(" (2 samples)"), "{out}");
     assert_eq!(
         lines[2],
-        "ERROR looks up [http] 0/2 passed (need 1/2) in 0.30s"
+        "ERROR looks up [http] 0 passed, 2 errored (need 1/2) in 0.30s"
     );
     assert_eq!(lines[3], format!("    error: interaction 0: {UNREACHABLE}"));
     assert_eq!(lines[4], "    error: text: the judge failed: timed out");
@@ -82,7 +82,7 @@ fn with_color_the_words_are_coloured() {
 fn verbose_adds_passes_skips_and_samples() {
     let out = human(plain(Verbosity::Verbose), &run(false));
     assert!(
-        out.contains("PASS greets [direct] 2/2 passed (need 2/3) in 0.30s\n"),
+        out.contains("PASS greets [direct] 2 passed, 1 not run (need 2/3) in 0.30s\n"),
         "{out}"
     );
     assert!(out.contains("SKIP farewell [direct] not run\n"), "{out}");
@@ -136,7 +136,7 @@ fn on_a_terminal_the_bar_draws_and_the_lines_still_come_through() {
     };
     let out = human(options, &run(false));
     assert!(
-        out.contains("FAIL greets [http] 1/3 passed (need 2/3)"),
+        out.contains("FAIL greets [http] 1 passed, 2 failed (need 2/3)"),
         "{out}"
     );
     assert!(out.contains("/4 "), "the bar drew: {out:?}");

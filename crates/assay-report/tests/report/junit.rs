@@ -54,7 +54,7 @@ fn a_failed_unit_gets_a_failure_with_the_failing_checks() {
         panic!("not a non-success: {:?}", case.status);
     };
     assert_eq!(*kind, NonSuccessKind::Failure);
-    assert_eq!(message.as_deref(), Some("1/3 passed (need 2/3)"));
+    assert_eq!(message.as_deref(), Some("1 passed, 2 failed (need 2/3)"));
     let description = description.as_deref().unwrap();
     assert!(description.starts_with(KEYWORD_FAILURE), "{description}");
     assert!(description.ends_with("(2 samples)"), "{description}");

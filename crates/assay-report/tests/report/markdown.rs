@@ -34,7 +34,9 @@ fn failures_and_errors_are_listed_with_their_messages() {
     let md = markdown(false);
     let section = &md[md.find("### Failures and errors").unwrap()..];
     assert!(
-        section.contains("#### ❌ greets \\[http\\]\n\n`cases/a.hocon`: 1/3 passed (need 2/3)\n"),
+        section.contains(
+            "#### ❌ greets \\[http\\]\n\n`cases/a.hocon`: 1 passed, 2 failed (need 2/3)\n"
+        ),
         "{section}"
     );
     assert!(

@@ -119,28 +119,89 @@ impl Default for SuccessRatio {
     }
 }
 
+/// The most samples a unit takes: the largest `n` of a `k/n` ratio, and of `--samples`.
+pub const MAX_SAMPLES: u32 = 100_000;
+
+/// Why a `k/n` ratio was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RatioError {
+    /// Not of the form `k/n`.
+    #[error("expected `k/n`, e.g. `3/5`")]
+    Shape,
+    /// A part is not a whole number.
+    #[error("the {part} `{text}` is not a whole number")]
+    NotANumber {
+        /// `numerator` or `denominator`.
+        part: &'static str,
+        /// What was written.
+        text: String,
+    },
+    /// A part is a whole number above [`MAX_SAMPLES`].
+    #[error("the {part} `{text}` is more than {MAX_SAMPLES}, the most samples a case can take")]
+    TooMany {
+        /// `numerator` or `denominator`.
+        part: &'static str,
+        /// What was written.
+        text: String,
+    },
+    /// `n` is 0.
+    #[error("the denominator must be at least 1")]
+    NoSamples,
+    /// `k > n`.
+    #[error("{need} of {of} can never pass: the numerator must not exceed the denominator")]
+    NeverPasses {
+        /// `k`.
+        need: u32,
+        /// `n`.
+        of: u32,
+    },
+}
+
 impl SuccessRatio {
-    /// Parses `"k/n"` (spaces around the numbers allowed), requiring `n >= 1` and `k <= n`.
-    pub fn parse(text: &str) -> Result<SuccessRatio, String> {
+    /// Parses `"k/n"` (spaces around the numbers allowed), requiring `1 <= n <=`
+    /// [`MAX_SAMPLES`] and `k <= n`.
+    pub fn parse(text: &str) -> Result<SuccessRatio, RatioError> {
         let Some((k, n)) = text.split_once('/') else {
-            return Err("expected `k/n`, e.g. `3/5`".to_owned());
+            return Err(RatioError::Shape);
         };
-        let parse = |s: &str, what: &str| {
-            s.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("the {what} `{}` is not a whole number", s.trim()))
+        let parse = |s: &str, part: &'static str| {
+            let s = s.trim();
+            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(RatioError::NotANumber {
+                    part,
+                    text: s.to_owned(),
+                });
+            }
+            match s.parse::<u32>() {
+                Ok(v) if v <= MAX_SAMPLES => Ok(v),
+                _ => Err(RatioError::TooMany {
+                    part,
+                    text: s.to_owned(),
+                }),
+            }
         };
         let need = parse(k, "numerator")?;
         let of = parse(n, "denominator")?;
         if of == 0 {
-            return Err("the denominator must be at least 1".to_owned());
+            return Err(RatioError::NoSamples);
         }
         if need > of {
-            return Err(format!(
-                "{need} of {of} can never pass: the numerator must not exceed the denominator"
-            ));
+            return Err(RatioError::NeverPasses { need, of });
         }
         Ok(SuccessRatio { need, of })
+    }
+
+    /// The same pass rate over `samples` samples: `k/n` becomes `ceil(k * N / n) / N`,
+    /// so more samples never loosen the rate a case must reach (`3/3` over 10 is
+    /// `10/10`, `7/10` over 20 is `14/20`). `samples` of 0 counts as 1.
+    pub fn scaled_to(self, samples: u32) -> SuccessRatio {
+        let of = samples.max(1);
+        let need = (u64::from(self.need) * u64::from(of)).div_ceil(u64::from(self.of.max(1)));
+        SuccessRatio {
+            need: u32::try_from(need).unwrap_or(of).min(of),
+            of,
+        }
     }
 }
 
@@ -163,9 +224,9 @@ impl JsonSchema for SuccessRatio {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
-            "description": "`k/n`: at least k of n samples must pass (n >= 1, k <= n).",
+            "description": "`k/n`: at least k of n samples must pass (1 <= n <= 100000, k <= n).",
             "type": "string",
-            "pattern": r"^\s*[0-9]+\s*/\s*0*[1-9][0-9]*\s*$",
+            "pattern": r"^\s*0*(?:[0-9]{1,5}|100000)\s*/\s*0*(?:[1-9][0-9]{0,4}|100000)\s*$",
             "default": "1/1"
         })
     }
@@ -479,19 +540,62 @@ mod tests {
         assert!(
             SuccessRatio::parse("5/3")
                 .unwrap_err()
+                .to_string()
                 .contains("never pass")
         );
         assert!(
             SuccessRatio::parse("1/0")
                 .unwrap_err()
+                .to_string()
                 .contains("at least 1")
         );
         assert!(
             SuccessRatio::parse("a/2")
                 .unwrap_err()
+                .to_string()
                 .contains("numerator")
         );
         assert!(SuccessRatio::parse("1/2/3").is_err());
+    }
+
+    #[test]
+    fn a_ratio_names_the_sample_limit() {
+        assert_eq!(
+            SuccessRatio::parse("1/100000"),
+            Ok(SuccessRatio {
+                need: 1,
+                of: MAX_SAMPLES
+            })
+        );
+        for text in ["1/100001", "1/200000", "4294967296/4294967296"] {
+            let why = SuccessRatio::parse(text).unwrap_err().to_string();
+            assert!(why.contains("more than 100000"), "{text}: {why}");
+        }
+        assert!(matches!(
+            SuccessRatio::parse("-1/2"),
+            Err(RatioError::NotANumber { .. })
+        ));
+    }
+
+    #[test]
+    fn more_samples_keep_the_pass_rate() {
+        let r = |need, of| SuccessRatio { need, of };
+        assert_eq!(r(3, 3).scaled_to(10), r(10, 10));
+        assert_eq!(r(7, 10).scaled_to(20), r(14, 20));
+        assert_eq!(r(1, 1).scaled_to(3), r(3, 3));
+        assert_eq!(r(1, 3).scaled_to(10), r(4, 10));
+        assert_eq!(r(2, 3).scaled_to(2), r(2, 2));
+        assert_eq!(r(0, 5).scaled_to(7), r(0, 7));
+        assert_eq!(r(3, 5).scaled_to(1), r(1, 1));
+        assert_eq!(
+            r(MAX_SAMPLES, MAX_SAMPLES).scaled_to(MAX_SAMPLES),
+            r(MAX_SAMPLES, MAX_SAMPLES)
+        );
+        // Never a lower rate than asked for.
+        for (k, n, m) in [(7, 10, 3), (2, 3, 5), (5, 9, 11), (1, 100, 7)] {
+            let s = r(k, n).scaled_to(m);
+            assert!(u64::from(s.need) * u64::from(n) >= u64::from(k) * u64::from(m));
+        }
     }
 
     #[test]

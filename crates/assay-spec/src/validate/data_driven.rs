@@ -6,8 +6,8 @@
 use super::cx::{At, Cx, Pyd, optional, present};
 use crate::diag::{Diagnostic, did_you_mean};
 use crate::model::data_driven::{
-    ChatFilter, Connection, DataDrivenCase, Expected, FieldChecks, Interaction, ResponseChecks,
-    StockCheck, StockTest, SuccessRatio, TextChecks,
+    ChatFilter, Connection, DataDrivenCase, Expected, FieldChecks, Interaction, MAX_SAMPLES,
+    ResponseChecks, StockCheck, StockTest, SuccessRatio, TextChecks,
 };
 use crate::node::{Node, Value};
 
@@ -169,9 +169,9 @@ fn success_ratio(node: &Node, at: &At, cx: &mut Cx) -> Option<SuccessRatio> {
     match SuccessRatio::parse(text) {
         Ok(ratio) => Some(ratio),
         Err(why) => {
-            let d = Diagnostic::new("invalid-success-ratio", &at.path, why)
+            let d = Diagnostic::new("invalid-success-ratio", &at.path, why.to_string())
                 .at(node.span)
-                .expected("`k/n` with n >= 1 and k <= n");
+                .expected(format!("`k/n` with 1 <= n <= {MAX_SAMPLES} and k <= n"));
             cx.report(d, at, None, Some(node));
             None
         }
