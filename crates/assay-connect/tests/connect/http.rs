@@ -197,7 +197,7 @@ async fn unreachable_after_retries() {
         text.starts_with(&format!("cannot reach http://127.0.0.1:{port}: ")),
         "{text}"
     );
-    assert!(text.ends_with("(tried 3 times)"), "{text}");
+    assert!(text.ends_with("(after 3 attempts)"), "{text}");
 }
 
 #[tokio::test]

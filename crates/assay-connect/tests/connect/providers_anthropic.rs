@@ -365,7 +365,8 @@ async fn the_timeout_is_enforced() {
 async fn post(fake: &FakeAnthropic, headers: &[(&str, &str)], body: &Value) -> (u16, Value) {
     let client = Transport::default_for(ProviderKind::Anthropic)
         .unwrap()
-        .client;
+        .client()
+        .clone();
     let mut request = client
         .post(format!("{}/v1/messages", fake.base_url()))
         .header("content-type", "application/json")

@@ -413,7 +413,7 @@ async fn an_unreachable_server_is_retried_then_reported() {
     );
     let e = provider.complete(&ask("hi")).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unreachable, "{e}");
-    assert!(e.to_string().contains("tried 3 times"), "{e}");
+    assert!(e.to_string().contains("after 3 attempts"), "{e}");
 }
 
 #[tokio::test]
