@@ -3,7 +3,10 @@
 //!
 //! A chat is `POST {base}/api/v1/{agent}/streaming_chat` with the [`chat_request`] body
 //! and the metadata as headers; the JSON-lines answer is decoded as it arrives by a
-//! [`LineDecoder`] and the answer picked by a [`Collector`].
+//! [`LineDecoder`] and the answer picked by a [`Collector`]. The exchange ends at the
+//! final message ([`Collector::ended`]): the rest of the stream is never waited for. A
+//! stream that ends without one is a protocol error, save the `{}` neuro-san answers to
+//! a request without text.
 
 use std::collections::BTreeMap;
 use std::error::Error as StdError;

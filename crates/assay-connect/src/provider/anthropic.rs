@@ -134,7 +134,7 @@ impl Anthropic {
         } = transport
             .post_json_held(self.inner.url.clone(), headers, &body, None, peer)
             .await?;
-        let result = match (self.inner.stream, body_kind(&response)) {
+        let result = match (self.inner.stream, body_kind(response.headers())) {
             (true, BodyKind::EventStream | BodyKind::Unlabelled) => {
                 let mut answer = Streamed::new(started);
                 let end = transport

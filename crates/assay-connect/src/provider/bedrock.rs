@@ -177,7 +177,10 @@ impl Bedrock {
         } = transport
             .post_json_held(url, headers, &body, None, peer)
             .await?;
-        if !matches!(body_kind(&response), BodyKind::Json | BodyKind::Unlabelled) {
+        if !matches!(
+            body_kind(response.headers()),
+            BodyKind::Json | BodyKind::Unlabelled
+        ) {
             return Err(transport
                 .unexpected_body(response, peer, "application/json")
                 .await);

@@ -92,7 +92,7 @@ impl Ollama {
             .await?;
         let transport = &self.transport;
         let mut answer = Answer::default();
-        let first_byte = match (self.stream, body_kind(&response)) {
+        let first_byte = match (self.stream, body_kind(response.headers())) {
             // One JSON object is a stream of one line.
             (true, BodyKind::JsonLines | BodyKind::Json | BodyKind::Unlabelled) => {
                 transport

@@ -136,7 +136,7 @@ impl ChatCompletions {
         } = transport
             .post_json_held(self.inner.url.clone(), headers, &body, None, peer)
             .await?;
-        let result = match (self.inner.stream, body_kind(&response)) {
+        let result = match (self.inner.stream, body_kind(response.headers())) {
             (true, BodyKind::EventStream | BodyKind::Unlabelled) => {
                 let mut answer = StreamedAnswer::default();
                 let end = transport

@@ -87,9 +87,9 @@ pub enum BodyKind {
     Other(String),
 }
 
-/// What `response`'s `Content-Type` says its body is.
-pub fn body_kind(response: &Response) -> BodyKind {
-    let Some(value) = response.headers().get(CONTENT_TYPE) else {
+/// What the `Content-Type` among a response's `headers` says its body is.
+pub fn body_kind(headers: &HeaderMap) -> BodyKind {
+    let Some(value) = headers.get(CONTENT_TYPE) else {
         return BodyKind::Unlabelled;
     };
     let text = String::from_utf8_lossy(value.as_bytes()).to_ascii_lowercase();
@@ -270,7 +270,7 @@ impl Transport {
         peer: &str,
         asked: &str,
     ) -> ConnectError {
-        let got = match body_kind(&response) {
+        let got = match body_kind(response.headers()) {
             BodyKind::Other(media) => media,
             BodyKind::EventStream => "text/event-stream".to_owned(),
             BodyKind::Json => "application/json".to_owned(),
@@ -587,6 +587,29 @@ mod tests {
     fn sse_cap_is_enforced() {
         let mut decoder = SseDecoder::new(4);
         assert!(decoder.feed(b"data: 12345").is_none());
+    }
+
+    #[test]
+    fn content_types_are_told_apart() {
+        let kind = |value: Option<&str>| {
+            let mut headers = HeaderMap::new();
+            if let Some(value) = value {
+                headers.insert(CONTENT_TYPE, HeaderValue::from_str(value).unwrap());
+            }
+            body_kind(&headers)
+        };
+        assert_eq!(
+            kind(Some("text/event-stream; charset=utf-8")),
+            BodyKind::EventStream
+        );
+        assert_eq!(kind(Some("Application/JSON")), BodyKind::Json);
+        assert_eq!(kind(Some("application/problem+json")), BodyKind::Json);
+        assert_eq!(kind(Some("application/x-ndjson")), BodyKind::JsonLines);
+        assert_eq!(kind(None), BodyKind::Unlabelled);
+        assert_eq!(
+            kind(Some("text/html; charset=UTF-8")),
+            BodyKind::Other("text/html".into())
+        );
     }
 
     #[test]
