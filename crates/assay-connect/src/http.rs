@@ -647,8 +647,10 @@ impl Answer {
         server: &str,
         started: Instant,
     ) -> Result<AgentResponse, ConnectError> {
-        let no_text_answered = request.text.is_none() && self.collector.is_empty();
-        if !self.collector.saw_final() && !(no_text_answered && self.values > 0) {
+        let no_text_answered =
+            request.text.is_none() && self.collector.is_empty() && self.values > 0;
+        let whole = self.collector.saw_final() || no_text_answered;
+        if !whole {
             let message = if self.values == 0 {
                 "the answer is empty: no final (AGENT_FRAMEWORK) message"
             } else if self.collector.is_empty() {
