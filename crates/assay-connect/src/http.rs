@@ -204,7 +204,8 @@ impl HttpClient {
         response: Response,
         server: &str,
     ) -> Result<Vec<u8>, ConnectError> {
-        read_body(response, server, self.max_body_bytes, self.idle).await
+        let (body, _) = read_body(response, server, self.max_body_bytes, self.idle).await?;
+        Ok(body)
     }
 }
 
@@ -352,13 +353,13 @@ pub(crate) fn metadata_headers(
     Ok(headers)
 }
 
-/// A whole (small) body, at most `limit` bytes.
+/// A whole (small) body, at most `limit` bytes, with when its first byte arrived.
 pub(crate) async fn read_body(
     response: Response,
     server: &str,
     limit: u64,
     idle: Option<Duration>,
-) -> Result<Vec<u8>, ConnectError> {
+) -> Result<(Vec<u8>, Option<Instant>), ConnectError> {
     let too_large = || ConnectError::TooLarge {
         peer: server.to_owned(),
         limit,
@@ -367,15 +368,19 @@ pub(crate) async fn read_body(
         return Err(too_large());
     }
     let mut body = Vec::new();
+    let mut first_byte = None;
     let mut stream = response.bytes_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| broke_off(&e, server, body.len() as u64, idle))?;
+        if first_byte.is_none() && !chunk.is_empty() {
+            first_byte = Some(Instant::now());
+        }
         if (body.len() + chunk.len()) as u64 > limit {
             return Err(too_large());
         }
         body.extend_from_slice(&chunk);
     }
-    Ok(body)
+    Ok((body, first_byte))
 }
 
 /// The error for a body that broke off after `received` bytes; a read timeout is the

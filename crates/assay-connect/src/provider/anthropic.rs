@@ -35,7 +35,7 @@ use reqwest::Url;
 use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
-use super::transport::{BodyKind, Flow, Posted, SseEvent, Transport, body_kind};
+use super::transport::{Flow, Posted, Reading, SseEvent, Transport, not_an_answer};
 use super::{
     ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
     forced_tool, take_forced,
@@ -134,37 +134,23 @@ impl Anthropic {
         } = transport
             .post_json_held(self.inner.url.clone(), headers, &body, None, peer)
             .await?;
-        let result = match (self.inner.stream, body_kind(response.headers())) {
-            (true, BodyKind::EventStream | BodyKind::Unlabelled) => {
+        let result = match Reading::of(self.inner.stream, response.headers()) {
+            Reading::Events => {
                 let mut answer = Streamed::new(started);
                 let end = transport
                     .read_sse(response, started, peer, |event| answer.take(&event, peer))
                     .await?;
                 answer.finish(peer, end.first_byte)
             }
-            (true, BodyKind::Json) => {
+            Reading::Whole => {
                 let (value, first_byte) = transport.read_json(response, started, peer).await?;
-                if !matches!(value["type"].as_str(), Some("message" | "error")) {
-                    return Err(ConnectError::protocol(
-                        peer,
-                        format!(
-                            "asked for text/event-stream, the answer is application/json and not a message: {}",
-                            cut(&value.to_string(), 120)
-                        ),
-                    ));
+                if self.inner.stream && !matches!(value["type"].as_str(), Some("message" | "error"))
+                {
+                    return Err(not_an_answer(peer, "a message", &value));
                 }
                 whole_answer(value, peer, first_byte, started)
             }
-            (false, BodyKind::Json | BodyKind::Unlabelled) => {
-                let (value, first_byte) = transport.read_json(response, started, peer).await?;
-                whole_answer(value, peer, first_byte, started)
-            }
-            (true, _) => Err(transport
-                .unexpected_body(response, peer, "text/event-stream")
-                .await),
-            (false, _) => Err(transport
-                .unexpected_body(response, peer, "application/json")
-                .await),
+            Reading::Unexpected => Err(transport.unexpected_body(response, peer, accept).await),
         };
         let result = result.map(|mut r| {
             let (text, calls) = take_forced(forced, std::mem::take(&mut r.text), r.tool_calls);

@@ -34,7 +34,7 @@ use reqwest::Url;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
-use super::transport::{BodyKind, Flow, Posted, SseEnd, SseEvent, Transport, body_kind};
+use super::transport::{Flow, Posted, Reading, SseEnd, SseEvent, Transport, not_an_answer};
 use super::{
     ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings, Secret,
     unsupported,
@@ -136,37 +136,23 @@ impl ChatCompletions {
         } = transport
             .post_json_held(self.inner.url.clone(), headers, &body, None, peer)
             .await?;
-        let result = match (self.inner.stream, body_kind(response.headers())) {
-            (true, BodyKind::EventStream | BodyKind::Unlabelled) => {
+        let result = match Reading::of(self.inner.stream, response.headers()) {
+            Reading::Events => {
                 let mut answer = StreamedAnswer::default();
                 let end = transport
                     .read_sse(response, started, peer, |event| answer.take(event, peer))
                     .await?;
                 answer.finish(peer, end, started)
             }
-            (true, BodyKind::Json) => {
+            Reading::Whole => {
                 let (value, first_byte) = transport.read_json(response, started, peer).await?;
-                if value.get("error").is_none() && !value["choices"].is_array() {
-                    return Err(ConnectError::protocol(
-                        peer,
-                        format!(
-                            "asked for text/event-stream, the answer is application/json and not a chat completion: {}",
-                            crate::error::cut(&value.to_string(), 120)
-                        ),
-                    ));
+                if self.inner.stream && value.get("error").is_none() && !value["choices"].is_array()
+                {
+                    return Err(not_an_answer(peer, "a chat completion", &value));
                 }
                 whole_answer(value, peer, first_byte, started)
             }
-            (false, BodyKind::Json | BodyKind::Unlabelled) => {
-                let (value, first_byte) = transport.read_json(response, started, peer).await?;
-                whole_answer(value, peer, first_byte, started)
-            }
-            (true, _) => Err(transport
-                .unexpected_body(response, peer, "text/event-stream")
-                .await),
-            (false, _) => Err(transport
-                .unexpected_body(response, peer, "application/json")
-                .await),
+            Reading::Unexpected => Err(transport.unexpected_body(response, peer, accept).await),
         };
         drop(permit);
         result

@@ -31,7 +31,9 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::{Limits, ProviderKind};
 use crate::decode::LineDecoder;
 use crate::error::{ConnectError, cut};
-use crate::http::{Answered, HttpClient, HttpOptions, decode_error, error_body, parse_json};
+use crate::http::{
+    Answered, HttpClient, HttpOptions, decode_error, error_body, parse_json, read_body,
+};
 use crate::retry::{RetryPolicy, Statuses};
 use crate::with_timeout;
 
@@ -109,6 +111,44 @@ pub fn body_kind(headers: &HeaderMap) -> BodyKind {
         }
         _ => BodyKind::Other(media),
     }
+}
+
+/// How to read a successful answer, by what was asked for and what its `Content-Type`
+/// says came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// As server-sent events: a stream was asked for and came (or the body is not
+    /// labelled).
+    Events,
+    /// As one JSON body: asked for, or a whole answer to a request for a stream (which
+    /// the caller must then check is an answer, [`not_an_answer`]).
+    Whole,
+    /// Not at all: the body is not what was asked for ([`Transport::unexpected_body`]).
+    Unexpected,
+}
+
+impl Reading {
+    /// How to read an answer with `headers` to a request for a stream (`stream`) or for
+    /// a whole JSON body.
+    pub fn of(stream: bool, headers: &HeaderMap) -> Reading {
+        match (stream, body_kind(headers)) {
+            (true, BodyKind::EventStream | BodyKind::Unlabelled) => Reading::Events,
+            (_, BodyKind::Json) | (false, BodyKind::Unlabelled) => Reading::Whole,
+            _ => Reading::Unexpected,
+        }
+    }
+}
+
+/// The error for a JSON body, sent to a request for a stream, that is not `what` the
+/// API answers whole (`a chat completion`, say).
+pub fn not_an_answer(peer: &str, what: &str, value: &Value) -> ConnectError {
+    ConnectError::protocol(
+        peer,
+        format!(
+            "asked for text/event-stream, the answer is application/json and not {what}: {}",
+            cut(&value.to_string(), 120)
+        ),
+    )
 }
 
 /// How a server-sent event stream ended.
@@ -294,27 +334,9 @@ impl Transport {
         peer: &str,
     ) -> Result<(Value, Option<Duration>), ConnectError> {
         let limit = self.http.max_body_bytes;
+        let (body, first) = read_body(response, peer, limit, self.http.idle).await?;
         // A whole body arrives at once for timing purposes: the first byte is when it began.
-        let mut first_byte = None;
-        let too_large = || ConnectError::TooLarge {
-            peer: peer.to_owned(),
-            limit,
-        };
-        if response.content_length().is_some_and(|n| n > limit) {
-            return Err(too_large());
-        }
-        let mut body = Vec::new();
-        let mut stream = response.bytes_stream();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| self.http.broke_off(&e, peer, body.len() as u64))?;
-            if first_byte.is_none() && !chunk.is_empty() {
-                first_byte = Some(started.elapsed());
-            }
-            if (body.len() + chunk.len()) as u64 > limit {
-                return Err(too_large());
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let first_byte = first.map(|at| at.saturating_duration_since(started));
         Ok((parse_json(&body, peer)?, first_byte))
     }
 

@@ -39,6 +39,20 @@ async fn mcp_server(call: impl Fn(&Request) -> Reply + Send + Sync + 'static) ->
     .await
 }
 
+/// The error of a first request to `server`'s `math_guy`.
+async fn first_error(server: &Server, options: &HttpOptions) -> assay_connect::ConnectError {
+    let connector = NeuroSanMcp::new(server.base.clone(), options).unwrap();
+    let mut conversation = connector.open("math_guy").await.unwrap();
+    let request = AgentRequest::new("x");
+    tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        conversation.send(&request),
+    )
+    .await
+    .expect("the exchange waited too long")
+    .unwrap_err()
+}
+
 #[tokio::test]
 async fn handshake_once_then_tool_calls() {
     let server = mcp_server(|request| {
@@ -213,12 +227,7 @@ async fn a_reply_with_another_id_is_a_protocol_error() {
         reply(answer(json!(id + 40)))
     })
     .await;
-    let connector = NeuroSanMcp::new(server.base.clone(), &HttpOptions::default()).unwrap();
-    let mut conversation = connector.open("math_guy").await.unwrap();
-    let e = conversation
-        .send(&AgentRequest::new("x"))
-        .await
-        .unwrap_err();
+    let e = first_error(&server, &HttpOptions::default()).await;
     assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
     assert!(
         e.to_string().ends_with(
@@ -236,12 +245,7 @@ async fn a_reply_with_another_id_is_a_protocol_error() {
         )
     })
     .await;
-    let connector = NeuroSanMcp::new(server.base.clone(), &HttpOptions::default()).unwrap();
-    let mut conversation = connector.open("math_guy").await.unwrap();
-    let e = conversation
-        .send(&AgentRequest::new("x"))
-        .await
-        .unwrap_err();
+    let e = first_error(&server, &HttpOptions::default()).await;
     assert!(e.to_string().contains("has `id` \"7\""), "{e}");
 
     // A reply without an id is no answer either; an error about a request the server
@@ -250,12 +254,7 @@ async fn a_reply_with_another_id_is_a_protocol_error() {
         reply(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}))
     })
     .await;
-    let connector = NeuroSanMcp::new(server.base.clone(), &HttpOptions::default()).unwrap();
-    let mut conversation = connector.open("math_guy").await.unwrap();
-    let e = conversation
-        .send(&AgentRequest::new("x"))
-        .await
-        .unwrap_err();
+    let e = first_error(&server, &HttpOptions::default()).await;
     assert!(
         e.to_string()
             .ends_with("json-rpc error -32700: Parse error"),
@@ -272,12 +271,7 @@ async fn structured_content_of_the_wrong_type_is_a_protocol_error() {
             "structuredContent": {"chat_context": ["not", "an", "object"]}}}))
     })
     .await;
-    let connector = NeuroSanMcp::new(server.base.clone(), &HttpOptions::default()).unwrap();
-    let mut conversation = connector.open("math_guy").await.unwrap();
-    let e = conversation
-        .send(&AgentRequest::new("x"))
-        .await
-        .unwrap_err();
+    let e = first_error(&server, &HttpOptions::default()).await;
     assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
     assert!(e.to_string().contains("`chat_context`"), "{e}");
 }
@@ -289,16 +283,7 @@ async fn a_silent_server_times_out_by_default() {
         timeout: Some(std::time::Duration::from_millis(500)),
         ..HttpOptions::default()
     };
-    let connector = NeuroSanMcp::new(server.base.clone(), &options).unwrap();
-    let mut conversation = connector.open("math_guy").await.unwrap();
-    let request = AgentRequest::new("x");
-    let e = tokio::time::timeout(
-        std::time::Duration::from_secs(20),
-        conversation.send(&request),
-    )
-    .await
-    .expect("no default timeout")
-    .unwrap_err();
+    let e = first_error(&server, &options).await;
     assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
     assert!(e.to_string().ends_with("within 500ms"), "{e}");
 }

@@ -42,6 +42,18 @@ fn transport(kind: ProviderKind, limits: Limits) -> Transport {
     Transport::new(kind, &options, limits).expect("a transport")
 }
 
+/// The provider for `fake` with the key `KEY` and `options`.
+fn openai_with(fake: &FakeOpenAi, options: &HttpOptions) -> OpenAi {
+    let base = fake.base_url();
+    OpenAi::new(
+        settings(
+            ProviderKind::Openai,
+            &[("OPENAI_BASE_URL", &base), ("OPENAI_API_KEY", KEY)],
+        ),
+        Transport::new(ProviderKind::Openai, options, Limits::none()).unwrap(),
+    )
+}
+
 fn openai(fake: &FakeOpenAi, key: Option<&str>) -> OpenAi {
     let base = fake.base_url();
     let mut vars = vec![("OPENAI_BASE_URL", base.as_str())];
@@ -422,14 +434,7 @@ async fn retry_after_is_capped() {
         },
         ..HttpOptions::default()
     };
-    let base = fake.base_url();
-    let provider = OpenAi::new(
-        settings(
-            ProviderKind::Openai,
-            &[("OPENAI_BASE_URL", &base), ("OPENAI_API_KEY", KEY)],
-        ),
-        Transport::new(ProviderKind::Openai, &options, Limits::none()).unwrap(),
-    );
+    let provider = openai_with(&fake, &options);
     let begin = Instant::now();
     assert_eq!(provider.complete(&ask("hi")).await.unwrap().text, "soon");
     assert!(begin.elapsed() < Duration::from_secs(30), "waited an hour");
@@ -523,14 +528,7 @@ async fn a_call_without_a_timeout_gets_the_default() {
         timeout: Some(Duration::from_millis(300)),
         ..HttpOptions::default()
     };
-    let base = fake.base_url();
-    let provider = OpenAi::new(
-        settings(
-            ProviderKind::Openai,
-            &[("OPENAI_BASE_URL", &base), ("OPENAI_API_KEY", KEY)],
-        ),
-        Transport::new(ProviderKind::Openai, &options, Limits::none()).unwrap(),
-    );
+    let provider = openai_with(&fake, &options);
     let mut request = ask("hi");
     request.timeout = None;
     let e = provider.complete(&request).await.unwrap_err();
@@ -546,14 +544,7 @@ async fn the_idle_limit_ends_a_stalled_stream() {
         idle_timeout: Some(Duration::from_millis(300)),
         ..HttpOptions::default()
     };
-    let base = fake.base_url();
-    let provider = OpenAi::new(
-        settings(
-            ProviderKind::Openai,
-            &[("OPENAI_BASE_URL", &base), ("OPENAI_API_KEY", KEY)],
-        ),
-        Transport::new(ProviderKind::Openai, &options, Limits::none()).unwrap(),
-    );
+    let provider = openai_with(&fake, &options);
     let e = provider.complete(&ask("hi")).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
     assert!(e.to_string().ends_with("sent nothing for 300ms"), "{e}");
