@@ -3,7 +3,7 @@
 //! `assay.toml`'s default limit or on the case's own; and a Sentinel spec whose model
 //! answered quickly after a 429 passes its `max_latency_ms`.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -23,6 +23,54 @@ fn silent_server() -> String {
         }
     });
     url
+}
+
+/// A neuro-san server on 127.0.0.1 whose every answer is the final line `{"text":
+/// "42"}`, sent `delay` after the request arrived.
+fn slow_server(delay: Duration) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || answer_late(stream, delay));
+        }
+    });
+    url
+}
+
+fn answer_late(mut stream: TcpStream, delay: Duration) {
+    let mut request = Vec::new();
+    let mut buf = [0u8; 4096];
+    // The head, then as much body as it announces.
+    let body_start = loop {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => request.extend_from_slice(&buf[..n]),
+        }
+        if let Some(at) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&request[..body_start]).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while request.len() < body_start + length {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => request.extend_from_slice(&buf[..n]),
+        }
+    }
+    std::thread::sleep(delay);
+    let line =
+        "{\"response\": {\"type\": \"AGENT_FRAMEWORK\", \"text\": \"42\", \"chat_context\": {}}}\n";
+    let response = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json-lines\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{line}",
+        line.len()
+    );
+    let _ = stream.write_all(response.as_bytes());
 }
 
 fn drain(mut stream: TcpStream) {
@@ -153,6 +201,47 @@ fn an_agents_own_limit_and_the_idle_limit_come_from_assay_toml() {
         error["message"].as_str().unwrap().ends_with("within 500ms"),
         "{error}"
     );
+}
+
+#[test]
+fn a_cases_own_limit_is_never_cut_short_by_the_default() {
+    // The default is half a second; the agent takes one; the case allows ten.
+    let server = slow_server(Duration::from_secs(1));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        format!("server = \"{server}\"\ntimeout_in_seconds = 0.5\n"),
+    )
+    .unwrap();
+    let interactions = "interactions:\n  - text: multiply\n    response: {text: {keywords: 42}}\n";
+    std::fs::write(
+        dir.path().join("patient.yaml"),
+        format!("agent: math_guy\nconnections: http\ntimeout_in_seconds: 10\n{interactions}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("hasty.yaml"),
+        format!("agent: math_guy\nconnections: http\n{interactions}"),
+    )
+    .unwrap();
+    let child = spawn(
+        dir.path(),
+        &["run", "patient.yaml", "hasty.yaml", "--json", "report.json"],
+    );
+    let (code, stderr) = finish_within(child, Duration::from_secs(60));
+    assert_eq!(code, Some(3), "{stderr}");
+    let report = report(dir.path());
+    let verdict = |file: &str| {
+        report["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["unit"]["name"].as_str().unwrap().contains(file))
+            .map(|u| u["verdict"].clone())
+            .unwrap()
+    };
+    assert_eq!(verdict("patient"), "passed", "{report}");
+    assert_eq!(verdict("hasty"), "errored", "{report}");
 }
 
 #[test]
