@@ -48,8 +48,9 @@ pub enum Statuses {
     /// network that may call tools with side effects, and a retried sample measures a
     /// different run; only the statuses by which a server says it did not take the
     /// request on are retried (429: a concurrency or rate limit turned it away; 503: the
-    /// server is shutting down or not ready). A 500, 502 or 504 may come after the agent
-    /// ran, so it is reported, not repeated.
+    /// server is shutting down or not ready; neuro-san's own chat timeout also answers
+    /// 503, for a run it abandoned, and asks for the same). A 500, 502 or 504 may come
+    /// after the agent ran, so it is reported, not repeated.
     Agent,
     /// A model provider: **408, 409, 429 and every 5xx** (Anthropic's 529 "overloaded"
     /// included), the statuses the official OpenAI and Anthropic SDKs retry. A model
