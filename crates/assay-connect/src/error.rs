@@ -31,8 +31,9 @@ pub enum ConnectError {
         /// Where it was asked for.
         server: String,
     },
-    /// The server answered with an error status other than 404.
-    #[error("{server} answered {}: {}", status_line(*status), shown_body(body))]
+    /// The server answered with an error status other than 404 (after the attempts
+    /// that [`crate::RetryPolicy`] allows, when the status is one that is retried).
+    #[error("{server} answered {}{}: {}", status_line(*status), after(*attempts), shown_body(body))]
     Status {
         /// The server, without credentials.
         server: String,
@@ -40,6 +41,8 @@ pub enum ConnectError {
         status: u16,
         /// The start of the response body, lossily decoded.
         body: String,
+        /// How many times the request was sent.
+        attempts: u32,
     },
     /// The peer broke the protocol: a malformed line, bad JSON-RPC, a stream that
     /// broke off, an agent command that ended before its final message.
@@ -56,6 +59,15 @@ pub enum ConnectError {
         /// Who was talked to.
         peer: String,
         /// The limit that ran out.
+        limit: Duration,
+    },
+    /// Nothing arrived for longer than the idle limit, while waiting for an answer or
+    /// in the middle of one.
+    #[error("{peer} sent nothing for {}", seconds(*limit))]
+    Idle {
+        /// Who was talked to.
+        peer: String,
+        /// The idle limit that ran out.
         limit: Duration,
     },
     /// The response was larger than the body size cap.
@@ -112,7 +124,7 @@ pub enum ErrorKind {
     Status,
     /// See [`ConnectError::Protocol`].
     Protocol,
-    /// See [`ConnectError::Timeout`].
+    /// See [`ConnectError::Timeout`] and [`ConnectError::Idle`].
     Timeout,
     /// See [`ConnectError::TooLarge`].
     TooLarge,
@@ -158,7 +170,7 @@ impl ConnectError {
             ConnectError::UnknownAgent { .. } => ErrorKind::UnknownAgent,
             ConnectError::Status { .. } => ErrorKind::Status,
             ConnectError::Protocol { .. } => ErrorKind::Protocol,
-            ConnectError::Timeout { .. } => ErrorKind::Timeout,
+            ConnectError::Timeout { .. } | ConnectError::Idle { .. } => ErrorKind::Timeout,
             ConnectError::TooLarge { .. } => ErrorKind::TooLarge,
             ConnectError::Tls { .. } => ErrorKind::Tls,
             ConnectError::Io { .. } => ErrorKind::Io,
@@ -191,6 +203,15 @@ fn status_line(status: u16) -> String {
     {
         Some(reason) => format!("{status} {}", reason.to_lowercase()),
         None => status.to_string(),
+    }
+}
+
+/// ` after 3 attempts` when a request was sent more than once, else nothing.
+pub(crate) fn after(attempts: u32) -> String {
+    if attempts > 1 {
+        format!(" after {attempts} attempts")
+    } else {
+        String::new()
     }
 }
 
@@ -257,6 +278,7 @@ mod tests {
             server: "http://h".into(),
             status: 500,
             body: "x".repeat(400),
+            attempts: 1,
         };
         let text = e.to_string();
         assert!(text.starts_with("http://h answered 500 internal server error: xxx"));
@@ -266,11 +288,19 @@ mod tests {
             server: "http://h".into(),
             status: 503,
             body: String::new(),
+            attempts: 3,
         };
         assert_eq!(
             e.to_string(),
-            "http://h answered 503 service unavailable: (empty body)"
+            "http://h answered 503 service unavailable after 3 attempts: (empty body)"
         );
+
+        let e = ConnectError::Idle {
+            peer: "http://h".into(),
+            limit: Duration::from_secs(30),
+        };
+        assert_eq!(e.to_string(), "http://h sent nothing for 30s");
+        assert_eq!(e.kind(), ErrorKind::Timeout);
 
         let e = ConnectError::TooLarge {
             peer: "http://h".into(),

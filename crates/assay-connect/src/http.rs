@@ -3,7 +3,10 @@
 //!
 //! A chat is `POST {base}/api/v1/{agent}/streaming_chat` with the [`chat_request`] body
 //! and the metadata as headers; the JSON-lines answer is decoded as it arrives by a
-//! [`LineDecoder`] and the answer picked by a [`Collector`].
+//! [`LineDecoder`] and the answer picked by a [`Collector`]. The exchange ends at the
+//! final message ([`Collector::ended`]): the rest of the stream is never waited for. A
+//! stream that ends without one is a protocol error, save the `{}` neuro-san answers to
+//! a request without text.
 
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
@@ -17,12 +20,12 @@ use serde_json::Value;
 
 use crate::decode::{DEFAULT_MAX_BODY_BYTES, DecodeError, LineDecoder};
 use crate::error::ConnectError;
-use crate::retry::RetryPolicy;
+use crate::retry::{RetryPolicy, Statuses};
 use crate::server::{endpoint, label, with_scheme};
 use crate::tls::{TlsOptions, client_config, explain};
 use crate::types::{AgentFunction, AgentInfo, AgentRequest, AgentResponse, Timings};
 use crate::wire::{Collector, chat_request};
-use crate::{BoxFuture, Connector, Conversation, with_timeout};
+use crate::{BoxFuture, Connector, Conversation, DEFAULT_TIMEOUT, with_timeout};
 
 /// The limit on `list_agents` and `describe`, which are quick for any live server.
 pub const INFO_TIMEOUT: Duration = Duration::from_secs(30);
@@ -30,7 +33,7 @@ pub const INFO_TIMEOUT: Duration = Duration::from_secs(30);
 /// How much of an error response's body is kept.
 const ERROR_BODY_KEPT: usize = 4096;
 
-/// How http, https and MCP connections behave.
+/// How http, https and MCP connections (and model providers) behave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpOptions {
     /// Certificate verification.
@@ -41,6 +44,13 @@ pub struct HttpOptions {
     pub max_body_bytes: u64,
     /// The limit on making one connection (10s).
     pub connect_timeout: Duration,
+    /// The limit on a whole exchange, retries included, when the request sets none
+    /// ([`DEFAULT_TIMEOUT`]; `None` waits as long as it takes).
+    pub timeout: Option<Duration>,
+    /// The limit on silence: from sending a request to the head of its answer, and
+    /// between any two pieces of the body. Off (`None`) by default: a `MINIMAL`
+    /// neuro-san stream is silent until the agent is done.
+    pub idle_timeout: Option<Duration>,
 }
 
 impl Default for HttpOptions {
@@ -50,86 +60,167 @@ impl Default for HttpOptions {
             retry: RetryPolicy::default(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             connect_timeout: Duration::from_secs(10),
+            timeout: Some(DEFAULT_TIMEOUT),
+            idle_timeout: None,
         }
     }
 }
 
-/// An http client with the retry rules, shared by the http and MCP connectors.
+/// An http client with the retry rules and the time limits, shared by the http and MCP
+/// connectors and the model providers.
 #[derive(Debug, Clone)]
 pub(crate) struct HttpClient {
     pub(crate) client: reqwest::Client,
     pub(crate) retry: RetryPolicy,
     pub(crate) max_body_bytes: u64,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) idle: Option<Duration>,
+}
+
+/// A response, with when the attempt that got it began and how many attempts it took.
+#[derive(Debug)]
+pub(crate) struct Answered {
+    pub(crate) response: Response,
+    /// When the last attempt began: the origin of the exchange's [`Timings`], so that
+    /// waiting out a 429 never counts as the agent's latency.
+    pub(crate) started: Instant,
+    /// How many times the request was sent.
+    pub(crate) attempts: u32,
 }
 
 impl HttpClient {
     pub(crate) fn new(options: &HttpOptions) -> Result<HttpClient, ConnectError> {
         let tls = client_config(&options.tls)?;
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .connect_timeout(options.connect_timeout)
             .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("assay/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("assay/", env!("CARGO_PKG_VERSION")));
+        if let Some(idle) = options.idle_timeout {
+            builder = builder.read_timeout(idle);
+        }
+        let client = builder
             .build()
             .map_err(|e| ConnectError::config(format!("cannot set up the http client: {e}")))?;
         Ok(HttpClient {
             client,
             retry: options.retry,
             max_body_bytes: options.max_body_bytes,
+            timeout: options.timeout,
+            idle: options.idle_timeout,
         })
     }
 
-    /// Sends the request `build` makes, trying again by the [`RetryPolicy`]: after a
-    /// connection error that came before any byte of a response, and after a 429 or 503.
-    /// Returns a response with a success status; any other status is an error, and a 404
-    /// is [`ConnectError::UnknownAgent`] when `agent` is given.
-    pub(crate) async fn send(
+    /// The limit on an exchange: the request's own, else the default.
+    pub(crate) fn limit(&self, requested: Option<Duration>) -> Option<Duration> {
+        requested.or(self.timeout)
+    }
+
+    /// Sends the request `build` makes, trying again by the [`RetryPolicy`] after a
+    /// connection that could not be made and after the error `statuses` retry (see
+    /// [`crate::retry`]). Returns the last answer, whatever its status.
+    pub(crate) async fn attempt(
         &self,
         server: &str,
-        agent: Option<&str>,
+        statuses: Statuses,
         build: impl Fn() -> RequestBuilder,
-    ) -> Result<Response, ConnectError> {
+    ) -> Result<Answered, ConnectError> {
         let mut attempt = 1;
         loop {
+            let started = Instant::now();
             match build().send().await {
                 Ok(response) => {
                     let status = response.status();
-                    if status.is_success() {
-                        return Ok(response);
-                    }
-                    let busy = matches!(
-                        status,
-                        StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE
-                    );
-                    if busy && self.retry.may_retry(attempt) {
+                    if !status.is_success()
+                        && statuses.retried(status.as_u16())
+                        && self.retry.may_retry(attempt)
+                    {
+                        // The body is never read: nothing of it counts.
                         let wait = self.retry.delay_after(attempt, response.headers());
                         drop(response);
-                        tracing::debug!(%server, %status, attempt, ?wait, "server busy; trying again");
+                        tracing::debug!(%server, %status, attempt, ?wait, "asked to come back later; trying again");
                         tokio::time::sleep(wait).await;
                         attempt += 1;
                         continue;
                     }
-                    return Err(status_error(response, server, agent).await);
+                    return Ok(Answered {
+                        response,
+                        started,
+                        attempts: attempt,
+                    });
                 }
                 Err(error) => {
-                    let before_any_byte =
-                        error.is_connect() && !error.is_timeout() && find_rustls(&error).is_none();
-                    if before_any_byte && self.retry.may_retry(attempt) {
+                    if never_reached_server(&error) && self.retry.may_retry(attempt) {
                         let wait = self.retry.backoff(attempt);
                         tracing::debug!(%server, attempt, ?wait, cause = %root_cause(&error), "cannot connect; trying again");
                         tokio::time::sleep(wait).await;
                         attempt += 1;
                         continue;
                     }
-                    return Err(request_error(&error, server, attempt));
+                    return Err(self.request_error(&error, server, attempt));
                 }
             }
         }
     }
+
+    /// [`HttpClient::attempt`] for an agent: a success, or the error for its status (a
+    /// 404 is [`ConnectError::UnknownAgent`] when `agent` is given).
+    pub(crate) async fn send(
+        &self,
+        server: &str,
+        agent: Option<&str>,
+        build: impl Fn() -> RequestBuilder,
+    ) -> Result<Answered, ConnectError> {
+        let answered = self.attempt(server, Statuses::Agent, build).await?;
+        if answered.response.status().is_success() {
+            return Ok(answered);
+        }
+        Err(status_error(answered, server, agent).await)
+    }
+
+    /// The error for a request that got no response.
+    pub(crate) fn request_error(
+        &self,
+        error: &reqwest::Error,
+        server: &str,
+        attempts: u32,
+    ) -> ConnectError {
+        request_error(error, server, attempts, self.idle)
+    }
+
+    /// The error for a body that broke off after `received` bytes.
+    pub(crate) fn broke_off(
+        &self,
+        error: &reqwest::Error,
+        server: &str,
+        received: u64,
+    ) -> ConnectError {
+        broke_off(error, server, received, self.idle)
+    }
+
+    /// A whole (small) body, at most `max_body_bytes`.
+    pub(crate) async fn read_body(
+        &self,
+        response: Response,
+        server: &str,
+    ) -> Result<Vec<u8>, ConnectError> {
+        let (body, _) = read_body(response, server, self.max_body_bytes, self.idle).await?;
+        Ok(body)
+    }
+}
+
+/// Whether a request that failed with `error` certainly never reached the server: the
+/// connection could not be made (refused, no such host, reset during the handshake).
+/// A timeout and a certificate that could not be verified are not worth another try.
+fn never_reached_server(error: &reqwest::Error) -> bool {
+    error.is_connect() && !error.is_timeout() && find_rustls(error).is_none()
 }
 
 /// The error for a response with an error status.
-async fn status_error(response: Response, server: &str, agent: Option<&str>) -> ConnectError {
+async fn status_error(answered: Answered, server: &str, agent: Option<&str>) -> ConnectError {
+    let Answered {
+        response, attempts, ..
+    } = answered;
     let status = response.status();
     if status == StatusCode::NOT_FOUND
         && let Some(agent) = agent
@@ -139,6 +230,18 @@ async fn status_error(response: Response, server: &str, agent: Option<&str>) -> 
             server: server.to_owned(),
         };
     }
+    let body = error_body(response).await;
+    ConnectError::Status {
+        server: server.to_owned(),
+        status: status.as_u16(),
+        body: String::from_utf8_lossy(&body).into_owned(),
+        attempts,
+    }
+}
+
+/// The start of an error response's body: at most [`ERROR_BODY_KEPT`] bytes, what
+/// arrived before any failure.
+pub(crate) async fn error_body(response: Response) -> Vec<u8> {
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     while body.len() < ERROR_BODY_KEPT {
@@ -149,31 +252,39 @@ async fn status_error(response: Response, server: &str, agent: Option<&str>) -> 
         }
     }
     body.truncate(ERROR_BODY_KEPT);
-    ConnectError::Status {
-        server: server.to_owned(),
-        status: status.as_u16(),
-        body: String::from_utf8_lossy(&body).into_owned(),
-    }
+    body
 }
 
-/// The error for a request that got no response.
-pub(crate) fn request_error(error: &reqwest::Error, server: &str, attempts: u32) -> ConnectError {
+/// The error for a request that got no response after `attempts` attempts; a read
+/// timeout is the `idle` limit running out.
+pub(crate) fn request_error(
+    error: &reqwest::Error,
+    server: &str,
+    attempts: u32,
+    idle: Option<Duration>,
+) -> ConnectError {
     if let Some(tls) = find_rustls(error) {
         return ConnectError::Tls {
             server: server.to_owned(),
             reason: explain(tls),
         };
     }
+    if let Some(limit) = idle.filter(|_| error.is_timeout() && !error.is_connect()) {
+        return ConnectError::Idle {
+            peer: server.to_owned(),
+            limit,
+        };
+    }
     let cause = root_cause(error);
     if error.is_connect() {
-        let tries = if attempts == 1 {
-            "tried once".to_owned()
+        let reason = if attempts > 1 {
+            format!("{cause} (after {attempts} attempts)")
         } else {
-            format!("tried {attempts} times")
+            cause
         };
         return ConnectError::Unreachable {
             server: server.to_owned(),
-            reason: format!("{cause} ({tries})"),
+            reason,
         };
     }
     ConnectError::protocol(
@@ -242,12 +353,13 @@ pub(crate) fn metadata_headers(
     Ok(headers)
 }
 
-/// A whole (small) body, at most `limit` bytes.
+/// A whole (small) body, at most `limit` bytes, with when its first byte arrived.
 pub(crate) async fn read_body(
     response: Response,
     server: &str,
     limit: u64,
-) -> Result<Vec<u8>, ConnectError> {
+    idle: Option<Duration>,
+) -> Result<(Vec<u8>, Option<Instant>), ConnectError> {
     let too_large = || ConnectError::TooLarge {
         peer: server.to_owned(),
         limit,
@@ -256,19 +368,35 @@ pub(crate) async fn read_body(
         return Err(too_large());
     }
     let mut body = Vec::new();
+    let mut first_byte = None;
     let mut stream = response.bytes_stream();
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| broke_off(&e, server, body.len() as u64))?;
+        let chunk = chunk.map_err(|e| broke_off(&e, server, body.len() as u64, idle))?;
+        if first_byte.is_none() && !chunk.is_empty() {
+            first_byte = Some(Instant::now());
+        }
         if (body.len() + chunk.len()) as u64 > limit {
             return Err(too_large());
         }
         body.extend_from_slice(&chunk);
     }
-    Ok(body)
+    Ok((body, first_byte))
 }
 
-/// The error for a body that broke off after `received` bytes.
-pub(crate) fn broke_off(error: &reqwest::Error, server: &str, received: u64) -> ConnectError {
+/// The error for a body that broke off after `received` bytes; a read timeout is the
+/// `idle` limit running out.
+pub(crate) fn broke_off(
+    error: &reqwest::Error,
+    server: &str,
+    received: u64,
+    idle: Option<Duration>,
+) -> ConnectError {
+    if let Some(limit) = idle.filter(|_| error.is_timeout()) {
+        return ConnectError::Idle {
+            peer: server.to_owned(),
+            limit,
+        };
+    }
     ConnectError::protocol(
         server,
         format!(
@@ -408,17 +536,22 @@ impl NeuroSanHttp {
         let inner = &self.inner;
         let url = endpoint(&inner.base, path);
         let exchange = async {
-            let response = inner
+            let answered = inner
                 .http
                 .send(&inner.label, agent, || inner.http.client.get(url.clone()))
                 .await?;
-            let body = read_body(response, &inner.label, inner.http.max_body_bytes).await?;
+            let body = inner
+                .http
+                .read_body(answered.response, &inner.label)
+                .await?;
             parse_json(&body, &inner.label)
         };
         with_timeout(&inner.label, Some(INFO_TIMEOUT), exchange).await
     }
 
-    /// One exchange with `agent`, under the request's timeout.
+    /// One exchange with `agent`, under the request's timeout (else the connector's
+    /// default, [`HttpOptions::timeout`]). The exchange ends at the final message,
+    /// whether or not the server closes the stream after it.
     pub async fn chat(
         &self,
         agent: &str,
@@ -426,7 +559,7 @@ impl NeuroSanHttp {
     ) -> Result<AgentResponse, ConnectError> {
         with_timeout(
             &self.inner.label,
-            request.timeout,
+            self.inner.http.limit(request.timeout),
             self.exchange(agent, request),
         )
         .await
@@ -443,8 +576,9 @@ impl NeuroSanHttp {
         let headers = metadata_headers(&request.metadata)?;
         let body = chat_request(request).to_string();
         tracing::debug!(%url, agent, "streaming chat");
-        let start = Instant::now();
-        let response = inner
+        let Answered {
+            response, started, ..
+        } = inner
             .http
             .send(server, Some(agent), || {
                 inner
@@ -465,27 +599,75 @@ impl NeuroSanHttp {
         }
         let mut stream = response.bytes_stream();
         let mut decoder = LineDecoder::new(limit);
-        let mut collector = Collector::default();
-        let mut first_byte = None;
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| broke_off(&e, server, decoder.received()))?;
-            if first_byte.is_none() && !chunk.is_empty() {
-                first_byte = Some(start.elapsed());
+        let mut answer = Answer::default();
+        'read: while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| inner.http.broke_off(&e, server, decoder.received()))?;
+            if answer.first_byte.is_none() && !chunk.is_empty() {
+                answer.first_byte = Some(started.elapsed());
             }
             for line in decoder.feed(&chunk).map_err(|e| decode_error(e, server))? {
-                collector
-                    .accept_line(line)
-                    .map_err(|m| ConnectError::protocol(server, m))?;
+                if answer.take(line, server)? {
+                    break 'read;
+                }
             }
         }
-        for line in decoder.finish().map_err(|e| decode_error(e, server))? {
-            collector
-                .accept_line(line)
-                .map_err(|m| ConnectError::protocol(server, m))?;
+        // The rest of the stream, if any, is never read: dropping it closes the
+        // connection.
+        drop(stream);
+        if !answer.collector.ended() {
+            for line in decoder.finish().map_err(|e| decode_error(e, server))? {
+                if answer.take(line, server)? {
+                    break;
+                }
+            }
         }
-        Ok(collector.finish(Timings {
-            first_byte,
-            total: start.elapsed(),
+        answer.finish(request, server, started)
+    }
+}
+
+/// A streamed answer as it is read.
+#[derive(Debug, Default)]
+struct Answer {
+    collector: Collector,
+    /// How many JSON values arrived, `{}` included.
+    values: usize,
+    first_byte: Option<Duration>,
+}
+
+impl Answer {
+    /// Takes one line's value; `true` once the final message is in.
+    fn take(&mut self, line: Value, server: &str) -> Result<bool, ConnectError> {
+        self.values += 1;
+        self.collector
+            .accept_line(line)
+            .map_err(|e| ConnectError::protocol(server, e.0))?;
+        Ok(self.collector.ended())
+    }
+
+    /// The response, when the stream held a whole answer: a final (`AGENT_FRAMEWORK`)
+    /// message, or for a request without text the `{}` neuro-san sends then.
+    fn finish(
+        self,
+        request: &AgentRequest,
+        server: &str,
+        started: Instant,
+    ) -> Result<AgentResponse, ConnectError> {
+        let no_text_answered =
+            request.text.is_none() && self.collector.is_empty() && self.values > 0;
+        let whole = self.collector.saw_final() || no_text_answered;
+        if !whole {
+            let message = if self.values == 0 {
+                "the answer is empty: no final (AGENT_FRAMEWORK) message"
+            } else if self.collector.is_empty() {
+                "the answer holds no message, only `{}` (what neuro-san sends to a request without text)"
+            } else {
+                "the stream ended before the final (AGENT_FRAMEWORK) message: the answer is incomplete"
+            };
+            return Err(ConnectError::protocol(server, message));
+        }
+        Ok(self.collector.finish(Timings {
+            first_byte: self.first_byte,
+            total: started.elapsed(),
         }))
     }
 }

@@ -1,5 +1,6 @@
 //! In-process agents for Rust users: an [`InProcessAgent`] is called directly, and a
-//! [`Registry`] of them is a [`Connector`].
+//! [`Registry`] of them is a [`Connector`]. A request without a timeout of its own gets
+//! [`crate::DEFAULT_TIMEOUT`], as every connector's does.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -120,8 +121,8 @@ impl Conversation for InProcessConversation {
     ) -> BoxFuture<'a, Result<AgentResponse, ConnectError>> {
         Box::pin(async move {
             let start = Instant::now();
-            let mut response =
-                with_timeout(&self.peer, request.timeout, self.agent.chat(request)).await?;
+            let limit = request.timeout.or(Some(crate::DEFAULT_TIMEOUT));
+            let mut response = with_timeout(&self.peer, limit, self.agent.chat(request)).await?;
             response.timings.total = start.elapsed();
             Ok(response)
         })

@@ -25,11 +25,26 @@
 //! protocol; none of them is a test failure. [`ConnectError::kind`] tells them apart.
 //! Messages never hold header or environment values, which may be secrets.
 //!
-//! **Time.** A request's `timeout` bounds the whole exchange, retries included;
-//! dropping the future (which the timeout does) closes the connection or abandons the
-//! command's answer. Requests are retried ([`RetryPolicy`]) only after a connection
-//! error that came before any byte of a response, or after a 429 or 503 (honouring
-//! `Retry-After`); never after response bytes arrived, never on a timeout.
+//! **Answers end at the final message.** Over http an exchange ends with the front
+//! man's `AGENT_FRAMEWORK` message that carries a `chat_context`, whether or not the
+//! server closes the stream after it; a stream that ends before it (an empty body, only
+//! `{}` to a request with text, a cut stream) is a protocol error, and so is a message
+//! whose `text` is not a string or whose `structure`, `sly_data` or `chat_context` is
+//! not an object.
+//!
+//! **Time.** Nothing waits forever. A request's `timeout` bounds the whole exchange,
+//! retries included; a request without one gets the connector's default
+//! ([`DEFAULT_TIMEOUT`], 300 s, which `assay.toml`'s `timeout_in_seconds` changes). An
+//! optional idle limit ([`HttpOptions::idle_timeout`], off by default) ends an exchange
+//! during which nothing arrived for that long. Dropping the future (which a timeout
+//! does) closes the connection or abandons the command's answer.
+//!
+//! **Retries** ([`retry`]): only after a connection that could not be made (never once
+//! the request may have reached the server), or after a status that asks to come back
+//! later (an agent: 429 and 503; a model provider: 408, 409, 429 and 5xx), honouring
+//! `Retry-After` up to a cap; never after response bytes arrived, never on a timeout.
+//! An error after retries says how many attempts were made, and the timings of an
+//! answer are its last attempt's.
 //!
 //! **TLS.** https uses rustls with the `ring` provider, trusting the system roots and an
 //! optional extra CA ([`TlsOptions`]); an explicit insecure switch turns verification
@@ -117,13 +132,16 @@ pub use http::{HttpOptions, INFO_TIMEOUT, NeuroSanHttp};
 pub use inprocess::{InProcessAgent, Registry, from_fn};
 pub use mcp::{MCP_PROTOCOL_VERSION, NeuroSanMcp};
 pub use reqwest::Url;
-pub use retry::RetryPolicy;
+pub use retry::{RetryPolicy, Statuses};
 pub use server::{DEFAULT_SERVER, SERVER_ENV, label, parse_server, resolve_server, with_scheme};
 pub use stdio::{STDERR_KEPT, StdioCommand, StdioConnector, StdioConversation};
 pub use tls::{TlsOptions, client_config};
 pub use types::{
     AgentFunction, AgentInfo, AgentRequest, AgentResponse, JsonMap, Timings, TokenUsage,
 };
+
+/// The limit on an exchange with an agent or a model whose request sets none: 300 s.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// A boxed future that can cross threads, as trait objects return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -10,7 +10,11 @@
 //! `content[0].text` is the answer and `structuredContent`'s `structure`,
 //! `chat_context` and `sly_data` are those parts, as one `AGENT_FRAMEWORK` message.
 //! A result with `isError` and a JSON-RPC error are errors. Unlike upstream, a result
-//! without `isError` is not taken for an error (MCP says it defaults to false).
+//! without `isError` is not taken for an error (MCP says it defaults to false). A reply
+//! whose `id` is not the request's is a protocol error, never taken for its answer.
+//!
+//! The timings of an answer are the `tools/call`'s last attempt's: the session's
+//! `initialize` does not count.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,7 +24,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use crate::error::{ConnectError, cut};
-use crate::http::{HttpClient, HttpOptions, metadata_headers, parse_json, read_body};
+use crate::http::{Answered, HttpClient, HttpOptions, metadata_headers, parse_json};
 use crate::server::{endpoint, label};
 use crate::types::{AgentRequest, AgentResponse, Timings};
 use crate::wire::{Collector, chat_request};
@@ -102,19 +106,19 @@ impl Conversation for McpConversation {
         request: &'a AgentRequest,
     ) -> BoxFuture<'a, Result<AgentResponse, ConnectError>> {
         let peer = self.inner.label.clone();
-        Box::pin(async move { with_timeout(&peer, request.timeout, self.exchange(request)).await })
+        let limit = self.inner.http.limit(request.timeout);
+        Box::pin(async move { with_timeout(&peer, limit, self.exchange(request)).await })
     }
 }
 
 impl McpConversation {
     async fn exchange(&mut self, request: &AgentRequest) -> Result<AgentResponse, ConnectError> {
         let headers = metadata_headers(&request.metadata)?;
-        let start = Instant::now();
         if self.session.is_none() {
             self.session = Some(self.initialize(&headers).await?);
         }
         let params = json!({"name": self.agent, "arguments": chat_request(request)});
-        let (result, first_byte) = self.call("tools/call", params, &headers).await?;
+        let (result, start, first_byte) = self.call("tools/call", params, &headers).await?;
         let first_byte = Some(first_byte.duration_since(start));
         let server = &self.inner.label;
         let result = result.as_object().ok_or_else(|| {
@@ -148,7 +152,9 @@ impl McpConversation {
                     message.insert(key.into(), value.clone());
                 }
             }
-            collector.accept_message(Value::Object(message));
+            collector
+                .accept_message(Value::Object(message))
+                .map_err(|e| ConnectError::protocol(server, e.0))?;
         }
         let mut response = collector.finish(Timings {
             first_byte,
@@ -170,7 +176,7 @@ impl McpConversation {
         });
         let id = self.take_id();
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params});
-        let response = self.post(&body, headers, None).await?;
+        let Answered { response, .. } = self.post(&body, headers, None).await?;
         let session = Session {
             id: response.headers().get(SESSION_HEADER).cloned(),
         };
@@ -199,19 +205,22 @@ impl McpConversation {
         Ok(session)
     }
 
-    /// One JSON-RPC call after initialization: its result, and when the answer began.
+    /// One JSON-RPC call after initialization: its result, when its last attempt
+    /// began, and when the answer began.
     async fn call(
         &mut self,
         method: &str,
         params: Value,
         headers: &HeaderMap,
-    ) -> Result<(Value, Instant), ConnectError> {
+    ) -> Result<(Value, Instant, Instant), ConnectError> {
         let id = self.take_id();
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let session = self.session.clone();
-        let response = self.post(&body, headers, session.as_ref()).await?;
+        let Answered {
+            response, started, ..
+        } = self.post(&body, headers, session.as_ref()).await?;
         let began = Instant::now();
-        Ok((self.answer(response, id, method).await?, began))
+        Ok((self.answer(response, id, method).await?, started, began))
     }
 
     fn take_id(&mut self) -> u64 {
@@ -226,7 +235,7 @@ impl McpConversation {
         body: &Value,
         headers: &HeaderMap,
         session: Option<&Session>,
-    ) -> Result<reqwest::Response, ConnectError> {
+    ) -> Result<Answered, ConnectError> {
         let inner = &self.inner;
         let body = body.to_string();
         inner
@@ -265,20 +274,46 @@ impl McpConversation {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
-        let body = read_body(response, server, self.inner.http.max_body_bytes).await?;
+        let body = self.inner.http.read_body(response, server).await?;
         let message = if is_sse {
-            sse_messages(&body)
+            // Requests the server makes of the client, and notifications, have a
+            // `method`; the answer is the response with the request's id (else the
+            // first response, whose id is then reported).
+            let mut responses: Vec<Value> = sse_messages(&body)
                 .into_iter()
-                .find(|m| m.get("id") == Some(&json!(id)))
-                .ok_or_else(|| {
-                    ConnectError::protocol(
+                .filter(|m| m.get("method").is_none())
+                .collect();
+            match responses
+                .iter()
+                .position(|m| m.get("id") == Some(&json!(id)))
+            {
+                Some(at) => responses.swap_remove(at),
+                None if !responses.is_empty() => responses.swap_remove(0),
+                None => {
+                    return Err(ConnectError::protocol(
                         server,
                         format!("the event stream holds no answer to the {method} request"),
-                    )
-                })?
+                    ));
+                }
+            }
         } else {
             parse_json(&body, server)?
         };
+        let answered = message.get("id");
+        // An error about a request the server could not read has a null id.
+        let unread = answered == Some(&Value::Null) && message.get("error").is_some();
+        if answered != Some(&json!(id)) && !unread {
+            let found = match answered {
+                Some(other) => format!("`id` {other}"),
+                None => "no `id`".to_owned(),
+            };
+            return Err(ConnectError::protocol(
+                server,
+                format!(
+                    "the answer to {method} request {id} has {found}: it answers another request"
+                ),
+            ));
+        }
         if let Some(error) = message.get("error") {
             return Err(self.rpc_error(error, method));
         }

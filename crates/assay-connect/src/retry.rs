@@ -1,16 +1,24 @@
-//! [`RetryPolicy`]: when and how long to wait before trying a request again.
+//! [`RetryPolicy`] and [`Statuses`]: when and how long to wait before trying a request
+//! again. This is the one place that says it; `docs/architecture.md` states it as an
+//! invariant.
 //!
-//! A request is tried again only when it is safe and likely to help:
-//! - the connection could not be made (refused, no such host): no byte of the request
-//!   reached an agent, and no byte of a response arrived;
-//! - the server answered `429 Too Many Requests` or `503 Service Unavailable`, which ask
-//!   the client to come back later; a `Retry-After` in seconds is honoured (capped at
-//!   [`RetryPolicy::max_delay`]).
+//! A request is tried again only when the earlier attempt cannot have done anything:
+//! - **the connection could not be made** (refused, no such host, reset during the
+//!   handshake): no byte of the request reached the server. A connection that breaks
+//!   *after* the request was written is never retried: the server may have run it.
+//! - **the server answered a status that asks the client to come back later**, before
+//!   any byte of the body is read. Which statuses, depends on who is asked
+//!   ([`Statuses`]): an agent only 429 and 503, a model provider 408, 409, 429 and every
+//!   5xx.
+//!
+//! The wait is the server's `Retry-After` (seconds or an HTTP date; `retry-after-ms` too,
+//! which OpenAI-compatible servers send) when it gives one, else an exponential backoff;
+//! either is capped at [`RetryPolicy::max_delay`].
 //!
 //! Never after any byte of a successful response arrived, never on a timeout, never on
-//! any other status.
+//! any other status. An error after retries says how many attempts were made.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// How often and how patiently to retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +37,33 @@ impl Default for RetryPolicy {
             max_attempts: 3,
             base_delay: Duration::from_millis(200),
             max_delay: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Which error statuses are worth another attempt, by who answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statuses {
+    /// A neuro-san agent (http, https, mcp): **429 and 503 only**. A chat runs an agent
+    /// network that may call tools with side effects, and a retried sample measures a
+    /// different run; only the statuses by which a server says it did not take the
+    /// request on are retried (429: a concurrency or rate limit turned it away; 503: the
+    /// server is shutting down or not ready; neuro-san's own chat timeout also answers
+    /// 503, for a run it abandoned, and asks for the same). A 500, 502 or 504 may come
+    /// after the agent ran, so it is reported, not repeated.
+    Agent,
+    /// A model provider: **408, 409, 429 and every 5xx** (Anthropic's 529 "overloaded"
+    /// included), the statuses the official OpenAI and Anthropic SDKs retry. A model
+    /// call has no side effects beyond its cost.
+    Provider,
+}
+
+impl Statuses {
+    /// Whether `status` asks for another attempt.
+    pub fn retried(self, status: u16) -> bool {
+        match self {
+            Statuses::Agent => matches!(status, 429 | 503),
+            Statuses::Provider => matches!(status, 408 | 409 | 429 | 500..=599),
         }
     }
 }
@@ -66,19 +101,22 @@ impl RetryPolicy {
         }
     }
 
-    /// The wait before another attempt after a busy answer with `headers`: its
-    /// `Retry-After` when it has a readable one (capped), else the backoff.
+    /// The wait before another attempt after an answer with `headers`: its
+    /// `retry-after-ms` or `Retry-After` when it has a readable one (capped), else the
+    /// backoff.
     pub fn delay_after(&self, attempt: u32, headers: &reqwest::header::HeaderMap) -> Duration {
-        let retry_after = headers
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_retry_after);
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let retry_after = header("retry-after-ms")
+            .and_then(parse_retry_after_ms)
+            .or_else(|| {
+                header("retry-after").and_then(|v| parse_retry_after_at(v, SystemTime::now()))
+            });
         self.delay(attempt, retry_after)
     }
 }
 
-/// A `Retry-After` header value in its seconds form (`"120"`). The HTTP-date form and
-/// anything else unreadable give `None`, and the backoff applies instead.
+/// A `Retry-After` header value in its seconds form (`"120"`). Anything else gives
+/// `None` ([`parse_retry_after_at`] also reads the HTTP-date form).
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
@@ -90,12 +128,27 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
     ))
 }
 
+/// A `Retry-After` header value, in seconds or as an HTTP date (`Wed, 21 Oct 2015
+/// 07:28:00 GMT`, the wait until then from `now`; a date in the past is no wait).
+pub fn parse_retry_after_at(value: &str, now: SystemTime) -> Option<Duration> {
+    parse_retry_after(value).or_else(|| {
+        let at = httpdate::parse_http_date(value.trim()).ok()?;
+        Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    })
+}
+
+/// A `retry-after-ms` header value: whole or fractional milliseconds.
+fn parse_retry_after_ms(value: &str) -> Option<Duration> {
+    let ms: f64 = value.trim().parse().ok()?;
+    (ms.is_finite() && ms >= 0.0).then(|| Duration::from_secs_f64((ms / 1000.0).min(1e9)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn retry_after_seconds_form_only() {
+    fn retry_after_seconds_form() {
         assert_eq!(parse_retry_after("0"), Some(Duration::ZERO));
         assert_eq!(parse_retry_after(" 2 "), Some(Duration::from_secs(2)));
         assert_eq!(
@@ -106,6 +159,34 @@ mod tests {
         assert_eq!(parse_retry_after("-1"), None);
         assert_eq!(parse_retry_after("1.5"), None);
         assert_eq!(parse_retry_after(""), None);
+    }
+
+    #[test]
+    fn retry_after_date_form() {
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT").unwrap();
+        assert_eq!(
+            parse_retry_after_at("Wed, 21 Oct 2015 07:28:05 GMT", now),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            parse_retry_after_at("Wed, 21 Oct 2015 07:27:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after_at("7", now), Some(Duration::from_secs(7)));
+        assert_eq!(parse_retry_after_at("soon", now), None);
+    }
+
+    #[test]
+    fn retry_after_headers_are_honoured_and_capped() {
+        let policy = RetryPolicy::default();
+        let mut headers = reqwest::header::HeaderMap::new();
+        assert_eq!(policy.delay_after(2, &headers), policy.backoff(2));
+        headers.insert("retry-after", "3".parse().unwrap());
+        assert_eq!(policy.delay_after(1, &headers), Duration::from_secs(3));
+        headers.insert("retry-after-ms", "250".parse().unwrap());
+        assert_eq!(policy.delay_after(1, &headers), Duration::from_millis(250));
+        headers.insert("retry-after-ms", "99999999".parse().unwrap());
+        assert_eq!(policy.delay_after(1, &headers), policy.max_delay);
     }
 
     #[test]
@@ -137,5 +218,21 @@ mod tests {
             ..RetryPolicy::default()
         };
         assert!(!zero.may_retry(1));
+    }
+
+    #[test]
+    fn which_statuses_are_retried() {
+        for status in [429, 503] {
+            assert!(Statuses::Agent.retried(status), "{status}");
+        }
+        for status in [400, 404, 408, 409, 500, 502, 504] {
+            assert!(!Statuses::Agent.retried(status), "{status}");
+        }
+        for status in [408, 409, 429, 500, 501, 502, 503, 504, 529, 599] {
+            assert!(Statuses::Provider.retried(status), "{status}");
+        }
+        for status in [400, 401, 403, 404, 422, 600] {
+            assert!(!Statuses::Provider.retried(status), "{status}");
+        }
     }
 }

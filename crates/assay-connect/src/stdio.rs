@@ -7,6 +7,11 @@
 //! with `ChatResponse` lines (`{"response": {...}}`) on stdout, and the answer ends with
 //! the first line holding an `AGENT_FRAMEWORK` message. Its stderr is kept (the last
 //! [`STDERR_KEPT`] bytes) and shown in errors.
+//!
+//! Nothing waits forever: an exchange whose request sets no timeout gets the command's
+//! own ([`StdioCommand::timeout`], `timeout_in_seconds` of its `assay.toml` table), else
+//! the connector's default ([`crate::DEFAULT_TIMEOUT`]); an optional idle limit ends an
+//! exchange during which the command wrote no line for that long.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -47,6 +52,9 @@ pub struct StdioCommand {
     pub cwd: Option<PathBuf>,
     /// The cap on one response, in bytes.
     pub max_body_bytes: u64,
+    /// The limit on an exchange whose request sets none; `None` leaves it to the
+    /// connector ([`StdioConnector::with_timeouts`]).
+    pub timeout: Option<Duration>,
 }
 
 impl fmt::Debug for StdioCommand {
@@ -56,6 +64,7 @@ impl fmt::Debug for StdioCommand {
             .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("cwd", &self.cwd)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("timeout", &self.timeout)
             .finish()
     }
 }
@@ -68,6 +77,7 @@ impl StdioCommand {
             env: BTreeMap::new(),
             cwd: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            timeout: None,
         }
     }
 
@@ -87,8 +97,19 @@ impl StdioCommand {
         format!("`{}`", words.join(" "))
     }
 
-    /// Starts the command: one conversation.
+    /// Starts the command: one conversation, with the command's timeout (else
+    /// [`crate::DEFAULT_TIMEOUT`]) and no idle limit.
     pub fn start(&self) -> Result<StdioConversation, ConnectError> {
+        self.start_with(Some(crate::DEFAULT_TIMEOUT), None)
+    }
+
+    /// Starts the command with `default` as the limit on an exchange whose request and
+    /// command set none, and `idle` as the longest wait for a line.
+    fn start_with(
+        &self,
+        default: Option<Duration>,
+        idle: Option<Duration>,
+    ) -> Result<StdioConversation, ConnectError> {
         let spawn_error = |reason: String| ConnectError::Spawn {
             command: self.display(),
             reason,
@@ -130,6 +151,8 @@ impl StdioCommand {
             busy: false,
             broken: None,
             max_body_bytes: self.max_body_bytes,
+            timeout: self.timeout.or(default),
+            idle,
         })
     }
 }
@@ -149,9 +172,21 @@ async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecD
 }
 
 /// Agents that are commands, by name.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct StdioConnector {
     agents: BTreeMap<String, StdioCommand>,
+    timeout: Option<Duration>,
+    idle_timeout: Option<Duration>,
+}
+
+impl Default for StdioConnector {
+    fn default() -> Self {
+        StdioConnector {
+            agents: BTreeMap::new(),
+            timeout: Some(crate::DEFAULT_TIMEOUT),
+            idle_timeout: None,
+        }
+    }
 }
 
 impl StdioConnector {
@@ -160,8 +195,23 @@ impl StdioConnector {
         StdioConnector::default()
     }
 
+    /// The connector with `timeout` as the limit on an exchange whose request and
+    /// command set none ([`crate::DEFAULT_TIMEOUT`] unless changed; `None` waits as long
+    /// as it takes), and `idle` as the longest wait for a line of an answer (none unless
+    /// set).
+    pub fn with_timeouts(
+        mut self,
+        timeout: Option<Duration>,
+        idle: Option<Duration>,
+    ) -> StdioConnector {
+        self.timeout = timeout;
+        self.idle_timeout = idle;
+        self
+    }
+
     /// Every agent of `config` that has a `command`, run in `dir` (the folder of
-    /// `assay.toml`, so that relative paths in the command mean the same from anywhere).
+    /// `assay.toml`, so that relative paths in the command mean the same from anywhere),
+    /// with its `env` and its `timeout_in_seconds`.
     pub fn from_config(config: &Config, dir: Option<&Path>) -> StdioConnector {
         let mut connector = StdioConnector::new();
         for (name, agent) in &config.agents {
@@ -169,6 +219,9 @@ impl StdioConnector {
                 let mut command = StdioCommand::new(words.iter().cloned());
                 command.env = agent.env.clone();
                 command.cwd = dir.map(Path::to_path_buf);
+                command.timeout = agent
+                    .timeout_in_seconds
+                    .and_then(|s| Duration::try_from_secs_f64(s).ok());
                 connector.insert(name.clone(), command);
             }
         }
@@ -205,7 +258,8 @@ impl Connector for StdioConnector {
                     agent: agent.to_owned(),
                     server: "assay.toml's agent commands".to_owned(),
                 })?;
-            Ok(Box::new(command.start()?) as Box<dyn Conversation>)
+            let conversation = command.start_with(self.timeout, self.idle_timeout)?;
+            Ok(Box::new(conversation) as Box<dyn Conversation>)
         })
     }
 }
@@ -226,6 +280,10 @@ pub struct StdioConversation {
     /// Why the conversation cannot go on.
     broken: Option<String>,
     max_body_bytes: u64,
+    /// The limit on an exchange whose request sets none.
+    timeout: Option<Duration>,
+    /// The longest wait for a line.
+    idle: Option<Duration>,
 }
 
 /// How reading one line ended.
@@ -245,7 +303,8 @@ impl Conversation for StdioConversation {
     ) -> BoxFuture<'a, Result<AgentResponse, ConnectError>> {
         let peer = self.peer.clone();
         Box::pin(async move {
-            let result = with_timeout(&peer, request.timeout, self.exchange(request)).await;
+            let limit = request.timeout.or(self.timeout);
+            let result = with_timeout(&peer, limit, self.exchange(request)).await;
             if result.is_err() && self.broken.is_none() {
                 // The command is somewhere in the middle of an answer: nothing after
                 // this can be trusted to line up.
@@ -297,7 +356,19 @@ impl StdioConversation {
         let mut buf = Vec::new();
         while !collector.saw_final() {
             buf.clear();
-            let read = match read_line(&mut self.stdout, &mut buf, &mut budget).await {
+            let next = read_line(&mut self.stdout, &mut buf, &mut budget);
+            let read = match self.idle {
+                None => next.await,
+                Some(limit) => {
+                    tokio::time::timeout(limit, next)
+                        .await
+                        .map_err(|_| ConnectError::Idle {
+                            peer: self.peer.clone(),
+                            limit,
+                        })?
+                }
+            };
+            let read = match read {
                 Ok(read) => read,
                 Err(e) => {
                     let reason = self
@@ -330,8 +401,8 @@ impl StdioConversation {
                 }
             };
             for value in values {
-                if let Err(message) = collector.accept_line(value) {
-                    return Err(self.protocol(message, false).await);
+                if let Err(e) = collector.accept_line(value) {
+                    return Err(self.protocol(e.0, false).await);
                 }
             }
             if matches!(read, Read::End) && !collector.saw_final() {

@@ -31,7 +31,8 @@ pub struct AgentRequest {
     pub chat_filter: ChatFilter,
     /// Request metadata: headers over http, https and MCP; a `metadata` object over stdio.
     pub metadata: BTreeMap<String, String>,
-    /// A limit on the whole exchange, retries included.
+    /// A limit on the whole exchange, retries included; `None` takes the connector's
+    /// default ([`crate::DEFAULT_TIMEOUT`] unless configured otherwise).
     pub timeout: Option<Duration>,
 }
 
@@ -112,8 +113,9 @@ pub struct AgentResponse {
     pub usage: Option<TokenUsage>,
 }
 
-/// How long an exchange took, measured from the moment the request was first sent
-/// (retries included).
+/// How long an exchange took, measured from the start of the attempt that got the
+/// answer: waiting out a 429 and earlier failed attempts do not count, nor (over MCP)
+/// opening the session.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Timings {
     /// Until the first byte of the streamed body (the first stdout byte of a command);

@@ -9,6 +9,12 @@ use serde_json::{Map, Value, json};
 
 use crate::types::{AgentRequest, AgentResponse, Timings, TokenUsage};
 
+/// A streamed line or message that breaks neuro-san's wire format: what was wrong, as
+/// a protocol error's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct WireError(pub String);
+
 /// The `ChatRequest` body for `request`, exactly as neuro-san's driver formulates it:
 /// `user_message` (`type` `HUMAN`, `text`, `null` when there is none), then
 /// `chat_context` when it is not empty, `sly_data` when it is not empty, and
@@ -120,6 +126,12 @@ fn origin_len(message: &Value) -> usize {
 /// - **token usage**: the last `AGENT` message of the front man whose `structure` has
 ///   `total_tokens`; `prompt_tokens` is the input and `completion_tokens` the output.
 /// - heartbeats ([`is_heartbeat`]) are dropped; every other message is kept, raw.
+/// - every message's `text` is a string and its `structure`, `sly_data` and
+///   `chat_context` are objects (each may be missing or `null`), as `chat.proto` has
+///   them; anything else is a [`WireError`], never read as something else.
+/// - the answer is complete ([`Collector::ended`]) at the front man's `AGENT_FRAMEWORK`
+///   message that carries a `chat_context`: the message a `MINIMAL` stream consists of,
+///   and the one upstream's client continues the conversation from.
 ///
 /// ```
 /// use assay_connect::wire::Collector;
@@ -144,45 +156,41 @@ pub struct Collector {
     usage: Option<TokenUsage>,
     messages: Vec<Value>,
     saw_final: bool,
+    ended: bool,
 }
 
 impl Collector {
     /// Takes one streamed `ChatResponse` (one JSON value of a line). `{}` (what neuro-san
     /// answers a request without text) holds no message and is skipped. Anything other
     /// than an object whose `response`, if any, is an object, is an error, described.
-    pub fn accept_line(&mut self, line: Value) -> Result<(), String> {
+    pub fn accept_line(&mut self, line: Value) -> Result<(), WireError> {
         let Value::Object(mut object) = line else {
-            return Err(format!(
+            return Err(WireError(format!(
                 "a line holds {} where a ChatResponse object belongs",
                 describe(&line)
-            ));
+            )));
         };
         match object.remove("response") {
             None | Some(Value::Null) => Ok(()),
-            Some(message @ Value::Object(_)) => {
-                self.accept_message(message);
-                Ok(())
-            }
-            Some(other) => Err(format!(
+            Some(message @ Value::Object(_)) => self.accept_message(message),
+            Some(other) => Err(WireError(format!(
                 "a ChatResponse's `response` is {}, not a ChatMessage object",
                 describe(&other)
-            )),
+            ))),
         }
     }
 
-    /// Takes one `ChatMessage`.
-    pub fn accept_message(&mut self, message: Value) {
+    /// Takes one `ChatMessage`; a field of the wrong type is an error.
+    pub fn accept_message(&mut self, message: Value) -> Result<(), WireError> {
+        check_fields(&message)?;
         if is_heartbeat(&message) {
-            return;
+            return Ok(());
         }
         let kind = message_type(&message);
         let front_man = origin_len(&message) <= 1;
         if matches!(kind, Some("AI" | "AGENT_FRAMEWORK")) && front_man {
-            if let Some(text) = present(&message, "text") {
-                self.text = Some(match text {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                });
+            if let Some(Value::String(text)) = present(&message, "text") {
+                self.text = Some(text.clone());
             }
             if let Some(structure) = present(&message, "structure") {
                 self.structure = Some(structure.clone());
@@ -191,6 +199,7 @@ impl Collector {
         if kind == Some("AGENT_FRAMEWORK") {
             self.saw_final = true;
             if let Some(chat_context) = present(&message, "chat_context") {
+                self.ended |= front_man;
                 self.chat_context = Some(chat_context.clone());
                 if let Some(sly_data) = message.get("sly_data") {
                     self.sly_data = Some(sly_data.clone()).filter(|v| !v.is_null());
@@ -216,11 +225,25 @@ impl Collector {
             });
         }
         self.messages.push(message);
+        Ok(())
     }
 
-    /// Whether an `AGENT_FRAMEWORK` message (the final one) has been taken.
+    /// Whether an `AGENT_FRAMEWORK` message has been taken (a direct agent's answer ends
+    /// with the first one).
     pub fn saw_final(&self) -> bool {
         self.saw_final
+    }
+
+    /// Whether the final message has been taken: an `AGENT_FRAMEWORK` message of the
+    /// front man (no `origin`, or one element) carrying a `chat_context`. Over http the
+    /// answer ends there, whether or not the server closes the stream.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Whether any message (heartbeats aside) has been taken.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
     }
 
     /// The response picked from every message taken.
@@ -235,6 +258,33 @@ impl Collector {
             usage: self.usage,
         }
     }
+}
+
+/// The types `chat.proto` gives a `ChatMessage`'s fields: `text` a string, `structure`,
+/// `sly_data` and `chat_context` objects; each may be missing or `null`.
+fn check_fields(message: &Value) -> Result<(), WireError> {
+    let wrong = |key: &str, expected: &str, found: &Value| {
+        let which = match message_type(message) {
+            Some(kind) if kind.starts_with(['A', 'U']) => format!("an {kind}"),
+            Some(kind) => format!("a {kind}"),
+            None => "a".to_owned(),
+        };
+        Err(WireError(format!(
+            "the `{key}` of {which} message is {}, not {expected}",
+            describe(found)
+        )))
+    };
+    match present(message, "text") {
+        None | Some(Value::String(_)) => {}
+        Some(other) => return wrong("text", "a string", other),
+    }
+    for key in ["structure", "sly_data", "chat_context"] {
+        match present(message, key) {
+            None | Some(Value::Object(_)) => {}
+            Some(other) => return wrong(key, "an object", other),
+        }
+    }
+    Ok(())
 }
 
 /// `an array`, `a string`, ...: what a JSON value is, for messages.
@@ -252,12 +302,15 @@ fn describe(value: &Value) -> &'static str {
 impl AgentResponse {
     /// The response that `messages` (`ChatMessage`s, in stream order) amount to, by the
     /// [`Collector`] rules; for in-process agents that produce messages.
-    pub fn from_messages(messages: impl IntoIterator<Item = Value>) -> AgentResponse {
+    /// A message with a field of the wrong type is an error.
+    pub fn from_messages(
+        messages: impl IntoIterator<Item = Value>,
+    ) -> Result<AgentResponse, WireError> {
         let mut collector = Collector::default();
         for message in messages {
-            collector.accept_message(message);
+            collector.accept_message(message)?;
         }
-        collector.finish(Timings::default())
+        Ok(collector.finish(Timings::default()))
     }
 }
 
@@ -432,15 +485,56 @@ mod tests {
             collector
                 .accept_line(json!([1]))
                 .unwrap_err()
+                .0
                 .contains("an array")
         );
         assert!(
             collector
                 .accept_line(json!({"response": "x"}))
                 .unwrap_err()
+                .0
                 .contains("a string")
         );
         assert!(!collector.saw_final());
+    }
+
+    #[test]
+    fn fields_of_the_wrong_type_are_errors() {
+        let error = |message: Value| {
+            Collector::default()
+                .accept_line(json!({"response": message}))
+                .unwrap_err()
+                .0
+        };
+        assert_eq!(
+            error(json!({"type": "AGENT_FRAMEWORK", "text": {"a": 1}, "chat_context": {}})),
+            "the `text` of an AGENT_FRAMEWORK message is an object, not a string"
+        );
+        assert_eq!(
+            error(json!({"type": "AGENT_FRAMEWORK", "text": "x", "chat_context": [1]})),
+            "the `chat_context` of an AGENT_FRAMEWORK message is an array, not an object"
+        );
+        assert!(error(json!({"type": "AI", "structure": "x"})).contains("`structure`"));
+        assert!(error(json!({"type": 7, "sly_data": 3})).contains("the `sly_data` of a message"));
+        // Missing and null fields are fine.
+        let mut collector = Collector::default();
+        collector
+            .accept_message(json!({"type": "AGENT_FRAMEWORK", "text": null, "sly_data": null}))
+            .unwrap();
+        assert!(collector.saw_final() && !collector.ended());
+    }
+
+    #[test]
+    fn the_answer_ends_at_the_front_mans_final_message_with_a_context() {
+        let mut collector = Collector::default();
+        collector
+            .accept_message(json!({"type": "AGENT_FRAMEWORK", "origin": sub(), "chat_context": {}}))
+            .unwrap();
+        assert!(!collector.ended(), "a sub-agent's message");
+        collector
+            .accept_message(json!({"type": "AGENT_FRAMEWORK", "text": "done", "chat_context": {}}))
+            .unwrap();
+        assert!(collector.ended());
     }
 
     #[test]

@@ -33,7 +33,9 @@ impl InProcessAgent for InProcessDemo {
                 assay_demo::apply_sample(&mut body, sample);
             }
             let messages = assay_demo::respond(self.0, &body).await;
-            let mut response = AgentResponse::from_messages(messages);
+            let mut response = AgentResponse::from_messages(messages).map_err(|e| {
+                ConnectError::protocol(format!("demo agent `{}`", self.0.name()), e.0)
+            })?;
             response.timings.first_byte = Some(started.elapsed());
             response.timings.total = started.elapsed();
             Ok(response)

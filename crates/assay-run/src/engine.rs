@@ -426,7 +426,9 @@ async fn conversation(
             chat_context: chat_context.clone(),
             chat_filter: step.chat_filter,
             metadata: headers.clone(),
-            timeout: step.timeout,
+            // A case with a limit of its own is bounded by it (the sample's timeout):
+            // the connector's default must not cut short what the case allows.
+            timeout: step.timeout.or(case.timeout.map(|_| Duration::MAX)),
         };
         let started = Instant::now();
         let result = conv.send(&request).await;

@@ -78,7 +78,7 @@ pub(crate) fn run(args: &AgentsArgs, color: bool) -> anyhow::Result<ExitCode> {
 
 /// The TLS and retry settings the flags ask for.
 fn options(args: &AgentsArgs) -> Result<HttpOptions, ConnectError> {
-    super::http_options(args.remote.ca_cert.as_deref(), args.remote.insecure)
+    super::http_options(args.remote.ca_cert.as_deref(), args.remote.insecure, None)
 }
 
 /// The `server` of `path` when it exists; its diagnostics and [`ExitCode::INVALID`] when

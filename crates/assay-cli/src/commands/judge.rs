@@ -102,7 +102,7 @@ pub(crate) async fn build(
         .map_err(|e| format!("assay.toml [judge] votes: {e}"))?;
     let cache =
         (!choice.no_cache && table.and_then(|t| t.cache) != Some(false)).then(Cache::default_dir);
-    let options = http_options(choice).map_err(|e| e.to_string())?;
+    let options = http_options(choice, config).map_err(|e| e.to_string())?;
     let judge: Arc<dyn Judge> = match &spec {
         JudgeSpec::Model {
             provider: kind,
@@ -214,7 +214,7 @@ pub(crate) async fn namer(
             "--classify llm needs a model judge (provider:model), not a neuro-san agent".to_owned(),
         );
     };
-    let options = http_options(choice).map_err(|e| e.to_string())?;
+    let options = http_options(choice, config).map_err(|e| e.to_string())?;
     let table = provider_table(config, *kind);
     let settings = ProviderSettings::resolve(*kind, &env, table).map_err(|e| e.to_string())?;
     let limits = Limits::new(
@@ -234,8 +234,11 @@ fn provider_table(
         .and_then(|c| ProviderName::from_name(kind.name()).and_then(|name| c.providers.get(&name)))
 }
 
-fn http_options(choice: &Choice<'_>) -> Result<HttpOptions, assay_connect::ConnectError> {
-    super::http_options(choice.ca_cert, choice.insecure)
+fn http_options(
+    choice: &Choice<'_>,
+    config: Option<&Config>,
+) -> Result<HttpOptions, assay_connect::ConnectError> {
+    super::http_options(choice.ca_cert, choice.insecure, config)
 }
 
 /// `assay judge check`.

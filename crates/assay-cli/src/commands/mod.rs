@@ -155,10 +155,14 @@ pub(crate) fn load_one(path: &Path, env: &Env) -> Entry {
     }
 }
 
-/// The http options (TLS trust, retries) that `--ca-cert` and `--insecure` ask for.
+/// The connection options that the flags and `assay.toml` ask for, resolved in this one
+/// place: TLS trust (`--ca-cert`, `--insecure`), the limit on an exchange whose test
+/// sets none (`timeout_in_seconds`, else [`assay_connect::DEFAULT_TIMEOUT`]) and the
+/// idle limit (`idle_timeout_in_seconds`, else none).
 pub(crate) fn http_options(
     ca_cert: Option<&Path>,
     insecure: bool,
+    config: Option<&assay_spec::model::config::Config>,
 ) -> Result<assay_connect::HttpOptions, assay_connect::ConnectError> {
     let mut tls = assay_connect::TlsOptions::default().insecure(insecure);
     if let Some(path) = ca_cert {
@@ -166,6 +170,15 @@ pub(crate) fn http_options(
     }
     Ok(assay_connect::HttpOptions {
         tls,
+        timeout: seconds(config.and_then(|c| c.timeout_in_seconds))
+            .or(Some(assay_connect::DEFAULT_TIMEOUT)),
+        idle_timeout: seconds(config.and_then(|c| c.idle_timeout_in_seconds)),
         ..assay_connect::HttpOptions::default()
     })
+}
+
+/// Seconds from `assay.toml` (validated positive) as a duration; too many to hold is
+/// as good as no limit.
+pub(crate) fn seconds(seconds: Option<f64>) -> Option<std::time::Duration> {
+    seconds.map(|s| std::time::Duration::try_from_secs_f64(s).unwrap_or(std::time::Duration::MAX))
 }

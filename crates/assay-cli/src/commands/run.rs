@@ -11,8 +11,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use assay_connect::provider::{self, Limits, ProviderKind, ProviderSettings};
 use assay_connect::{
-    BoxFuture, ConnectError, Connector, Conversation, NeuroSanHttp, NeuroSanMcp, SERVER_ENV,
-    StdioConnector, Url, parse_server, resolve_server,
+    BoxFuture, ConnectError, Connector, Conversation, HttpOptions, NeuroSanHttp, NeuroSanMcp,
+    SERVER_ENV, StdioConnector, Url, parse_server, resolve_server,
 };
 use assay_report::{
     Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, Output, Reporters, Verbosity,
@@ -278,46 +278,56 @@ fn reporters(args: &RunArgs, color: bool) -> anyhow::Result<Reporters> {
 /// (agents with their own `url` in assay.toml go to theirs), direct to the commands of
 /// assay.toml.
 /// Builds the connector of one server.
-type MakeConnector<'a> = &'a dyn Fn(&Url) -> Result<Arc<dyn Connector>, ConnectError>;
+type MakeConnector<'a> = &'a dyn Fn(&Url, &HttpOptions) -> Result<Arc<dyn Connector>, ConnectError>;
 
 pub(crate) fn connectors(
     args: &TargetArgs,
     config: Option<&Config>,
 ) -> Result<Connectors, ConnectError> {
-    let options = super::http_options(args.remote.ca_cert.as_deref(), args.remote.insecure)?;
+    let options =
+        super::http_options(args.remote.ca_cert.as_deref(), args.remote.insecure, config)?;
     let env_server = std::env::var(SERVER_ENV).ok();
     let base = resolve_server(
         args.remote.server.as_deref(),
         env_server.as_deref(),
         config.and_then(|c| c.server.as_deref()),
     )?;
-    let mut own: HashMap<String, Url> = HashMap::new();
+    // An agent with its own server, and with its own time limit when it sets one.
+    let mut own: HashMap<String, (Url, HttpOptions)> = HashMap::new();
     for (name, agent) in config.map(|c| &c.agents).into_iter().flatten() {
         if let Some(url) = &agent.url {
+            let url = parse_server(url).map_err(ConnectError::config)?;
+            let timeout = super::seconds(agent.timeout_in_seconds).or(options.timeout);
             own.insert(
                 name.clone(),
-                parse_server(url).map_err(ConnectError::config)?,
+                (
+                    url,
+                    HttpOptions {
+                        timeout,
+                        ..options.clone()
+                    },
+                ),
             );
         }
     }
     let routed = |make: MakeConnector<'_>| -> Result<Arc<dyn Connector>, ConnectError> {
-        let default = make(&base)?;
+        let default = make(&base, &options)?;
         let mut by_agent = HashMap::new();
-        for (name, url) in &own {
-            by_agent.insert(name.clone(), make(url)?);
+        for (name, (url, options)) in &own {
+            by_agent.insert(name.clone(), make(url, options)?);
         }
         Ok(Arc::new(Routed { default, by_agent }))
     };
     let http =
-        routed(&|u| Ok(Arc::new(NeuroSanHttp::new(u.clone(), &options)?) as Arc<dyn Connector>))?;
-    let https = routed(&|u| Ok(Arc::new(NeuroSanHttp::https(u, &options)?) as Arc<dyn Connector>))?;
-    let mcp =
-        routed(&|u| Ok(Arc::new(NeuroSanMcp::new(u.clone(), &options)?) as Arc<dyn Connector>))?;
+        routed(&|u, o| Ok(Arc::new(NeuroSanHttp::new(u.clone(), o)?) as Arc<dyn Connector>))?;
+    let https = routed(&|u, o| Ok(Arc::new(NeuroSanHttp::https(u, o)?) as Arc<dyn Connector>))?;
+    let mcp = routed(&|u, o| Ok(Arc::new(NeuroSanMcp::new(u.clone(), o)?) as Arc<dyn Connector>))?;
     let dir = std::env::current_dir().ok();
     let direct = match config {
         Some(c) => StdioConnector::from_config(c, dir.as_deref()),
         None => StdioConnector::new(),
-    };
+    }
+    .with_timeouts(options.timeout, options.idle_timeout);
     let connectors = Connectors::new()
         .with(Connection::Direct, Arc::new(direct))
         .with(Connection::Http, http)
@@ -333,7 +343,8 @@ pub(crate) fn with_providers(
     args: &TargetArgs,
     config: Option<&Config>,
 ) -> Result<Connectors, ConnectError> {
-    let options = super::http_options(args.remote.ca_cert.as_deref(), args.remote.insecure)?;
+    let options =
+        super::http_options(args.remote.ca_cert.as_deref(), args.remote.insecure, config)?;
     let env: HashMap<String, String> = std::env::vars().collect();
     for kind in ProviderKind::ALL {
         let table = config.and_then(|c| {

@@ -9,7 +9,9 @@
 //! that is not JSON stays a string, an empty one is `{}`), `message_delta` gives the
 //! stop reason and the output tokens, and `message_stop` ends the answer. An `error`
 //! event (an `overloaded_error` mid-stream, say) is an error, and so is a stream that
-//! ends before `message_stop`.
+//! ends before `message_stop`. A plain JSON body to a streaming request is read as the
+//! whole answer when it is a message (`"type": "message"`); any other `Content-Type` is
+//! an error that names it.
 //!
 //! | [`ModelRequest`] | request |
 //! |---|---|
@@ -33,7 +35,7 @@ use reqwest::Url;
 use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
-use super::transport::{Flow, Posted, SseEvent, Transport, read_json, read_sse};
+use super::transport::{Flow, Posted, Reading, SseEvent, Transport, not_an_answer};
 use super::{
     ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
     forced_tool, take_forced,
@@ -132,17 +134,23 @@ impl Anthropic {
         } = transport
             .post_json_held(self.inner.url.clone(), headers, &body, None, peer)
             .await?;
-        let limit = transport.max_body_bytes;
-        let result = if self.inner.stream {
-            let mut answer = Streamed::new(started);
-            let first_byte = read_sse(response, started, peer, limit, |event| {
-                answer.take(&event, peer)
-            })
-            .await?;
-            answer.finish(peer, first_byte)
-        } else {
-            let (value, first_byte) = read_json(response, started, peer, limit).await?;
-            whole_answer(value, peer, first_byte, started)
+        let result = match Reading::of(self.inner.stream, response.headers()) {
+            Reading::Events => {
+                let mut answer = Streamed::new(started);
+                let end = transport
+                    .read_sse(response, started, peer, |event| answer.take(&event, peer))
+                    .await?;
+                answer.finish(peer, end.first_byte)
+            }
+            Reading::Whole => {
+                let (value, first_byte) = transport.read_json(response, started, peer).await?;
+                if self.inner.stream && !matches!(value["type"].as_str(), Some("message" | "error"))
+                {
+                    return Err(not_an_answer(peer, "a message", &value));
+                }
+                whole_answer(value, peer, first_byte, started)
+            }
+            Reading::Unexpected => Err(transport.unexpected_body(response, peer, accept).await),
         };
         let result = result.map(|mut r| {
             let (text, calls) = take_forced(forced, std::mem::take(&mut r.text), r.tool_calls);
@@ -168,7 +176,7 @@ impl Provider for Anthropic {
     ) -> BoxFuture<'a, Result<ModelResponse, ConnectError>> {
         Box::pin(with_timeout(
             &self.inner.peer,
-            request.timeout,
+            self.inner.transport.limit(request.timeout),
             self.call(request),
         ))
     }

@@ -37,7 +37,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderName, HeaderValue}
 use serde_json::{Map, Value, json};
 
 use super::settings::AwsCredentials;
-use super::transport::{Posted, Transport, read_json};
+use super::transport::{BodyKind, Posted, Transport, body_kind};
 use super::{
     ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
     forced_tool, take_forced, unsupported,
@@ -177,8 +177,15 @@ impl Bedrock {
         } = transport
             .post_json_held(url, headers, &body, None, peer)
             .await?;
-        let (value, first_byte) =
-            read_json(response, started, peer, transport.max_body_bytes).await?;
+        if !matches!(
+            body_kind(response.headers()),
+            BodyKind::Json | BodyKind::Unlabelled
+        ) {
+            return Err(transport
+                .unexpected_body(response, peer, "application/json")
+                .await);
+        }
+        let (value, first_byte) = transport.read_json(response, started, peer).await?;
         drop(permit);
         let forced = request.response_format.as_ref().map(|f| f.name.as_str());
         converse_answer(value, peer, first_byte, started).map(|mut r| {
@@ -203,7 +210,7 @@ impl Provider for Bedrock {
     ) -> BoxFuture<'a, Result<ModelResponse, ConnectError>> {
         Box::pin(with_timeout(
             &self.inner.peer,
-            request.timeout,
+            self.inner.transport.limit(request.timeout),
             self.call(request),
         ))
     }

@@ -26,7 +26,7 @@ use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
-use super::transport::{Flow, Posted, Transport, read_json, read_ndjson};
+use super::transport::{BodyKind, Flow, Posted, Transport, body_kind};
 use super::{ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings};
 use crate::error::ConnectError;
 use crate::server::{endpoint, label};
@@ -90,17 +90,30 @@ impl Ollama {
             .transport
             .post_json_held(self.url.clone(), headers, &body, None, peer)
             .await?;
-        let limit = self.transport.max_body_bytes;
+        let transport = &self.transport;
         let mut answer = Answer::default();
-        let first_byte = if self.stream {
-            read_ndjson(response, started, peer, limit, |line| {
-                answer.take(line, peer)
-            })
-            .await?
-        } else {
-            let (value, first_byte) = read_json(response, started, peer, limit).await?;
-            answer.take(value, peer)?;
-            first_byte
+        let first_byte = match (self.stream, body_kind(response.headers())) {
+            // One JSON object is a stream of one line.
+            (true, BodyKind::JsonLines | BodyKind::Json | BodyKind::Unlabelled) => {
+                transport
+                    .read_ndjson(response, started, peer, |line| answer.take(line, peer))
+                    .await?
+            }
+            (false, BodyKind::Json | BodyKind::Unlabelled) => {
+                let (value, first_byte) = transport.read_json(response, started, peer).await?;
+                answer.take(value, peer)?;
+                first_byte
+            }
+            (true, _) => {
+                return Err(transport
+                    .unexpected_body(response, peer, "application/x-ndjson")
+                    .await);
+            }
+            (false, _) => {
+                return Err(transport
+                    .unexpected_body(response, peer, "application/json")
+                    .await);
+            }
         };
         drop(permit);
         answer.finish(peer, first_byte, started)
@@ -118,7 +131,7 @@ impl Provider for Ollama {
     ) -> BoxFuture<'a, Result<ModelResponse, ConnectError>> {
         Box::pin(with_timeout(
             &self.peer,
-            request.timeout,
+            self.transport.limit(request.timeout),
             self.call(request),
         ))
     }

@@ -6,7 +6,11 @@
 //! text deltas are joined, tool-call deltas gathered by `index` (their arguments arrive
 //! as pieces of a JSON string, parsed once joined; a string that is not JSON stays a
 //! string, an empty one is `{}`), the usage taken from the last chunk and the finish
-//! reason from the chunk that has one.
+//! reason from the chunk that has one. The stream is whole only when a `finish_reason`
+//! came and it ended with `data: [DONE]`; a stream cut short is an error, never an
+//! answer. A plain JSON body to a streaming request is read as the whole answer when it
+//! is a chat completion; any other `Content-Type` (an HTML error page from a proxy,
+//! say) is an error that names it.
 //!
 //! | [`ModelRequest`] | request |
 //! |---|---|
@@ -30,7 +34,7 @@ use reqwest::Url;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
-use super::transport::{Flow, Posted, SseEvent, Transport, read_json, read_sse};
+use super::transport::{Flow, Posted, Reading, SseEnd, SseEvent, Transport, not_an_answer};
 use super::{
     ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings, Secret,
     unsupported,
@@ -132,17 +136,23 @@ impl ChatCompletions {
         } = transport
             .post_json_held(self.inner.url.clone(), headers, &body, None, peer)
             .await?;
-        let limit = transport.max_body_bytes;
-        let result = if self.inner.stream {
-            let mut answer = StreamedAnswer::default();
-            let first_byte = read_sse(response, started, peer, limit, |event| {
-                answer.take(event, peer)
-            })
-            .await?;
-            answer.finish(peer, first_byte, started)
-        } else {
-            let (value, first_byte) = read_json(response, started, peer, limit).await?;
-            whole_answer(value, peer, first_byte, started)
+        let result = match Reading::of(self.inner.stream, response.headers()) {
+            Reading::Events => {
+                let mut answer = StreamedAnswer::default();
+                let end = transport
+                    .read_sse(response, started, peer, |event| answer.take(event, peer))
+                    .await?;
+                answer.finish(peer, end, started)
+            }
+            Reading::Whole => {
+                let (value, first_byte) = transport.read_json(response, started, peer).await?;
+                if self.inner.stream && value.get("error").is_none() && !value["choices"].is_array()
+                {
+                    return Err(not_an_answer(peer, "a chat completion", &value));
+                }
+                whole_answer(value, peer, first_byte, started)
+            }
+            Reading::Unexpected => Err(transport.unexpected_body(response, peer, accept).await),
         };
         drop(permit);
         result
@@ -160,7 +170,7 @@ impl Provider for ChatCompletions {
     ) -> BoxFuture<'a, Result<ModelResponse, ConnectError>> {
         Box::pin(with_timeout(
             &self.inner.peer,
-            request.timeout,
+            self.inner.transport.limit(request.timeout),
             self.call(request),
         ))
     }
@@ -397,7 +407,7 @@ impl StreamedAnswer {
     fn finish(
         mut self,
         peer: &str,
-        first_byte: Option<std::time::Duration>,
+        end: SseEnd,
         started: Instant,
     ) -> Result<ModelResponse, ConnectError> {
         if self.raw.is_empty() {
@@ -406,6 +416,19 @@ impl StreamedAnswer {
                 "the stream ended without an answer",
             ));
         }
+        if self.stop_reason.is_none() {
+            return Err(ConnectError::protocol(
+                peer,
+                "the stream ended before a `finish_reason`: the answer was cut short",
+            ));
+        }
+        if !end.done {
+            return Err(ConnectError::protocol(
+                peer,
+                "the stream ended without `data: [DONE]`: the answer may be cut short",
+            ));
+        }
+        let first_byte = end.first_byte;
         self.calls.sort_by_key(|c| c.index);
         Ok(ModelResponse {
             text: self.text,
@@ -578,14 +601,19 @@ mod tests {
         for call in &deltas {
             answer.take_call(call);
         }
-        let r = answer.finish("p", None, Instant::now());
+        let end = SseEnd {
+            first_byte: None,
+            done: true,
+        };
+        let r = answer.finish("p", end, Instant::now());
         assert!(r.is_err(), "no chunk was taken");
         let mut answer = StreamedAnswer::default();
         for call in &deltas {
             answer.take_call(call);
         }
         answer.raw.push(json!({}));
-        let r = answer.finish("p", None, Instant::now()).unwrap();
+        answer.stop_reason = Some("tool_calls".into());
+        let r = answer.finish("p", end, Instant::now()).unwrap();
         assert_eq!(
             r.tool_calls,
             vec![

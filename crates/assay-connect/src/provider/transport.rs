@@ -1,13 +1,20 @@
 //! [`Transport`]: the http machinery every model provider shares.
 //!
 //! One `POST` of a JSON body ([`Transport::post_json`]) under the provider's [`Limits`],
-//! tried again by the [`RetryPolicy`] after a connection error that came before any
-//! byte of a response, and after `429`, `500`, `502`, `503`, `504` and `529` (honouring
+//! tried again by the [`RetryPolicy`] after a connection that could not be made, and
+//! after `408`, `409`, `429` and any `5xx` ([`Statuses::Provider`], honouring
 //! `Retry-After`). Any other error status is a [`ConnectError::Status`] with the start
-//! of the body; `401` and `403` say the key was refused and name the variable to check.
-//! The successful response is handed back for the caller to read: whole
-//! ([`read_json`]) or as it streams ([`read_sse`] for server-sent events, [`read_ndjson`]
-//! for JSON lines), each recording the time to the first byte.
+//! of the body and, after retries, how many attempts were made; `401` and `403` say the
+//! key was refused and name the variable to check. The successful response is handed
+//! back for the caller to read: whole ([`Transport::read_json`]) or as it streams
+//! ([`Transport::read_sse`] for server-sent events, [`Transport::read_ndjson`] for JSON
+//! lines), each recording the time to the first byte from the start of the attempt
+//! that got the answer. A body whose `Content-Type` ([`body_kind`]) is not what was
+//! asked for is an error that names it ([`Transport::unexpected_body`]).
+//!
+//! A call without a timeout of its own gets the transport's default
+//! ([`Transport::limit`]), and the idle limit of the [`HttpOptions`] ends a call during
+//! which nothing arrived for that long.
 //!
 //! Header values never appear in an error or a log line: they hold keys. Every value is
 //! marked sensitive before sending, and a key a server echoes back in an error body is
@@ -23,16 +30,12 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::{Limits, ProviderKind};
 use crate::decode::LineDecoder;
-use crate::error::ConnectError;
+use crate::error::{ConnectError, cut};
 use crate::http::{
-    HttpClient, HttpOptions, broke_off, decode_error, find_rustls, parse_json, read_body,
-    request_error, root_cause,
+    Answered, HttpClient, HttpOptions, decode_error, error_body, parse_json, read_body,
 };
-use crate::retry::RetryPolicy;
+use crate::retry::{RetryPolicy, Statuses};
 use crate::with_timeout;
-
-/// How much of an error body is read.
-const ERROR_BODY_KEPT: usize = 4096;
 
 /// The headers that carry keys, whose values are blanked out of error bodies.
 const KEY_HEADERS: [&str; 6] = [
@@ -44,50 +47,130 @@ const KEY_HEADERS: [&str; 6] = [
     "x-goog-api-key",
 ];
 
-/// The shared http client of one provider: retries, limits and the body cap.
+/// The shared http client of one provider: retries, limits, time limits and the body
+/// cap.
 ///
 /// Cheap to clone; clones share the connection pool and the limits.
 #[derive(Debug, Clone)]
 pub struct Transport {
-    /// The reqwest client (rustls with `ring`, no redirects).
-    pub client: reqwest::Client,
-    /// When to try again.
-    pub retry: RetryPolicy,
+    http: HttpClient,
     /// The provider's concurrency and rate limits.
     pub limits: Limits,
-    /// The cap on a response body, in bytes.
-    pub max_body_bytes: u64,
     /// The variable a refused key comes from, named by 401 and 403 errors.
     pub key_env: Option<&'static str>,
 }
 
 /// A successful response, with the permit of the provider's [`Limits`] that the call
-/// holds until it is dropped, and when the call started.
+/// holds until it is dropped, and when the attempt that got it started.
 #[derive(Debug)]
 pub struct Posted {
-    /// The response (a success status); read it with [`read_json`], [`read_sse`] or
-    /// [`read_ndjson`].
+    /// The response (a success status); read it with [`Transport::read_json`],
+    /// [`Transport::read_sse`] or [`Transport::read_ndjson`].
     pub response: Response,
-    /// When the first attempt was made: the origin of [`crate::Timings`].
+    /// When the attempt that got the response was made: the origin of
+    /// [`crate::Timings`] (waiting out a 429 is not the model's latency).
     pub started: Instant,
     /// The concurrency permit, held while the response is read.
     pub permit: Option<OwnedSemaphorePermit>,
 }
 
+/// What a response's `Content-Type` says its body is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyKind {
+    /// `text/event-stream`.
+    EventStream,
+    /// `application/json`, or any `+json` type.
+    Json,
+    /// JSON lines: `application/x-ndjson`, `application/jsonl`, `application/json-lines`.
+    JsonLines,
+    /// No `Content-Type`: the body is read as what was asked for.
+    Unlabelled,
+    /// Anything else (`text/html`, say): the media type, lowercase.
+    Other(String),
+}
+
+/// What the `Content-Type` among a response's `headers` says its body is.
+pub fn body_kind(headers: &HeaderMap) -> BodyKind {
+    let Some(value) = headers.get(CONTENT_TYPE) else {
+        return BodyKind::Unlabelled;
+    };
+    let text = String::from_utf8_lossy(value.as_bytes()).to_ascii_lowercase();
+    let media = text.split(';').next().unwrap_or_default().trim().to_owned();
+    match media.as_str() {
+        "" => BodyKind::Unlabelled,
+        "text/event-stream" => BodyKind::EventStream,
+        "application/x-ndjson"
+        | "application/ndjson"
+        | "application/jsonl"
+        | "application/x-jsonl"
+        | "application/json-lines"
+        | "application/jsonlines"
+        | "application/x-jsonlines" => BodyKind::JsonLines,
+        m if m == "application/json" || (m.starts_with("application/") && m.ends_with("+json")) => {
+            BodyKind::Json
+        }
+        _ => BodyKind::Other(media),
+    }
+}
+
+/// How to read a successful answer, by what was asked for and what its `Content-Type`
+/// says came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// As server-sent events: a stream was asked for and came (or the body is not
+    /// labelled).
+    Events,
+    /// As one JSON body: asked for, or a whole answer to a request for a stream (which
+    /// the caller must then check is an answer, [`not_an_answer`]).
+    Whole,
+    /// Not at all: the body is not what was asked for ([`Transport::unexpected_body`]).
+    Unexpected,
+}
+
+impl Reading {
+    /// How to read an answer with `headers` to a request for a stream (`stream`) or for
+    /// a whole JSON body.
+    pub fn of(stream: bool, headers: &HeaderMap) -> Reading {
+        match (stream, body_kind(headers)) {
+            (true, BodyKind::EventStream | BodyKind::Unlabelled) => Reading::Events,
+            (_, BodyKind::Json) | (false, BodyKind::Unlabelled) => Reading::Whole,
+            _ => Reading::Unexpected,
+        }
+    }
+}
+
+/// The error for a JSON body, sent to a request for a stream, that is not `what` the
+/// API answers whole (`a chat completion`, say).
+pub fn not_an_answer(peer: &str, what: &str, value: &Value) -> ConnectError {
+    ConnectError::protocol(
+        peer,
+        format!(
+            "asked for text/event-stream, the answer is application/json and not {what}: {}",
+            cut(&value.to_string(), 120)
+        ),
+    )
+}
+
+/// How a server-sent event stream ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseEnd {
+    /// The time to the first byte, from the start of the attempt.
+    pub first_byte: Option<Duration>,
+    /// Whether the stream said it was over with `data: [DONE]`.
+    pub done: bool,
+}
+
 impl Transport {
-    /// A transport for `kind` with `options` (TLS, retries, body cap) and `limits`;
-    /// refused keys point at [`ProviderKind::key_env`].
+    /// A transport for `kind` with `options` (TLS, retries, body cap, time limits) and
+    /// `limits`; refused keys point at [`ProviderKind::key_env`].
     pub fn new(
         kind: ProviderKind,
         options: &HttpOptions,
         limits: Limits,
     ) -> Result<Transport, ConnectError> {
-        let http = HttpClient::new(options)?;
         Ok(Transport {
-            client: http.client,
-            retry: http.retry,
+            http: HttpClient::new(options)?,
             limits,
-            max_body_bytes: http.max_body_bytes,
             key_env: kind.key_env(),
         })
     }
@@ -100,6 +183,26 @@ impl Transport {
     /// Names another variable in 401 and 403 errors (Bedrock's SigV4 keys, say).
     pub fn with_key_env(self, key_env: Option<&'static str>) -> Transport {
         Transport { key_env, ..self }
+    }
+
+    /// The reqwest client (rustls with `ring`, no redirects).
+    pub fn client(&self) -> &reqwest::Client {
+        &self.http.client
+    }
+
+    /// The retry policy.
+    pub fn retry(&self) -> RetryPolicy {
+        self.http.retry
+    }
+
+    /// The cap on a response body, in bytes.
+    pub fn max_body_bytes(&self) -> u64 {
+        self.http.max_body_bytes
+    }
+
+    /// The limit on a call: the request's own, else the transport's default.
+    pub fn limit(&self, requested: Option<Duration>) -> Option<Duration> {
+        self.http.limit(requested)
     }
 
     /// Posts `body` to `url` with `headers`, within `timeout` (retries included), and
@@ -144,85 +247,41 @@ impl Transport {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         with_timeout(peer_label, timeout, async {
             let permit = self.limits.acquire().await;
-            let started = Instant::now();
-            let response = self
-                .send(&url, &headers, &body, peer_label, &secrets)
+            let answered = self
+                .http
+                .attempt(peer_label, Statuses::Provider, || {
+                    self.http
+                        .client
+                        .post(url.clone())
+                        .headers(headers.clone())
+                        .body(body.clone())
+                })
                 .await?;
+            if !answered.response.status().is_success() {
+                return Err(self.status_error(answered, peer_label, &secrets).await);
+            }
             Ok(Posted {
-                response,
-                started,
+                response: answered.response,
+                started: answered.started,
                 permit,
             })
         })
         .await
     }
 
-    /// The attempts of one post.
-    async fn send(
-        &self,
-        url: &Url,
-        headers: &HeaderMap,
-        body: &[u8],
-        peer: &str,
-        secrets: &[String],
-    ) -> Result<Response, ConnectError> {
-        let mut attempt = 1;
-        loop {
-            let request = self
-                .client
-                .post(url.clone())
-                .headers(headers.clone())
-                .body(body.to_vec());
-            match request.send().await {
-                Ok(response) => {
-                    let status = response.status();
-                    if status.is_success() {
-                        return Ok(response);
-                    }
-                    if retryable(status) && self.retry.may_retry(attempt) {
-                        let wait = self.retry.delay_after(attempt, response.headers());
-                        drop(response);
-                        tracing::debug!(%peer, %status, attempt, ?wait, "provider busy or failing; trying again");
-                        tokio::time::sleep(wait).await;
-                        attempt += 1;
-                        continue;
-                    }
-                    return Err(self.status_error(response, peer, secrets).await);
-                }
-                Err(error) => {
-                    let before_any_byte =
-                        error.is_connect() && !error.is_timeout() && find_rustls(&error).is_none();
-                    if before_any_byte && self.retry.may_retry(attempt) {
-                        let wait = self.retry.backoff(attempt);
-                        tracing::debug!(%peer, attempt, ?wait, cause = %root_cause(&error), "cannot connect; trying again");
-                        tokio::time::sleep(wait).await;
-                        attempt += 1;
-                        continue;
-                    }
-                    return Err(request_error(&error, peer, attempt));
-                }
-            }
-        }
-    }
-
     /// The error for a response with an error status: the start of its body, with any
     /// key blanked out, and for 401 and 403 a word about the key.
     async fn status_error(
         &self,
-        response: Response,
+        answered: Answered,
         peer: &str,
         secrets: &[String],
     ) -> ConnectError {
+        let Answered {
+            response, attempts, ..
+        } = answered;
         let status = response.status();
-        let mut body = Vec::new();
-        let mut stream = response.bytes_stream();
-        while body.len() < ERROR_BODY_KEPT {
-            match stream.next().await {
-                Some(Ok(chunk)) => body.extend_from_slice(&chunk),
-                Some(Err(_)) | None => break,
-            }
-        }
-        body.truncate(ERROR_BODY_KEPT);
+        let body = error_body(response).await;
         let mut text = String::from_utf8_lossy(&body).into_owned();
         for secret in secrets {
             text = text.replace(secret.as_str(), "<redacted>");
@@ -238,14 +297,132 @@ impl Transport {
             server: peer.to_owned(),
             status: status.as_u16(),
             body: text,
+            attempts,
         }
     }
-}
 
-/// Whether a status asks to come back later: 429, 500, 502, 503, 504, and 529
-/// (Anthropic's "overloaded").
-pub fn retryable(status: StatusCode) -> bool {
-    matches!(status.as_u16(), 429 | 500 | 502 | 503 | 504 | 529)
+    /// The error for a successful response whose body is not what was `asked` for
+    /// (`text/event-stream`, `application/json`): names the `Content-Type` it has and
+    /// shows the start of the body.
+    pub async fn unexpected_body(
+        &self,
+        response: Response,
+        peer: &str,
+        asked: &str,
+    ) -> ConnectError {
+        let got = match body_kind(response.headers()) {
+            BodyKind::Other(media) => media,
+            BodyKind::EventStream => "text/event-stream".to_owned(),
+            BodyKind::Json => "application/json".to_owned(),
+            BodyKind::JsonLines => "JSON lines".to_owned(),
+            BodyKind::Unlabelled => "a body with no Content-Type".to_owned(),
+        };
+        let body = error_body(response).await;
+        let shown = cut(String::from_utf8_lossy(&body).trim(), 120);
+        ConnectError::protocol(
+            peer,
+            format!("asked for {asked}, the answer is {got}: {shown}"),
+        )
+    }
+
+    /// Reads a whole JSON body (at most the body cap); returns it with the time to its
+    /// first byte, measured from `started`.
+    pub async fn read_json(
+        &self,
+        response: Response,
+        started: Instant,
+        peer: &str,
+    ) -> Result<(Value, Option<Duration>), ConnectError> {
+        let limit = self.http.max_body_bytes;
+        let (body, first) = read_body(response, peer, limit, self.http.idle).await?;
+        // A whole body arrives at once for timing purposes: the first byte is when it began.
+        let first_byte = first.map(|at| at.saturating_duration_since(started));
+        Ok((parse_json(&body, peer)?, first_byte))
+    }
+
+    /// Reads a whole body as text (at most the body cap), e.g. for a non-JSON answer.
+    pub async fn read_text(&self, response: Response, peer: &str) -> Result<String, ConnectError> {
+        let body = self.http.read_body(response, peer).await?;
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// Reads a server-sent event stream, handing each event to `on_event` as it
+    /// arrives, until the stream ends, an event's data is `[DONE]` (not handed on), or
+    /// `on_event` says [`Flow::Stop`].
+    pub async fn read_sse(
+        &self,
+        response: Response,
+        started: Instant,
+        peer: &str,
+        mut on_event: impl FnMut(SseEvent) -> Result<Flow, ConnectError>,
+    ) -> Result<SseEnd, ConnectError> {
+        let limit = self.http.max_body_bytes;
+        let mut decoder = SseDecoder::new(limit);
+        let mut end = SseEnd {
+            first_byte: None,
+            done: false,
+        };
+        let mut stream = response.bytes_stream();
+        let too_large = || ConnectError::TooLarge {
+            peer: peer.to_owned(),
+            limit,
+        };
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| self.http.broke_off(&e, peer, decoder.received))?;
+            if end.first_byte.is_none() && !chunk.is_empty() {
+                end.first_byte = Some(started.elapsed());
+            }
+            for event in decoder.feed(&chunk).ok_or_else(too_large)? {
+                if event.data.trim() == "[DONE]" {
+                    end.done = true;
+                    return Ok(end);
+                }
+                if on_event(event)? == Flow::Stop {
+                    return Ok(end);
+                }
+            }
+        }
+        if let Some(event) = decoder.finish() {
+            if event.data.trim() == "[DONE]" {
+                end.done = true;
+            } else {
+                on_event(event)?;
+            }
+        }
+        Ok(end)
+    }
+
+    /// Reads a JSON-lines stream, handing each value to `on_value` as it arrives, until
+    /// the stream ends or `on_value` says [`Flow::Stop`]. Returns the time to the first
+    /// byte, from `started`.
+    pub async fn read_ndjson(
+        &self,
+        response: Response,
+        started: Instant,
+        peer: &str,
+        mut on_value: impl FnMut(Value) -> Result<Flow, ConnectError>,
+    ) -> Result<Option<Duration>, ConnectError> {
+        let mut decoder = LineDecoder::new(self.http.max_body_bytes);
+        let mut first_byte = None;
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| self.http.broke_off(&e, peer, decoder.received()))?;
+            if first_byte.is_none() && !chunk.is_empty() {
+                first_byte = Some(started.elapsed());
+            }
+            for value in decoder.feed(&chunk).map_err(|e| decode_error(e, peer))? {
+                if on_value(value)? == Flow::Stop {
+                    return Ok(first_byte);
+                }
+            }
+        }
+        for value in decoder.finish().map_err(|e| decode_error(e, peer))? {
+            if on_value(value)? == Flow::Stop {
+                break;
+            }
+        }
+        Ok(first_byte)
+    }
 }
 
 /// The forms of a key header's value to blank out of an error body: the value, and the
@@ -260,49 +437,6 @@ fn secret_forms(value: &str) -> Vec<String> {
         .filter(|form| form.len() >= 4)
         .map(str::to_owned)
         .collect()
-}
-
-/// The time since `started`.
-fn since(started: Instant) -> Duration {
-    started.elapsed()
-}
-
-/// Reads a whole JSON body (at most `limit` bytes); returns it with the time to its
-/// first byte, measured from `started`.
-pub async fn read_json(
-    response: Response,
-    started: Instant,
-    peer: &str,
-    limit: u64,
-) -> Result<(Value, Option<Duration>), ConnectError> {
-    // A whole body arrives at once for timing purposes: the first byte is when it began.
-    let mut first_byte = None;
-    let too_large = || ConnectError::TooLarge {
-        peer: peer.to_owned(),
-        limit,
-    };
-    if response.content_length().is_some_and(|n| n > limit) {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    let mut stream = response.bytes_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| broke_off(&e, peer, body.len() as u64))?;
-        if first_byte.is_none() && !chunk.is_empty() {
-            first_byte = Some(since(started));
-        }
-        if (body.len() + chunk.len()) as u64 > limit {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok((parse_json(&body, peer)?, first_byte))
-}
-
-/// Reads a whole body as text (at most `limit` bytes), e.g. for a non-JSON answer.
-pub async fn read_text(response: Response, peer: &str, limit: u64) -> Result<String, ConnectError> {
-    let body = read_body(response, peer, limit).await?;
-    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 /// One server-sent event.
@@ -415,74 +549,6 @@ pub enum Flow {
     Stop,
 }
 
-/// Reads a server-sent event stream, handing each event to `on_event` as it arrives,
-/// until the stream ends, an event's data is `[DONE]` (not handed on), or `on_event`
-/// says [`Flow::Stop`]. Returns the time to the first byte, from `started`.
-pub async fn read_sse(
-    response: Response,
-    started: Instant,
-    peer: &str,
-    limit: u64,
-    mut on_event: impl FnMut(SseEvent) -> Result<Flow, ConnectError>,
-) -> Result<Option<Duration>, ConnectError> {
-    let mut decoder = SseDecoder::new(limit);
-    let mut first_byte = None;
-    let mut stream = response.bytes_stream();
-    let too_large = || ConnectError::TooLarge {
-        peer: peer.to_owned(),
-        limit,
-    };
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| broke_off(&e, peer, decoder.received))?;
-        if first_byte.is_none() && !chunk.is_empty() {
-            first_byte = Some(since(started));
-        }
-        for event in decoder.feed(&chunk).ok_or_else(too_large)? {
-            if event.data.trim() == "[DONE]" || on_event(event)? == Flow::Stop {
-                return Ok(first_byte);
-            }
-        }
-    }
-    if let Some(event) = decoder.finish()
-        && event.data.trim() != "[DONE]"
-    {
-        on_event(event)?;
-    }
-    Ok(first_byte)
-}
-
-/// Reads a JSON-lines stream, handing each value to `on_value` as it arrives, until the
-/// stream ends or `on_value` says [`Flow::Stop`]. Returns the time to the first byte,
-/// from `started`.
-pub async fn read_ndjson(
-    response: Response,
-    started: Instant,
-    peer: &str,
-    limit: u64,
-    mut on_value: impl FnMut(Value) -> Result<Flow, ConnectError>,
-) -> Result<Option<Duration>, ConnectError> {
-    let mut decoder = LineDecoder::new(limit);
-    let mut first_byte = None;
-    let mut stream = response.bytes_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| broke_off(&e, peer, decoder.received()))?;
-        if first_byte.is_none() && !chunk.is_empty() {
-            first_byte = Some(since(started));
-        }
-        for value in decoder.feed(&chunk).map_err(|e| decode_error(e, peer))? {
-            if on_value(value)? == Flow::Stop {
-                return Ok(first_byte);
-            }
-        }
-    }
-    for value in decoder.finish().map_err(|e| decode_error(e, peer))? {
-        if on_value(value)? == Flow::Stop {
-            break;
-        }
-    }
-    Ok(first_byte)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -546,13 +612,26 @@ mod tests {
     }
 
     #[test]
-    fn statuses_worth_retrying() {
-        for code in [429, 500, 502, 503, 504, 529] {
-            assert!(retryable(StatusCode::from_u16(code).unwrap()), "{code}");
-        }
-        for code in [400, 401, 403, 404, 422, 501] {
-            assert!(!retryable(StatusCode::from_u16(code).unwrap()), "{code}");
-        }
+    fn content_types_are_told_apart() {
+        let kind = |value: Option<&str>| {
+            let mut headers = HeaderMap::new();
+            if let Some(value) = value {
+                headers.insert(CONTENT_TYPE, HeaderValue::from_str(value).unwrap());
+            }
+            body_kind(&headers)
+        };
+        assert_eq!(
+            kind(Some("text/event-stream; charset=utf-8")),
+            BodyKind::EventStream
+        );
+        assert_eq!(kind(Some("Application/JSON")), BodyKind::Json);
+        assert_eq!(kind(Some("application/problem+json")), BodyKind::Json);
+        assert_eq!(kind(Some("application/x-ndjson")), BodyKind::JsonLines);
+        assert_eq!(kind(None), BodyKind::Unlabelled);
+        assert_eq!(
+            kind(Some("text/html; charset=UTF-8")),
+            BodyKind::Other("text/html".into())
+        );
     }
 
     #[test]

@@ -161,6 +161,22 @@ async fn service_unavailable_is_retried_honouring_retry_after() {
 }
 
 #[tokio::test]
+async fn statuses_that_may_follow_a_run_are_never_retried() {
+    // A 500, 502 or 504 may come after the agent ran (and called its tools): asking
+    // again would run it twice. Only 429 and 503 say the request was turned away.
+    for status in [500, 502, 504, 408, 409] {
+        let server = Server::start(move |_, _| Reply::Status(status, vec![], b"no".to_vec())).await;
+        let e = chat(&server, &AgentRequest::new("x")).await.unwrap_err();
+        assert!(
+            matches!(e, ConnectError::Status { status: s, attempts: 1, .. } if s == status),
+            "{e:?}"
+        );
+        assert!(!e.to_string().contains("attempts"), "{e}");
+        assert_eq!(server.requests().len(), 1, "{status}");
+    }
+}
+
+#[tokio::test]
 async fn too_many_requests_gives_up_after_max_attempts() {
     let server = Server::start(|_, _| {
         Reply::Status(
@@ -176,6 +192,11 @@ async fn too_many_requests_gives_up_after_max_attempts() {
         "{e:?}"
     );
     assert!(e.to_string().contains("slow down"));
+    assert!(
+        e.to_string()
+            .contains("answered 429 too many requests after 3 attempts: slow down"),
+        "{e}"
+    );
     assert_eq!(server.requests().len(), 3);
 }
 
@@ -197,7 +218,7 @@ async fn unreachable_after_retries() {
         text.starts_with(&format!("cannot reach http://127.0.0.1:{port}: ")),
         "{text}"
     );
-    assert!(text.ends_with("(tried 3 times)"), "{text}");
+    assert!(text.ends_with("(after 3 attempts)"), "{text}");
 }
 
 #[tokio::test]
@@ -304,4 +325,215 @@ async fn list_and_describe() {
 
     let e = connector.describe("nobody").await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnknownAgent);
+}
+
+#[tokio::test]
+async fn a_reset_after_the_request_was_written_is_never_retried() {
+    // The server read the whole request, so the agent may be running: a second
+    // attempt could run it twice. Only a connection that could not be made is retried
+    // (`unreachable_after_retries`).
+    let server = Server::start(|_, _| Reply::Reset).await;
+    let e = chat(&server, &AgentRequest::new("x")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(!e.to_string().contains("attempts"), "{e}");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "retried after the request was sent"
+    );
+}
+
+#[tokio::test]
+async fn latency_is_the_last_attempts() {
+    // One 503 with `Retry-After: 1`, then a quick answer: the answer's latency is the
+    // quick attempt's, not the second spent waiting.
+    let server = Server::start(|n, _| match n {
+        0 => Reply::Status(503, vec![("Retry-After", "1".into())], b"busy".to_vec()),
+        _ => Reply::Stream(vec![final_line("quick")]),
+    })
+    .await;
+    let options = HttpOptions {
+        retry: RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_secs(5),
+        },
+        ..HttpOptions::default()
+    };
+    let connector = NeuroSanHttp::new(server.base.clone(), &options).unwrap();
+    let begin = std::time::Instant::now();
+    let response = connector
+        .chat("math_guy", &AgentRequest::new("x"))
+        .await
+        .unwrap();
+    assert!(
+        begin.elapsed() >= Duration::from_secs(1),
+        "Retry-After honoured"
+    );
+    assert_eq!(server.requests().len(), 2);
+    let total = response.timings.total;
+    assert!(
+        total < Duration::from_millis(500),
+        "latency {total:?} counts the wait"
+    );
+    assert!(response.timings.first_byte.unwrap() <= total);
+}
+
+#[tokio::test]
+async fn an_empty_body_is_a_protocol_error() {
+    let server = Server::start(|_, _| Reply::Stream(Vec::new())).await;
+    let e = chat(&server, &AgentRequest::new("x")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(e.to_string().contains("the answer is empty"), "{e}");
+}
+
+#[tokio::test]
+async fn a_lone_empty_object_answers_only_a_request_without_text() {
+    let server = Server::start(|_, _| Reply::Stream(vec![b"{}\n".to_vec()])).await;
+    let e = chat(&server, &AgentRequest::new("x")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(e.to_string().contains("only `{}`"), "{e}");
+}
+
+#[tokio::test]
+async fn a_stream_without_its_final_message_is_a_protocol_error() {
+    // A cut answer whose body still ends properly: never taken for the answer.
+    let server = Server::start(|_, _| {
+        Reply::Stream(vec![
+            b"{\"response\": {\"type\": \"AI\", \"text\": \"The answer is\"}}\n".to_vec(),
+        ])
+    })
+    .await;
+    let e = chat(&server, &AgentRequest::new("x")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(
+        e.to_string()
+            .contains("the stream ended before the final (AGENT_FRAMEWORK) message"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn final_messages_with_fields_of_the_wrong_type_are_protocol_errors() {
+    let cases = [
+        (
+            json!({"response": {"type": "AGENT_FRAMEWORK", "text": {"answer": 42}, "chat_context": {}}}),
+            "the `text` of an AGENT_FRAMEWORK message is an object, not a string",
+        ),
+        (
+            json!({"response": {"type": "AGENT_FRAMEWORK", "text": "42", "chat_context": [1, 2]}}),
+            "the `chat_context` of an AGENT_FRAMEWORK message is an array, not an object",
+        ),
+        (
+            json!({"response": {"type": "AGENT_FRAMEWORK", "text": "42", "chat_context": {}, "sly_data": "x"}}),
+            "the `sly_data` of an AGENT_FRAMEWORK message is a string, not an object",
+        ),
+    ];
+    for (line, message) in cases {
+        let body = format!("{line}\n").into_bytes();
+        let server = Server::start(move |_, _| Reply::Stream(vec![body.clone()])).await;
+        let e = chat(&server, &AgentRequest::new("x")).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+        assert!(e.to_string().ends_with(message), "{e}");
+    }
+}
+
+#[tokio::test]
+async fn the_answer_ends_at_the_final_message_even_if_the_stream_stays_open() {
+    let mut server = Server::start(|_, _| {
+        Reply::Hang(vec![
+            b"{\"response\": {\"type\": \"AGENT_PROGRESS\", \"text\": \"\"}}\n".to_vec(),
+            final_line("done"),
+        ])
+    })
+    .await;
+    let options = HttpOptions {
+        timeout: None,
+        ..options()
+    };
+    let connector = NeuroSanHttp::new(server.base.clone(), &options).unwrap();
+    // No timeout anywhere: only the final message can end this exchange.
+    let request = AgentRequest::new("x");
+    let exchange = connector.chat("math_guy", &request);
+    let response = tokio::time::timeout(Duration::from_secs(20), exchange)
+        .await
+        .expect("the exchange waited for the end of the stream")
+        .unwrap();
+    assert_eq!(response.text.as_deref(), Some("done"));
+    assert_eq!(response.sly_data, Some(json!({"equals": 42})));
+    assert!(server.client_gone().await, "the connection was kept open");
+}
+
+#[tokio::test]
+async fn a_server_that_accepts_and_goes_silent_times_out_by_default() {
+    let mut server = Server::start(|_, _| Reply::Silent).await;
+    let options = HttpOptions {
+        timeout: Some(Duration::from_secs(1)),
+        ..options()
+    };
+    assert_eq!(
+        HttpOptions::default().timeout,
+        Some(assay_connect::DEFAULT_TIMEOUT)
+    );
+    let connector = NeuroSanHttp::new(server.base.clone(), &options).unwrap();
+    // The request sets no timeout: the connector's default applies.
+    let request = AgentRequest::new("x");
+    let exchange = connector.chat("math_guy", &request);
+    let e = tokio::time::timeout(Duration::from_secs(20), exchange)
+        .await
+        .expect("no default timeout")
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(e.to_string().ends_with("within 1s"), "{e}");
+    assert!(server.client_gone().await);
+    // A request's own timeout wins over the default.
+    let request = request.with_timeout(Duration::from_millis(300));
+    let e = connector.chat("math_guy", &request).await.unwrap_err();
+    assert!(e.to_string().ends_with("within 300ms"), "{e}");
+}
+
+#[tokio::test]
+async fn the_idle_limit_ends_a_silent_stream_but_not_a_slow_one() {
+    let options = HttpOptions {
+        timeout: None,
+        idle_timeout: Some(Duration::from_millis(400)),
+        ..options()
+    };
+    let heartbeat = b"{\"response\": {\"type\": \"AGENT_PROGRESS\", \"text\": \"\"}}\n".to_vec();
+    // Silent after a heartbeat: ends after the idle limit.
+    let beat = heartbeat.clone();
+    let server = Server::start(move |_, _| Reply::Hang(vec![beat.clone()])).await;
+    let connector = NeuroSanHttp::new(server.base.clone(), &options).unwrap();
+    let request = AgentRequest::new("x");
+    let exchange = connector.chat("math_guy", &request);
+    let e = tokio::time::timeout(Duration::from_secs(20), exchange)
+        .await
+        .expect("the idle limit did not apply")
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(e.to_string().ends_with("sent nothing for 400ms"), "{e}");
+    // Silent before the head: the same.
+    let server = Server::start(|_, _| Reply::Silent).await;
+    let connector = NeuroSanHttp::new(server.base.clone(), &options).unwrap();
+    let e = connector
+        .chat("math_guy", &AgentRequest::new("x"))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().ends_with("sent nothing for 400ms"), "{e}");
+    // Heartbeats more often than the limit keep a long answer alive.
+    let beat = heartbeat.clone();
+    let server = Server::start(move |_, _| {
+        let mut pieces: Vec<(Duration, Vec<u8>)> = (0..6)
+            .map(|_| (Duration::from_millis(150), beat.clone()))
+            .collect();
+        pieces.push((Duration::from_millis(150), final_line("slow but alive")));
+        Reply::Paced(pieces)
+    })
+    .await;
+    let connector = NeuroSanHttp::new(server.base.clone(), &options).unwrap();
+    let response = connector
+        .chat("math_guy", &AgentRequest::new("x"))
+        .await
+        .unwrap();
+    assert_eq!(response.text.as_deref(), Some("slow but alive"));
 }

@@ -39,6 +39,20 @@ async fn mcp_server(call: impl Fn(&Request) -> Reply + Send + Sync + 'static) ->
     .await
 }
 
+/// The error of a first request to `server`'s `math_guy`.
+async fn first_error(server: &Server, options: &HttpOptions) -> assay_connect::ConnectError {
+    let connector = NeuroSanMcp::new(server.base.clone(), options).unwrap();
+    let mut conversation = connector.open("math_guy").await.unwrap();
+    let request = AgentRequest::new("x");
+    tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        conversation.send(&request),
+    )
+    .await
+    .expect("the exchange waited too long")
+    .unwrap_err()
+}
+
 #[tokio::test]
 async fn handshake_once_then_tool_calls() {
     let server = mcp_server(|request| {
@@ -197,4 +211,79 @@ async fn wrong_protocol_version_is_a_protocol_error() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Protocol);
     assert!(e.to_string().contains("`1999-01-01`"), "{e}");
+}
+
+#[tokio::test]
+async fn a_reply_with_another_id_is_a_protocol_error() {
+    // A reply to some other request (a proxy mixing up connections, a server bug) is
+    // never taken for this one's answer, in a JSON body or in an event stream.
+    let answer = |id: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "result": {
+            "content": [{"type": "text", "text": "someone else's answer"}],
+            "structuredContent": {"chat_context": {}}}})
+    };
+    let server = mcp_server(move |request| {
+        let id = request.json()["id"].as_u64().unwrap();
+        reply(answer(json!(id + 40)))
+    })
+    .await;
+    let e = first_error(&server, &HttpOptions::default()).await;
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(
+        e.to_string().ends_with(
+            "the answer to tools/call request 2 has `id` 42: it answers another request"
+        ),
+        "{e}"
+    );
+
+    let server = mcp_server(move |_| {
+        let data = answer(json!("7"));
+        Reply::Status(
+            200,
+            vec![("Content-Type", "text/event-stream".into())],
+            format!("event: message\ndata: {data}\n\n").into_bytes(),
+        )
+    })
+    .await;
+    let e = first_error(&server, &HttpOptions::default()).await;
+    assert!(e.to_string().contains("has `id` \"7\""), "{e}");
+
+    // A reply without an id is no answer either; an error about a request the server
+    // could not read (`"id": null`) is reported as that error.
+    let server = mcp_server(|_| {
+        reply(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}))
+    })
+    .await;
+    let e = first_error(&server, &HttpOptions::default()).await;
+    assert!(
+        e.to_string()
+            .ends_with("json-rpc error -32700: Parse error"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn structured_content_of_the_wrong_type_is_a_protocol_error() {
+    let server = mcp_server(|request| {
+        let body = request.json();
+        reply(json!({"jsonrpc": "2.0", "id": body["id"], "result": {
+            "content": [{"type": "text", "text": "42"}],
+            "structuredContent": {"chat_context": ["not", "an", "object"]}}}))
+    })
+    .await;
+    let e = first_error(&server, &HttpOptions::default()).await;
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(e.to_string().contains("`chat_context`"), "{e}");
+}
+
+#[tokio::test]
+async fn a_silent_server_times_out_by_default() {
+    let server = Server::start(|_, _| Reply::Silent).await;
+    let options = HttpOptions {
+        timeout: Some(std::time::Duration::from_millis(500)),
+        ..HttpOptions::default()
+    };
+    let e = first_error(&server, &options).await;
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(e.to_string().ends_with("within 500ms"), "{e}");
 }

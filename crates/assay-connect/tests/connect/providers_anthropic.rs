@@ -346,6 +346,27 @@ async fn an_error_event_mid_stream_is_an_error() {
 }
 
 #[tokio::test]
+async fn content_types_other_than_asked_for_are_errors() {
+    let fake = started().await;
+    let anthropic = provider(&fake, Some(KEY));
+    // A whole message to a stream request is that message.
+    fake.script(Reply::text("Paris").whole());
+    assert_eq!(anthropic.complete(&ask("hi")).await.unwrap().text, "Paris");
+    fake.script(Reply::raw(200, "<html>Service Unavailable</html>").content_type("text/html"));
+    let e = anthropic.complete(&ask("hi")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(
+        e.to_string()
+            .contains("asked for text/event-stream, the answer is text/html: <html>"),
+        "{e}"
+    );
+    // A stream cut before `message_stop` is an error too.
+    fake.script(Reply::text("Paris is").cut_after(4));
+    let e = anthropic.complete(&ask("hi")).await.unwrap_err();
+    assert!(e.to_string().contains("before its `message_stop`"), "{e}");
+}
+
+#[tokio::test]
 async fn the_timeout_is_enforced() {
     let fake = started().await;
     fake.script(Reply::text("too late").delay(Duration::from_secs(5)));
@@ -365,7 +386,8 @@ async fn the_timeout_is_enforced() {
 async fn post(fake: &FakeAnthropic, headers: &[(&str, &str)], body: &Value) -> (u16, Value) {
     let client = Transport::default_for(ProviderKind::Anthropic)
         .unwrap()
-        .client;
+        .client()
+        .clone();
     let mut request = client
         .post(format!("{}/v1/messages", fake.base_url()))
         .header("content-type", "application/json")

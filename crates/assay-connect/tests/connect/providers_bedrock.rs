@@ -427,7 +427,8 @@ async fn the_timeout_is_enforced() {
 async fn post(fake: &FakeBedrock, headers: &[(&str, &str)], body: &Value) -> (u16, Value) {
     let client = Transport::default_for(ProviderKind::Bedrock)
         .unwrap()
-        .client;
+        .client()
+        .clone();
     let mut request = client
         .post(format!("{}/model/meta.llama3/converse", fake.base_url()))
         .header("content-type", "application/json")

@@ -10,7 +10,10 @@ use assay_testkit::providers::openai::FakeOpenAi;
 
 /// Posts `body` to `url`; returns the status and the JSON body (`null` if not JSON).
 async fn post(url: &str, bearer: Option<&str>, body: &Value) -> (u16, Value) {
-    let client = Transport::default_for(ProviderKind::Openai).unwrap().client;
+    let client = Transport::default_for(ProviderKind::Openai)
+        .unwrap()
+        .client()
+        .clone();
     let mut request = client
         .post(url)
         .header("content-type", "application/json")

@@ -200,6 +200,28 @@ async fn server_errors_are_retried() {
 }
 
 #[tokio::test]
+async fn content_types_other_than_asked_for_are_errors() {
+    let fake = FakeOllama::start().await;
+    let provider = ollama(&fake);
+    // One JSON object is a stream of one line.
+    fake.script(Reply::text("Paris").whole());
+    assert_eq!(provider.complete(&ask("hi")).await.unwrap().text, "Paris");
+    fake.script(Reply::raw(200, "<html>login</html>").content_type("text/html"));
+    let e = provider.complete(&ask("hi")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(
+        e.to_string().contains(
+            "asked for application/x-ndjson, the answer is text/html: <html>login</html>"
+        ),
+        "{e}"
+    );
+    // Lines cut before `"done": true` are an error.
+    fake.script(Reply::text("Paris is").cut_after(1));
+    let e = provider.complete(&ask("hi")).await.unwrap_err();
+    assert!(e.to_string().contains("before its last line"), "{e}");
+}
+
+#[tokio::test]
 async fn the_timeout_is_enforced() {
     let fake = FakeOllama::start().await;
     fake.script(Reply::text("too late").delay(Duration::from_secs(5)));

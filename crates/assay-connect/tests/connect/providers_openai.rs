@@ -42,6 +42,18 @@ fn transport(kind: ProviderKind, limits: Limits) -> Transport {
     Transport::new(kind, &options, limits).expect("a transport")
 }
 
+/// The provider for `fake` with the key `KEY` and `options`.
+fn openai_with(fake: &FakeOpenAi, options: &HttpOptions) -> OpenAi {
+    let base = fake.base_url();
+    OpenAi::new(
+        settings(
+            ProviderKind::Openai,
+            &[("OPENAI_BASE_URL", &base), ("OPENAI_API_KEY", KEY)],
+        ),
+        Transport::new(ProviderKind::Openai, options, Limits::none()).unwrap(),
+    )
+}
+
 fn openai(fake: &FakeOpenAi, key: Option<&str>) -> OpenAi {
     let base = fake.base_url();
     let mut vars = vec![("OPENAI_BASE_URL", base.as_str())];
@@ -358,7 +370,184 @@ async fn server_errors_are_retried_until_the_attempts_run_out() {
     let e = provider.complete(&ask("hi")).await.unwrap_err();
     assert!(matches!(e, ConnectError::Status { status: 503, .. }), "{e}");
     assert!(e.to_string().contains("overloaded"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("answered 503 service unavailable after 3 attempts"),
+        "{e}"
+    );
     assert_eq!(fake.requests().len(), 6);
+}
+
+#[tokio::test]
+async fn statuses_are_retried_as_the_official_sdks_do() {
+    let fake = started().await;
+    let provider = openai(&fake, Some(KEY));
+    for status in [408, 409, 429, 500, 501, 502, 503, 504, 529] {
+        fake.script(Reply::error(status, "come back later"));
+        fake.script(Reply::text("recovered"));
+        let before = fake.requests().len();
+        let response = provider.complete(&ask("hi")).await;
+        assert_eq!(response.unwrap().text, "recovered", "{status}");
+        assert_eq!(fake.requests().len(), before + 2, "{status}");
+    }
+    for status in [400, 404, 422] {
+        fake.script(Reply::error(status, "no"));
+        let before = fake.requests().len();
+        let e = provider.complete(&ask("hi")).await.unwrap_err();
+        assert!(!e.to_string().contains("attempts"), "{e}");
+        assert_eq!(fake.requests().len(), before + 1, "{status}");
+    }
+}
+
+#[tokio::test]
+async fn latency_is_the_last_attempts() {
+    // One 429 with `Retry-After: 1`, then an answer in a few milliseconds: the latency a
+    // `max_latency_ms: 500` check sees is the answer's, not the second spent waiting.
+    let fake = started().await;
+    fake.script(Reply::rate_limited(1));
+    fake.script(Reply::text("quick"));
+    let begin = Instant::now();
+    let response = openai(&fake, Some(KEY)).complete(&ask("hi")).await.unwrap();
+    assert!(
+        begin.elapsed() >= Duration::from_secs(1),
+        "Retry-After honoured"
+    );
+    let total = response.timings.total;
+    assert!(
+        total < Duration::from_millis(500),
+        "latency {total:?} counts the wait"
+    );
+    let first = response.timings.first_byte.unwrap();
+    assert!(first <= total, "{first:?} {total:?}");
+}
+
+#[tokio::test]
+async fn retry_after_is_capped() {
+    let fake = started().await;
+    fake.script(Reply::rate_limited(3600));
+    fake.script(Reply::text("soon"));
+    let options = HttpOptions {
+        retry: RetryPolicy {
+            max_attempts: 2,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(200),
+        },
+        ..HttpOptions::default()
+    };
+    let provider = openai_with(&fake, &options);
+    let begin = Instant::now();
+    assert_eq!(provider.complete(&ask("hi")).await.unwrap().text, "soon");
+    assert!(begin.elapsed() < Duration::from_secs(30), "waited an hour");
+}
+
+#[tokio::test]
+async fn a_stream_cut_short_is_an_error_never_an_answer() {
+    // The body ends cleanly, but before the finish reason: the text so far is not the
+    // answer (it could pass a `must_not_contain` it would fail whole).
+    let fake = started().await;
+    let provider = openai(&fake, Some(KEY));
+    // The role chunk and two words of five.
+    fake.script(Reply::text("Paris is not the capital").cut_after(3));
+    let e = provider.complete(&ask("hi")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(e.to_string().contains("before a `finish_reason`"), "{e}");
+    // After the finish reason and the usage, but without `data: [DONE]`.
+    fake.script(Reply::text("Paris").cut_after(4));
+    let e = provider.complete(&ask("hi")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(e.to_string().contains("without `data: [DONE]`"), "{e}");
+    // The whole stream is fine.
+    fake.script(Reply::text("Paris").cut_after(5));
+    assert_eq!(provider.complete(&ask("hi")).await.unwrap().text, "Paris");
+}
+
+#[tokio::test]
+async fn a_plain_json_answer_to_a_stream_request_is_read_whole_when_it_is_a_completion() {
+    let fake = started().await;
+    let provider = openai(&fake, Some(KEY));
+    fake.script(Reply::text("Paris").usage(4, 1).whole());
+    let response = provider.complete(&ask("capital?")).await.unwrap();
+    assert_eq!(response.text, "Paris");
+    assert_eq!(response.stop_reason.as_deref(), Some("stop"));
+    assert_eq!(fake.last_body()["stream"], json!(true));
+
+    fake.script(Reply::raw(200, r#"{"status": "ok"}"#));
+    let e = provider.complete(&ask("capital?")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(
+        e.to_string().contains(
+            "asked for text/event-stream, the answer is application/json and not a chat completion"
+        ),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn an_html_page_is_an_error_naming_its_content_type() {
+    let fake = started().await;
+    let page = "<html><body>502 Bad Gateway</body></html>";
+    for stream in [true, false] {
+        fake.script(Reply::raw(200, page).content_type("text/html; charset=utf-8"));
+        let e = openai(&fake, Some(KEY))
+            .streaming(stream)
+            .complete(&ask("hi"))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+        let asked = if stream {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
+        assert!(
+            e.to_string().contains(&format!(
+                "asked for {asked}, the answer is text/html: <html>"
+            )),
+            "{e}"
+        );
+    }
+    // A stream to a request for a whole answer, likewise.
+    fake.script(Reply::text("Paris").content_type("text/event-stream"));
+    let e = openai(&fake, Some(KEY))
+        .streaming(false)
+        .complete(&ask("hi"))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("asked for application/json, the answer is text/event-stream"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_without_a_timeout_gets_the_default() {
+    let fake = started().await;
+    fake.script(Reply::text("too late").delay(Duration::from_secs(10)));
+    let options = HttpOptions {
+        timeout: Some(Duration::from_millis(300)),
+        ..HttpOptions::default()
+    };
+    let provider = openai_with(&fake, &options);
+    let mut request = ask("hi");
+    request.timeout = None;
+    let e = provider.complete(&request).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(e.to_string().ends_with("within 300ms"), "{e}");
+}
+
+#[tokio::test]
+async fn the_idle_limit_ends_a_stalled_stream() {
+    let fake = started().await;
+    fake.script(Reply::text("one two three").gap(Duration::from_secs(10)));
+    let options = HttpOptions {
+        idle_timeout: Some(Duration::from_millis(300)),
+        ..HttpOptions::default()
+    };
+    let provider = openai_with(&fake, &options);
+    let e = provider.complete(&ask("hi")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(e.to_string().ends_with("sent nothing for 300ms"), "{e}");
 }
 
 #[tokio::test]
@@ -413,7 +602,7 @@ async fn an_unreachable_server_is_retried_then_reported() {
     );
     let e = provider.complete(&ask("hi")).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unreachable, "{e}");
-    assert!(e.to_string().contains("tried 3 times"), "{e}");
+    assert!(e.to_string().contains("after 3 attempts"), "{e}");
 }
 
 #[tokio::test]

@@ -323,7 +323,10 @@ async fn ollama_sends_the_schema_as_format() {
 /// Posts `body` to `url` with `headers`; returns the status, the JSON body (`null` if
 /// not JSON) and the `x-amzn-errortype` header.
 async fn post(url: &str, headers: &[(&str, &str)], body: &Value) -> (u16, Value, String) {
-    let client = Transport::default_for(ProviderKind::Openai).unwrap().client;
+    let client = Transport::default_for(ProviderKind::Openai)
+        .unwrap()
+        .client()
+        .clone();
     let mut request = client
         .post(url)
         .header("content-type", "application/json")

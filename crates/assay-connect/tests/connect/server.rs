@@ -46,6 +46,13 @@ pub(crate) enum Reply {
     Cut(Vec<Vec<u8>>),
     /// `200` with these chunks, then nothing more until the client goes away.
     Hang(Vec<Vec<u8>>),
+    /// `200` with each chunk sent after its pause, then a proper end.
+    Paced(Vec<(Duration, Vec<u8>)>),
+    /// Nothing at all, not even a status line, until the client goes away.
+    Silent,
+    /// The connection is reset (RST) once the request has been read: the request may
+    /// have been acted on, and no answer comes.
+    Reset,
 }
 
 type Handler = dyn Fn(usize, &Request) -> Reply + Send + Sync;
@@ -101,7 +108,8 @@ impl Server {
         self.requests.lock().unwrap().clone()
     }
 
-    /// Waits until a client left a [`Reply::Hang`] connection (30s at most).
+    /// Waits until a client left a [`Reply::Hang`] or [`Reply::Silent`] connection (30s
+    /// at most).
     pub(crate) async fn client_gone(&mut self) -> bool {
         tokio::time::timeout(Duration::from_secs(30), self.gone.recv())
             .await
@@ -174,17 +182,43 @@ async fn serve(
                 bytes.extend(chunk(piece));
             }
             let _ = socket.write_all(&bytes).await;
-            let mut sink = [0u8; 256];
-            loop {
-                match socket.read(&mut sink).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-            }
+            wait_until_gone(&mut socket).await;
             let _ = gone.send(());
             Ok(())
         }
+        Reply::Paced(pieces) => {
+            let _ = socket.write_all(stream_head.as_bytes()).await;
+            for (pause, piece) in pieces.iter().filter(|(_, p)| !p.is_empty()) {
+                tokio::time::sleep(*pause).await;
+                if socket.write_all(&chunk(piece)).await.is_err() {
+                    return;
+                }
+            }
+            socket.write_all(b"0\r\n\r\n").await
+        }
+        Reply::Silent => {
+            wait_until_gone(&mut socket).await;
+            let _ = gone.send(());
+            Ok(())
+        }
+        Reply::Reset => {
+            // A zero linger makes the close a reset, as a crashed server's would be.
+            let _ = socket.set_zero_linger();
+            drop(socket);
+            Ok(())
+        }
     };
+}
+
+/// Reads and drops whatever the client sends until it closes the connection.
+async fn wait_until_gone(socket: &mut TcpStream) {
+    let mut sink = [0u8; 256];
+    loop {
+        match socket.read(&mut sink).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
 }
 
 /// Reads a request head and a `Content-Length` body.

@@ -161,6 +161,59 @@ async fn silent_agents_time_out_and_the_conversation_ends() {
 }
 
 #[tokio::test]
+async fn nothing_waits_forever_on_a_silent_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let silent = "import sys, time\nsys.stdin.readline()\ntime.sleep(3600)\n";
+    let command = script(dir.path(), "silent.py", silent);
+    let request = AgentRequest::new("x");
+    let within = |future| tokio::time::timeout(Duration::from_secs(20), future);
+
+    // The connector's default, when neither the request nor the command sets one.
+    let connector = StdioConnector::new()
+        .with("silent", command.clone())
+        .with_timeouts(Some(Duration::from_millis(400)), None);
+    let mut conversation = connector.open("silent").await.unwrap();
+    let e = within(conversation.send(&request))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(e.to_string().ends_with("within 400ms"), "{e}");
+
+    // The idle limit: no line for that long.
+    let connector = StdioConnector::new()
+        .with("silent", command.clone())
+        .with_timeouts(None, Some(Duration::from_millis(300)));
+    let mut conversation = connector.open("silent").await.unwrap();
+    let e = within(conversation.send(&request))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(e.to_string().ends_with("sent nothing for 300ms"), "{e}");
+
+    // The agent's own `timeout_in_seconds` in assay.toml wins over the default.
+    let mut config = Config::default();
+    config.agents.insert(
+        "silent".into(),
+        AgentConfig {
+            url: None,
+            command: Some(vec!["python3".into(), "silent.py".into()]),
+            env: BTreeMap::new(),
+            timeout_in_seconds: Some(0.5),
+        },
+    );
+    let connector = StdioConnector::from_config(&config, Some(dir.path()))
+        .with_timeouts(Some(Duration::from_secs(3600)), None);
+    let mut conversation = connector.open("silent").await.unwrap();
+    let e = within(conversation.send(&request))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(e.to_string().ends_with("within 500ms"), "{e}");
+}
+
+#[tokio::test]
 async fn exiting_without_a_word() {
     let dir = tempfile::tempdir().unwrap();
     let command = script(dir.path(), "mute.py", "import sys\nsys.exit(0)\n");

@@ -1,4 +1,5 @@
-//! The project configuration, `assay.toml`: agents, judge, providers, concurrency.
+//! The project configuration, `assay.toml`: agents, judge, providers, concurrency,
+//! time limits.
 //!
 //! Only its shape is defined here; the crates that run tests give it meaning.
 
@@ -27,6 +28,18 @@ pub struct Config {
     /// Concurrency limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<ConcurrencyConfig>,
+    /// The limit, in seconds, on each interaction with an agent and each call to a model
+    /// whose test sets none (its own `timeout_in_seconds` or `timeout_ms`) and whose
+    /// agent sets none; 300 when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub timeout_in_seconds: Option<f64>,
+    /// The longest silence, in seconds, while waiting for an answer or reading one,
+    /// before the interaction ends as timed out; off when not given (a `MINIMAL`
+    /// neuro-san stream is silent until the agent is done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub idle_timeout_in_seconds: Option<f64>,
 }
 
 /// How one agent is reached. Give exactly one of `url` and `command`.

@@ -17,13 +17,27 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     cx.unknown_keys(
         entries,
         &at,
-        &["server", "agents", "judge", "providers", "concurrency"],
+        &[
+            "server",
+            "agents",
+            "judge",
+            "providers",
+            "concurrency",
+            "timeout_in_seconds",
+            "idle_timeout_in_seconds",
+        ],
         |_| None,
     );
     let mut config = Config {
         server: root
             .get("server")
             .and_then(|n| url(n, &at.key("server"), cx)),
+        timeout_in_seconds: root
+            .get("timeout_in_seconds")
+            .and_then(|n| cx.positive_seconds(n, &at.key("timeout_in_seconds"))),
+        idle_timeout_in_seconds: root
+            .get("idle_timeout_in_seconds")
+            .and_then(|n| cx.positive_seconds(n, &at.key("idle_timeout_in_seconds"))),
         ..Config::default()
     };
     if let Some(agents) = root.get("agents") {
@@ -257,4 +271,49 @@ fn looks_secret(name: &str) -> bool {
         && ["api_key", "apikey", "token", "secret", "password"]
             .iter()
             .any(|w| lower.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::load::{Document, Unrecognized, load_str};
+    use crate::syntax::Env;
+
+    fn load(text: &str) -> (Option<crate::model::config::Config>, Vec<String>) {
+        let loaded = load_str(
+            Path::new("assay.toml"),
+            text,
+            &Env::default(),
+            Unrecognized::Error,
+        )
+        .expect("a config");
+        match loaded.outcome {
+            Ok(Document::Config(config)) => (Some(config), Vec::new()),
+            Ok(_) => panic!("not a config"),
+            Err(errors) => (
+                None,
+                errors
+                    .iter()
+                    .map(|d| format!("{}: {}", d.path, d.message))
+                    .collect(),
+            ),
+        }
+    }
+
+    #[test]
+    fn time_limits_are_positive_seconds() {
+        let (config, errors) = load("timeout_in_seconds = 600\nidle_timeout_in_seconds = 2.5\n");
+        assert!(errors.is_empty(), "{errors:?}");
+        let config = config.unwrap();
+        assert_eq!(config.timeout_in_seconds, Some(600.0));
+        assert_eq!(config.idle_timeout_in_seconds, Some(2.5));
+        let (config, errors) = load("timeout_in_seconds = 0\nidle_timeout_in_seconds = \"1\"\n");
+        assert!(config.is_none());
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(errors[0].contains("timeout_in_seconds"), "{errors:?}");
+        assert!(errors[1].contains("idle_timeout_in_seconds"), "{errors:?}");
+        let (_, errors) = load("timeout_in_secs = 10\n");
+        assert!(errors[0].contains("timeout_in_secs"), "{errors:?}");
+    }
 }

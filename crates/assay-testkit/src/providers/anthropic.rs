@@ -39,7 +39,7 @@ use serde_json::{Map, Value, json};
 
 use super::reply::{Outcome, Reply, State, last_user_text, word_count};
 use super::scripted::{
-    Answer, Body, RecordedRequest, Served, json_answer, pieces, serve, streamed_answer,
+    Answer, Body, RecordedRequest, Served, json_answer, pieces, relabel, serve, streamed_answer,
 };
 
 /// The top-level fields the Messages API accepts.
@@ -141,7 +141,8 @@ fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
             Ok(()) => {
                 let body = request.json();
                 let reply = state.next(&last_user_text(&body));
-                answer(&body, reply).await
+                let content_type = reply.content_type.clone();
+                relabel(answer(&body, reply).await, content_type.as_deref())
             }
         }
     })
@@ -167,7 +168,7 @@ fn error_answer(
 
 /// The answer to a valid request.
 async fn answer(body: &Value, reply: Reply) -> hyper::Response<Body> {
-    let streaming = body["stream"].as_bool().unwrap_or(false);
+    let streaming = body["stream"].as_bool().unwrap_or(false) && !reply.whole;
     let (text, calls) = match &reply.outcome {
         Outcome::Answer {
             text,
@@ -282,6 +283,9 @@ async fn answer(body: &Value, reply: Reply) -> hyper::Response<Body> {
             "usage": {"output_tokens": output}}),
     ));
     events.push(("message_stop", json!({"type": "message_stop"})));
+    if let Some(n) = reply.cut_after {
+        events.truncate(n);
+    }
     let timed = events
         .into_iter()
         .enumerate()

@@ -33,7 +33,9 @@ use hyper::Response;
 use serde_json::{Map, Value, json};
 
 use super::reply::{Outcome, Reply, State, last_user_text, word_count};
-use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, serve, streamed_answer};
+use super::scripted::{
+    Answer, Body, RecordedRequest, Served, json_answer, relabel, serve, streamed_answer,
+};
 
 /// The top-level fields `/api/chat` knows.
 const KNOWN_FIELDS: [&str; 8] = [
@@ -162,7 +164,8 @@ fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
             );
         }
         let reply = state.next(&last_user_text(&body));
-        answer(&body, reply).await
+        let content_type = reply.content_type.clone();
+        relabel(answer(&body, reply).await, content_type.as_deref())
     })
 }
 
@@ -279,7 +282,7 @@ async fn answer(body: &Value, reply: Reply) -> Response<Body> {
         }
     };
     let model = body["model"].as_str().unwrap_or_default().to_owned();
-    let streaming = body["stream"].as_bool().unwrap_or(true);
+    let streaming = body["stream"].as_bool().unwrap_or(true) && !reply.whole;
     let (input, output) = reply.usage.unwrap_or_else(|| {
         (
             word_count(body),
@@ -330,6 +333,9 @@ async fn answer(body: &Value, reply: Reply) -> Response<Body> {
         lines.push(line(json!({"model": model, "created_at": CREATED_AT, "message": {"role": "assistant", "content": "", "tool_calls": calls}, "done": false})));
     }
     lines.push(line(last(json!({"role": "assistant", "content": ""}))));
+    if let Some(n) = reply.cut_after {
+        lines.truncate(n);
+    }
     let timed: Vec<(Duration, Bytes)> = lines
         .into_iter()
         .enumerate()

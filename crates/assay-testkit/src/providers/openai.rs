@@ -28,7 +28,9 @@
 //! server-sent `chat.completion.chunk` events (the role first, text piece by piece, each
 //! tool call's name then its arguments in pieces of 5 characters, the finish reason, the
 //! usage when `stream_options.include_usage` is set, then `data: [DONE]`). A
-//! [`Reply::structured`] answer is the message's text, as JSON.
+//! [`Reply::structured`] answer is the message's text, as JSON. [`Reply::whole`],
+//! [`Reply::cut_after`] and [`Reply::content_type`] script the faults of broken servers
+//! and proxies.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,7 +40,7 @@ use hyper::Response;
 use serde_json::{Map, Value, json};
 
 use super::reply::{Outcome, Reply, State, last_user_text, word_count};
-use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, pieces, serve};
+use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, pieces, relabel, serve};
 
 mod response_format;
 
@@ -160,7 +162,8 @@ fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
             Err(r) => json_answer(r.status, &[], &r.body),
             Ok(body) => {
                 let reply = state.next(&last_user_text(&body));
-                answer(&body, reply).await
+                let content_type = reply.content_type.clone();
+                relabel(answer(&body, reply).await, content_type.as_deref())
             }
         }
     })
@@ -523,7 +526,7 @@ fn check_number(
 
 /// The answer to a valid request.
 async fn answer(body: &Value, reply: Reply) -> Response<Body> {
-    let streaming = body["stream"].as_bool().unwrap_or(false);
+    let streaming = body["stream"].as_bool().unwrap_or(false) && !reply.whole;
     let (text, tool_calls) = match &reply.outcome {
         Outcome::Answer {
             text,
@@ -645,6 +648,9 @@ async fn answer(body: &Value, reply: Reply) -> Response<Body> {
         events.push(chunk(json!([]), Some(usage)));
     }
     events.push(Bytes::from_static(b"data: [DONE]\n\n"));
+    if let Some(n) = reply.cut_after {
+        events.truncate(n);
+    }
     let timed: Vec<(Duration, Bytes)> = events
         .into_iter()
         .enumerate()

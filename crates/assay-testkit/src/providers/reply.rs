@@ -84,6 +84,13 @@ pub struct Reply {
     pub finish_reason: Option<String>,
     /// Characters per streamed text piece; else the text streams word by word.
     pub piece_size: Option<usize>,
+    /// The `Content-Type` to send instead of the API's own.
+    pub content_type: Option<String>,
+    /// Answer whole (one JSON body) even when the request asks for a stream.
+    pub whole: bool,
+    /// Stream only the first this many events or lines, then end the body cleanly, as
+    /// a connection cut mid-answer by a proxy would look.
+    pub cut_after: Option<usize>,
 }
 
 impl Reply {
@@ -95,6 +102,9 @@ impl Reply {
             usage: None,
             finish_reason: None,
             piece_size: None,
+            content_type: None,
+            whole: false,
+            cut_after: None,
         }
     }
 
@@ -204,6 +214,37 @@ impl Reply {
     pub fn finish_reason(self, reason: impl Into<String>) -> Reply {
         Reply {
             finish_reason: Some(reason.into()),
+            ..self
+        }
+    }
+
+    /// Sends `content_type` as the answer's `Content-Type` (`text/html`, say).
+    ///
+    /// ```
+    /// use assay_testkit::providers::Reply;
+    ///
+    /// let page = Reply::raw(200, "<html>502 Bad Gateway</html>").content_type("text/html");
+    /// assert_eq!(page.content_type.as_deref(), Some("text/html"));
+    /// ```
+    pub fn content_type(self, content_type: impl Into<String>) -> Reply {
+        Reply {
+            content_type: Some(content_type.into()),
+            ..self
+        }
+    }
+
+    /// Answers whole, as one JSON body, even to a request that asks for a stream.
+    pub fn whole(self) -> Reply {
+        Reply {
+            whole: true,
+            ..self
+        }
+    }
+
+    /// Streams only the first `n` events or lines, then ends the body cleanly.
+    pub fn cut_after(self, n: usize) -> Reply {
+        Reply {
+            cut_after: Some(n),
             ..self
         }
     }

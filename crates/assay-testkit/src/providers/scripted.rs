@@ -154,6 +154,16 @@ pub(crate) fn json_answer(status: u16, headers: &[(&str, String)], body: &Value)
         .expect("a valid response")
 }
 
+/// `response` with its `Content-Type` replaced by `content_type`, when one is given.
+pub(crate) fn relabel(mut response: Response<Body>, content_type: Option<&str>) -> Response<Body> {
+    if let Some(value) = content_type.and_then(|c| hyper::header::HeaderValue::from_str(c).ok()) {
+        response
+            .headers_mut()
+            .insert(hyper::header::CONTENT_TYPE, value);
+    }
+    response
+}
+
 /// A streamed answer: each piece is sent after its pause.
 pub(crate) fn streamed_answer(
     content_type: &str,
