@@ -17,7 +17,14 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     cx.unknown_keys(
         entries,
         &at,
-        &["server", "agents", "judge", "providers", "concurrency"],
+        &[
+            "server",
+            "agents",
+            "judge",
+            "providers",
+            "concurrency",
+            "strict",
+        ],
         |_| None,
     );
     let mut config = Config {
@@ -67,6 +74,9 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
                     .and_then(|n| positive(n, &at.key("max_test_case_concurrency"), cx)),
             });
         }
+    }
+    if let Some(strict) = root.get("strict") {
+        config.strict = cx.boolean(strict, &at.key("strict"));
     }
     (cx.errors() == before).then_some(config)
 }
