@@ -47,17 +47,9 @@ pub struct Output {
 
 enum Target {
     Writer(Box<dyn Write + Send>),
-    Replace {
-        path: PathBuf,
-        temp: NamedTempFile,
-    },
-    Stream {
-        path: PathBuf,
-    },
-    Append {
-        path: PathBuf,
-        file: File,
-    },
+    Replace { path: PathBuf, temp: NamedTempFile },
+    Stream { path: PathBuf },
+    Append { path: PathBuf, file: File },
 }
 
 /// What a path leads to, after its symlinks.
@@ -163,7 +155,9 @@ impl Output {
             }
             Resolved::File(real) => real,
         };
-        let dir = real.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let dir = real
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         let name = real
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

@@ -307,6 +307,8 @@ impl Selected {
 /// Why there is nothing to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Emptied {
+    /// No test file at all (`assay validate`, `assay list`).
+    NoFiles,
     /// No test file, or none that holds a case.
     NoCases,
     /// The filters and tags kept none of `of` cases.
@@ -328,6 +330,7 @@ impl Emptied {
     /// except for an empty partition of a suite that has cases).
     pub fn judge(self, no_tests: Option<NoTests>) -> EmptyRun {
         let message = match self {
+            Emptied::NoFiles => "no test file found".to_owned(),
             Emptied::NoCases => "no test case to run: no test file holds one".to_owned(),
             Emptied::Selection { of } => format!(
                 "no test case to run: the selection left none of {of} {}",
@@ -469,7 +472,11 @@ mod tests {
                             assert!(seen.insert(c.id.clone()), "{} in two buckets", c.id);
                         }
                     }
-                    assert_eq!(seen.len(), total, "a gap: {kind:?} over {count}, {total} cases");
+                    assert_eq!(
+                        seen.len(),
+                        total,
+                        "a gap: {kind:?} over {count}, {total} cases"
+                    );
                 }
             }
         }
@@ -493,7 +500,10 @@ mod tests {
                     })
                     .collect();
                 let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
-                assert!(*min >= 1 && max - min <= 1, "{total} over {count}: {sizes:?}");
+                assert!(
+                    *min >= 1 && max - min <= 1,
+                    "{total} over {count}: {sizes:?}"
+                );
             }
         }
         // The order the files gave does not matter: the ids are sorted first.
@@ -545,8 +555,18 @@ mod tests {
                 count: 4
             })
         );
-        assert_eq!(Partition::parse("hash:1/1").unwrap().to_string(), "hash:1/1");
-        for bad in ["0/4", "hash:0/4", "count:5/4", "hash:1", "slice:1/2", "count:a/2"] {
+        assert_eq!(
+            Partition::parse("hash:1/1").unwrap().to_string(),
+            "hash:1/1"
+        );
+        for bad in [
+            "0/4",
+            "hash:0/4",
+            "count:5/4",
+            "hash:1",
+            "slice:1/2",
+            "count:a/2",
+        ] {
             assert!(Partition::parse(bad).is_err(), "{bad}");
         }
         assert!(Partition::shard("5/4").is_err());
@@ -581,7 +601,11 @@ mod tests {
             .expect("4 hash buckets over 3 cases leave one empty");
         let run = empty_bucket.empty_run(None).unwrap();
         assert_eq!(run.level, Level::Note);
-        assert!(run.message.contains("holds none of the 3 selected cases"), "{}", run.message);
+        assert!(
+            run.message.contains("holds none of the 3 selected cases"),
+            "{}",
+            run.message
+        );
         assert_eq!(
             empty_bucket.empty_run(Some(NoTests::Fail)).unwrap().level,
             Level::Error

@@ -43,7 +43,11 @@ fn a_symlink_stays_a_symlink_and_its_target_gets_the_report() {
         std::fs::read_to_string(dir.path().join("store/report.json")).unwrap(),
         "new"
     );
-    assert_eq!(names(&dir.path().join("store")), ["report.json"], "no temp file left");
+    assert_eq!(
+        names(&dir.path().join("store")),
+        ["report.json"],
+        "no temp file left"
+    );
 }
 
 #[test]
@@ -113,7 +117,10 @@ fn an_earlier_report_is_removed_when_the_output_is_made() {
     let path = dir.path().join("junit.xml");
     std::fs::write(&path, "an earlier run").unwrap();
     let output = Output::file(&path).unwrap();
-    assert!(!path.exists(), "a run killed now would leave the stale report");
+    assert!(
+        !path.exists(),
+        "a run killed now would leave the stale report"
+    );
     drop(output);
     assert_eq!(
         names(dir.path()),
@@ -137,7 +144,11 @@ fn missing_parent_directories_are_created() {
         .unwrap()
         .event(&Event::RunStarted { units: 0 })
         .unwrap();
-    assert!(std::fs::read_to_string(&lines).unwrap().contains("run_started"));
+    assert!(
+        std::fs::read_to_string(&lines)
+            .unwrap()
+            .contains("run_started")
+    );
 }
 
 #[test]
