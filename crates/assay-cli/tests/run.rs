@@ -231,7 +231,7 @@ fn ctrl_c_cancels_writes_the_partial_reports_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("slow.yaml"),
-        "agent: slow\nconnections: [direct, http]\ninteractions:\n  - text: wait\n    sly_data: {delay_ms: 60000}\n",
+        "agent: slow\nconnections: [direct, http]\ninteractions:\n  - text: wait\n    sly_data: {delay_ms: 60000}\n    response: {text: {not_keywords: error}}\n",
     )
     .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))

@@ -28,13 +28,16 @@ use crate::args::{AssessArgs, Classify};
 use crate::exit::ExitCode;
 use crate::output;
 
+/// Renders an assessment in one format.
+type Render = fn(&[CaseAssessment]) -> String;
+
 /// The report files asked for, made before the run (an earlier report at a path is
 /// removed then), with what renders each.
-type Outputs = Vec<(Output, fn(&[CaseAssessment]) -> String)>;
+type Outputs = Vec<(Output, Render)>;
 
 fn outputs(args: &AssessArgs) -> anyhow::Result<Outputs> {
     let mut outputs: Outputs = Vec::new();
-    let files: [(&Option<std::path::PathBuf>, fn(&[CaseAssessment]) -> String); 3] = [
+    let files: [(&Option<std::path::PathBuf>, Render); 3] = [
         (&args.json, assessment_json),
         (&args.markdown, assessment_markdown),
         (&args.html, assessment_html),
