@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use assay_run::select::{NoTests, Partition};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Test AI agents from data-driven test files.
@@ -121,9 +122,18 @@ pub struct TargetArgs {
     /// Run only cases with this tag (repeatable)
     #[arg(long, value_name = "TAG")]
     pub tag: Vec<String>,
-    /// Run one part of the cases, split by a stable hash of their ids: `i/n`
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<String>,
+    /// Run one bucket of the selected cases: `hash:i/n` (by a stable hash of the case id) or `count:i/n` (round-robin over the sorted ids, never empty while there are at least n cases)
+    #[arg(long, value_name = "KIND:I/N", value_parser = Partition::parse)]
+    pub partition: Option<Partition>,
+    /// The same as `--partition hash:i/n`
+    #[arg(long, value_name = "I/N", value_parser = Partition::shard, conflicts_with = "partition")]
+    pub shard: Option<Partition>,
+    /// What an empty run comes to [default: fail, except a partition left empty while other buckets have cases: pass with a note]
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub no_tests: Option<NoTestsArg>,
+    /// Make every warning in the test files and assay.toml an error: nothing runs [default: `strict` in assay.toml, else off]
+    #[arg(long)]
+    pub strict: bool,
     /// The judge of gist checks: `provider:model` (e.g. openai:gpt-4o-mini) or `neuro-san:<agent>` [default: `[judge] model` in assay.toml, else picked from the environment]
     #[arg(long, value_name = "SPEC")]
     pub judge: Option<String>,
@@ -209,6 +219,15 @@ pub struct ValidateArgs {
     /// How to print the result
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    /// Make every warning an error [default: `strict` in assay.toml, else off]
+    #[arg(long)]
+    pub strict: bool,
+    /// The project configuration, read for `strict` [default: ./assay.toml when it exists]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// What finding no test file comes to [default: fail]
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub no_tests: Option<NoTestsArg>,
 }
 
 /// `assay list`.
@@ -220,6 +239,30 @@ pub struct ListArgs {
     /// How to print the cases
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    /// What finding no test case comes to [default: fail]
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub no_tests: Option<NoTestsArg>,
+}
+
+/// What a run, a validation or a listing with nothing in it comes to (`--no-tests`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NoTestsArg {
+    /// Exit 0, silently
+    Pass,
+    /// Exit 0 with a warning
+    Warn,
+    /// Exit 2 with an error
+    Fail,
+}
+
+impl From<NoTestsArg> for NoTests {
+    fn from(arg: NoTestsArg) -> NoTests {
+        match arg {
+            NoTestsArg::Pass => NoTests::Pass,
+            NoTestsArg::Warn => NoTests::Warn,
+            NoTestsArg::Fail => NoTests::Fail,
+        }
+    }
 }
 
 /// `assay schema`.

@@ -44,7 +44,7 @@
 //! ```
 
 use std::fmt;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -53,7 +53,7 @@ use serde::Serialize;
 
 use crate::Reporter;
 use crate::digest::Collected;
-use crate::output::{Output, annotate};
+use crate::output::{Output, Resolved, annotate, open_stream, resolve};
 
 /// One JSON document, `{"summary": ..., "units": [...]}`, written at
 /// [`Reporter::finish`]. A cancelled run still gets one, with the units that finished.
@@ -118,19 +118,22 @@ impl JsonLines {
         }
     }
 
-    /// Lines written to a new file at `path` (an existing one is emptied first).
+    /// Lines written to the file at `path`: a regular file (through its symlinks, its
+    /// parent directories created) is emptied first, so no line of an earlier run
+    /// remains; a FIFO or a device (`/dev/stdout`) is written through.
     pub fn create(path: impl AsRef<Path>) -> io::Result<JsonLines> {
-        let path = path.as_ref();
-        let file = File::create(path).map_err(|e| annotate(e, "cannot create", path))?;
-        Ok(JsonLines::new(file))
+        Ok(JsonLines::new(open_stream(path.as_ref())?))
     }
 
     /// Lines added to the end of the file at `path`, created if missing.
     pub fn append(path: impl AsRef<Path>) -> io::Result<JsonLines> {
         let path = path.as_ref();
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
+        let mut options = OpenOptions::new();
+        options.append(true);
+        if matches!(resolve(path)?, Resolved::File(_)) {
+            options.create(true);
+        }
+        let file = options
             .open(path)
             .map_err(|e| annotate(e, "cannot open", path))?;
         Ok(JsonLines::new(file))

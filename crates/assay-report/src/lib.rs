@@ -15,8 +15,11 @@
 //!
 //! The reporters that write at the end take an [`Output`]: an in-memory or other
 //! writer, a file that is written to a temporary file beside it and renamed into place
-//! (so a partial file never looks complete), or a file appended to. [`JsonLines`]
-//! streams instead, so that nothing already reported is lost if the process dies.
+//! (so a partial file never looks complete, and an earlier report is removed when the
+//! run starts), a FIFO or device written through (`/dev/stdout`), or a file appended
+//! to. [`JsonLines`] streams instead, so that nothing already reported is lost if the
+//! process dies. Every error writing a report is returned, so the caller can make the
+//! run fail: a report that could not be written never passes silently.
 //!
 //! Every human-facing total is phrased by [`summary_line`]:
 //! `3 passed, 1 failed, 0 errored, 0 skipped in 1.23s`, with ` (cancelled)` after a

@@ -8,7 +8,8 @@
 //! - [`harness`]: a libtest-mimic harness: `cargo test` runs a folder of spec files.
 //! - [`events`]: what the engine reports as it runs, for reporters to consume.
 //! - [`ratio`]: success ratios and early stopping.
-//! - [`select`]: choosing cases (`--filter`, `--tag`, `--shard`).
+//! - [`select`]: choosing cases (`--filter`, `--tag`, `--partition`) and judging an
+//!   empty run (`--no-tests`).
 
 pub mod demo;
 pub mod engine;
@@ -22,7 +23,7 @@ pub mod suite;
 pub use engine::{Connectors, RunOptions, run_plan};
 pub use events::{Event, Summary, UnitId, UnitReport};
 pub use ratio::{SampleStatus, Tally, Verdict};
-pub use select::{Selection, Shard};
+pub use select::{NoTests, Partition, Selected, Selection};
 pub use suite::{
     BoxError, CaseReport, CaseStatus, EvaluationReport, GridCombination, GridSearchParams,
     SuiteError, SuiteOptions, SuiteReport, SuiteRun, TestCase, TestFn, async_fn, grid_search_ctx,

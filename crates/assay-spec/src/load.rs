@@ -87,6 +87,26 @@ impl Loaded {
         self.outcome.is_ok()
     }
 
+    /// Makes every warning an error (`--strict`, or `strict = true` in assay.toml): a
+    /// file with a warning is then invalid, and nothing of it runs.
+    pub fn strict(mut self) -> Loaded {
+        if self.warnings.is_empty() {
+            return self;
+        }
+        let promoted = std::mem::take(&mut self.warnings).into_iter().map(|mut d| {
+            d.severity = Severity::Error;
+            d
+        });
+        let mut errors = match std::mem::replace(&mut self.outcome, Err(Vec::new())) {
+            Ok(_) => Vec::new(),
+            Err(errors) => errors,
+        };
+        errors.extend(promoted);
+        errors.sort_by_key(|d| d.span.map(|s| s.start).unwrap_or(usize::MAX));
+        self.outcome = Err(errors);
+        self
+    }
+
     /// The plan cases, when the file is valid.
     pub fn cases(&self) -> Vec<Case> {
         match &self.outcome {
@@ -243,10 +263,13 @@ pub fn validate(
         }
         Dialect::Config => crate::validate::config::validate(tree, &mut cx).map(Document::Config),
     };
-    let (mut errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = cx
+    let (mut errors, mut warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = cx
         .diags
         .into_iter()
         .partition(|d| d.severity == Severity::Error);
+    if let (Some(doc), true) = (&doc, errors.is_empty()) {
+        warnings.extend(crate::validate::checkless::warnings(doc, tree));
+    }
     let outcome = match doc {
         Some(doc) if errors.is_empty() => Ok(doc),
         _ => {

@@ -124,12 +124,14 @@ fn valid_fixtures_validate_and_match_their_schema() {
         checked += 1;
     }
     assert!(checked >= 45, "only {checked} valid fixtures were checked");
-    // That upstream file drops `structure` on purpose, leaving checks upstream ignores:
-    // they load, with a warning that they never run.
+    // The first upstream file drops `structure` on purpose, leaving checks upstream
+    // ignores: they load, with a warning that they never run. The second is a load-test
+    // prompt with no check at all: a warning that it passes whatever the agent says.
     assert_eq!(
         warned,
         [
-            "fixtures/conformance/neuro-san/fixtures-2026-02/music_nerd_pro_llm_ollama/combination_responses_with_history_http.hocon"
+            "fixtures/conformance/neuro-san/fixtures-2026-02/music_nerd_pro_llm_ollama/combination_responses_with_history_http.hocon",
+            "fixtures/conformance/neuro-san/fixtures-latest/load_tests/hello_world/lt_meaning_of_hello_world.hocon"
         ]
     );
 }

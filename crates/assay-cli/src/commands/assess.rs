@@ -2,8 +2,11 @@
 //! case the pass rate with its Wilson interval, the chance of meeting its ratio, a
 //! sounder ratio when needed, and its failure modes. Every check counts.
 //!
-//! The table goes to stdout; `--json`, `--markdown` and `--html` write files. The exit
-//! code is 0 once the assessment is made, whatever it found.
+//! The table goes to stdout; `--json`, `--markdown` and `--html` write files (as `run`
+//! writes its reports: through symlinks and FIFOs, regular files replaced whole, an
+//! earlier file removed when the assessment starts). The exit code is 0 once the
+//! assessment is made, whatever it found; 2 for invalid input (or nothing to assess,
+//! unless `--no-tests` allows it); 3 when a file could not be written.
 
 use std::collections::HashMap;
 
@@ -11,6 +14,7 @@ use anyhow::Context;
 use assay_assess::{CaseAssessment, Failure, Outcome, SampleOutcome, assess, merge_named};
 use assay_check::CheckStatus;
 use assay_judge::ModeInput;
+use assay_report::Output;
 use assay_report::assess::{
     assessment_html, assessment_json, assessment_markdown, assessment_table,
 };
@@ -24,9 +28,44 @@ use crate::args::{AssessArgs, Classify};
 use crate::exit::ExitCode;
 use crate::output;
 
+/// Renders an assessment in one format.
+type Render = fn(&[CaseAssessment]) -> String;
+
+/// The report files asked for, made before the run (an earlier report at a path is
+/// removed then), with what renders each.
+type Outputs = Vec<(Output, Render)>;
+
+fn outputs(args: &AssessArgs) -> anyhow::Result<Outputs> {
+    let mut outputs: Outputs = Vec::new();
+    let files: [(&Option<std::path::PathBuf>, Render); 3] = [
+        (&args.json, assessment_json),
+        (&args.markdown, assessment_markdown),
+        (&args.html, assessment_html),
+    ];
+    for (path, render) in files {
+        if let Some(path) = path {
+            let output =
+                Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
+            outputs.push((output, render));
+        }
+    }
+    Ok(outputs)
+}
+
 /// Runs the assessment.
 pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let Prepared { plan, config } = match prepare(&args.target, color) {
+    let outputs = match outputs(args) {
+        Ok(outputs) => outputs,
+        Err(e) => {
+            output::stderr(&format!("error: {e:#}\n"));
+            return Ok(ExitCode::INVALID);
+        }
+    };
+    let Prepared {
+        plan,
+        config,
+        empty_fails,
+    } = match prepare(&args.target, color) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
@@ -41,7 +80,9 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let units = runtime.block_on(async {
-        let (connectors, demo) = if args.target.demo {
+        let (connectors, demo) = if plan.cases.is_empty() {
+            (assay_run::Connectors::new(), None)
+        } else if args.target.demo {
             let demo = assay_run::demo::start(0)
                 .await
                 .context("cannot start the demo agents")?;
@@ -155,19 +196,24 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
         }
     }
     output::stdout(&assessment_table(&cases))?;
-    if let Some(path) = &args.json {
-        std::fs::write(path, assessment_json(&cases))
-            .with_context(|| format!("cannot write {}", path.display()))?;
+    let mut unwritten = 0;
+    for (output, render) in outputs {
+        if let Err(e) = output.commit(render(&cases).as_bytes()) {
+            output::stderr(&format!("error: {e}\n"));
+            unwritten += 1;
+        }
     }
-    if let Some(path) = &args.markdown {
-        std::fs::write(path, assessment_markdown(&cases))
-            .with_context(|| format!("cannot write {}", path.display()))?;
+    if unwritten > 0 {
+        output::stderr(&format!(
+            "error: {unwritten} report(s) could not be written\n"
+        ));
+        return Ok(ExitCode::ERROR);
     }
-    if let Some(path) = &args.html {
-        std::fs::write(path, assessment_html(&cases))
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(ExitCode::OK)
+    Ok(if empty_fails {
+        ExitCode::INVALID
+    } else {
+        ExitCode::OK
+    })
 }
 
 /// One unit (case × connection) as an assessment.

@@ -250,7 +250,7 @@ pub(crate) fn check(args: &JudgeCheckArgs, color: bool) -> anyhow::Result<ExitCo
             return Ok(ExitCode::INVALID);
         }
     };
-    let config = match super::run::load_config(args.config.as_deref(), color) {
+    let config = match super::run::load_config(args.config.as_deref(), false, color) {
         Ok(config) => config,
         Err(code) => return Ok(code),
     };

@@ -3,15 +3,18 @@
 use assay_spec::plan::Target;
 use assay_spec::{Case, Dialect, Env, Plan};
 
-use super::{Entry, load_paths};
+use assay_run::select::Emptied;
+
+use super::{Entry, load_paths, report_empty};
 use crate::args::{Format, ListArgs};
 use crate::exit::ExitCode;
 use crate::output;
 
 /// Lists the cases of the valid files; the invalid ones' diagnostics go to stderr
-/// and make the exit code [`ExitCode::INVALID`].
+/// and make the exit code [`ExitCode::INVALID`], as does finding no case when
+/// `--no-tests` does not allow that.
 pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let inputs = load_paths(&args.paths, &Env::from_process());
+    let inputs = load_paths(&args.paths, &Env::from_process(), false);
     let plan = Plan::new(inputs.entries.iter().flat_map(Entry::cases).collect());
     let reports: Vec<_> = inputs.entries.iter().flat_map(Entry::reports).collect();
     output::stderr(&output::render(&reports, color));
@@ -25,7 +28,15 @@ pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
     };
     output::stdout(&text)?;
     let all_valid = inputs.entries.iter().all(Entry::is_valid);
-    Ok(if all_valid {
+    // No case to list, and no invalid file to explain it: the `--no-tests` rule of `run`.
+    let emptied = match (all_valid, inputs.test_files(), plan.cases.len()) {
+        (true, 0, _) => Some(Emptied::NoFiles),
+        (true, _, 0) => Some(Emptied::NoCases),
+        _ => None,
+    };
+    let empty_fails =
+        emptied.is_some_and(|why| report_empty(&why.judge(args.no_tests.map(Into::into))));
+    Ok(if all_valid && !empty_fails {
         ExitCode::OK
     } else {
         ExitCode::INVALID

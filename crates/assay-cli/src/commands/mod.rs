@@ -13,8 +13,11 @@ pub(crate) mod validate;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use assay_run::select::{EmptyRun, Level};
 use assay_spec::load::{Unrecognized, discover};
-use assay_spec::{Case, Diagnostic, Env, Loaded, Report, Source, load_file};
+use assay_spec::{Case, Diagnostic, Dialect, Env, Loaded, Report, Source, load_file};
+
+use crate::output;
 
 /// What became of one file (or one path that could not be read).
 #[derive(Debug)]
@@ -97,10 +100,34 @@ pub(crate) struct Inputs {
     pub(crate) skipped: usize,
 }
 
+impl Inputs {
+    /// How many of the files are test files (not `assay.toml`), valid or not.
+    pub(crate) fn test_files(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| !matches!(e, Entry::Loaded(l) if l.dialect == Some(Dialect::Config)))
+            .count()
+    }
+}
+
+/// Prints the line of an empty run (`--no-tests`) and says whether it fails.
+pub(crate) fn report_empty(empty: &EmptyRun) -> bool {
+    match empty.level {
+        Level::Silent => {}
+        Level::Note => output::stderr(&format!("note: {}\n", empty.message)),
+        Level::Warning => output::stderr(&format!("warning: {}\n", empty.message)),
+        Level::Error => output::stderr(&format!(
+            "error: {} (--no-tests=pass or warn allows an empty run)\n",
+            empty.message
+        )),
+    }
+    empty.fails()
+}
+
 /// Expands and loads `paths`. A file named explicitly must be a test file; a file
 /// found by walking a directory is skipped when it does not look like one. One bad
-/// file never stops the others.
-pub(crate) fn load_paths(paths: &[PathBuf], env: &Env) -> Inputs {
+/// file never stops the others. `strict` makes every warning an error.
+pub(crate) fn load_paths(paths: &[PathBuf], env: &Env, strict: bool) -> Inputs {
     let mut inputs = Inputs::default();
     let mut seen = HashSet::new();
     for path in paths {
@@ -117,6 +144,7 @@ pub(crate) fn load_paths(paths: &[PathBuf], env: &Env) -> Inputs {
                         continue;
                     }
                     match load_file(&file, env, unrecognized) {
+                        Ok(Some(loaded)) if strict => Entry::Loaded(Box::new(loaded.strict())),
                         Ok(Some(loaded)) => Entry::Loaded(Box::new(loaded)),
                         Ok(None) => {
                             inputs.skipped += 1;

@@ -1,8 +1,10 @@
 //! `assay run`: load test files, build the plan, reach the agents, run, report.
 //!
-//! Exit codes: 0 all passed; 1 some failed; 2 invalid input or usage (nothing runs when
-//! any file is invalid, or when no case is selected); 3 errors (unreachable agents,
-//! timeouts) and no failures; 130 cancelled with Ctrl-C (the reports are still written).
+//! Exit codes: 0 all passed (or nothing to run, when `--no-tests` allows it); 1 some
+//! failed; 2 invalid input or usage (nothing runs when any file is invalid, or when
+//! nothing is selected and `--no-tests` does not allow it); 3 errors (unreachable
+//! agents, timeouts) and no failures, or a report that could not be written; 130
+//! cancelled with Ctrl-C (the reports are still written).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,7 +19,8 @@ use assay_connect::{
 use assay_report::{
     Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, Output, Reporters, Verbosity,
 };
-use assay_run::{Connectors, RunOptions, Selection, Shard, Summary, run_plan};
+use assay_run::select::SelectError;
+use assay_run::{Connectors, RunOptions, Selection, Summary, run_plan};
 use assay_spec::load::Document;
 use assay_spec::model::config::{Config, ProviderName};
 use assay_spec::model::data_driven::Connection;
@@ -25,36 +28,46 @@ use assay_spec::{Env, Plan};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Entry, load_one, load_paths};
+use super::{Entry, load_one, load_paths, report_empty};
 use crate::args::{ConnectionArg, RunArgs, TargetArgs};
 use crate::exit::ExitCode;
 use crate::output;
 
 /// The cases to run and the project configuration, after loading and selection.
 pub(crate) struct Prepared {
-    /// The selected cases.
+    /// The selected cases; none when the run is empty.
     pub(crate) plan: Plan,
     /// `assay.toml`, when there is one.
     pub(crate) config: Option<Config>,
+    /// The run is empty and `--no-tests` makes that fail: the (empty) reports are still
+    /// written, then the run exits [`ExitCode::INVALID`].
+    pub(crate) empty_fails: bool,
 }
 
-/// Loads every file (printing diagnostics), the configuration, and applies the
-/// selection. `Err` holds the exit code when nothing may run.
+/// Loads the configuration and every file (printing diagnostics), and applies the
+/// selection. `Err` holds the exit code when the files cannot run (an invalid file, a
+/// bad filter).
 pub(crate) fn prepare(target: &TargetArgs, color: bool) -> Result<Prepared, ExitCode> {
+    let config = load_config(target.config.as_deref(), target.strict, color)?;
+    let strict = target.strict || config.as_ref().and_then(|c| c.strict) == Some(true);
     let env = Env::from_process();
-    let inputs = load_paths(&target.paths, &env);
+    let inputs = load_paths(&target.paths, &env, strict);
     let reports: Vec<_> = inputs.entries.iter().flat_map(Entry::reports).collect();
     output::stderr(&output::render(&reports, color));
     let invalid = inputs.entries.iter().filter(|e| !e.is_valid()).count();
     if invalid > 0 {
+        let why = if strict {
+            " (strict: every warning is an error)"
+        } else {
+            ""
+        };
         output::stderr(&format!(
-            "error: {invalid} invalid file(s); nothing was run\n"
+            "error: {invalid} invalid file(s); nothing was run{why}\n"
         ));
         return Err(ExitCode::INVALID);
     }
-    let config = load_config(target.config.as_deref(), color)?;
-    let selection = selection(target).map_err(|message| {
-        output::stderr(&format!("error: {message}\n"));
+    let selection = selection(target).map_err(|e| {
+        output::stderr(&format!("error: {e}\n"));
         ExitCode::INVALID
     })?;
     let cases = inputs
@@ -63,29 +76,37 @@ pub(crate) fn prepare(target: &TargetArgs, color: bool) -> Result<Prepared, Exit
         .filter(|e| !matches!(e, Entry::Loaded(l) if matches!(l.outcome, Ok(Document::Config(_)))))
         .flat_map(Entry::cases)
         .collect();
-    let mut plan = Plan::new(cases);
-    plan.cases.retain(|c| selection.matches(c));
-    if plan.cases.is_empty() {
-        output::stderr(
-            "error: no test case to run: no file holds one, or the selection left none\n",
-        );
-        return Err(ExitCode::INVALID);
-    }
-    Ok(Prepared { plan, config })
+    let selected = selection.select(Plan::new(cases).cases);
+    let empty_fails = selected
+        .empty_run(target.no_tests.map(Into::into))
+        .is_some_and(|empty| report_empty(&empty));
+    Ok(Prepared {
+        plan: Plan {
+            cases: selected.cases,
+        },
+        config,
+        empty_fails,
+    })
 }
 
 /// Runs the cases under `args.target.paths` and returns the exit code the results call for.
 pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let Prepared { plan, config } = match prepare(&args.target, color) {
-        Ok(prepared) => prepared,
-        Err(code) => return Ok(code),
-    };
+    // The report files first: a bad path fails before anything else, and an earlier
+    // run's reports are gone from now on, whatever happens to this run.
     let mut reporters = match reporters(args, color) {
         Ok(reporters) => reporters,
         Err(e) => {
             output::stderr(&format!("error: {e:#}\n"));
             return Ok(ExitCode::INVALID);
         }
+    };
+    let Prepared {
+        plan,
+        config,
+        empty_fails,
+    } = match prepare(&args.target, color) {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
     };
     if args.target.remote.insecure {
         output::stderr(
@@ -97,7 +118,10 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let summary = runtime.block_on(async {
-        let (connectors, demo) = if args.target.demo {
+        let (connectors, demo) = if plan.cases.is_empty() {
+            // Nothing to run: no agent to start or reach, but every report is written.
+            (Connectors::new(), None)
+        } else if args.target.demo {
             let demo = assay_run::demo::start(0)
                 .await
                 .context("cannot start the demo agents")?;
@@ -116,7 +140,7 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
                 Ok(connectors) => (connectors, None),
                 Err(e) => {
                     output::stderr(&format!("error: {e}\n"));
-                    return Ok::<Option<Summary>, anyhow::Error>(None);
+                    return Ok::<Option<(Summary, usize)>, anyhow::Error>(None);
                 }
             }
         };
@@ -167,17 +191,30 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         });
         let summary = run_plan(&plan, &connectors, &options, tx).await;
         ctrl_c.abort();
+        // A report that could not be written fails the run; the human one on stderr
+        // (a closed pipe) does not.
+        let mut unwritten = 0;
         for failure in report.await.unwrap_or_default() {
             output::stderr(&format!("error: {failure}\n"));
+            unwritten += usize::from(failure.reporter != "human");
         }
         if let Some(server) = demo {
             server.shutdown().await;
         }
-        Ok(Some(summary))
+        Ok(Some((summary, unwritten)))
     })?;
-    let Some(summary) = summary else {
+    let Some((summary, unwritten)) = summary else {
         return Ok(ExitCode::INVALID);
     };
+    if unwritten > 0 && !summary.cancelled {
+        output::stderr(&format!(
+            "error: {unwritten} report(s) could not be written; the run fails whatever the tests did\n"
+        ));
+        return Ok(ExitCode::ERROR);
+    }
+    if empty_fails {
+        return Ok(ExitCode::INVALID);
+    }
     Ok(exit_code(&summary))
 }
 
@@ -203,7 +240,7 @@ pub(crate) fn connection(arg: ConnectionArg) -> Connection {
     }
 }
 
-fn selection(args: &TargetArgs) -> Result<Selection, String> {
+fn selection(args: &TargetArgs) -> Result<Selection, SelectError> {
     let mut selection = Selection::all();
     for f in &args.filter {
         selection = selection.filter(f)?;
@@ -211,20 +248,33 @@ fn selection(args: &TargetArgs) -> Result<Selection, String> {
     for t in &args.tag {
         selection = selection.tag(t);
     }
-    if let Some(shard) = &args.shard {
-        selection = selection.shard(Shard::parse(shard).map_err(|e| format!("--shard: {e}"))?);
+    if let Some(partition) = args.partition.or(args.shard) {
+        selection = selection.partition(partition);
     }
     Ok(selection)
 }
 
-/// `assay.toml`: the one given, else `./assay.toml` when it exists.
-pub(crate) fn load_config(path: Option<&Path>, color: bool) -> Result<Option<Config>, ExitCode> {
+/// `assay.toml`: the one given, else `./assay.toml` when it exists. `strict` makes its
+/// warnings errors (as its own `strict = true` does).
+pub(crate) fn load_config(
+    path: Option<&Path>,
+    strict: bool,
+    color: bool,
+) -> Result<Option<Config>, ExitCode> {
     let path: PathBuf = match path {
         Some(p) => p.to_path_buf(),
         None if Path::new("assay.toml").exists() => PathBuf::from("assay.toml"),
         None => return Ok(None),
     };
-    let entry = load_one(&path, &Env::from_process());
+    let mut entry = load_one(&path, &Env::from_process());
+    if let Entry::Loaded(loaded) = entry {
+        let own = matches!(&loaded.outcome, Ok(Document::Config(c)) if c.strict == Some(true));
+        entry = Entry::Loaded(Box::new(if strict || own {
+            loaded.strict()
+        } else {
+            *loaded
+        }));
+    }
     output::stderr(&output::render(&entry.reports(), color));
     match &entry {
         Entry::Loaded(loaded) => match &loaded.outcome {

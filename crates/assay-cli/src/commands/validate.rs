@@ -1,25 +1,28 @@
 //! `assay validate`: check test files and report every problem in them.
 
-use assay_spec::Env;
+use std::path::Path;
+
+use assay_run::select::Emptied;
+use assay_spec::load::{Document, Unrecognized};
+use assay_spec::{Env, load_file};
 use serde_json::json;
 
-use super::{Entry, Inputs, load_paths};
+use super::{Entry, Inputs, load_paths, report_empty};
 use crate::args::{Format, ValidateArgs};
 use crate::exit::ExitCode;
 use crate::output;
 
 /// Checks every file, prints its diagnostics and a summary, and exits
-/// [`ExitCode::INVALID`] when any file is invalid.
+/// [`ExitCode::INVALID`] when any file is invalid (with `--strict`, any that has a
+/// warning), or when there is no test file and `--no-tests` does not allow that.
 pub(crate) fn run(args: &ValidateArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let inputs = load_paths(&args.paths, &Env::from_process());
+    let strict = args.strict || config_strict(args.config.as_deref());
+    let inputs = load_paths(&args.paths, &Env::from_process(), strict);
     let counts = Counts::of(&inputs);
     match args.format {
         Format::Human => {
             let reports: Vec<_> = inputs.entries.iter().flat_map(Entry::reports).collect();
             output::stderr(&output::render(&reports, color));
-            if inputs.entries.is_empty() {
-                output::stderr("warning: no test files found\n");
-            }
             output::stdout(&format!("{}\n", summary(&inputs, &counts)))?;
         }
         Format::Json => {
@@ -28,11 +31,25 @@ pub(crate) fn run(args: &ValidateArgs, color: bool) -> anyhow::Result<ExitCode> 
             output::stdout(&text)?;
         }
     }
-    Ok(if counts.invalid == 0 {
+    let empty_fails = inputs.test_files() == 0
+        && report_empty(&Emptied::NoFiles.judge(args.no_tests.map(Into::into)));
+    Ok(if counts.invalid == 0 && !empty_fails {
         ExitCode::OK
     } else {
         ExitCode::INVALID
     })
+}
+
+/// Whether the configuration (`--config`, else `./assay.toml`) says `strict = true`.
+/// It is read quietly: its own problems are shown when it is validated as a file.
+fn config_strict(path: Option<&Path>) -> bool {
+    let path = path.unwrap_or(Path::new("assay.toml"));
+    match load_file(path, &Env::from_process(), Unrecognized::Error) {
+        Ok(Some(loaded)) => {
+            matches!(loaded.outcome, Ok(Document::Config(c)) if c.strict == Some(true))
+        }
+        _ => false,
+    }
 }
 
 /// How many files were valid and invalid, and how many warnings they had.

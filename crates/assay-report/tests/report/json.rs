@@ -91,12 +91,11 @@ fn an_existing_report_is_replaced_whole() {
 #[test]
 fn a_bad_path_fails_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
-    let err = Output::file(dir.path().join("missing/report.json")).unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("cannot create a temporary file in "),
-        "{err}"
-    );
+    std::fs::write(dir.path().join("a-file"), "").unwrap();
+    let err = Output::file(dir.path().join("a-file/report.json")).unwrap_err();
+    assert!(err.to_string().starts_with("cannot "), "{err}");
+    let err = Output::file(dir.path()).unwrap_err();
+    assert!(err.to_string().contains("is a directory"), "{err}");
 }
 
 #[test]

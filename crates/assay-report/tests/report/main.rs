@@ -7,3 +7,4 @@ mod human;
 mod json;
 mod junit;
 mod markdown;
+mod output;

@@ -40,6 +40,10 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub idle_timeout_in_seconds: Option<f64>,
+    /// Make every warning an error in `assay validate` and `assay run` (as `--strict`
+    /// does): a case that checks nothing, or checks under an unknown response part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
 }
 
 /// How one agent is reached. Give exactly one of `url` and `command`.

@@ -25,6 +25,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             "concurrency",
             "timeout_in_seconds",
             "idle_timeout_in_seconds",
+            "strict",
         ],
         |_| None,
     );
@@ -81,6 +82,9 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
                     .and_then(|n| positive(n, &at.key("max_test_case_concurrency"), cx)),
             });
         }
+    }
+    if let Some(strict) = root.get("strict") {
+        config.strict = cx.boolean(strict, &at.key("strict"));
     }
     (cx.errors() == before).then_some(config)
 }
