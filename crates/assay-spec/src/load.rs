@@ -168,7 +168,7 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
     } else {
         syntax::parse(&source, syntax, env)
     };
-    let tree = match parsed {
+    let mut tree = match parsed {
         Ok(tree) => tree,
         Err(diags) => {
             return Some(Loaded {
@@ -210,6 +210,11 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
             warnings: Vec::new(),
         });
     };
+    if syntax == Syntax::Yaml && matches!(dialect, Dialect::SentinelSpec | Dialect::SentinelSuite) {
+        // Anchor holders (`x-common: &common {...}`) have done their work once the
+        // aliases are expanded; the tree, and `assay convert`'s output, go without them.
+        crate::validate::sentinel::drop_anchor_holders(&mut tree);
+    }
     let (outcome, warnings) = validate(&tree, dialect);
     Some(Loaded {
         source,
@@ -244,7 +249,7 @@ pub fn validate(
         Dialect::Config => crate::validate::config::validate(tree, &mut cx).map(Document::Config),
     };
     let (mut errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = cx
-        .diags
+        .finish()
         .into_iter()
         .partition(|d| d.severity == Severity::Error);
     let outcome = match doc {

@@ -72,8 +72,11 @@ pub struct Case {
     pub dialect: Dialect,
     /// The file it came from.
     pub file: PathBuf,
-    /// Labels for selection.
+    /// Labels for selection. A Sentinel test's `category` is one of them.
     pub tags: Vec<String>,
+    /// The category a Sentinel test names (`qa`, `tool-use`, ...), as metadata.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
     /// What is tested.
     pub target: Target,
     /// How many samples must pass, of how many.
@@ -346,6 +349,7 @@ impl DataDrivenCase {
             dialect: Dialect::DataDriven,
             file: file.to_path_buf(),
             tags: Vec::new(),
+            category: None,
             target: Target::Agent {
                 agent: self.agent.clone(),
                 connections: self.connections.clone(),
@@ -447,17 +451,20 @@ impl TestSpec {
             "seed": self.seed,
         });
         let mut tags = self.tags.clone().unwrap_or_default();
-        for t in suite_tags {
+        for t in self.category.iter().chain(suite_tags) {
             if !tags.contains(t) {
                 tags.push(t.clone());
             }
         }
+        // An empty input says nothing, and is not sent (as in Sentinel).
+        let said = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
         Case {
             id: hash_inputs(&inputs),
             name: self.name.clone(),
             dialect,
             file: file.to_path_buf(),
             tags,
+            category: self.category.clone(),
             target: Target::Model {
                 model: self.model.clone(),
                 provider: self.provider,
@@ -471,11 +478,11 @@ impl TestSpec {
             timeout: self.timeout_ms.map(Duration::from_millis),
             interactions: vec![Step {
                 input: Input {
-                    text: self.inputs.query.clone(),
+                    text: said(&self.inputs.query),
                     sly_data: None,
                     messages: self.inputs.messages.clone().unwrap_or_default(),
-                    system_prompt: self.inputs.system_prompt.clone(),
-                    context: self.inputs.context.clone(),
+                    system_prompt: said(&self.inputs.system_prompt),
+                    context: self.inputs.context.clone().filter(|c| !c.is_empty()),
                 },
                 timeout: None,
                 chat_filter: ChatFilter::Minimal,
@@ -551,6 +558,7 @@ mod tests {
             dialect: Dialect::DataDriven,
             file: PathBuf::new(),
             tags: Vec::new(),
+            category: None,
             target: Target::Agent {
                 agent: "a".into(),
                 connections: vec![],
