@@ -4,25 +4,31 @@ use assay_spec::Env;
 use serde_json::json;
 
 use super::{Entry, Inputs, load_paths};
-use crate::args::{Format, ValidateArgs};
+use crate::args::{ValidateArgs, ValidateFormat};
 use crate::exit::ExitCode;
-use crate::output;
+use crate::output::{self, Look};
 
 /// Checks every file, prints its diagnostics and a summary, and exits
 /// [`ExitCode::INVALID`] when any file is invalid.
 pub(crate) fn run(args: &ValidateArgs, color: bool) -> anyhow::Result<ExitCode> {
     let inputs = load_paths(&args.paths, &Env::from_process());
     let counts = Counts::of(&inputs);
-    match args.format {
-        Format::Human => {
+    let look = match args.format {
+        None => Some(Look::auto(color)),
+        Some(ValidateFormat::Human) => Some(Look::Rich { color }),
+        Some(ValidateFormat::Short) => Some(Look::Short),
+        Some(ValidateFormat::Json) => None,
+    };
+    match look {
+        Some(look) => {
             let reports: Vec<_> = inputs.entries.iter().flat_map(Entry::reports).collect();
-            output::stderr(&output::render(&reports, color));
+            output::stderr(&output::render_as(&reports, look));
             if inputs.entries.is_empty() {
                 output::stderr("warning: no test files found\n");
             }
             output::stdout(&format!("{}\n", summary(&inputs, &counts)))?;
         }
-        Format::Json => {
+        None => {
             let mut text = serde_json::to_string_pretty(&to_json(&inputs, &counts))?;
             text.push('\n');
             output::stdout(&text)?;
