@@ -576,6 +576,48 @@ mod tests {
         assert!(ids.iter().all(|id| id.len() <= MAX_ID_LEN));
     }
 
+    fn sentinel_cases(yaml: &str) -> Vec<Case> {
+        let loaded = crate::load::load_str(
+            Path::new("t.yaml"),
+            yaml,
+            &crate::Env::default(),
+            crate::Unrecognized::Error,
+        )
+        .expect("a test file");
+        assert!(loaded.is_valid(), "{:?}", loaded.outcome);
+        loaded.cases()
+    }
+
+    #[test]
+    fn a_category_is_metadata_and_a_tag() {
+        let cases = sentinel_cases(
+            "name: s\ndefaults: {model: m, category: qa, tags: [a]}\ntags: [suite]\ntests:\n  - {name: one, inputs: {query: q}, assertions: [{output_type: text}]}\n  - {name: two, category: safety, tags: [qa], inputs: {query: q}, assertions: [{output_type: text}]}\n  - {name: three, category: null, inputs: {query: q}, assertions: [{output_type: text}]}\n",
+        );
+        let got: Vec<(Option<&str>, &[String])> = cases
+            .iter()
+            .map(|c| (c.category.as_deref(), c.tags.as_slice()))
+            .collect();
+        let tags = |t: &[&str]| t.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(got[0], (Some("qa"), tags(&["a", "qa", "suite"]).as_slice()));
+        assert_eq!(
+            got[1],
+            (Some("safety"), tags(&["qa", "safety", "suite"]).as_slice())
+        );
+        // An explicit null clears the default.
+        assert_eq!(got[2], (None, tags(&["a", "suite"]).as_slice()));
+    }
+
+    #[test]
+    fn an_empty_input_beside_others_is_not_sent() {
+        let cases = sentinel_cases(
+            "name: s\nmodel: m\ninputs: {query: \"\", system_prompt: Greet the user., context: {}}\nassertions: [{output_type: text}]\n",
+        );
+        let input = &cases[0].interactions[0].input;
+        assert_eq!(input.text, None);
+        assert_eq!(input.system_prompt.as_deref(), Some("Greet the user."));
+        assert_eq!(input.context, None);
+    }
+
     #[test]
     fn data_driven_names_use_folder_and_stem() {
         assert_eq!(
