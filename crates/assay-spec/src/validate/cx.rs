@@ -218,16 +218,14 @@ impl Cx {
         );
     }
 
-    /// A value of the wrong type.
+    /// A value of the wrong type, under a rule of the DSL's.
     pub(crate) fn type_error(&mut self, node: &Node, at: &At, expected: &str, pyd: Pyd) {
-        let d = Diagnostic::new(
-            "invalid-type",
-            &at.path,
-            format!("expected {expected}, found {}", a_type(node)),
-        )
-        .at(node.span)
-        .expected(expected);
-        self.report(d, at, Some(pyd), Some(node));
+        self.report(wrong_type(node, at, expected), at, Some(pyd), Some(node));
+    }
+
+    /// A value of the wrong type, under a rule of Assay's own (see [`Cx::own`]).
+    pub(crate) fn own_type_error(&mut self, node: &Node, at: &At, expected: &str, why: &str) {
+        self.own(wrong_type(node, at, expected), at, why, Some(node));
     }
 
     /// A required field that is absent from `object` (the object's node).
@@ -411,14 +409,8 @@ impl Cx {
         if self.style != Style::Sentinel || !number {
             return false;
         }
-        let d = Diagnostic::new(
-            "invalid-type",
-            &at.path,
-            format!("expected {expected}, found {}", a_type(node)),
-        )
-        .at(node.span)
-        .expected(expected)
-        .help(format!("write the number without quotes: {}", s.trim()));
+        let d = wrong_type(node, at, expected)
+            .help(format!("write the number without quotes: {}", s.trim()));
         self.own(
             d,
             at,
@@ -600,6 +592,17 @@ pub(crate) fn optional<T>(
         None => Some(None),
         Some(n) => f(n).map(Some),
     }
+}
+
+/// `expected X, found Y` at the value.
+fn wrong_type(node: &Node, at: &At, expected: &str) -> Diagnostic {
+    Diagnostic::new(
+        "invalid-type",
+        &at.path,
+        format!("expected {expected}, found {}", a_type(node)),
+    )
+    .at(node.span)
+    .expected(expected)
 }
 
 /// The location line of a block entry, with its line break; none for the root itself.

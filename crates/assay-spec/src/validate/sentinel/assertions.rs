@@ -191,14 +191,12 @@ fn text_match(value: &Node, at: &At, cx: &mut Cx) -> Option<TextMatch> {
                     Value::Bool(b) => Some(b),
                     _ => {
                         let at = at.key("case_sensitive");
-                        let d = Diagnostic::new(
-                            "invalid-type",
-                            &at.path,
-                            format!("expected a boolean, found {}", a_type(n)),
-                        )
-                        .at(n.span)
-                        .expected("`true` or `false`");
-                        cx.own(d, &at, "the object form is Assay's", Some(n));
+                        cx.own_type_error(
+                            n,
+                            &at,
+                            "`true` or `false`",
+                            "the object form is Assay's",
+                        );
                         None
                     }
                 },
@@ -224,33 +222,16 @@ fn text_match(value: &Node, at: &At, cx: &mut Cx) -> Option<TextMatch> {
 fn texts(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
     const EMPTY_WHY: &str = "an empty text is in every output, so it checks nothing";
     match &value.value {
-        Value::Array(items) => {
-            if items.is_empty() {
-                let d = Diagnostic::new("empty-list", &at.path, "must have at least one item")
-                    .at(value.span)
-                    .expected("at least 1 text");
-                cx.own(d, at, "an empty list checks nothing", Some(value));
-                return None;
-            }
+        Value::Array(_) => {
+            let items = own_nonempty_list(value, at, cx, "text", "an empty list checks nothing")?;
             let out: Vec<Option<String>> = items
                 .iter()
                 .enumerate()
                 .map(|(i, item)| {
                     let at = at.index(i);
                     if !matches!(item.value, Value::String(_)) {
-                        let d = Diagnostic::new(
-                            "invalid-type",
-                            &at.path,
-                            format!("expected a string, found {}", a_type(item)),
-                        )
-                        .at(item.span)
-                        .expected("a string");
-                        cx.own(
-                            d,
-                            &at,
-                            "each item of the list is a text to look for",
-                            Some(item),
-                        );
+                        let why = "each item of the list is a text to look for";
+                        cx.own_type_error(item, &at, "a string", why);
                         return None;
                     }
                     own_nonempty(item, &at, cx, EMPTY_WHY)
@@ -263,6 +244,25 @@ fn texts(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
             own_nonempty(value, at, cx, EMPTY_WHY).map(|s| vec![s])
         }
     }
+}
+
+/// The items of a list (of `what`s), which Assay's rule wants to have at least one.
+fn own_nonempty_list<'n>(
+    value: &'n Node,
+    at: &At,
+    cx: &mut Cx,
+    what: &str,
+    why: &str,
+) -> Option<&'n [Node]> {
+    let items = value.as_array()?;
+    if items.is_empty() {
+        let d = Diagnostic::new("empty-list", &at.path, "must have at least one item")
+            .at(value.span)
+            .expected(format!("at least 1 {what}"));
+        cx.own(d, at, why, Some(value));
+        return None;
+    }
+    Some(items)
 }
 
 /// A string of at least one character, where the DSL would accept an empty one.
@@ -313,14 +313,8 @@ fn tool_names(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
     const WHY: &str = "an empty tool name or list checks nothing";
     match &value.value {
         Value::String(_) => own_nonempty(value, at, cx, WHY).map(|s| vec![s]),
-        Value::Array(items) => {
-            if items.is_empty() {
-                let d = Diagnostic::new("empty-list", &at.path, "must have at least one item")
-                    .at(value.span)
-                    .expected("at least 1 tool name");
-                cx.own(d, at, WHY, Some(value));
-                return None;
-            }
+        Value::Array(_) => {
+            let items = own_nonempty_list(value, at, cx, "tool name", WHY)?;
             let names: Vec<Option<String>> = items
                 .iter()
                 .enumerate()
