@@ -590,8 +590,13 @@ mod tests {
 
     #[test]
     fn a_category_is_metadata_and_a_tag() {
+        let by_suite = sentinel_cases(
+            "name: s\ncategory: qa\ndefaults: {model: m}\ntests:\n  - {name: one, inputs: {query: q}, assertions: [{output_type: text}]}\n  - {name: two, category: safety, inputs: {query: q}, assertions: [{output_type: text}]}\n",
+        );
+        assert_eq!(by_suite[0].category.as_deref(), Some("qa"));
+        assert_eq!(by_suite[1].category.as_deref(), Some("safety"));
         let cases = sentinel_cases(
-            "name: s\ndefaults: {model: m, category: qa, tags: [a]}\ntags: [suite]\ntests:\n  - {name: one, inputs: {query: q}, assertions: [{output_type: text}]}\n  - {name: two, category: safety, tags: [qa], inputs: {query: q}, assertions: [{output_type: text}]}\n  - {name: three, category: null, inputs: {query: q}, assertions: [{output_type: text}]}\n",
+            "name: s\ncategory: ignored\ndefaults: {model: m, category: qa, tags: [a]}\ntags: [suite]\ntests:\n  - {name: one, inputs: {query: q}, assertions: [{output_type: text}]}\n  - {name: two, category: safety, tags: [qa], inputs: {query: q}, assertions: [{output_type: text}]}\n  - {name: three, category: null, inputs: {query: q}, assertions: [{output_type: text}]}\n",
         );
         let got: Vec<(Option<&str>, &[String])> = cases
             .iter()

@@ -85,6 +85,10 @@ pub struct TestSuite {
     /// The suite's version, e.g. `1.0.0`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The suite's category; a test that has none of its own, from itself or from
+    /// `defaults`, takes this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
     /// Fields every test inherits unless it sets them itself (no deep merge).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defaults: Option<Defaults>,

@@ -31,11 +31,12 @@ const SPEC_KEYS: [&str; 14] = [
     "tags",
 ];
 
-const SUITE_KEYS: [&str; 6] = [
+const SUITE_KEYS: [&str; 7] = [
     "name",
     "tests",
     "description",
     "version",
+    "category",
     "defaults",
     "tags",
 ];
@@ -89,6 +90,7 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
         cx.string(n, &at.key("description"))
     });
     let version = optional(root, "version", |n| cx.string(n, &at.key("version")));
+    let category = optional(root, "category", |n| cx.string(n, &at.key("category")));
     let tags = optional(root, "tags", |n| cx.string_list(n, &at.key("tags")));
     let defaults = optional(root, "defaults", |n| {
         let at = at.key("defaults").model("Defaults");
@@ -111,7 +113,12 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
         Some(node) => {
             let at = at.key("tests");
             cx.nonempty_list(node, &at).map(|items| {
-                let defaults = defaults.clone().flatten().unwrap_or_default();
+                let mut defaults = defaults.clone().flatten().unwrap_or_default();
+                // The suite's own category is the last fallback.
+                let from_defaults = root.get("defaults").and_then(|d| d.get("category"));
+                if from_defaults.is_none() {
+                    defaults.category = category.clone().flatten();
+                }
                 let tests: Vec<(TestSpec, &Node, String)> = items
                     .iter()
                     .enumerate()
@@ -144,6 +151,7 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
         tests: tests?,
         description: description?,
         version: version?,
+        category: category?,
         defaults: defaults?,
         tags: tags?,
     })
