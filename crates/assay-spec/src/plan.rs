@@ -613,6 +613,15 @@ mod tests {
     }
 
     #[test]
+    fn null_in_defaults_is_no_default() {
+        let cases = sentinel_cases(
+            "name: s\ndefaults: {model: null, inputs: null, assertions: null, category: null}\ntests:\n  - {name: t, model: m, inputs: {query: q}, assertions: [{output_type: text}]}\n",
+        );
+        assert_eq!(cases.len(), 1);
+        assert_eq!(cases[0].category, None);
+    }
+
+    #[test]
     fn an_empty_input_beside_others_is_not_sent() {
         let cases = sentinel_cases(
             "name: s\nmodel: m\ninputs: {query: \"\", system_prompt: Greet the user., context: {}}\nassertions: [{output_type: text}]\n",

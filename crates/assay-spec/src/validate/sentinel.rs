@@ -234,26 +234,36 @@ fn required_name(root: &Node, at: &At, cx: &mut Cx) -> Option<String> {
     }
 }
 
-/// A field the test must have (from itself or from the defaults): absent is `Some(None)`;
-/// present, even as null, it is validated (null is a type error, as in pydantic).
-fn required<T>(node: &Node, name: &str, f: impl FnOnce(&Node) -> Option<T>) -> Option<Option<T>> {
+/// A field a test must have (from itself or from the defaults): absent is `Some(None)`;
+/// present, even as null, it is validated, unless `null_is_absent`.
+fn required<T>(
+    node: &Node,
+    name: &str,
+    null_is_absent: bool,
+    f: impl FnOnce(&Node) -> Option<T>,
+) -> Option<Option<T>> {
     match node.get(name) {
-        None => Some(None),
-        Some(n) => f(n).map(Some),
+        Some(n) if !(null_is_absent && n.value == Value::Null) => f(n).map(Some),
+        _ => Some(None),
     }
 }
 
 /// Every field but `name`, each validated on its own; absent fields are `None`.
 /// Fields with errors are also `None` (their diagnostics are already in `cx`).
+///
+/// In a test, `model`, `inputs` and `assertions` written as null are type errors, as
+/// in pydantic (the test must have them, from itself or from the defaults); in
+/// `defaults`, null on any field means no default.
 fn fields(node: &Node, at: &At, cx: &mut Cx) -> Defaults {
+    let in_defaults = at.model == "Defaults";
     Defaults {
-        model: flat(required(node, "model", |n| {
+        model: flat(required(node, "model", in_defaults, |n| {
             cx.nonempty_string(n, &at.key("model"))
         })),
-        inputs: flat(required(node, "inputs", |n| {
+        inputs: flat(required(node, "inputs", in_defaults, |n| {
             inputs(n, &at.key("inputs").model("InputSpec"), cx)
         })),
-        assertions: flat(required(node, "assertions", |n| {
+        assertions: flat(required(node, "assertions", in_defaults, |n| {
             assertions::assertions(n, &at.key("assertions"), cx)
         })),
         description: flat(optional(node, "description", |n| {
