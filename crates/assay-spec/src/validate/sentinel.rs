@@ -111,36 +111,16 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
             None
         }
         Some(node) => {
-            let at = at.key("tests");
-            cx.nonempty_list(node, &at).map(|items| {
-                let mut defaults = defaults.clone().flatten().unwrap_or_default();
-                // The suite's own category is the last fallback.
-                let from_defaults = root.get("defaults").and_then(|d| d.get("category"));
-                if from_defaults.is_none() {
-                    defaults.category = category.clone().flatten();
-                }
-                let tests: Vec<(TestSpec, &Node, String)> = items
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, item)| {
-                        let at = at.index(i).model("TestSpec");
-                        let entries = cx.object(item, &at)?;
-                        cx.unknown_keys(entries, &at, &SPEC_KEYS, |k| {
-                            nested_key_hint(k).or_else(|| spec_key_hint(k))
-                        });
-                        let fields = fields(item, &at, cx);
-                        let test = resolve(item, &at, fields, &defaults, cx)?;
-                        Some((test, item, format!("tests[{i}].")))
-                    })
-                    .collect();
-                let from_defaults = root.get("defaults").and_then(|d| d.get("framework"));
-                framework_not_applied(
-                    tests.iter().map(|(t, n, p)| (t, *n, p.clone())),
-                    from_defaults,
-                    cx,
-                );
-                tests.into_iter().map(|(t, _, _)| t).collect::<Vec<_>>()
-            })
+            let mut defaults = defaults.clone().flatten().unwrap_or_default();
+            // The suite's own category is the last fallback.
+            if root
+                .get("defaults")
+                .and_then(|d| d.get("category"))
+                .is_none()
+            {
+                defaults.category = category.clone().flatten();
+            }
+            suite_tests(root, node, &at.key("tests"), &defaults, cx)
         }
     };
     if cx.errors() > before {
@@ -155,6 +135,38 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
         defaults: defaults?,
         tags: tags?,
     })
+}
+
+/// A suite's `tests`, each with the defaults it does not set itself.
+fn suite_tests(
+    root: &Node,
+    node: &Node,
+    at: &At,
+    defaults: &Defaults,
+    cx: &mut Cx,
+) -> Option<Vec<TestSpec>> {
+    let items = cx.nonempty_list(node, at)?;
+    let tests: Vec<(TestSpec, &Node, String)> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let at = at.index(i).model("TestSpec");
+            let entries = cx.object(item, &at)?;
+            cx.unknown_keys(entries, &at, &SPEC_KEYS, |k| {
+                nested_key_hint(k).or_else(|| spec_key_hint(k))
+            });
+            let fields = fields(item, &at, cx);
+            let test = resolve(item, &at, fields, defaults, cx)?;
+            Some((test, item, format!("tests[{i}].")))
+        })
+        .collect();
+    let from_defaults = root.get("defaults").and_then(|d| d.get("framework"));
+    framework_not_applied(
+        tests.iter().map(|(t, n, p)| (t, *n, p.clone())),
+        from_defaults,
+        cx,
+    );
+    Some(tests.into_iter().map(|(t, _, _)| t).collect())
 }
 
 /// Frameworks do not run yet: one warning per file, at the first test that names one
