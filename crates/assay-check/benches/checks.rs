@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use assay_check::{BoxFuture, Judge, JudgeError, JudgeVerdict, Response, run_checks};
 use assay_spec::model::data_driven::StockTest;
-use assay_spec::model::sentinel::{Assertion, OutputType, Pattern};
+use assay_spec::model::sentinel::{Assertion, OutputType, Pattern, TextMatch};
 use assay_spec::plan::{Check, CheckKind, Part};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
@@ -116,8 +116,8 @@ fn mixed(n: usize) -> Vec<Check> {
             part: Part::Structure,
             field: vec!["answer".into()],
         },
-        CheckKind::Assertion(Assertion::MustContain("Liverpool".into())),
-        CheckKind::Assertion(Assertion::MustNotContain("sorry".into())),
+        CheckKind::Assertion(Assertion::MustContain(TextMatch::new("Liverpool"))),
+        CheckKind::Assertion(Assertion::MustNotContain(TextMatch::new("sorry"))),
         CheckKind::Assertion(Assertion::RegexMatch(
             Pattern::new(r"\b[A-Z][a-z]+pool\b").expect("valid"),
         )),

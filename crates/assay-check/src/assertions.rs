@@ -1,11 +1,17 @@
 //! The Sentinel assertions, over a [`Response`].
 //!
-//! `must_contain` and `must_not_contain` match exactly: case-sensitive, no Unicode
-//! normalization, no whitespace folding, as Python's `in` does in the Sentinel
-//! reference. (promptfoo's `contains` is also case-sensitive and offers `icontains`;
-//! deepeval has no such check.) Write a `regex_match` with `(?i)` for a case-blind match.
+//! `must_contain` and `must_not_contain` match as Sentinel does: both the output and
+//! the text are lowercased (full Unicode lowercasing, as Python's `str.lower`), then
+//! the text is looked for as a substring; no other normalization, no whitespace
+//! folding. `{text: ..., case_sensitive: true}` asks for the exact letter case. A list
+//! of texts means every one must appear (`must_contain`) or none may
+//! (`must_not_contain`). promptfoo's `contains` is case-sensitive and offers
+//! `icontains`; deepeval has no such check.
+//!
+//! `regex_match` patterns are compiled as Sentinel compiles them, multi-line with `.`
+//! matching newlines (see [`assay_spec::model::sentinel::Pattern`]).
 
-use assay_spec::model::sentinel::Assertion;
+use assay_spec::model::sentinel::{Assertion, TextMatch};
 use serde_json::json;
 
 use crate::evaluation::Evaluation;
@@ -13,6 +19,85 @@ use crate::output_type::classify;
 use crate::response::Response;
 use crate::text::preview;
 use crate::tokens::output_tokens;
+
+/// The texts of `m` that occur in `text` (or that do not, with `present` false).
+fn occurring<'m>(m: &'m TextMatch, text: Option<&str>, present: bool) -> Vec<&'m str> {
+    let Some(text) = text else {
+        // An absent output contains nothing.
+        return if present {
+            Vec::new()
+        } else {
+            m.texts.iter().map(String::as_str).collect()
+        };
+    };
+    let lowered;
+    let haystack = if m.case_sensitive {
+        text
+    } else {
+        lowered = text.to_lowercase();
+        &lowered
+    };
+    m.texts
+        .iter()
+        .filter(|needle| {
+            let found = if m.case_sensitive {
+                haystack.contains(needle.as_str())
+            } else {
+                haystack.contains(needle.to_lowercase().as_str())
+            };
+            found == present
+        })
+        .map(String::as_str)
+        .collect()
+}
+
+/// `"a"`, or `"a", "b" and "c"`.
+fn quoted(texts: &[&str]) -> String {
+    let q: Vec<String> = texts.iter().map(|t| preview(&json!(t))).collect();
+    match q.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => q.join(""),
+    }
+}
+
+/// `must_contain` (`want` true) or `must_not_contain` (`want` false).
+fn contains(m: &TextMatch, text: Option<&str>, want: bool) -> (Evaluation, String) {
+    // The texts that break the assertion: missing ones, or present ones.
+    let wrong = occurring(m, text, !want);
+    let all: Vec<&str> = m.texts.iter().map(String::as_str).collect();
+    let case = if m.case_sensitive {
+        " (case-sensitive)"
+    } else {
+        ""
+    };
+    let not = if want { "" } else { "not " };
+    let shown = preview(&json!(text.unwrap_or("")));
+    let message = if wrong.is_empty() {
+        let does = if want { "contains" } else { "does not contain" };
+        format!("output {does} {}{case}", quoted(&all))
+    } else if all.len() == 1 {
+        format!(
+            "expected the output {not}to contain {}{case}, found {shown}",
+            quoted(&all)
+        )
+    } else {
+        let which = if want { "missing" } else { "found" };
+        format!(
+            "expected the output {not}to contain {}{case}; {which} {}, in {shown}",
+            quoted(&all),
+            quoted(&wrong)
+        )
+    };
+    let mut evaluation = Evaluation::pass_fail(wrong.is_empty());
+    if m.case_sensitive {
+        evaluation = evaluation.with("case_sensitive", true);
+    }
+    if all.len() > 1 {
+        let key = if want { "missing" } else { "found" };
+        evaluation = evaluation.with(key, json!(wrong));
+    }
+    (evaluation, message)
+}
 
 /// An assertion's evaluation and message, or why it could not be evaluated.
 pub fn evaluate(
@@ -23,32 +108,8 @@ pub fn evaluate(
     let text = response.text.as_deref();
     let shown = || preview(&json!(text.unwrap_or("")));
     let result = match assertion {
-        Assertion::MustContain(needle) => {
-            let passed = text.is_some_and(|t| t.contains(needle.as_str()));
-            let message = if passed {
-                format!("output contains {}", preview(&json!(needle)))
-            } else {
-                format!(
-                    "expected the output to contain {}, found {}",
-                    preview(&json!(needle)),
-                    shown()
-                )
-            };
-            (Evaluation::pass_fail(passed), message)
-        }
-        Assertion::MustNotContain(needle) => {
-            let passed = !text.is_some_and(|t| t.contains(needle.as_str()));
-            let message = if passed {
-                format!("output does not contain {}", preview(&json!(needle)))
-            } else {
-                format!(
-                    "expected the output not to contain {}, found {}",
-                    preview(&json!(needle)),
-                    shown()
-                )
-            };
-            (Evaluation::pass_fail(passed), message)
-        }
+        Assertion::MustContain(m) => contains(m, text, true),
+        Assertion::MustNotContain(m) => contains(m, text, false),
         Assertion::RegexMatch(pattern) => {
             let found = text.and_then(|t| pattern.regex().find(t));
             let message = match found {
@@ -167,33 +228,89 @@ mod tests {
         evaluate(a, r).unwrap().0.status()
     }
 
+    fn contain(text: &str) -> Assertion {
+        Assertion::MustContain(TextMatch::new(text))
+    }
+
+    fn not_contain(text: &str) -> Assertion {
+        Assertion::MustNotContain(TextMatch::new(text))
+    }
+
     #[test]
-    fn contains_is_exact_and_case_sensitive() {
+    fn contains_lowercases_both_sides_as_sentinel_does() {
         let r = Response::text("The capital of France is Paris.");
+        assert_eq!(status(&contain("Paris"), &r), Status::Passed);
+        assert_eq!(status(&contain("paris"), &r), Status::Passed);
+        assert_eq!(status(&contain("PARIS"), &r), Status::Passed);
+        assert_eq!(status(&not_contain("London"), &r), Status::Passed);
+        assert_eq!(status(&not_contain("france"), &r), Status::Failed);
+        // Sentinel's quickstart: `must_contain: "hello"` on "Hello from JSON".
         assert_eq!(
-            status(&Assertion::MustContain("Paris".into()), &r),
+            status(&contain("hello"), &Response::text("Hello from JSON")),
             Status::Passed
         );
+        // Full Unicode lowercasing, as Python's `str.lower`, not ASCII only.
+        let r = Response::text("ÉCOLE NORMALE");
+        assert_eq!(status(&contain("école"), &r), Status::Passed);
+        assert_eq!(status(&contain("École Normale"), &r), Status::Passed);
+        // No other folding: whitespace and accents count.
+        assert_eq!(status(&contain("ecole"), &r), Status::Failed);
         assert_eq!(
-            status(&Assertion::MustContain("paris".into()), &r),
+            status(&contain("paris  "), &Response::text("Paris")),
             Status::Failed
         );
+        assert_eq!(status(&contain("x"), &Response::default()), Status::Failed);
         assert_eq!(
-            status(&Assertion::MustNotContain("London".into()), &r),
+            status(&not_contain("x"), &Response::default()),
             Status::Passed
         );
+    }
+
+    #[test]
+    fn case_sensitive_contains_wants_the_exact_text() {
+        let r = Response::text("The capital of France is Paris.");
+        let exact = |t: &str| Assertion::MustContain(TextMatch::new(t).case_sensitive(true));
+        assert_eq!(status(&exact("Paris"), &r), Status::Passed);
+        let (e, m) = evaluate(&exact("paris"), &r).unwrap();
+        assert_eq!(e.status(), Status::Failed);
+        assert_eq!(e.metadata["case_sensitive"], true);
         assert_eq!(
-            status(&Assertion::MustNotContain("France".into()), &r),
-            Status::Failed
+            m,
+            "must_contain: expected the output to contain \"paris\" (case-sensitive), found \"The capital of France is Paris.\""
         );
+        let not = Assertion::MustNotContain(TextMatch::new("paris").case_sensitive(true));
+        assert_eq!(status(&not, &r), Status::Passed);
+    }
+
+    #[test]
+    fn lists_need_every_text_or_none() {
+        let r = Response::text("Price: $20, free shipping");
+        let all = |t: &[&str]| Assertion::MustContain(TextMatch::all(t.iter().copied()));
+        let none = |t: &[&str]| Assertion::MustNotContain(TextMatch::all(t.iter().copied()));
+        assert_eq!(status(&all(&["price", "shipping"]), &r), Status::Passed);
+        let (e, m) = evaluate(&all(&["price", "tax", "returns"]), &r).unwrap();
+        assert_eq!(e.status(), Status::Failed);
+        assert_eq!(e.metadata["missing"], json!(["tax", "returns"]));
         assert_eq!(
-            status(&Assertion::MustContain("x".into()), &Response::default()),
-            Status::Failed
+            m,
+            "must_contain: expected the output to contain \"price\", \"tax\" and \"returns\"; missing \"tax\" and \"returns\", in \"Price: $20, free shipping\""
         );
-        assert_eq!(
-            status(&Assertion::MustNotContain("x".into()), &Response::default()),
-            Status::Passed
-        );
+        assert_eq!(status(&none(&["error", "sorry"]), &r), Status::Passed);
+        let (e, _) = evaluate(&none(&["error", "FREE"]), &r).unwrap();
+        assert_eq!(e.status(), Status::Failed);
+        assert_eq!(e.metadata["found"], json!(["FREE"]));
+    }
+
+    #[test]
+    fn regex_is_multi_line_and_dot_matches_newlines() {
+        let re = |p: &str| Assertion::RegexMatch(Pattern::new(p).unwrap());
+        let json_answer = Response::text("Here:\n{\n  \"a\": 1\n}\n");
+        // The DSL reference's own example, on a multi-line JSON answer.
+        assert_eq!(status(&re(r"\{.*\}"), &json_answer), Status::Passed);
+        let code = Response::text("Sure.\ndef add(a, b):\n    return a + b\n");
+        assert_eq!(status(&re(r"^def \w+"), &code), Status::Passed);
+        assert_eq!(status(&re(r"b\):$"), &code), Status::Passed);
+        assert_eq!(status(&re(r"\Adef"), &code), Status::Failed);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use assay_spec::model::data_driven::StockTest;
-use assay_spec::model::sentinel::{Assertion, OutputType, Pattern};
+use assay_spec::model::sentinel::{Assertion, OutputType, Pattern, TextMatch};
 use assay_spec::plan::{Check, CheckKind, Part};
 
 use crate::engine::{Outcome, run_check};
@@ -92,17 +92,31 @@ impl CheckEvaluator {
         )
     }
 
-    /// The output contains `text` (exact, case-sensitive).
+    /// The output contains `text`, in any letter case (as Sentinel's `must_contain`).
     pub fn must_contain(text: impl Into<String>) -> CheckEvaluator {
-        CheckEvaluator::assertion(Assertion::MustContain(text.into()))
+        CheckEvaluator::assertion(Assertion::MustContain(TextMatch::new(text)))
     }
 
-    /// The output does not contain `text`.
+    /// The output contains `text` with exactly its letter case.
+    pub fn must_contain_exact(text: impl Into<String>) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::MustContain(
+            TextMatch::new(text).case_sensitive(true),
+        ))
+    }
+
+    /// The output does not contain `text`, in any letter case.
     pub fn must_not_contain(text: impl Into<String>) -> CheckEvaluator {
-        CheckEvaluator::assertion(Assertion::MustNotContain(text.into()))
+        CheckEvaluator::assertion(Assertion::MustNotContain(TextMatch::new(text)))
     }
 
-    /// The output matches `pattern`.
+    /// The output does not contain `text` with exactly its letter case.
+    pub fn must_not_contain_exact(text: impl Into<String>) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::MustNotContain(
+            TextMatch::new(text).case_sensitive(true),
+        ))
+    }
+
+    /// The output matches `pattern` (multi-line, `.` matching newlines, as Sentinel).
     pub fn regex_match(pattern: &str) -> Result<CheckEvaluator, regex::Error> {
         Ok(CheckEvaluator::assertion(Assertion::RegexMatch(
             Pattern::new(pattern)?,

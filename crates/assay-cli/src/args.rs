@@ -216,9 +216,9 @@ pub struct ValidateArgs {
     /// Files and directories to check; directories are searched for test files
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
-    /// How to print the result
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    /// How to print the result [default: human when stderr is a terminal or `--color always`, else short]
+    #[arg(long, value_enum)]
+    pub format: Option<ValidateFormat>,
     /// Make every warning an error [default: `strict` in assay.toml, else off]
     #[arg(long)]
     pub strict: bool,
@@ -228,6 +228,17 @@ pub struct ValidateArgs {
     /// What finding no test file comes to [default: fail]
     #[arg(long, value_enum, value_name = "WHAT")]
     pub no_tests: Option<NoTestsArg>,
+}
+
+/// How `assay validate` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ValidateFormat {
+    /// Diagnostics with snippets, help and the values expected and found
+    Human,
+    /// One line per diagnostic: `file:line:col: error[code]: message`
+    Short,
+    /// One JSON document on stdout, with every diagnostic's range
+    Json,
 }
 
 /// `assay list`.

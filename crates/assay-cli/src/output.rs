@@ -35,11 +35,47 @@ pub(crate) fn stderr(text: &str) {
     let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
 
-/// Every report rendered by miette, one after another.
-///
-/// A report without a position would show no snippet, and so no file name: it is
-/// rendered plain instead, as `file: error[code]: message`.
+/// How diagnostics are written to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Look {
+    /// One line each, `file:line:col: error[code]: message`: for CI logs, grep and
+    /// editors' problem matchers.
+    Short,
+    /// miette's snippets, with help, expected and found.
+    Rich {
+        /// Whether to colour them.
+        color: bool,
+    },
+}
+
+impl Look {
+    /// The look when none is asked for: rich on a terminal or when colour is asked
+    /// for, else one line each.
+    pub(crate) fn auto(color: bool) -> Look {
+        if color || std::io::stderr().is_terminal() {
+            Look::Rich { color }
+        } else {
+            Look::Short
+        }
+    }
+}
+
+/// Every report in the look the terminal and `color` call for (see [`Look::auto`]).
 pub(crate) fn render(reports: &[Report], color: bool) -> String {
+    render_as(reports, Look::auto(color))
+}
+
+/// Every report, one line each or rendered by miette one after another.
+///
+/// In the rich look, a report without a position would show no snippet, and so no
+/// file name: it is rendered plain instead, as `file: error[code]: message`.
+pub(crate) fn render_as(reports: &[Report], look: Look) -> String {
+    let color = match look {
+        Look::Short => {
+            return reports.iter().map(|r| format!("{}\n", r.short())).collect();
+        }
+        Look::Rich { color } => color,
+    };
     let mut out = String::new();
     for report in reports {
         if report.diagnostic.span.is_none() {

@@ -91,13 +91,58 @@ fn validate_accepts_a_valid_spec() {
 fn validate_reports_a_typo_with_location_path_and_suggestion() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "typo.yaml", TYPO_SPEC);
-    let out = assay(dir.path(), &["validate", "typo.yaml"]);
+    let out = assay(dir.path(), &["validate", "--format", "human", "typo.yaml"]);
     assert_eq!(code(&out), 2);
     assert_eq!(stdout(&out), "1 files, 0 valid, 1 invalid\n");
     let err = stderr(&out);
     assert!(err.contains("typo.yaml:5:1"), "{err}");
     assert!(err.contains("assertion: unknown key `assertion`"), "{err}");
     assert!(err.contains("did you mean `assertions`?"), "{err}");
+}
+
+#[test]
+fn diagnostics_are_one_line_each_when_piped_or_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "typo.yaml", TYPO_SPEC);
+    write(dir.path(), "good.yaml", GOOD_SPEC);
+    let expected = "\
+typo.yaml:1:1: error[missing-field]: assertions: missing required field `assertions`
+typo.yaml:5:1: error[unknown-key]: assertion: unknown key `assertion`
+";
+    // stderr is a pipe here: the short form is the default, and `--format short` asks for it.
+    for args in [
+        &["validate", "typo.yaml", "good.yaml"][..],
+        &["validate", "--format", "short", "typo.yaml", "good.yaml"],
+    ] {
+        let out = assay(dir.path(), args);
+        assert_eq!(code(&out), 2);
+        assert_eq!(stderr(&out), expected, "{args:?}");
+        assert_eq!(stdout(&out), "2 files, 1 valid, 1 invalid\n");
+    }
+    // Every command that prints spec diagnostics does the same.
+    let out = assay(dir.path(), &["list", "typo.yaml"]);
+    assert_eq!(stderr(&out), expected);
+    // The lines are the first lines of the full form.
+    let human = assay(dir.path(), &["validate", "--format", "human", "typo.yaml"]);
+    assert!(stderr(&human).contains("help: did you mean `assertions`?"));
+}
+
+#[test]
+fn a_file_of_another_extension_is_refused_with_the_ones_assay_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "spec.txt", GOOD_SPEC);
+    write(dir.path(), "spec", GOOD_SPEC);
+    let out = assay(dir.path(), &["validate", "spec.txt", "spec"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        "spec.txt: error[unsupported-extension]: `.txt` is not an extension Assay reads: test files end in .hocon, .conf, .yaml, .yml or .json, and the configuration in .toml\n\
+         spec: error[unsupported-extension]: the file has no extension: test files end in .hocon, .conf, .yaml, .yml or .json, and the configuration in .toml\n"
+    );
+    assert_eq!(stdout(&out), "2 files, 0 valid, 2 invalid\n");
+    let out = assay(dir.path(), &["convert", "spec.txt", "--to", "json"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("`.txt` is not an extension Assay reads"));
 }
 
 #[test]
@@ -211,6 +256,9 @@ fn validate_json_is_one_document_with_every_file() {
     assert_eq!(unknown["file"], "typo.yaml");
     assert_eq!(unknown["line"], 5);
     assert_eq!(unknown["column"], 1);
+    // The range ends just past the key, for editors.
+    assert_eq!(unknown["end_line"], 5);
+    assert_eq!(unknown["end_column"], 10);
     assert_eq!(unknown["path"], "assertion");
     assert_eq!(unknown["help"], "did you mean `assertions`?");
 }
@@ -295,7 +343,7 @@ fn convert_refuses_an_invalid_file() {
     assert_eq!(code(&out), 2);
     assert_eq!(stdout(&out), "");
     assert!(
-        stderr(&out).contains("did you mean `assertions`?"),
+        stderr(&out).contains("typo.yaml:5:1: error[unknown-key]: assertion: unknown key"),
         "{}",
         stderr(&out)
     );

@@ -426,6 +426,7 @@ mod tests {
             dialect: Dialect::SentinelSpec,
             file: PathBuf::from(format!("tests/{name}.yaml")),
             tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+            category: None,
             target: Target::Agent {
                 agent: "a".into(),
                 connections: vec![],

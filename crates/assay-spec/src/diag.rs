@@ -129,19 +129,28 @@ impl Diagnostic {
     }
 
     /// The machine-readable form, with the file, line and column from `source`.
+    ///
+    /// `line` and `column` are where the problem starts; `end_line` and `end_column`
+    /// are just past its last character (an exclusive end, as editors take a range).
+    /// Lines and columns count from 1, columns in characters; all four are null when
+    /// the position is unknown.
     pub fn to_json(&self, source: &Source) -> serde_json::Value {
-        let (line, column) = match self.span {
-            Some(span) => {
-                let (l, c) = source.line_col(span.start);
-                (serde_json::json!(l), serde_json::json!(c))
-            }
-            None => (serde_json::Value::Null, serde_json::Value::Null),
+        let at = |offset: usize| {
+            let (l, c) = source.line_col(offset);
+            (serde_json::json!(l), serde_json::json!(c))
+        };
+        let null = || (serde_json::Value::Null, serde_json::Value::Null);
+        let ((line, column), (end_line, end_column)) = match self.span {
+            Some(span) => (at(span.start), at(span.end)),
+            None => (null(), null()),
         };
         serde_json::json!({
             "severity": self.severity.name(),
             "file": source.name(),
             "line": line,
             "column": column,
+            "end_line": end_line,
+            "end_column": end_column,
             "path": self.path,
             "code": self.code,
             "message": self.message,
@@ -185,17 +194,25 @@ impl Report {
         }
     }
 
+    /// The one-line form, `file:line:col: error[code]: path: message`, for CI logs
+    /// and editors' problem matchers: the first line of [`Report::plain`].
+    pub fn short(&self) -> String {
+        let d = &self.diagnostic;
+        // A message never spans lines in this form.
+        let headline = d.headline().replace(['\n', '\r'], " ");
+        format!(
+            "{}: {}[{}]: {headline}",
+            self.location(),
+            d.severity.name(),
+            d.code,
+        )
+    }
+
     /// A plain one-paragraph rendering with no colour and no snippet:
     /// `file:line:col: error[code]: path: message`, then detail, expected, found and help.
     pub fn plain(&self) -> String {
         let d = &self.diagnostic;
-        let mut out = format!(
-            "{}: {}[{}]: {}",
-            self.location(),
-            d.severity.name(),
-            d.code,
-            d.headline()
-        );
+        let mut out = self.short();
         if let Some(detail) = &d.detail {
             for line in detail.lines() {
                 out.push_str("\n  ");
@@ -329,5 +346,40 @@ mod tests {
         );
         let rendered = r.render(false);
         assert!(rendered.contains("t.yaml:2:1"), "{rendered}");
+        assert_eq!(
+            r.short(),
+            "t.yaml:2:1: error[unknown-key]: bad: unknown key `bad`"
+        );
+    }
+
+    #[test]
+    fn json_gives_the_range_with_an_exclusive_end() {
+        let src = Source::new("t.yaml", "a: 1\nbad: 2\nc: ©x\n");
+        let d = Diagnostic::new("unknown-key", "bad", "unknown key `bad`").at(Span::new(5, 8));
+        let json = d.to_json(&src);
+        assert_eq!(
+            (
+                &json["line"],
+                &json["column"],
+                &json["end_line"],
+                &json["end_column"]
+            ),
+            (
+                &serde_json::json!(2),
+                &serde_json::json!(1),
+                &serde_json::json!(2),
+                &serde_json::json!(4)
+            )
+        );
+        // Columns count characters, not bytes.
+        let x = src.text.find('x').unwrap();
+        let d = Diagnostic::new("invalid-type", "c", "x").at(Span::new(x - 2, x + 1));
+        let json = d.to_json(&src);
+        assert_eq!(
+            (&json["column"], &json["end_column"]),
+            (&serde_json::json!(4), &serde_json::json!(6))
+        );
+        let json = Diagnostic::new("unreadable", "", "gone").to_json(&src);
+        assert!(json["end_line"].is_null() && json["end_column"].is_null());
     }
 }

@@ -124,6 +124,29 @@ pub fn is_candidate(path: &Path) -> bool {
     Syntax::from_path(path).is_some()
 }
 
+/// Why Assay does not read `path`, when its extension is not one Assay reads: a
+/// sentence naming the extensions it does read. Test files end in `.hocon`, `.conf`,
+/// `.yaml`, `.yml` or `.json`; a configuration in `.toml`. Nothing is guessed from
+/// the content of a file with another extension, or none.
+pub fn unsupported_extension(path: &Path) -> Option<String> {
+    let toml = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    if toml || is_candidate(path) {
+        return None;
+    }
+    let what = match path.extension() {
+        Some(ext) => format!(
+            "`.{}` is not an extension Assay reads",
+            ext.to_string_lossy()
+        ),
+        None => "the file has no extension".to_owned(),
+    };
+    Some(format!(
+        "{what}: test files end in .hocon, .conf, .yaml, .yml or .json, and the configuration in .toml"
+    ))
+}
+
 /// Expands `paths`: files are kept as given; directories are walked recursively for
 /// candidate files, in sorted order, skipping hidden folders, `target` and `node_modules`.
 pub fn discover(paths: &[PathBuf]) -> Vec<Result<PathBuf, (PathBuf, String)>> {
@@ -188,7 +211,7 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
     } else {
         syntax::parse(&source, syntax, env)
     };
-    let tree = match parsed {
+    let mut tree = match parsed {
         Ok(tree) => tree,
         Err(diags) => {
             return Some(Loaded {
@@ -230,6 +253,11 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
             warnings: Vec::new(),
         });
     };
+    if syntax == Syntax::Yaml && matches!(dialect, Dialect::SentinelSpec | Dialect::SentinelSuite) {
+        // Anchor holders (`x-common: &common {...}`) have done their work once the
+        // aliases are expanded; the tree, and `assay convert`'s output, go without them.
+        crate::validate::sentinel::drop_anchor_holders(&mut tree);
+    }
     let (outcome, warnings) = validate(&tree, dialect);
     Some(Loaded {
         source,
@@ -264,7 +292,7 @@ pub fn validate(
         Dialect::Config => crate::validate::config::validate(tree, &mut cx).map(Document::Config),
     };
     let (mut errors, mut warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = cx
-        .diags
+        .finish()
         .into_iter()
         .partition(|d| d.severity == Severity::Error);
     if let (Some(doc), true) = (&doc, errors.is_empty()) {

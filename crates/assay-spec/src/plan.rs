@@ -72,8 +72,11 @@ pub struct Case {
     pub dialect: Dialect,
     /// The file it came from.
     pub file: PathBuf,
-    /// Labels for selection.
+    /// Labels for selection. A Sentinel test's `category` is one of them.
     pub tags: Vec<String>,
+    /// The category a Sentinel test names (`qa`, `tool-use`, ...), as metadata.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
     /// What is tested.
     pub target: Target,
     /// How many samples must pass, of how many.
@@ -346,6 +349,7 @@ impl DataDrivenCase {
             dialect: Dialect::DataDriven,
             file: file.to_path_buf(),
             tags: Vec::new(),
+            category: None,
             target: Target::Agent {
                 agent: self.agent.clone(),
                 connections: self.connections.clone(),
@@ -447,17 +451,20 @@ impl TestSpec {
             "seed": self.seed,
         });
         let mut tags = self.tags.clone().unwrap_or_default();
-        for t in suite_tags {
+        for t in self.category.iter().chain(suite_tags) {
             if !tags.contains(t) {
                 tags.push(t.clone());
             }
         }
+        // An empty input says nothing, and is not sent (as in Sentinel).
+        let said = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
         Case {
             id: hash_inputs(&inputs),
             name: self.name.clone(),
             dialect,
             file: file.to_path_buf(),
             tags,
+            category: self.category.clone(),
             target: Target::Model {
                 model: self.model.clone(),
                 provider: self.provider,
@@ -471,11 +478,11 @@ impl TestSpec {
             timeout: self.timeout_ms.map(Duration::from_millis),
             interactions: vec![Step {
                 input: Input {
-                    text: self.inputs.query.clone(),
+                    text: said(&self.inputs.query),
                     sly_data: None,
                     messages: self.inputs.messages.clone().unwrap_or_default(),
-                    system_prompt: self.inputs.system_prompt.clone(),
-                    context: self.inputs.context.clone(),
+                    system_prompt: said(&self.inputs.system_prompt),
+                    context: self.inputs.context.clone().filter(|c| !c.is_empty()),
                 },
                 timeout: None,
                 chat_filter: ChatFilter::Minimal,
@@ -551,6 +558,7 @@ mod tests {
             dialect: Dialect::DataDriven,
             file: PathBuf::new(),
             tags: Vec::new(),
+            category: None,
             target: Target::Agent {
                 agent: "a".into(),
                 connections: vec![],
@@ -566,6 +574,62 @@ mod tests {
         let ids: Vec<&str> = plan.cases.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["x", "y", "x-2", "x-3"]);
         assert!(ids.iter().all(|id| id.len() <= MAX_ID_LEN));
+    }
+
+    fn sentinel_cases(yaml: &str) -> Vec<Case> {
+        let loaded = crate::load::load_str(
+            Path::new("t.yaml"),
+            yaml,
+            &crate::Env::default(),
+            crate::Unrecognized::Error,
+        )
+        .expect("a test file");
+        assert!(loaded.is_valid(), "{:?}", loaded.outcome);
+        loaded.cases()
+    }
+
+    #[test]
+    fn a_category_is_metadata_and_a_tag() {
+        let by_suite = sentinel_cases(
+            "name: s\ncategory: qa\ndefaults: {model: m}\ntests:\n  - {name: one, inputs: {query: q}, assertions: [{output_type: text}]}\n  - {name: two, category: safety, inputs: {query: q}, assertions: [{output_type: text}]}\n",
+        );
+        assert_eq!(by_suite[0].category.as_deref(), Some("qa"));
+        assert_eq!(by_suite[1].category.as_deref(), Some("safety"));
+        let cases = sentinel_cases(
+            "name: s\ncategory: ignored\ndefaults: {model: m, category: qa, tags: [a]}\ntags: [suite]\ntests:\n  - {name: one, inputs: {query: q}, assertions: [{output_type: text}]}\n  - {name: two, category: safety, tags: [qa], inputs: {query: q}, assertions: [{output_type: text}]}\n  - {name: three, category: null, inputs: {query: q}, assertions: [{output_type: text}]}\n",
+        );
+        let got: Vec<(Option<&str>, &[String])> = cases
+            .iter()
+            .map(|c| (c.category.as_deref(), c.tags.as_slice()))
+            .collect();
+        let tags = |t: &[&str]| t.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(got[0], (Some("qa"), tags(&["a", "qa", "suite"]).as_slice()));
+        assert_eq!(
+            got[1],
+            (Some("safety"), tags(&["qa", "safety", "suite"]).as_slice())
+        );
+        // An explicit null clears the default.
+        assert_eq!(got[2], (None, tags(&["a", "suite"]).as_slice()));
+    }
+
+    #[test]
+    fn null_in_defaults_is_no_default() {
+        let cases = sentinel_cases(
+            "name: s\ndefaults: {model: null, inputs: null, assertions: null, category: null}\ntests:\n  - {name: t, model: m, inputs: {query: q}, assertions: [{output_type: text}]}\n",
+        );
+        assert_eq!(cases.len(), 1);
+        assert_eq!(cases[0].category, None);
+    }
+
+    #[test]
+    fn an_empty_input_beside_others_is_not_sent() {
+        let cases = sentinel_cases(
+            "name: s\nmodel: m\ninputs: {query: \"\", system_prompt: Greet the user., context: {}}\nassertions: [{output_type: text}]\n",
+        );
+        let input = &cases[0].interactions[0].input;
+        assert_eq!(input.text, None);
+        assert_eq!(input.system_prompt.as_deref(), Some("Greet the user."));
+        assert_eq!(input.context, None);
     }
 
     #[test]

@@ -190,6 +190,9 @@ fn sentinel_spec() -> impl Strategy<Value = Value> {
     let assertion = prop_oneof![
         text().prop_map(|t| json!({"must_contain": t})),
         text().prop_map(|t| json!({"must_not_contain": t})),
+        prop::collection::vec(text(), 1..3).prop_map(|t| json!({"must_contain": t})),
+        (text(), any::<bool>())
+            .prop_map(|(t, c)| json!({"must_not_contain": {"text": t, "case_sensitive": c}})),
         Just(json!({"regex_match": "\\d+"})),
         prop::collection::vec("[a-z]{1,8}", 1..3).prop_map(|t| json!({"must_call_tool": t})),
         prop::sample::select(vec!["json", "text", "markdown", "code", "structured"])
@@ -203,9 +206,12 @@ fn sentinel_spec() -> impl Strategy<Value = Value> {
         prop::collection::vec(assertion, 1..5),
         prop::option::of(0.0..=2.0f64),
         prop::option::of(any::<i64>()),
-        prop::option::of(prop::collection::vec("[a-z-]{1,8}", 0..3)),
+        (
+            prop::option::of(prop::collection::vec("[a-z-]{1,8}", 0..3)),
+            prop::option::of(text()),
+        ),
     )
-        .prop_map(|(name, model, query, assertions, temperature, seed, tags)| {
+        .prop_map(|(name, model, query, assertions, temperature, seed, (tags, category))| {
             let mut spec = json!({"name": name, "model": model, "inputs": {"query": query}, "assertions": assertions});
             if let Some(t) = temperature {
                 spec["model_config"] = json!({"temperature": t});
@@ -215,6 +221,9 @@ fn sentinel_spec() -> impl Strategy<Value = Value> {
             }
             if let Some(t) = tags {
                 spec["tags"] = json!(t);
+            }
+            if let Some(c) = category {
+                spec["category"] = json!(c);
             }
             spec
         })

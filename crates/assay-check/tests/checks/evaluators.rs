@@ -65,18 +65,24 @@ fn must_contain_and_must_not_contain_over_responses_and_strings() {
         assert_eq!(status, Status::Passed);
         assert_eq!(message, "must_contain: output contains \"Paris\"");
     }
+    // As Sentinel's: both sides lowercased.
     let (status, message) = status_and_message(&CheckEvaluator::must_contain("paris"), &text);
+    assert_eq!(status, Status::Passed);
+    assert_eq!(message, "must_contain: output contains \"paris\"");
+    let (status, message) = status_and_message(&CheckEvaluator::must_contain_exact("paris"), &text);
     assert_eq!(status, Status::Failed);
     assert_eq!(
         message,
-        "must_contain: expected the output to contain \"paris\", found \"The capital of France is Paris.\""
+        "must_contain: expected the output to contain \"paris\" (case-sensitive), found \"The capital of France is Paris.\""
     );
     let not = CheckEvaluator::must_not_contain("London");
     assert_eq!(status_and_message(&not, &text).0, Status::Passed);
-    let not = CheckEvaluator::must_not_contain("France");
+    let not = CheckEvaluator::must_not_contain_exact("france");
+    assert_eq!(status_and_message(&not, &text).0, Status::Passed);
+    let not = CheckEvaluator::must_not_contain("FRANCE");
     let (status, message) = status_and_message(&not, &response);
     assert_eq!(status, Status::Failed);
-    assert!(message.starts_with("must_not_contain: expected the output not to contain \"France\""));
+    assert!(message.starts_with("must_not_contain: expected the output not to contain \"FRANCE\""));
     // A response with no text contains nothing.
     assert_eq!(
         status_and_message(&CheckEvaluator::must_contain("x"), &Response::default()).0,

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use assay_run::select::{EmptyRun, Level};
-use assay_spec::load::{Unrecognized, discover};
+use assay_spec::load::{Unrecognized, discover, unsupported_extension};
 use assay_spec::{Case, Diagnostic, Dialect, Env, Loaded, Report, Source, load_file};
 
 use crate::output;
@@ -143,6 +143,12 @@ pub(crate) fn load_paths(paths: &[PathBuf], env: &Env, strict: bool) -> Inputs {
                     if !seen.insert(std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone())) {
                         continue;
                     }
+                    if let Some(why) = unsupported_extension(&file) {
+                        inputs
+                            .entries
+                            .push(Entry::unreadable(&file, "unsupported-extension", why));
+                        continue;
+                    }
                     match load_file(&file, env, unrecognized) {
                         Ok(Some(loaded)) if strict => Entry::Loaded(Box::new(loaded.strict())),
                         Ok(Some(loaded)) => Entry::Loaded(Box::new(loaded)),
@@ -168,6 +174,9 @@ pub(crate) fn load_paths(paths: &[PathBuf], env: &Env, strict: bool) -> Inputs {
 
 /// Loads one explicitly named file; an unreadable file becomes its diagnostic.
 pub(crate) fn load_one(path: &Path, env: &Env) -> Entry {
+    if let Some(why) = unsupported_extension(path).filter(|_| path.is_file()) {
+        return Entry::unreadable(path, "unsupported-extension", why);
+    }
     match load_file(path, env, Unrecognized::Error) {
         Ok(Some(loaded)) => Entry::Loaded(Box::new(loaded)),
         // `Unrecognized::Error` never skips; treat it as unrecognized all the same.

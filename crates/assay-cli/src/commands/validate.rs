@@ -8,9 +8,9 @@ use assay_spec::{Env, load_file};
 use serde_json::json;
 
 use super::{Entry, Inputs, load_paths, report_empty};
-use crate::args::{Format, ValidateArgs};
+use crate::args::{ValidateArgs, ValidateFormat};
 use crate::exit::ExitCode;
-use crate::output;
+use crate::output::{self, Look};
 
 /// Checks every file, prints its diagnostics and a summary, and exits
 /// [`ExitCode::INVALID`] when any file is invalid (with `--strict`, any that has a
@@ -19,13 +19,19 @@ pub(crate) fn run(args: &ValidateArgs, color: bool) -> anyhow::Result<ExitCode> 
     let strict = args.strict || config_strict(args.config.as_deref());
     let inputs = load_paths(&args.paths, &Env::from_process(), strict);
     let counts = Counts::of(&inputs);
-    match args.format {
-        Format::Human => {
+    let look = match args.format {
+        None => Some(Look::auto(color)),
+        Some(ValidateFormat::Human) => Some(Look::Rich { color }),
+        Some(ValidateFormat::Short) => Some(Look::Short),
+        Some(ValidateFormat::Json) => None,
+    };
+    match look {
+        Some(look) => {
             let reports: Vec<_> = inputs.entries.iter().flat_map(Entry::reports).collect();
-            output::stderr(&output::render(&reports, color));
+            output::stderr(&output::render_as(&reports, look));
             output::stdout(&format!("{}\n", summary(&inputs, &counts)))?;
         }
-        Format::Json => {
+        None => {
             let mut text = serde_json::to_string_pretty(&to_json(&inputs, &counts))?;
             text.push('\n');
             output::stdout(&text)?;

@@ -13,7 +13,12 @@ use super::data_driven::JsonMap;
 /// One Sentinel test.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(title = "TestSpec", extend("dependentRequired" = {"framework": ["tools"]}))]
+#[schemars(
+    title = "TestSpec",
+    extend("patternProperties" = {"^x-": {"description": "Ignored in YAML files: a key that only holds an anchor for aliases to use. An error in JSON and HOCON."}}),
+    extend("if" = {"required": ["framework"], "properties": {"framework": {"type": "string"}}}),
+    extend("then" = {"required": ["tools"], "properties": {"tools": {"type": "array", "minItems": 1}}})
+)]
 pub struct TestSpec {
     /// The test's name.
     #[schemars(length(min = 1))]
@@ -29,6 +34,10 @@ pub struct TestSpec {
     /// A description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// A category, as Sentinel's templates carry (`qa`, `tool-use`, `safety`, ...);
+    /// the plan also makes it a tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
     /// The provider; inferred from the model name when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<Provider>,
@@ -59,7 +68,10 @@ pub struct TestSpec {
 /// A collection of tests with shared defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(title = "TestSuite")]
+#[schemars(
+    title = "TestSuite",
+    extend("patternProperties" = {"^x-": {"description": "Ignored in YAML files: a key that only holds an anchor for aliases to use. An error in JSON and HOCON."}})
+)]
 pub struct TestSuite {
     /// The suite's name.
     #[schemars(length(min = 1))]
@@ -73,6 +85,10 @@ pub struct TestSuite {
     /// The suite's version, e.g. `1.0.0`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The suite's category; a test that has none of its own, from itself or from
+    /// `defaults`, takes this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
     /// Fields every test inherits unless it sets them itself (no deep merge).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defaults: Option<Defaults>,
@@ -82,7 +98,8 @@ pub struct TestSuite {
 }
 
 /// A test inside a suite: like [`TestSpec`], but any field except `name` may come
-/// from the suite's defaults instead.
+/// from the suite's defaults instead. `model`, `inputs` and `assertions` may be left
+/// out, not set to null; null on another field clears the default.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SuiteTest {
@@ -90,15 +107,18 @@ pub struct SuiteTest {
     #[schemars(length(min = 1))]
     pub name: String,
     /// See [`TestSpec::model`].
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1), extend("type" = "string"))]
     pub model: Option<String>,
     /// See [`TestSpec::inputs`].
+    #[schemars(extend("anyOf" = [{"$ref": "#/$defs/InputSpec"}]))]
     pub inputs: Option<InputSpec>,
     /// See [`TestSpec::assertions`].
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1), extend("type" = "array"))]
     pub assertions: Option<Vec<Assertion>>,
     /// See [`TestSpec::description`].
     pub description: Option<String>,
+    /// See [`TestSpec::category`].
+    pub category: Option<String>,
     /// See [`TestSpec::provider`].
     pub provider: Option<Provider>,
     /// See [`TestSpec::tools`].
@@ -136,6 +156,9 @@ pub struct Defaults {
     /// See [`TestSpec::description`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// See [`TestSpec::category`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
     /// See [`TestSpec::provider`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider: Option<Provider>,
@@ -163,14 +186,15 @@ pub struct Defaults {
     pub tags: Option<Vec<String>>,
 }
 
-/// What to send to the model. At least one field must be given.
+/// What to send to the model. At least one field must say something: an empty
+/// string, list or object counts as absent, as in Sentinel.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("anyOf" = [
-    {"required": ["query"]},
-    {"required": ["messages"]},
-    {"required": ["system_prompt"]},
-    {"required": ["context"]}
+    {"required": ["query"], "properties": {"query": {"type": "string", "minLength": 1}}},
+    {"required": ["messages"], "properties": {"messages": {"type": "array", "minItems": 1}}},
+    {"required": ["system_prompt"], "properties": {"system_prompt": {"type": "string", "minLength": 1}}},
+    {"required": ["context"], "properties": {"context": {"type": "object", "minProperties": 1}}}
 ]))]
 pub struct InputSpec {
     /// A single user message.
@@ -293,6 +317,16 @@ impl Framework {
     /// Every framework's name.
     pub const NAMES: [&'static str; 4] = ["langgraph", "claude-sdk", "openai-sdk", "strands"];
 
+    /// The framework's name as written.
+    pub fn name(self) -> &'static str {
+        match self {
+            Framework::Langgraph => "langgraph",
+            Framework::ClaudeSdk => "claude-sdk",
+            Framework::OpenaiSdk => "openai-sdk",
+            Framework::Strands => "strands",
+        }
+    }
+
     /// The framework named `name`.
     pub fn from_name(name: &str) -> Option<Framework> {
         match name {
@@ -375,11 +409,12 @@ fn parameters_schema(_: &mut SchemaGenerator) -> Schema {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Assertion {
-    /// The output contains this text (exact, case-sensitive).
-    MustContain(#[schemars(length(min = 1))] String),
-    /// The output does not contain this text (exact, case-sensitive).
-    MustNotContain(#[schemars(length(min = 1))] String),
-    /// The output matches this regular expression (Rust `regex` syntax).
+    /// The output contains every text (in any letter case, unless asked otherwise).
+    MustContain(TextMatch),
+    /// The output contains none of the texts (in any letter case, unless asked otherwise).
+    MustNotContain(TextMatch),
+    /// The output matches this regular expression (Rust `regex` syntax, multi-line,
+    /// `.` matching newlines, as Sentinel compiles it).
     RegexMatch(Pattern),
     /// Every named tool is among the tool calls.
     MustCallTool(#[schemars(schema_with = "tool_names_schema")] Vec<String>),
@@ -463,14 +498,108 @@ impl OutputType {
     }
 }
 
+/// What `must_contain` and `must_not_contain` look for: one text or several, written
+/// as a string, a list, or `{text: ..., case_sensitive: true}`.
+///
+/// Sentinel lowercases both the output and the text before it looks, so by default
+/// letter case does not count; `case_sensitive: true` asks for the exact text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextMatch {
+    /// The texts, in file order: each must appear (`must_contain`), none may
+    /// (`must_not_contain`).
+    pub texts: Vec<String>,
+    /// Whether letter case counts.
+    pub case_sensitive: bool,
+}
+
+impl TextMatch {
+    /// One text, matched in any letter case.
+    pub fn new(text: impl Into<String>) -> TextMatch {
+        TextMatch {
+            texts: vec![text.into()],
+            case_sensitive: false,
+        }
+    }
+
+    /// Several texts, matched in any letter case.
+    pub fn all<S: Into<String>>(texts: impl IntoIterator<Item = S>) -> TextMatch {
+        TextMatch {
+            texts: texts.into_iter().map(Into::into).collect(),
+            case_sensitive: false,
+        }
+    }
+
+    /// The same texts, matched with or without regard to letter case.
+    pub fn case_sensitive(mut self, yes: bool) -> TextMatch {
+        self.case_sensitive = yes;
+        self
+    }
+}
+
+impl Serialize for TextMatch {
+    /// As written: a string for one text, a list for several, and the object form
+    /// when letter case counts.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let text = match self.texts.as_slice() {
+            [one] => serde_json::Value::from(one.as_str()),
+            many => serde_json::Value::from(many.to_vec()),
+        };
+        if !self.case_sensitive {
+            return text.serialize(s);
+        }
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("text", &text)?;
+        map.serialize_entry("case_sensitive", &true)?;
+        map.end()
+    }
+}
+
+impl JsonSchema for TextMatch {
+    fn schema_name() -> Cow<'static, str> {
+        "TextMatch".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let texts = serde_json::json!({
+            "anyOf": [
+                {"type": "string", "minLength": 1},
+                {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
+            ]
+        });
+        json_schema!({
+            "description": "A text, or a list of texts, matched in any letter case as Sentinel does; `{text, case_sensitive: true}` matches the exact letter case.",
+            "anyOf": [
+                texts.clone(),
+                {
+                    "type": "object",
+                    "properties": {
+                        "text": texts,
+                        "case_sensitive": {"type": "boolean", "default": false}
+                    },
+                    "required": ["text"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
+}
+
 /// A regular expression (Rust `regex` syntax), compiled once when the spec is validated.
+///
+/// Compiled as Sentinel compiles its patterns (Python's `re.MULTILINE | re.DOTALL`):
+/// `^` and `$` match at every line's start and end, and `.` matches a newline too.
 #[derive(Debug, Clone)]
 pub struct Pattern(regex::Regex);
 
 impl Pattern {
-    /// Compiles `pattern`.
+    /// Compiles `pattern` with multi-line anchors and `.` matching newlines.
     pub fn new(pattern: &str) -> Result<Pattern, regex::Error> {
-        regex::Regex::new(pattern).map(Pattern)
+        regex::RegexBuilder::new(pattern)
+            .multi_line(true)
+            .dot_matches_new_line(true)
+            .build()
+            .map(Pattern)
     }
 
     /// The compiled expression.
@@ -503,7 +632,7 @@ impl JsonSchema for Pattern {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
-            "description": "A regular expression in Rust `regex` syntax.",
+            "description": "A regular expression in Rust `regex` syntax, compiled multi-line with `.` matching newlines (Python's re.MULTILINE | re.DOTALL, as Sentinel compiles it).",
             "type": "string",
             "format": "regex"
         })

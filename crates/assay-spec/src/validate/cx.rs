@@ -2,13 +2,19 @@
 //! phrases each one in the dialect's own style.
 //!
 //! Data-driven and config files get plain messages (`expected a string, found 3`).
-//! Sentinel files also get a block in the style of the Sentinel spec's examples:
+//! Sentinel files also get a block in the style of the Sentinel spec's examples, for
+//! the rules the DSL itself has:
 //!
 //! ```text
-//! 1 validation error for ModelConfig
-//! temperature
+//! 1 validation error for TestSpec
+//! model_config.temperature
 //!   Input should be less than or equal to 2.0 [type=less_than_equal, input_value=3.5]
 //! ```
+//!
+//! As pydantic raises one error for a whole file, the count heads the first block of
+//! the file (`2 validation errors for TestSpec`) and the later ones carry only their
+//! own entry. Rules that are Assay's own (unknown keys, duplicate tools, ...) get no
+//! block, and say that they are Assay's ([`Cx::own`]).
 
 use crate::diag::{Diagnostic, did_you_mean};
 use crate::node::{Key, Node, Value, cut};
@@ -22,11 +28,12 @@ pub(crate) enum Style {
     Sentinel,
 }
 
-/// Where a value sits: its full field path, and (for the Sentinel block) the
-/// innermost model it belongs to with the location inside that model.
+/// Where a value sits: its full field path, and (for the Sentinel block) the root
+/// model, the innermost model it belongs to, and its location from the root.
 #[derive(Debug, Clone)]
 pub(crate) struct At {
     pub(crate) path: String,
+    pub(crate) root: &'static str,
     pub(crate) model: &'static str,
     pub(crate) loc: Vec<String>,
 }
@@ -35,6 +42,7 @@ impl At {
     pub(crate) fn root(model: &'static str) -> Self {
         At {
             path: String::new(),
+            root: model,
             model,
             loc: Vec::new(),
         }
@@ -51,6 +59,7 @@ impl At {
         loc.push(name.to_owned());
         At {
             path,
+            root: self.root,
             model: self.model,
             loc,
         }
@@ -62,17 +71,17 @@ impl At {
         loc.push(i.to_string());
         At {
             path: format!("{}[{i}]", self.path),
+            root: self.root,
             model: self.model,
             loc,
         }
     }
 
-    /// The same place, seen as the root of another model.
+    /// The same place, holding a value of another model (named in type errors).
     pub(crate) fn model(&self, model: &'static str) -> At {
         At {
-            path: self.path.clone(),
             model,
-            loc: Vec::new(),
+            ..self.clone()
         }
     }
 }
@@ -92,6 +101,12 @@ impl Pyd {
     }
 }
 
+/// One entry of the Sentinel block: the root model and the lines of this error.
+struct Entry {
+    root: &'static str,
+    lines: String,
+}
+
 /// Collects diagnostics for one file.
 pub(crate) struct Cx {
     pub(crate) style: Style,
@@ -99,6 +114,8 @@ pub(crate) struct Cx {
     /// Regular expressions already compiled in this file, or why each failed.
     pub(crate) regexes:
         std::collections::HashMap<String, Result<crate::model::sentinel::Pattern, String>>,
+    /// The Sentinel block entry of each diagnostic that has one, by index into `diags`.
+    entries: std::collections::HashMap<usize, Entry>,
 }
 
 impl Cx {
@@ -107,7 +124,55 @@ impl Cx {
             style,
             diags: Vec::new(),
             regexes: std::collections::HashMap::new(),
+            entries: std::collections::HashMap::new(),
         }
+    }
+
+    /// Every diagnostic in file order, each Sentinel block written out: the first one
+    /// headed by the count of the whole file, as pydantic prints one error for it.
+    pub(crate) fn finish(self) -> Vec<Diagnostic> {
+        let mut entries = self.entries;
+        let mut all: Vec<(Diagnostic, Option<Entry>)> = self
+            .diags
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| (d, entries.remove(&i)))
+            .collect();
+        all.sort_by_key(|(d, _)| d.span.map(|s| s.start).unwrap_or(usize::MAX));
+        let count = all.iter().filter(|(_, e)| e.is_some()).count();
+        let mut first = true;
+        all.into_iter()
+            .map(|(d, entry)| match entry {
+                None => d,
+                Some(entry) => {
+                    let block = if std::mem::take(&mut first) {
+                        let s = if count == 1 { "" } else { "s" };
+                        format!(
+                            "{count} validation error{s} for {}\n{}",
+                            entry.root, entry.lines
+                        )
+                    } else {
+                        entry.lines
+                    };
+                    let detail = match &d.detail {
+                        Some(own) => format!("{block}\n{own}"),
+                        None => block,
+                    };
+                    d.detail(detail)
+                }
+            })
+            .collect()
+    }
+
+    /// Records a diagnostic for a rule that is Assay's own, stricter than Sentinel's
+    /// loader: no Sentinel block, and in Sentinel files a line saying whose rule it is.
+    pub(crate) fn own(&mut self, d: Diagnostic, at: &At, why: &str, found: Option<&Node>) {
+        let d = if self.style == Style::Sentinel {
+            d.detail(format!("Assay's rule: {why}"))
+        } else {
+            d
+        };
+        self.report(d, at, None, found);
     }
 
     /// How many errors (not warnings) have been recorded.
@@ -132,39 +197,41 @@ impl Cx {
             }
         }
         if let (Style::Sentinel, Some(p)) = (self.style, pyd) {
-            let loc = if at.loc.is_empty() {
-                "__root__".to_owned()
-            } else {
-                at.loc.join(".")
-            };
             let input = match found {
                 Some(node) => format!(", input_value={}", python_repr(node, 60)),
                 None => String::new(),
             };
-            d = d.detail(format!(
-                "1 validation error for {}\n{loc}\n  {} [type={}{input}]",
-                at.model, p.sentence, p.kind
-            ));
+            let entry = format!("{}  {} [type={}{input}]", loc_line(at), p.sentence, p.kind);
+            self.entry(at, entry);
         }
         self.diags.push(d);
     }
 
-    /// A value of the wrong type.
+    /// Keeps the Sentinel block entry of the diagnostic about to be pushed.
+    fn entry(&mut self, at: &At, lines: String) {
+        self.entries.insert(
+            self.diags.len(),
+            Entry {
+                root: at.root,
+                lines,
+            },
+        );
+    }
+
+    /// A value of the wrong type, under a rule of the DSL's.
     pub(crate) fn type_error(&mut self, node: &Node, at: &At, expected: &str, pyd: Pyd) {
-        let d = Diagnostic::new(
-            "invalid-type",
-            &at.path,
-            format!("expected {expected}, found {}", a_type(node)),
-        )
-        .at(node.span)
-        .expected(expected);
-        self.report(d, at, Some(pyd), Some(node));
+        self.report(wrong_type(node, at, expected), at, Some(pyd), Some(node));
+    }
+
+    /// A value of the wrong type, under a rule of Assay's own (see [`Cx::own`]).
+    pub(crate) fn own_type_error(&mut self, node: &Node, at: &At, expected: &str, why: &str) {
+        self.own(wrong_type(node, at, expected), at, why, Some(node));
     }
 
     /// A required field that is absent from `object` (the object's node).
     pub(crate) fn missing(&mut self, object: &Node, at: &At, name: &str, what: &str) {
         let field = at.key(name);
-        let mut d = Diagnostic::new(
+        let d = Diagnostic::new(
             "missing-field",
             &field.path,
             format!("missing required field `{name}`"),
@@ -172,12 +239,12 @@ impl Cx {
         .at(object_start(object))
         .expected(what.to_owned());
         if self.style == Style::Sentinel {
-            d = d.detail(format!(
-                "1 validation error for {}\n{}\n  Field required [type=missing, input_value={}, input_type=dict]",
-                at.model,
-                field.loc.join("."),
+            let entry = format!(
+                "{}  Field required [type=missing, input_value={}, input_type=dict]",
+                loc_line(&field),
                 python_repr(object, 60)
-            ));
+            );
+            self.entry(&field, entry);
         }
         self.diags.push(d);
     }
@@ -211,6 +278,24 @@ impl Cx {
         allowed: &[&str],
         hint: impl Fn(&str) -> Option<String>,
     ) {
+        self.unknown_keys_because(
+            entries,
+            at,
+            allowed,
+            hint,
+            "Sentinel's loader ignores unknown keys, so a typo would go unnoticed",
+        );
+    }
+
+    /// [`Cx::unknown_keys`], saying `why` the keys are refused in Sentinel files.
+    pub(crate) fn unknown_keys_because(
+        &mut self,
+        entries: &[(Key, Node)],
+        at: &At,
+        allowed: &[&str],
+        hint: impl Fn(&str) -> Option<String>,
+        why: &str,
+    ) {
         for (key, value) in entries {
             if allowed.contains(&key.name.as_str()) {
                 continue;
@@ -226,15 +311,7 @@ impl Cx {
             .expected(format!("one of {}", list_names(allowed)))
             .found(&key.name)
             .maybe_help(help);
-            self.report(
-                d,
-                &field,
-                Some(Pyd::new(
-                    "extra_forbidden",
-                    "Extra inputs are not permitted",
-                )),
-                Some(value),
-            );
+            self.own(d, &field, why, Some(value));
         }
     }
 
@@ -322,8 +399,32 @@ impl Cx {
         }
     }
 
+    /// A number written in quotes, which pydantic's lax mode (Sentinel's loader) would
+    /// read as a number: an error of Assay's own. Whether it was one.
+    fn quoted_number(&mut self, node: &Node, at: &At, expected: &str) -> bool {
+        let Value::String(s) = &node.value else {
+            return false;
+        };
+        let number = s.trim().parse::<f64>().is_ok_and(f64::is_finite);
+        if self.style != Style::Sentinel || !number {
+            return false;
+        }
+        let d = wrong_type(node, at, expected)
+            .help(format!("write the number without quotes: {}", s.trim()));
+        self.own(
+            d,
+            at,
+            "Sentinel's loader reads a quoted number as a number",
+            Some(node),
+        );
+        true
+    }
+
     /// An integer, or a type error. A float with a fractional part is refused.
     pub(crate) fn integer(&mut self, node: &Node, at: &At) -> Option<i64> {
+        if self.quoted_number(node, at, "an integer") {
+            return None;
+        }
         if let Value::Number(n) = &node.value {
             if let Some(i) = n.as_i64() {
                 return Some(i);
@@ -356,6 +457,9 @@ impl Cx {
 
     /// A number, or a type error.
     pub(crate) fn number(&mut self, node: &Node, at: &At) -> Option<f64> {
+        if self.quoted_number(node, at, "a number") {
+            return None;
+        }
         match &node.value {
             Value::Number(n) => n.as_f64(),
             _ => {
@@ -487,6 +591,26 @@ pub(crate) fn optional<T>(
     match present(node, name) {
         None => Some(None),
         Some(n) => f(n).map(Some),
+    }
+}
+
+/// `expected X, found Y` at the value.
+fn wrong_type(node: &Node, at: &At, expected: &str) -> Diagnostic {
+    Diagnostic::new(
+        "invalid-type",
+        &at.path,
+        format!("expected {expected}, found {}", a_type(node)),
+    )
+    .at(node.span)
+    .expected(expected)
+}
+
+/// The location line of a block entry, with its line break; none for the root itself.
+fn loc_line(at: &At) -> String {
+    if at.loc.is_empty() {
+        String::new()
+    } else {
+        format!("{}\n", at.loc.join("."))
     }
 }
 

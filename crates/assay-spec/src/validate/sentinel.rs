@@ -1,22 +1,26 @@
 //! Validates Sentinel TestSpec and TestSuite trees, applying a suite's defaults.
 //!
-//! Every rule of the Sentinel spec is checked, and each diagnostic carries the
-//! spec's own validation block (see [`super::cx`]).
+//! Every rule of the Sentinel spec is checked, and each diagnostic of a rule the DSL
+//! has carries the spec's own validation block (see [`super::cx`]); Assay's stricter
+//! rules say that they are Assay's.
+
+mod assertions;
 
 use super::cx::{At, Cx, Pyd, list_names, optional};
-use crate::diag::{Diagnostic, did_you_mean};
+use crate::diag::Diagnostic;
 use crate::model::sentinel::{
-    Assertion, Defaults, Framework, InputSpec, Message, ModelConfig, OutputType, Pattern, Provider,
-    Role, TestSpec, TestSuite, Tool, ToolSpec,
+    Defaults, Framework, InputSpec, Message, ModelConfig, Provider, Role, TestSpec, TestSuite,
+    Tool, ToolSpec,
 };
-use crate::node::{Node, Value};
+use crate::node::{Node, Span, Value};
 
-const SPEC_KEYS: [&str; 13] = [
+const SPEC_KEYS: [&str; 14] = [
     "name",
     "model",
     "inputs",
     "assertions",
     "description",
+    "category",
     "provider",
     "tools",
     "framework",
@@ -27,11 +31,12 @@ const SPEC_KEYS: [&str; 13] = [
     "tags",
 ];
 
-const SUITE_KEYS: [&str; 6] = [
+const SUITE_KEYS: [&str; 7] = [
     "name",
     "tests",
     "description",
     "version",
+    "category",
     "defaults",
     "tags",
 ];
@@ -44,14 +49,25 @@ const MODEL_CONFIG_KEYS: [&str; 5] = [
     "stop_sequences",
 ];
 
+/// Removes the top-level keys that start with `x-`: in YAML they hold anchors for
+/// aliases elsewhere in the file (as docker-compose allows), and say nothing themselves.
+pub(crate) fn drop_anchor_holders(root: &mut Node) {
+    if let Value::Object(entries) = &mut root.value {
+        entries.retain(|(key, _)| !key.name.starts_with("x-"));
+    }
+}
+
 /// Validates a standalone TestSpec.
 pub(crate) fn validate_spec(root: &Node, cx: &mut Cx) -> Option<TestSpec> {
     let at = At::root("TestSpec");
     let before = cx.errors();
     let entries = cx.object(root, &at)?;
-    cx.unknown_keys(entries, &at, &SPEC_KEYS, spec_key_hint);
+    cx.unknown_keys(entries, &at, &SPEC_KEYS, |k| top_key_hint(k, spec_key_hint));
     let fields = fields(root, &at, cx);
     let spec = resolve(root, &at, fields, &Defaults::default(), cx);
+    if let Some(spec) = &spec {
+        framework_not_applied(std::iter::once((spec, root, String::new())), None, cx);
+    }
     (cx.errors() == before).then_some(spec).flatten()
 }
 
@@ -61,8 +77,12 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
     let before = cx.errors();
     let entries = cx.object(root, &at)?;
     cx.unknown_keys(entries, &at, &SUITE_KEYS, |k| {
-        SPEC_KEYS.contains(&k).then(|| {
-            format!("a suite does not take `{k}`; put it under `defaults` to give it to every test")
+        top_key_hint(k, |k| {
+            SPEC_KEYS.contains(&k).then(|| {
+                format!(
+                    "a suite does not take `{k}`; put it under `defaults` to give it to every test"
+                )
+            })
         })
     });
     let name = required_name(root, &at, cx);
@@ -70,6 +90,7 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
         cx.string(n, &at.key("description"))
     });
     let version = optional(root, "version", |n| cx.string(n, &at.key("version")));
+    let category = optional(root, "category", |n| cx.string(n, &at.key("category")));
     let tags = optional(root, "tags", |n| cx.string_list(n, &at.key("tags")));
     let defaults = optional(root, "defaults", |n| {
         let at = at.key("defaults").model("Defaults");
@@ -79,7 +100,7 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
             if k == "name" {
                 Some("each test names itself; `name` cannot be a default".to_owned())
             } else {
-                spec_key_hint(k)
+                nested_key_hint(k).or_else(|| spec_key_hint(k))
             }
         });
         Some(fields(n, &at, cx))
@@ -90,21 +111,16 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
             None
         }
         Some(node) => {
-            let at = at.key("tests");
-            cx.nonempty_list(node, &at).map(|items| {
-                let defaults = defaults.clone().flatten().unwrap_or_default();
-                items
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, item)| {
-                        let at = at.index(i).model("TestSpec");
-                        let entries = cx.object(item, &at)?;
-                        cx.unknown_keys(entries, &at, &SPEC_KEYS, spec_key_hint);
-                        let fields = fields(item, &at, cx);
-                        resolve(item, &at, fields, &defaults, cx)
-                    })
-                    .collect::<Vec<_>>()
-            })
+            let mut defaults = defaults.clone().flatten().unwrap_or_default();
+            // The suite's own category is the last fallback.
+            if root
+                .get("defaults")
+                .and_then(|d| d.get("category"))
+                .is_none()
+            {
+                defaults.category = category.clone().flatten();
+            }
+            suite_tests(root, node, &at.key("tests"), &defaults, cx)
         }
     };
     if cx.errors() > before {
@@ -115,8 +131,93 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
         tests: tests?,
         description: description?,
         version: version?,
+        category: category?,
         defaults: defaults?,
         tags: tags?,
+    })
+}
+
+/// A suite's `tests`, each with the defaults it does not set itself.
+fn suite_tests(
+    root: &Node,
+    node: &Node,
+    at: &At,
+    defaults: &Defaults,
+    cx: &mut Cx,
+) -> Option<Vec<TestSpec>> {
+    let items = cx.nonempty_list(node, at)?;
+    let tests: Vec<(TestSpec, &Node, String)> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let at = at.index(i).model("TestSpec");
+            let entries = cx.object(item, &at)?;
+            cx.unknown_keys(entries, &at, &SPEC_KEYS, |k| {
+                nested_key_hint(k).or_else(|| spec_key_hint(k))
+            });
+            let fields = fields(item, &at, cx);
+            let test = resolve(item, &at, fields, defaults, cx)?;
+            Some((test, item, format!("tests[{i}].")))
+        })
+        .collect();
+    let from_defaults = root.get("defaults").and_then(|d| d.get("framework"));
+    framework_not_applied(
+        tests.iter().map(|(t, n, p)| (t, *n, p.clone())),
+        from_defaults,
+        cx,
+    );
+    Some(tests.into_iter().map(|(t, _, _)| t).collect())
+}
+
+/// Frameworks do not run yet: one warning per file, at the first test that names one
+/// (or at the suite's default, when the test takes it from there). Each test comes
+/// with its node and the prefix of its paths (`tests[2].`).
+fn framework_not_applied<'a>(
+    tests: impl Iterator<Item = (&'a TestSpec, &'a Node, String)>,
+    defaults: Option<&Node>,
+    cx: &mut Cx,
+) {
+    for (test, node, prefix) in tests {
+        let Some(framework) = test.framework else {
+            continue;
+        };
+        let (path, at) = match (node.get("framework"), defaults) {
+            (Some(own), _) => (format!("{prefix}framework"), own),
+            (None, Some(default)) => ("defaults.framework".to_owned(), default),
+            (None, None) => continue,
+        };
+        let d = Diagnostic::new(
+            "framework-not-applied",
+            path,
+            format!(
+                "framework `{}` is not applied: Assay runs each test of this file as one call to the model, with its tools offered",
+                framework.name()
+            ),
+        )
+        .at(at.span)
+        .help("the test still runs and its assertions are checked; remove `framework` to silence this")
+        .warning();
+        cx.diags.push(d);
+        return;
+    }
+}
+
+/// Hints for a key at the top of a file: anchor holders, then `hint`.
+fn top_key_hint(key: &str, hint: impl Fn(&str) -> Option<String>) -> Option<String> {
+    if key.starts_with("x-") {
+        return Some(
+            "a top-level `x-` key is ignored only in YAML files, where it holds an anchor"
+                .to_owned(),
+        );
+    }
+    hint(key)
+}
+
+/// Hints for a key below the top of a file.
+fn nested_key_hint(key: &str) -> Option<String> {
+    key.starts_with("x-").then(|| {
+        "`x-` keys are ignored only at the top level of a YAML file; hold the anchor there"
+            .to_owned()
     })
 }
 
@@ -127,7 +228,7 @@ fn spec_key_hint(key: &str) -> Option<String> {
     if INPUT_KEYS.contains(&key) {
         return Some(format!("`{key}` goes under `inputs`"));
     }
-    if Assertion::NAMES.contains(&key) {
+    if crate::model::sentinel::Assertion::NAMES.contains(&key) {
         return Some(format!(
             "`{key}` is an assertion; write it as an item of `assertions`"
         ));
@@ -145,21 +246,43 @@ fn required_name(root: &Node, at: &At, cx: &mut Cx) -> Option<String> {
     }
 }
 
+/// A field a test must have (from itself or from the defaults): absent is `Some(None)`;
+/// present, even as null, it is validated, unless `null_is_absent`.
+fn required<T>(
+    node: &Node,
+    name: &str,
+    null_is_absent: bool,
+    f: impl FnOnce(&Node) -> Option<T>,
+) -> Option<Option<T>> {
+    match node.get(name) {
+        Some(n) if !(null_is_absent && n.value == Value::Null) => f(n).map(Some),
+        _ => Some(None),
+    }
+}
+
 /// Every field but `name`, each validated on its own; absent fields are `None`.
 /// Fields with errors are also `None` (their diagnostics are already in `cx`).
+///
+/// In a test, `model`, `inputs` and `assertions` written as null are type errors, as
+/// in pydantic (the test must have them, from itself or from the defaults); in
+/// `defaults`, null on any field means no default.
 fn fields(node: &Node, at: &At, cx: &mut Cx) -> Defaults {
+    let in_defaults = at.model == "Defaults";
     Defaults {
-        model: flat(optional(node, "model", |n| {
+        model: flat(required(node, "model", in_defaults, |n| {
             cx.nonempty_string(n, &at.key("model"))
         })),
-        inputs: flat(optional(node, "inputs", |n| {
+        inputs: flat(required(node, "inputs", in_defaults, |n| {
             inputs(n, &at.key("inputs").model("InputSpec"), cx)
         })),
-        assertions: flat(optional(node, "assertions", |n| {
-            assertions(n, &at.key("assertions"), cx)
+        assertions: flat(required(node, "assertions", in_defaults, |n| {
+            assertions::assertions(n, &at.key("assertions"), cx)
         })),
         description: flat(optional(node, "description", |n| {
             cx.string(n, &at.key("description"))
+        })),
+        category: flat(optional(node, "category", |n| {
+            cx.string(n, &at.key("category"))
         })),
         provider: flat(optional(node, "provider", |n| {
             let name = cx.choice(n, &at.key("provider"), &Provider::NAMES, true)?;
@@ -186,6 +309,7 @@ fn fields(node: &Node, at: &At, cx: &mut Cx) -> Defaults {
     }
 }
 
+/// The test's own value when it sets the field (null clears a default), else the default.
 fn pick<T: Clone>(set: bool, own: Option<T>, default: &Option<T>) -> Option<T> {
     if set { own } else { default.clone() }
 }
@@ -203,28 +327,28 @@ fn resolve(
     cx: &mut Cx,
 ) -> Option<TestSpec> {
     let name = required_name(node, at, cx);
-    let has = |k: &str| node.get(k).is_some_and(|n| n.value != Value::Null);
-    let model = pick(has("model"), own.model, &defaults.model);
-    let inputs = pick(has("inputs"), own.inputs, &defaults.inputs);
-    let assertions = pick(has("assertions"), own.assertions, &defaults.assertions);
-    let tools = pick(has("tools"), own.tools, &defaults.tools);
-    let framework = pick(has("framework"), own.framework, &defaults.framework);
+    let set = |k: &str| node.get(k).is_some();
+    let model = pick(set("model"), own.model, &defaults.model);
+    let inputs = pick(set("inputs"), own.inputs, &defaults.inputs);
+    let assertions = pick(set("assertions"), own.assertions, &defaults.assertions);
+    let tools = pick(set("tools"), own.tools, &defaults.tools);
+    let framework = pick(set("framework"), own.framework, &defaults.framework);
     let from_defaults = if at.path.is_empty() {
         ""
     } else {
         " (and `defaults` gives none)"
     };
     for (key, what, ok) in [
-        ("model", "a model name", model.is_some() || has("model")),
+        ("model", "a model name", model.is_some() || set("model")),
         (
             "inputs",
             "an inputs object",
-            inputs.is_some() || has("inputs"),
+            inputs.is_some() || set("inputs"),
         ),
         (
             "assertions",
             "a list of assertions",
-            assertions.is_some() || has("assertions"),
+            assertions.is_some() || set("assertions"),
         ),
     ] {
         if !ok {
@@ -235,96 +359,66 @@ fn resolve(
             }
         }
     }
-    if framework.is_some() && tools.is_none() {
-        let fw = node.get("framework").unwrap_or(node);
-        let d = Diagnostic::new(
-            "value-error",
-            at.key("framework").path,
-            "framework requires tools to be specified",
-        )
-        .at(fw.span)
-        .help("add `tools`, or remove `framework`");
-        cx.report(
-            d,
-            &at.key("framework"),
-            Some(Pyd::new(
-                "value_error",
-                "framework requires tools to be specified",
-            )),
-            None,
-        );
+    if framework.is_some() && tools.as_ref().is_none_or(Vec::is_empty) {
+        framework_requires_tools(node, at, tools.is_some(), cx);
         return None;
     }
     if let Some(list) = &assertions {
-        token_bounds(node, at, list, cx);
+        assertions::token_bounds(node, at, list, cx);
     }
     Some(TestSpec {
         name: name?,
         model: model?,
         inputs: inputs?,
         assertions: assertions?,
-        description: pick(has("description"), own.description, &defaults.description),
-        provider: pick(has("provider"), own.provider, &defaults.provider),
+        description: pick(set("description"), own.description, &defaults.description),
+        category: pick(set("category"), own.category, &defaults.category),
+        provider: pick(set("provider"), own.provider, &defaults.provider),
         tools,
         framework,
         framework_config: pick(
-            has("framework_config"),
+            set("framework_config"),
             own.framework_config,
             &defaults.framework_config,
         ),
         model_config: pick(
-            has("model_config"),
+            set("model_config"),
             own.model_config,
             &defaults.model_config,
         ),
-        seed: pick(has("seed"), own.seed, &defaults.seed),
-        timeout_ms: pick(has("timeout_ms"), own.timeout_ms, &defaults.timeout_ms),
-        tags: pick(has("tags"), own.tags, &defaults.tags),
+        seed: pick(set("seed"), own.seed, &defaults.seed),
+        timeout_ms: pick(set("timeout_ms"), own.timeout_ms, &defaults.timeout_ms),
+        tags: pick(set("tags"), own.tags, &defaults.tags),
     })
 }
 
-/// `min_tokens` above `max_tokens` can never pass.
-fn token_bounds(node: &Node, at: &At, list: &[Assertion], cx: &mut Cx) {
-    let min = list.iter().find_map(|a| match a {
-        Assertion::MinTokens(n) => Some(*n),
-        _ => None,
-    });
-    let max = list.iter().find_map(|a| match a {
-        Assertion::MaxTokens(n) => Some(*n),
-        _ => None,
-    });
-    if let (Some(min), Some(max)) = (min, max) {
-        if min > max {
-            let span = node.get("assertions").map(|n| n.span).unwrap_or(node.span);
-            let sentence =
-                format!("min_tokens {min} is greater than max_tokens {max}; no output can pass");
-            let d = Diagnostic::new("value-error", at.key("assertions").path, sentence.clone())
-                .at(span);
-            cx.report(
-                d,
-                &at.key("assertions"),
-                Some(Pyd::new("value_error", sentence)),
-                None,
-            );
-        }
-    }
-}
-
-fn non_negative(node: &Node, at: &At, cx: &mut Cx) -> Option<u64> {
-    let n = cx.integer(node, at)?;
-    if n < 0 {
-        cx.range_error(
-            node,
-            at,
-            "at least 0",
-            Pyd::new(
-                "greater_than_equal",
-                "Input should be greater than or equal to 0",
-            ),
-        );
-        return None;
-    }
-    u64::try_from(n).ok()
+/// `framework` with no tools, or an empty list of them (Sentinel's rule: an empty list
+/// is no tools).
+fn framework_requires_tools(node: &Node, at: &At, empty_list: bool, cx: &mut Cx) {
+    let fw = node.get("framework").unwrap_or(node);
+    let (span, help): (Span, &str) = match node.get("tools") {
+        Some(tools) if empty_list => (
+            tools.span,
+            "`tools` is empty: list the tools the framework may use, or remove `framework`",
+        ),
+        _ => (fw.span, "add `tools`, or remove `framework`"),
+    };
+    let d = Diagnostic::new(
+        "value-error",
+        at.key("framework").path,
+        "framework requires tools to be specified",
+    )
+    .at(span)
+    .help(help);
+    cx.report(
+        d,
+        &at.key("framework"),
+        Some(Pyd::new(
+            "value_error",
+            "framework requires tools to be specified",
+        )),
+        None,
+    );
 }
 
 fn inputs(node: &Node, at: &At, cx: &mut Cx) -> Option<InputSpec> {
@@ -335,6 +429,12 @@ fn inputs(node: &Node, at: &At, cx: &mut Cx) -> Option<InputSpec> {
             Some("a single user message goes in `query`".to_owned())
         }
         "system" => Some("did you mean `system_prompt`?".to_owned()),
+        k if MODEL_CONFIG_KEYS.contains(&k) => {
+            Some(format!("`{k}` goes under `model_config`, beside `inputs`"))
+        }
+        k if SPEC_KEYS.contains(&k) => {
+            Some(format!("`{k}` is a field of the test, beside `inputs`"))
+        }
         _ => None,
     });
     let query = optional(node, "query", |n| cx.string(n, &at.key("query")));
@@ -361,19 +461,42 @@ fn inputs(node: &Node, at: &At, cx: &mut Cx) -> Option<InputSpec> {
         system_prompt: system_prompt?,
         context: context?,
     };
-    if spec.query.is_none()
-        && spec.messages.is_none()
-        && spec.system_prompt.is_none()
-        && spec.context.is_none()
-    {
-        let sentence = "at least one of query, messages, system_prompt or context must be provided";
+    // Sentinel's rule: at least one input must say something; an empty string, list
+    // or object is as good as absent.
+    let says_something = spec.query.as_ref().is_some_and(|q| !q.is_empty())
+        || spec.messages.as_ref().is_some_and(|m| !m.is_empty())
+        || spec.system_prompt.as_ref().is_some_and(|p| !p.is_empty())
+        || spec.context.as_ref().is_some_and(|c| !c.is_empty());
+    if !says_something {
+        let empty: Vec<&str> = INPUT_KEYS
+            .iter()
+            .copied()
+            .filter(|k| super::cx::present(node, k).is_some())
+            .collect();
+        let sentence = if empty.is_empty() {
+            "at least one of query, messages, system_prompt or context must be provided".to_owned()
+        } else {
+            let quoted: Vec<String> = empty.iter().map(|k| format!("`{k}`")).collect();
+            let (names, verb) = match quoted.split_last() {
+                Some((last, rest)) if !rest.is_empty() => {
+                    (format!("{} and {last}", rest.join(", ")), "are")
+                }
+                _ => (quoted.concat(), "is"),
+            };
+            format!(
+                "at least one of query, messages, system_prompt or context must say something; {names} {verb} empty"
+            )
+        };
         let d = Diagnostic::new("value-error", &at.path, sentence)
             .at(node.span)
-            .expected(format!("one of {}", list_names(&INPUT_KEYS)));
+            .expected(format!("a non-empty {}", list_names(&INPUT_KEYS)));
         cx.report(
             d,
             at,
-            Some(Pyd::new("value_error", format!("Value error, {sentence}"))),
+            Some(Pyd::new(
+                "value_error",
+                "Value error, At least one input field (query, messages, system_prompt, or context) must be provided",
+            )),
             Some(node),
         );
         return None;
@@ -504,7 +627,7 @@ fn tools(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Tool>> {
                         format!("tool `{}` is listed twice", t.name()),
                     )
                     .at(item.span);
-                    cx.report(d, &at, None, None);
+                    cx.own(d, &at, "providers refuse two tools of one name", None);
                     ok = false;
                 }
                 out.push(t);
@@ -545,13 +668,13 @@ fn tool_spec(node: &Node, at: &At, cx: &mut Cx) -> Option<ToolSpec> {
         let schema = serde_json::Value::Object(map.clone());
         if let Some(problem) = json_schema_problem(&schema) {
             let sentence = format!("parameters is not a valid JSON Schema: {problem}");
-            let d = Diagnostic::new("invalid-json-schema", &at.path, sentence.clone())
+            let d = Diagnostic::new("invalid-json-schema", &at.path, sentence)
                 .at(n.span)
                 .expected("a JSON Schema, e.g. `{type: object, properties: {...}}`");
-            cx.report(
+            cx.own(
                 d,
                 &at,
-                Some(Pyd::new("value_error", format!("Value error, {sentence}"))),
+                "Sentinel takes any object; providers refuse parameters that are not a JSON Schema",
                 None,
             );
             return None;
@@ -595,173 +718,4 @@ fn json_schema_problem(schema: &serde_json::Value) -> Option<String> {
             format!("at `{path}`: {e}")
         }
     })
-}
-
-fn assertions(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Assertion>> {
-    let items = cx.nonempty_list(node, at)?;
-    let out: Vec<Option<Assertion>> = items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| assertion(item, &at.index(i), cx))
-        .collect();
-    out.into_iter().collect()
-}
-
-fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
-    let Value::Object(entries) = &node.value else {
-        let d = Diagnostic::new(
-            "invalid-type",
-            &at.path,
-            format!(
-                "expected an assertion such as `must_contain: \"x\"`, found {}",
-                super::cx::a_type(node)
-            ),
-        )
-        .at(node.span)
-        .expected(format!(
-            "an object with one key: {}",
-            list_names(&Assertion::NAMES)
-        ))
-        .maybe_help(node.as_str().and_then(|s| {
-            Assertion::NAMES
-                .contains(&s)
-                .then(|| format!("give `{s}` a value: `- {s}: ...`"))
-        }));
-        cx.report(
-            d,
-            at,
-            Some(Pyd::new("dict_type", "Input should be a valid dictionary")),
-            Some(node),
-        );
-        return None;
-    };
-    if entries.len() != 1 {
-        let keys: Vec<&str> = entries.iter().map(|(k, _)| k.name.as_str()).collect();
-        let sentence = format!(
-            "an assertion has exactly one key, found {}{}",
-            entries.len(),
-            if keys.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", list_names(&keys))
-            }
-        );
-        let d = Diagnostic::new("invalid-assertion", &at.path, sentence.clone())
-            .at(node.span)
-            .help("write each assertion as its own list item");
-        cx.report(
-            d,
-            at,
-            Some(Pyd::new("value_error", format!("Value error, {sentence}"))),
-            Some(node),
-        );
-        return None;
-    }
-    let (key, value) = &entries[0];
-    let at = at.key(&key.name);
-    let pos = |cx: &mut Cx| cx.positive(value, &at);
-    match key.name.as_str() {
-        "must_contain" => cx.nonempty_string(value, &at).map(Assertion::MustContain),
-        "must_not_contain" => cx
-            .nonempty_string(value, &at)
-            .map(Assertion::MustNotContain),
-        "regex_match" => {
-            let pattern = cx.nonempty_string(value, &at)?;
-            let compiled = cx
-                .regexes
-                .entry(pattern.clone())
-                .or_insert_with(|| {
-                    Pattern::new(&pattern).map_err(|e| first_line_of_regex_error(&e))
-                })
-                .clone();
-            match compiled {
-                Ok(compiled) => Some(Assertion::RegexMatch(compiled)),
-                Err(why) => {
-                    let sentence = format!("invalid regular expression: {why}");
-                    let d =
-                        Diagnostic::new("invalid-regex", &at.path, sentence.clone()).at(value.span);
-                    cx.report(
-                        d,
-                        &at,
-                        Some(Pyd::new("value_error", format!("Value error, {sentence}"))),
-                        Some(value),
-                    );
-                    None
-                }
-            }
-        }
-        "must_call_tool" => match &value.value {
-            Value::String(_) => cx
-                .nonempty_string(value, &at)
-                .map(|s| Assertion::MustCallTool(vec![s])),
-            Value::Array(_) => {
-                let items = cx.nonempty_list(value, &at)?;
-                let names: Vec<Option<String>> = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| cx.nonempty_string(n, &at.index(i)))
-                    .collect();
-                names
-                    .into_iter()
-                    .collect::<Option<Vec<_>>>()
-                    .map(Assertion::MustCallTool)
-            }
-            _ => {
-                cx.type_error(
-                    value,
-                    &at,
-                    "a tool name or a list of them",
-                    Pyd::new(
-                        "string_type",
-                        "Input should be a valid string or a valid list",
-                    ),
-                );
-                None
-            }
-        },
-        "output_type" => {
-            let name = cx.choice(value, &at, &OutputType::NAMES, true)?;
-            OutputType::from_name(&name).map(Assertion::OutputType)
-        }
-        "max_latency_ms" => pos(cx).map(Assertion::MaxLatencyMs),
-        "min_tokens" => non_negative(value, &at, cx).map(Assertion::MinTokens),
-        "max_tokens" => pos(cx).map(Assertion::MaxTokens),
-        other => {
-            let d = Diagnostic::new(
-                "unknown-assertion",
-                &at.path,
-                format!("unknown assertion `{other}`"),
-            )
-            .at(key.span)
-            .expected(format!("one of {}", list_names(&Assertion::NAMES)))
-            .maybe_help(did_you_mean(other, Assertion::NAMES.iter().copied()));
-            cx.report(
-                d,
-                &at,
-                Some(Pyd::new(
-                    "literal_error",
-                    format!("Input should be {}", python_or(&Assertion::NAMES)),
-                )),
-                None,
-            );
-            None
-        }
-    }
-}
-
-fn python_or(names: &[&str]) -> String {
-    let q: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
-    match q.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => q.join(""),
-    }
-}
-
-/// The regex crate's message is a multi-line snippet; keep its last line, the reason.
-fn first_line_of_regex_error(e: &regex::Error) -> String {
-    let text = e.to_string();
-    text.lines()
-        .rev()
-        .find_map(|l| l.trim().strip_prefix("error: ").map(str::to_owned))
-        .unwrap_or_else(|| text.lines().last().unwrap_or("").trim().to_owned())
 }

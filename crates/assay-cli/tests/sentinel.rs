@@ -1,0 +1,213 @@
+//! Sentinel specs as Sentinel's own users write them, run for real through `assay run`
+//! against the fake OpenAI server on 127.0.0.1: the verdicts Sentinel's run time would
+//! give (text checks in any letter case, multi-line regexes), the forms Assay adds
+//! (lists of texts, `case_sensitive`), `category` as a tag, and the warning that a
+//! framework is not applied.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use assay_testkit::providers::Reply;
+use assay_testkit::providers::openai::FakeOpenAi;
+
+const SUITE: &str = r#"# A quickstart-style suite, with the checks Sentinel users write.
+x-model: &model
+  model: gpt-4o-mini
+  provider: openai
+
+name: sentinel users
+tests:
+  - name: hello in any case
+    <<: *model
+    category: qa
+    inputs: {query: "Say hello"}
+    assertions:
+      - must_contain: "hello"
+      - must_not_contain: "GOODBYE"
+  - name: hello in its exact case
+    <<: *model
+    inputs: {query: "Say hello"}
+    assertions:
+      - must_contain: {text: "hello", case_sensitive: true}
+  - name: every text of a list
+    <<: *model
+    category: qa
+    inputs: {query: "Price and shipping"}
+    assertions:
+      - must_contain: ["price", "SHIPPING"]
+      - must_not_contain: ["refund", "out of stock"]
+  - name: a list with one text missing
+    <<: *model
+    inputs: {query: "Price and shipping"}
+    assertions:
+      - must_contain: ["price", "returns"]
+  - name: multi-line json
+    <<: *model
+    category: code-generation
+    inputs: {query: "Give me JSON"}
+    assertions:
+      - regex_match: "\\{.*\\}"
+  - name: code after the first line
+    <<: *model
+    category: code-generation
+    inputs: {query: "Write add"}
+    assertions:
+      - regex_match: "^def \\w+"
+  - name: a framework that is not applied
+    <<: *model
+    framework: langgraph
+    tools: [web_search]
+    inputs: {query: "Say hello"}
+    assertions:
+      - must_contain: hello
+  - name: another framework, no second warning
+    <<: *model
+    framework: strands
+    tools: [web_search]
+    inputs: {query: "Say hello"}
+    assertions:
+      - must_contain: hello
+"#;
+
+fn run(dir: &Path, fake: &FakeOpenAi, extra: &[&str]) -> (Output, serde_json::Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", "suite.yaml", "--json", "report.json"])
+        .args(extra)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("OPENAI_BASE_URL", fake.base_url())
+        .env("OPENAI_API_KEY", "sk-fake-openai")
+        .env_remove("ANTHROPIC_API_KEY")
+        .output()
+        .unwrap();
+    let report = std::fs::read_to_string(dir.join("report.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (out, report)
+}
+
+fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = report["units"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|u| {
+            (
+                u["unit"]["name"].as_str().unwrap_or_default().to_owned(),
+                u["verdict"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = list
+        .iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect();
+    v.sort();
+    v
+}
+
+fn fake() -> (tokio::runtime::Runtime, FakeOpenAi) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.expect_key("sk-fake-openai");
+    fake.on_message("Say hello", Reply::text("Hello from JSON"));
+    fake.on_message(
+        "Price and shipping",
+        Reply::text("Price: $20. Shipping is free."),
+    );
+    fake.on_message(
+        "Give me JSON",
+        Reply::text("Here it is:\n{\n  \"city\": \"Paris\"\n}\n"),
+    );
+    fake.on_message(
+        "Write add",
+        Reply::text("Sure:\ndef add(a, b):\n    return a + b\n"),
+    );
+    (rt, fake)
+}
+
+#[test]
+fn sentinel_specs_get_the_verdicts_sentinel_gives() {
+    let (_rt, fake) = fake();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("suite.yaml"), SUITE).unwrap();
+    let (out, report) = run(dir.path(), &fake, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "two tests fail: {stderr}");
+    assert_eq!(
+        verdicts(&report),
+        pairs(&[
+            ("hello in any case", "passed"),
+            ("hello in its exact case", "failed"),
+            ("every text of a list", "passed"),
+            ("a list with one text missing", "failed"),
+            ("multi-line json", "passed"),
+            ("code after the first line", "passed"),
+            ("a framework that is not applied", "passed"),
+            ("another framework, no second warning", "passed"),
+        ]),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "expected the output to contain \"price\" and \"returns\"; missing \"returns\""
+        ),
+        "{stderr}"
+    );
+    // One warning for the file, however many tests name a framework.
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("warning[framework-not-applied]"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "suite.yaml:46:16: warning[framework-not-applied]: tests[6].framework: framework `langgraph` is not applied: Assay runs each test of this file as one call to the model, with its tools offered"
+        ],
+        "{stderr}"
+    );
+    // The framework test ran as one plain model call, with its tool offered.
+    let hello_with_tools = fake
+        .requests()
+        .into_iter()
+        .map(|r| r.json())
+        .filter(|b| b["tools"].is_array())
+        .count();
+    assert_eq!(hello_with_tools, 2);
+}
+
+#[test]
+fn category_is_a_tag_to_select_by() {
+    let (_rt, fake) = fake();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("suite.yaml"), SUITE).unwrap();
+    let (out, report) = run(dir.path(), &fake, &["--tag", "qa"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        verdicts(&report),
+        pairs(&[
+            ("hello in any case", "passed"),
+            ("every text of a list", "passed"),
+        ])
+    );
+    let list = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["list", "--format", "json", "suite.yaml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let plan: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(plan["cases"][0]["category"], "qa");
+    assert_eq!(plan["cases"][0]["tags"], serde_json::json!(["qa"]));
+    assert!(plan["cases"][1].get("category").is_none());
+}
