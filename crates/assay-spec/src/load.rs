@@ -168,7 +168,7 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
     } else {
         syntax::parse(&source, syntax, env)
     };
-    let tree = match parsed {
+    let mut tree = match parsed {
         Ok(tree) => tree,
         Err(diags) => {
             return Some(Loaded {
@@ -210,6 +210,10 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
             warnings: Vec::new(),
         });
     };
+    if dialect == Dialect::DataDriven && syntax == Syntax::Hocon {
+        let roots = syntax::hocon::substitution_roots(&source);
+        crate::validate::data_driven::drop_substitution_sources(&mut tree, &roots);
+    }
     let (outcome, warnings) = validate(&tree, dialect);
     Some(Loaded {
         source,
