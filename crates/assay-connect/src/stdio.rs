@@ -47,6 +47,9 @@ pub struct StdioCommand {
     pub cwd: Option<PathBuf>,
     /// The cap on one response, in bytes.
     pub max_body_bytes: u64,
+    /// How messages name the command, instead of its words (when those are long, as a
+    /// program passed with `python -c` is).
+    pub label: Option<String>,
 }
 
 impl fmt::Debug for StdioCommand {
@@ -56,6 +59,7 @@ impl fmt::Debug for StdioCommand {
             .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("cwd", &self.cwd)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("label", &self.label)
             .finish()
     }
 }
@@ -68,11 +72,15 @@ impl StdioCommand {
             env: BTreeMap::new(),
             cwd: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            label: None,
         }
     }
 
-    /// The command as messages show it: `` `python3 agent.py` ``.
+    /// The command as messages show it: `` `python3 agent.py` ``, or its `label`.
     pub fn display(&self) -> String {
+        if let Some(label) = &self.label {
+            return label.clone();
+        }
         let words: Vec<String> = self
             .command
             .iter()
@@ -277,6 +285,7 @@ impl StdioConversation {
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect();
         line["metadata"] = Value::Object(metadata);
+        line["use_direct"] = Value::Bool(request.use_direct);
         let mut bytes = line.to_string().into_bytes();
         bytes.push(b'\n');
         let start = Instant::now();

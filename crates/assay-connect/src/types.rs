@@ -33,6 +33,9 @@ pub struct AgentRequest {
     pub metadata: BTreeMap<String, String>,
     /// A limit on the whole exchange, retries included.
     pub timeout: Option<Duration>,
+    /// The case's `use_direct`: how a neuro-san network run in-process reaches its
+    /// external agents. Sent over stdio (a server decides this for itself).
+    pub use_direct: bool,
 }
 
 impl AgentRequest {
@@ -87,6 +90,7 @@ impl fmt::Debug for AgentRequest {
             .field("chat_filter", &self.chat_filter)
             .field("metadata", &metadata)
             .field("timeout", &self.timeout)
+            .field("use_direct", &self.use_direct)
             .finish()
     }
 }

@@ -382,7 +382,10 @@ async fn conversation(
 ) -> Result<(), ErrorInfo> {
     let case = &ctx.case;
     let Target::Agent {
-        agent, metadata, ..
+        agent,
+        metadata,
+        use_direct,
+        ..
     } = &case.target
     else {
         return model_call(ctx, out).await;
@@ -422,6 +425,7 @@ async fn conversation(
             chat_filter: step.chat_filter,
             metadata: headers.clone(),
             timeout: step.timeout,
+            use_direct: *use_direct,
         };
         let started = Instant::now();
         let result = conv.send(&request).await;

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use super::cx::{At, Cx, Pyd};
 use crate::diag::Diagnostic;
 use crate::model::config::{
-    AgentConfig, ConcurrencyConfig, Config, JudgeConfig, ProviderConfig, ProviderName,
+    AgentConfig, ConcurrencyConfig, Config, JudgeConfig, NeuroSanConfig, ProviderConfig,
+    ProviderName,
 };
 use crate::node::Node;
 
@@ -17,7 +18,14 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     cx.unknown_keys(
         entries,
         &at,
-        &["server", "agents", "judge", "providers", "concurrency"],
+        &[
+            "server",
+            "agents",
+            "judge",
+            "providers",
+            "concurrency",
+            "neuro_san",
+        ],
         |_| None,
     );
     let mut config = Config {
@@ -68,7 +76,58 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             });
         }
     }
+    if let Some(n) = root.get("neuro_san") {
+        config.neuro_san = neuro_san(n, &at.key("neuro_san"), cx);
+    }
     (cx.errors() == before).then_some(config)
+}
+
+fn neuro_san(node: &Node, at: &At, cx: &mut Cx) -> Option<NeuroSanConfig> {
+    let entries = cx.object(node, at)?;
+    cx.unknown_keys(
+        entries,
+        at,
+        &["python", "manifest", "tool_path", "env"],
+        |k| match k {
+            "AGENT_MANIFEST_FILE" | "manifest_file" => {
+                Some("the manifest is `manifest`".to_owned())
+            }
+            "AGENT_TOOL_PATH" => Some("the coded tools' folder is `tool_path`".to_owned()),
+            _ => None,
+        },
+    );
+    let path = |key: &str, cx: &mut Cx| {
+        node.get(key)
+            .and_then(|n| cx.nonempty_string(n, &at.key(key)))
+    };
+    let mut config = NeuroSanConfig {
+        python: path("python", cx),
+        manifest: path("manifest", cx),
+        tool_path: path("tool_path", cx),
+        env: BTreeMap::new(),
+    };
+    if let Some(e) = node.get("env") {
+        let at = at.key("env");
+        for (key, value) in cx.object(e, &at).unwrap_or_default() {
+            if looks_secret(&key.name) {
+                // The snippet is not shown for this code, so the secret is not printed back.
+                let d = Diagnostic::new(
+                    "secret-in-file",
+                    at.key(&key.name).path,
+                    format!(
+                        "`{}` looks like a secret; secrets never go in files",
+                        key.name
+                    ),
+                )
+                .at(key.span)
+                .help("set it in the environment Assay runs in; neuro-san inherits it");
+                cx.report(d, &at.key(&key.name), None, None);
+            } else if let Some(v) = cx.string(value, &at.key(&key.name)) {
+                config.env.insert(key.name.clone(), v);
+            }
+        }
+    }
+    Some(config)
 }
 
 fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u32> {

@@ -43,9 +43,8 @@ const RESPONSE_KEYS: [&str; 3] = ["text", "sly_data", "structure"];
 /// substitution names stays, and is an error.
 pub(crate) fn drop_substitution_sources(root: &mut Node, roots: &[String]) {
     if let Value::Object(entries) = &mut root.value {
-        entries.retain(|(key, _)| {
-            TOP_KEYS.contains(&key.name.as_str()) || !roots.contains(&key.name)
-        });
+        entries
+            .retain(|(key, _)| TOP_KEYS.contains(&key.name.as_str()) || !roots.contains(&key.name));
     }
 }
 
