@@ -159,7 +159,7 @@ fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
         match check(&state, &request) {
             Err(r) => json_answer(r.status, &[], &r.body),
             Ok(body) => {
-                let reply = state.next(&last_user_text(&body));
+                let reply = state.next_for(&body, &last_user_text(&body));
                 answer(&body, reply).await
             }
         }
