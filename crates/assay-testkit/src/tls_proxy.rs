@@ -96,7 +96,9 @@ mod tests {
             let (mut s, _) = upstream.accept().await.unwrap();
             let mut buf = [0u8; 4];
             s.read_exact(&mut buf).await.unwrap();
-            s.write_all(&buf.map(|b| b.to_ascii_uppercase())).await.unwrap();
+            s.write_all(&buf.map(|b| b.to_ascii_uppercase()))
+                .await
+                .unwrap();
         });
         let proxy = TlsProxy::start(upstream_addr).await;
         let mut roots = rustls::RootCertStore::empty();

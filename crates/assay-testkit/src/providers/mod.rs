@@ -27,9 +27,9 @@ macro_rules! scripting {
             pub fn respond_with(
                 &self,
                 responder: impl Fn(&serde_json::Value) -> Option<$crate::providers::Reply>
-                    + Send
-                    + Sync
-                    + 'static,
+                + Send
+                + Sync
+                + 'static,
             ) -> &$fake {
                 self.state.set_responder(std::sync::Arc::new(responder));
                 self

@@ -458,10 +458,14 @@ mod tests {
         state.push(Reply::text("first"));
         state.rule("capital", Reply::text("Paris"));
         state.set_responder(Arc::new(|body: &Value| {
-            body.get("tools").map(|_| Reply::tool_call("lookup", json!({})))
+            body.get("tools")
+                .map(|_| Reply::tool_call("lookup", json!({})))
         }));
         let with_tools = json!({"tools": []});
-        assert_eq!(state.next_for(&with_tools, "capital?"), Reply::text("first"));
+        assert_eq!(
+            state.next_for(&with_tools, "capital?"),
+            Reply::text("first")
+        );
         assert_eq!(
             state.next_for(&with_tools, "capital?"),
             Reply::tool_call("lookup", json!({}))
