@@ -6,6 +6,7 @@
 mod demo;
 mod http;
 mod mcp;
+mod mcp_chat_filter;
 mod neuro_san_direct;
 mod providers_anthropic;
 mod providers_bedrock;
