@@ -110,18 +110,12 @@ fn neuro_san(node: &Node, at: &At, cx: &mut Cx) -> Option<NeuroSanConfig> {
         let at = at.key("env");
         for (key, value) in cx.object(e, &at).unwrap_or_default() {
             if looks_secret(&key.name) {
-                // The snippet is not shown for this code, so the secret is not printed back.
-                let d = Diagnostic::new(
-                    "secret-in-file",
-                    at.key(&key.name).path,
-                    format!(
-                        "`{}` looks like a secret; secrets never go in files",
-                        key.name
-                    ),
-                )
-                .at(key.span)
-                .help("set it in the environment Assay runs in; neuro-san inherits it");
-                cx.report(d, &at.key(&key.name), None, None);
+                secret_in_file(
+                    key,
+                    &at,
+                    "set it in the environment Assay runs in; neuro-san inherits it",
+                    cx,
+                );
             } else if let Some(v) = cx.string(value, &at.key(&key.name)) {
                 config.env.insert(key.name.clone(), v);
             }
@@ -276,18 +270,12 @@ fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
         .cloned()
         .partition(|(k, _)| looks_secret(&k.name));
     for (key, _) in &secrets {
-        // The snippet is not shown for this code, so the secret is not printed back.
-        let d = Diagnostic::new(
-            "secret-in-file",
-            at.key(&key.name).path,
-            format!(
-                "`{}` looks like a secret; secrets never go in files",
-                key.name
-            ),
-        )
-        .at(key.span)
-        .help("put it in an environment variable and name that variable with `api_key_env`");
-        cx.report(d, &at.key(&key.name), None, None);
+        secret_in_file(
+            key,
+            at,
+            "put it in an environment variable and name that variable with `api_key_env`",
+            cx,
+        );
     }
     cx.unknown_keys(&others, at, &KEYS, |_| None);
     Some(ProviderConfig {
@@ -307,6 +295,22 @@ fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
             .get("region")
             .and_then(|n| cx.nonempty_string(n, &at.key("region"))),
     })
+}
+
+/// Reports `key` of the object at `at` as a secret written in the file. The snippet is
+/// not shown for this code, so the secret is not printed back.
+fn secret_in_file(key: &crate::node::Key, at: &At, help: &str, cx: &mut Cx) {
+    let d = Diagnostic::new(
+        "secret-in-file",
+        at.key(&key.name).path,
+        format!(
+            "`{}` looks like a secret; secrets never go in files",
+            key.name
+        ),
+    )
+    .at(key.span)
+    .help(help);
+    cx.report(d, &at.key(&key.name), None, None);
 }
 
 /// Whether a key's name suggests it holds a secret.
