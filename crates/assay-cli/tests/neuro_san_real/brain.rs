@@ -64,8 +64,18 @@ fn answer(body: &Value, coin: &AtomicUsize) -> Reply {
         return Reply::text(verdict);
     }
     if system.contains("ROLE calculator") {
+        // The tool says `added: the sum is 5`; the front man parses the JSON block into
+        // its structure.
         return match tool_result {
-            Some(result) => Reply::text(format!("The sum is ready: {result}")),
+            Some(result) => {
+                let sum: Value = result
+                    .rsplit(' ')
+                    .next()
+                    .and_then(|n| serde_json::from_str(n).ok())
+                    .unwrap_or(Value::Null);
+                let block = json!({ "sum": sum });
+                Reply::text(format!("The sum is ready: {result}\n```json\n{block}\n```"))
+            }
             None => Reply::tool_call("adder", json!({"operation": "add"})),
         };
     }
