@@ -1,13 +1,13 @@
 //! The `direct` connection to neuro-san networks: which agents go to the bridge, and the
 //! bridge's side of the protocol.
 //!
-//! The bridge runs against real neuro-san in `crates/assay-cli/tests/neuro_san_real.rs`
+//! The bridge runs against real neuro-san in `crates/assay-cli/tests/neuro_san_real`
 //! (which needs a venv with neuro-san). Here, so that the protocol's corner cases run on
-//! every machine with a `python3`, it runs against a stand-in `neuro_san` package that
-//! offers the part of neuro-san's session API the bridge uses (`AgentSessionFactory`,
-//! `create_session`, `reset`, `streaming_chat`, `close`) and streams what the tests need:
-//! message types as Python enums, an intermediate `AGENT_FRAMEWORK` message, output on
-//! stdout, a request without text.
+//! every machine with a `python3`, it runs against `fixtures/neuro-san-stand-in`, a
+//! stand-in `neuro_san` package that offers the part of neuro-san's session API the
+//! bridge uses (`AgentSessionFactory`, `create_session`, `reset`, `streaming_chat`,
+//! `close`) and streams what the tests need: message types as Python enums, an
+//! intermediate `AGENT_FRAMEWORK` message, output on stdout, a request without text.
 
 use std::path::Path;
 
@@ -19,66 +19,14 @@ use assay_connect::{
 use assay_spec::model::config::NeuroSanConfig;
 use serde_json::json;
 
-/// `neuro_san/client/agent_session_factory.py` of the stand-in package.
-const FACTORY: &str = r#"
-import enum, json, os
-
-
-class Kind(enum.IntEnum):
-    AI = 4
-    AGENT_FRAMEWORK = 101
-
-
-class Session:
-    def __init__(self, agent, use_direct, metadata):
-        self.agent, self.use_direct, self.metadata = agent, use_direct, metadata
-        self.resets = 0
-
-    def reset(self):
-        self.resets += 1
-
-    def close(self):
-        pass
-
-    def streaming_chat(self, request):
-        print("library chatter on stdout")
-        text = request["user_message"]["text"]
-        if text is None:
-            yield {}
-            return
-        yield {}
-        yield {"response": {"type": Kind.AI, "text": "working", "origin": ({"tool": "front", "instantiation_index": 1},)}}
-        yield {"response": {"type": Kind.AGENT_FRAMEWORK, "text": "Retrying: the model failed", "origin": [{"tool": "front", "instantiation_index": 1}], "chat_context": {}}}
-        turns = (request.get("chat_context") or {}).get("turns", 0) + 1
-        yield {"response": {"type": Kind.AGENT_FRAMEWORK, "text": f"{self.agent} says {text}",
-                            "chat_context": {"turns": turns},
-                            "sly_data": {"use_direct": self.use_direct, "metadata": self.metadata,
-                                         "resets": self.resets, "request": request,
-                                         "manifest": os.environ.get("AGENT_MANIFEST_FILE"),
-                                         "tools": os.environ.get("AGENT_TOOL_PATH")}}}
-
-
-class AgentSessionFactory:
-    def create_session(self, session_type, agent_name, use_direct=False, metadata=None):
-        assert session_type == "direct", session_type
-        if agent_name == "missing":
-            raise ValueError('Agent named "missing" not found in manifest file')
-        return Session(agent_name, use_direct, metadata)
-"#;
-
-/// Writes the stand-in package under `dir`.
-fn stand_in(dir: &Path) {
-    let client = dir.join("neuro_san/client");
-    std::fs::create_dir_all(&client).unwrap();
-    std::fs::write(dir.join("neuro_san/__init__.py"), "").unwrap();
-    std::fs::write(client.join("__init__.py"), "").unwrap();
-    std::fs::write(client.join("agent_session_factory.py"), FACTORY).unwrap();
+/// `fixtures/neuro-san-stand-in`: the stand-in package's folder.
+fn stand_in() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/neuro-san-stand-in")
 }
 
 fn direct(dir: &Path) -> NeuroSanDirect {
-    stand_in(dir);
     NeuroSanDirect::new("python3")
-        .with_env("PYTHONPATH", dir.display().to_string())
+        .with_env("PYTHONPATH", stand_in().display().to_string())
         .with_cwd(dir)
 }
 
