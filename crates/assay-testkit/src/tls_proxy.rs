@@ -84,6 +84,8 @@ impl Drop for TlsProxy {
 
 #[cfg(test)]
 mod tests {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     use super::*;
@@ -102,7 +104,7 @@ mod tests {
         });
         let proxy = TlsProxy::start(upstream_addr).await;
         let mut roots = rustls::RootCertStore::empty();
-        for cert in rustls_pemfile::certs(&mut proxy.cert_pem().as_bytes()) {
+        for cert in CertificateDer::pem_slice_iter(proxy.cert_pem().as_bytes()) {
             roots.add(cert.unwrap()).unwrap();
         }
         let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
