@@ -12,6 +12,7 @@
 //! | `http`, `https` | [`NeuroSanHttp`] | `POST {base}/api/v1/{agent}/streaming_chat`, JSON lines back |
 //! | `mcp` | [`NeuroSanMcp`] | JSON-RPC 2.0 at `POST {base}/mcp`: `initialize`, then `tools/call` |
 //! | `direct` (a command) | [`StdioConnector`] | one JSON line per request on stdin, JSON lines back on stdout (`docs/direct-agents.md`) |
+//! | `direct` (a neuro-san network) | [`neuro_san_direct::NeuroSanDirect`] | the same, to Assay's bridge into neuro-san's library |
 //! | `direct` (Rust) | [`Registry`] of [`InProcessAgent`]s | a function call |
 //!
 //! The wire format follows neuro-san to the letter (`shared/research/neuro-san.md` §4):
@@ -115,6 +116,7 @@ mod error;
 mod http;
 mod inprocess;
 mod mcp;
+pub mod neuro_san_direct;
 pub mod provider;
 pub mod retry;
 mod server;
@@ -131,6 +133,7 @@ pub use error::{ConnectError, ErrorKind};
 pub use http::{HttpOptions, INFO_TIMEOUT, NeuroSanHttp};
 pub use inprocess::{InProcessAgent, Registry, from_fn};
 pub use mcp::{MCP_PROTOCOL_VERSION, NeuroSanMcp};
+pub use neuro_san_direct::{DirectConnector, NeuroSanDirect};
 pub use reqwest::Url;
 pub use retry::{RetryPolicy, Statuses};
 pub use server::{DEFAULT_SERVER, SERVER_ENV, label, parse_server, resolve_server, with_scheme};

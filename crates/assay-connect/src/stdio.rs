@@ -55,6 +55,9 @@ pub struct StdioCommand {
     /// The limit on an exchange whose request sets none; `None` leaves it to the
     /// connector ([`StdioConnector::with_timeouts`]).
     pub timeout: Option<Duration>,
+    /// How messages name the command, instead of its words (when those are long, as a
+    /// program passed with `python -c` is).
+    pub label: Option<String>,
 }
 
 impl fmt::Debug for StdioCommand {
@@ -65,6 +68,7 @@ impl fmt::Debug for StdioCommand {
             .field("cwd", &self.cwd)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("timeout", &self.timeout)
+            .field("label", &self.label)
             .finish()
     }
 }
@@ -78,11 +82,15 @@ impl StdioCommand {
             cwd: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             timeout: None,
+            label: None,
         }
     }
 
-    /// The command as messages show it: `` `python3 agent.py` ``.
+    /// The command as messages show it: `` `python3 agent.py` ``, or its `label`.
     pub fn display(&self) -> String {
+        if let Some(label) = &self.label {
+            return label.clone();
+        }
         let words: Vec<String> = self
             .command
             .iter()
@@ -105,7 +113,7 @@ impl StdioCommand {
 
     /// Starts the command with `default` as the limit on an exchange whose request and
     /// command set none, and `idle` as the longest wait for a line.
-    fn start_with(
+    pub(crate) fn start_with(
         &self,
         default: Option<Duration>,
         idle: Option<Duration>,
@@ -193,6 +201,11 @@ impl StdioConnector {
     /// No agents.
     pub fn new() -> StdioConnector {
         StdioConnector::default()
+    }
+
+    /// The limit on an exchange whose request and command set none, and the idle limit.
+    pub(crate) fn limits(&self) -> (Option<Duration>, Option<Duration>) {
+        (self.timeout, self.idle_timeout)
     }
 
     /// The connector with `timeout` as the limit on an exchange whose request and
@@ -336,6 +349,7 @@ impl StdioConversation {
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect();
         line["metadata"] = Value::Object(metadata);
+        line["use_direct"] = Value::Bool(request.use_direct);
         let mut bytes = line.to_string().into_bytes();
         bytes.push(b'\n');
         let start = Instant::now();

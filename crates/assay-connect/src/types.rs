@@ -34,6 +34,9 @@ pub struct AgentRequest {
     /// A limit on the whole exchange, retries included; `None` takes the connector's
     /// default ([`crate::DEFAULT_TIMEOUT`] unless configured otherwise).
     pub timeout: Option<Duration>,
+    /// The case's `use_direct`: how a neuro-san network run in-process reaches its
+    /// external agents. Sent over stdio (a server decides this for itself).
+    pub use_direct: bool,
 }
 
 impl AgentRequest {
@@ -88,6 +91,7 @@ impl fmt::Debug for AgentRequest {
             .field("chat_filter", &self.chat_filter)
             .field("metadata", &metadata)
             .field("timeout", &self.timeout)
+            .field("use_direct", &self.use_direct)
             .finish()
     }
 }

@@ -355,6 +355,7 @@ mod tests {
             chat_filter: ChatFilter::Maximal,
             metadata: [("user_id".to_owned(), "alice".to_owned())].into(),
             timeout: None,
+            use_direct: true,
         };
         assert_eq!(
             serde_json::to_string(&chat_request(&request)).unwrap(),

@@ -60,7 +60,7 @@ impl TlsIdentity {
     }
 
     /// A rustls server configuration (ring provider, ALPN `http/1.1`) for this identity.
-    pub(crate) fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, DemoError> {
+    pub fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, DemoError> {
         let certs = CertificateDer::pem_slice_iter(self.cert_pem.as_bytes())
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| DemoError::Certificate(format!("cannot read the certificate pem: {e}")))?;

@@ -387,7 +387,10 @@ async fn conversation(
 ) -> Result<(), ErrorInfo> {
     let case = &ctx.case;
     let Target::Agent {
-        agent, metadata, ..
+        agent,
+        metadata,
+        use_direct,
+        ..
     } = &case.target
     else {
         return model_call(ctx, out).await;
@@ -429,6 +432,7 @@ async fn conversation(
             // A case with a limit of its own is bounded by it (the sample's timeout):
             // the connector's default must not cut short what the case allows.
             timeout: step.timeout.or(case.timeout.map(|_| Duration::MAX)),
+            use_direct: *use_direct,
         };
         let started = Instant::now();
         let result = conv.send(&request).await;

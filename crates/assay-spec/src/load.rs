@@ -253,6 +253,10 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
             warnings: Vec::new(),
         });
     };
+    if dialect == Dialect::DataDriven && syntax == Syntax::Hocon {
+        let roots = syntax::hocon::substitution_roots(&source);
+        crate::validate::data_driven::drop_substitution_sources(&mut tree, &roots);
+    }
     if syntax == Syntax::Yaml && matches!(dialect, Dialect::SentinelSpec | Dialect::SentinelSuite) {
         // Anchor holders (`x-common: &common {...}`) have done their work once the
         // aliases are expanded; the tree, and `assay convert`'s output, go without them.

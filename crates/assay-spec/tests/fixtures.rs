@@ -89,14 +89,19 @@ fn valid_fixtures_validate_and_match_their_schema() {
     for path in files_under(&fixtures) {
         let rel = relative(&path);
         let rel_text = rel.to_string_lossy();
-        if rel_text.starts_with("fixtures/invalid") {
+        // The real-server cases named `invalid-` are invalid on purpose: the test that
+        // runs them compares that with neuro-san's driver.
+        if rel_text.starts_with("fixtures/invalid") || rel_text.contains("/cases/invalid-") {
             continue;
         }
         let Some(loaded) = load(&path, Unrecognized::Skip) else {
-            // Only files that hold no test are skipped: shared includes and the judge's
-            // labeled set.
+            // Only files that hold no test are skipped: shared includes, the judge's
+            // labeled set, and the real-server test's agent networks and model settings.
             assert!(
-                rel_text.contains("/shared/") || rel_text.starts_with("fixtures/judge/"),
+                rel_text.contains("/shared/")
+                    || rel_text.starts_with("fixtures/judge/")
+                    || (rel_text.starts_with("fixtures/neuro-san-real/")
+                        && !rel_text.contains("/cases/")),
                 "{rel_text} was skipped as not a test file"
             );
             continue;

@@ -11,10 +11,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use assay_connect::neuro_san_direct::MANIFEST_ENV;
 use assay_connect::provider::{self, Limits, ProviderKind, ProviderSettings};
 use assay_connect::{
-    BoxFuture, ConnectError, Connector, Conversation, HttpOptions, NeuroSanHttp, NeuroSanMcp,
-    SERVER_ENV, StdioConnector, Url, parse_server, resolve_server,
+    BoxFuture, ConnectError, Connector, Conversation, DirectConnector, HttpOptions,
+    NeuroSanDirect, NeuroSanHttp, NeuroSanMcp, SERVER_ENV, StdioConnector, Url, parse_server,
+    resolve_server,
 };
 use assay_report::{
     Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, Output, Reporters, Verbosity,
@@ -372,18 +374,42 @@ pub(crate) fn connectors(
         routed(&|u, o| Ok(Arc::new(NeuroSanHttp::new(u.clone(), o)?) as Arc<dyn Connector>))?;
     let https = routed(&|u, o| Ok(Arc::new(NeuroSanHttp::https(u, o)?) as Arc<dyn Connector>))?;
     let mcp = routed(&|u, o| Ok(Arc::new(NeuroSanMcp::new(u.clone(), o)?) as Arc<dyn Connector>))?;
-    let dir = std::env::current_dir().ok();
-    let direct = match config {
-        Some(c) => StdioConnector::from_config(c, dir.as_deref()),
-        None => StdioConnector::new(),
-    }
-    .with_timeouts(options.timeout, options.idle_timeout);
+    let direct = direct_connector(config, args.config.as_deref(), &options);
     let connectors = Connectors::new()
         .with(Connection::Direct, Arc::new(direct))
         .with(Connection::Http, http)
         .with(Connection::Https, https)
         .with(Connection::Mcp, mcp);
     with_providers(connectors, args, config)
+}
+
+/// `direct`: assay.toml's agent commands, then neuro-san agent networks in-process
+/// through the bridge when `[neuro_san]` (paths relative to assay.toml's folder) or
+/// neuro-san's own `AGENT_MANIFEST_FILE` says where they are.
+fn direct_connector(
+    config: Option<&Config>,
+    config_path: Option<&Path>,
+    options: &HttpOptions,
+) -> DirectConnector {
+    let cwd = std::env::current_dir().ok();
+    let commands = match config {
+        Some(c) => StdioConnector::from_config(c, cwd.as_deref()),
+        None => StdioConnector::new(),
+    }
+    .with_timeouts(options.timeout, options.idle_timeout);
+    let dir = config_path
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty())
+        .and_then(|d| std::path::absolute(d).ok())
+        .or(cwd)
+        .unwrap_or_default();
+    let manifest = std::env::var(MANIFEST_ENV).ok();
+    let neuro_san = NeuroSanDirect::from_config(
+        config.and_then(|c| c.neuro_san.as_ref()),
+        &dir,
+        manifest.as_deref(),
+    );
+    DirectConnector::new(commands, neuro_san)
 }
 
 /// Adds the five model providers, each from its ecosystem's environment variables and

@@ -6,6 +6,8 @@
 mod demo;
 mod http;
 mod mcp;
+mod mcp_chat_filter;
+mod neuro_san_direct;
 mod providers_anthropic;
 mod providers_bedrock;
 mod providers_fakes;

@@ -1,5 +1,5 @@
 //! The project configuration, `assay.toml`: agents, judge, providers, concurrency,
-//! time limits.
+//! time limits, neuro-san's direct connection.
 //!
 //! Only its shape is defined here; the crates that run tests give it meaning.
 
@@ -44,6 +44,35 @@ pub struct Config {
     /// does): a case that checks nothing, or checks under an unknown response part.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
+    /// neuro-san's `direct` connection: agent networks run in-process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neuro_san: Option<NeuroSanConfig>,
+}
+
+/// neuro-san's `direct` connection. With this table (or with `AGENT_MANIFEST_FILE` set
+/// in the environment), every agent of a `direct` case that is not a command of
+/// `[agents]` runs in-process through neuro-san's Python library, by Assay's bridge
+/// program (`docs/direct-agents.md`). Relative paths are relative to this file's folder.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NeuroSanConfig {
+    /// The Python that has neuro-san installed, e.g. `venv/bin/python` [default: `python3`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub python: Option<String>,
+    /// The agent network manifest, e.g. `registries/manifest.hocon` (neuro-san's
+    /// `AGENT_MANIFEST_FILE`) [default: that variable, else neuro-san's own].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub manifest: Option<String>,
+    /// Where coded tools are, e.g. `coded_tools` (neuro-san's `AGENT_TOOL_PATH`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub tool_path: Option<String>,
+    /// More environment variables for neuro-san (`PYTHONPATH`, `AGENT_LLM_INFO_FILE`,
+    /// ...); never keys, which come from the environment.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
 }
 
 /// How one agent is reached. Give exactly one of `url` and `command`.

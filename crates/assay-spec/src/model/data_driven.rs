@@ -261,8 +261,9 @@ fn yes() -> bool {
     true
 }
 
-/// How much the server sends back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, JsonSchema)]
+/// How much the server sends back. Written in any letter case (`maximal`), as neuro-san's
+/// server upper-cases it; Assay always sends it upper-cased.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 pub enum ChatFilter {
     /// The answer and what is needed to continue.
     #[default]
@@ -273,8 +274,24 @@ pub enum ChatFilter {
     Maximal,
 }
 
+impl JsonSchema for ChatFilter {
+    fn schema_name() -> Cow<'static, str> {
+        "ChatFilter".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "How much the server sends back, in any letter case: `MINIMAL` (the answer and what is needed to continue) or `MAXIMAL` (every intermediate message too).",
+            "anyOf": [
+                {"type": "string", "enum": ["MINIMAL", "MAXIMAL"]},
+                {"type": "string", "pattern": "^(?:[Mm][Ii][Nn]|[Mm][Aa][Xx])[Ii][Mm][Aa][Ll]$"}
+            ]
+        })
+    }
+}
+
 impl ChatFilter {
-    /// The filter's name as written.
+    /// The filter's name as sent.
     pub fn name(self) -> &'static str {
         match self {
             ChatFilter::Minimal => "MINIMAL",

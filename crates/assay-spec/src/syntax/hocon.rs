@@ -51,6 +51,26 @@ pub fn environment_references(source: &Source, env: &Env) -> Vec<String> {
     names
 }
 
+/// The top-level keys that `source`'s substitutions refer to: the first segment of
+/// every `${a.b}` or `${?a}`, in order, without repeats. A substitution's path always
+/// starts at the document root, so `common = {...}` followed by `${common}` names
+/// `common` here. Environment variables appear too, as nothing tells them apart.
+pub fn substitution_roots(source: &Source) -> Vec<String> {
+    let Ok(tokens) = hocon::tokenize(&source.text) else {
+        return Vec::new();
+    };
+    let mut roots: Vec<String> = Vec::new();
+    for token in tokens.iter().filter(|t| t.kind == TokenKind::Substitution) {
+        let Some(first) = token.subst.as_ref().and_then(|s| s.segments.first()) else {
+            continue;
+        };
+        if !roots.contains(&first.text) {
+            roots.push(first.text.clone());
+        }
+    }
+    roots
+}
+
 /// Parses `source` as HOCON, resolving includes relative to its path and
 /// substitutions from the file and from `env` (never from the process environment).
 ///

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use super::cx::{At, Cx, Pyd};
 use crate::diag::Diagnostic;
 use crate::model::config::{
-    AgentConfig, ConcurrencyConfig, Config, JudgeConfig, ProviderConfig, ProviderName,
+    AgentConfig, ConcurrencyConfig, Config, JudgeConfig, NeuroSanConfig, ProviderConfig,
+    ProviderName,
 };
 use crate::node::Node;
 
@@ -26,6 +27,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             "timeout_in_seconds",
             "idle_timeout_in_seconds",
             "strict",
+            "neuro_san",
         ],
         |_| None,
     );
@@ -86,7 +88,52 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     if let Some(strict) = root.get("strict") {
         config.strict = cx.boolean(strict, &at.key("strict"));
     }
+    if let Some(n) = root.get("neuro_san") {
+        config.neuro_san = neuro_san(n, &at.key("neuro_san"), cx);
+    }
     (cx.errors() == before).then_some(config)
+}
+
+fn neuro_san(node: &Node, at: &At, cx: &mut Cx) -> Option<NeuroSanConfig> {
+    let entries = cx.object(node, at)?;
+    cx.unknown_keys(
+        entries,
+        at,
+        &["python", "manifest", "tool_path", "env"],
+        |k| match k {
+            "AGENT_MANIFEST_FILE" | "manifest_file" => {
+                Some("the manifest is `manifest`".to_owned())
+            }
+            "AGENT_TOOL_PATH" => Some("the coded tools' folder is `tool_path`".to_owned()),
+            _ => None,
+        },
+    );
+    let path = |key: &str, cx: &mut Cx| {
+        node.get(key)
+            .and_then(|n| cx.nonempty_string(n, &at.key(key)))
+    };
+    let mut config = NeuroSanConfig {
+        python: path("python", cx),
+        manifest: path("manifest", cx),
+        tool_path: path("tool_path", cx),
+        env: BTreeMap::new(),
+    };
+    if let Some(e) = node.get("env") {
+        let at = at.key("env");
+        for (key, value) in cx.object(e, &at).unwrap_or_default() {
+            if looks_secret(&key.name) {
+                secret_in_file(
+                    key,
+                    &at,
+                    "set it in the environment Assay runs in; neuro-san inherits it",
+                    cx,
+                );
+            } else if let Some(v) = cx.string(value, &at.key(&key.name)) {
+                config.env.insert(key.name.clone(), v);
+            }
+        }
+    }
+    Some(config)
 }
 
 fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u32> {
@@ -235,18 +282,12 @@ fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
         .cloned()
         .partition(|(k, _)| looks_secret(&k.name));
     for (key, _) in &secrets {
-        // The snippet is not shown for this code, so the secret is not printed back.
-        let d = Diagnostic::new(
-            "secret-in-file",
-            at.key(&key.name).path,
-            format!(
-                "`{}` looks like a secret; secrets never go in files",
-                key.name
-            ),
-        )
-        .at(key.span)
-        .help("put it in an environment variable and name that variable with `api_key_env`");
-        cx.report(d, &at.key(&key.name), None, None);
+        secret_in_file(
+            key,
+            at,
+            "put it in an environment variable and name that variable with `api_key_env`",
+            cx,
+        );
     }
     cx.unknown_keys(&others, at, &KEYS, |_| None);
     Some(ProviderConfig {
@@ -266,6 +307,22 @@ fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
             .get("region")
             .and_then(|n| cx.nonempty_string(n, &at.key("region"))),
     })
+}
+
+/// Reports `key` of the object at `at` as a secret written in the file. The snippet is
+/// not shown for this code, so the secret is not printed back.
+fn secret_in_file(key: &crate::node::Key, at: &At, help: &str, cx: &mut Cx) {
+    let d = Diagnostic::new(
+        "secret-in-file",
+        at.key(&key.name).path,
+        format!(
+            "`{}` looks like a secret; secrets never go in files",
+            key.name
+        ),
+    )
+    .at(key.span)
+    .help(help);
+    cx.report(d, &at.key(&key.name), None, None);
 }
 
 /// Whether a key's name suggests it holds a secret.

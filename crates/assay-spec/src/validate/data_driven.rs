@@ -2,6 +2,9 @@
 //!
 //! Stricter than upstream on purpose: an unknown key or an unknown check name is an
 //! error with a suggestion, because upstream ignores both and a misspelt check passes.
+//! One kind of unknown top-level key is not a typo: in HOCON, a key that the file's own
+//! substitutions refer to (`common = {...}` and then `${common}`) only holds shared
+//! parts; [`drop_substitution_sources`] leaves it out before validation.
 
 use super::cx::{At, Cx, Pyd, optional, present};
 use crate::diag::{Diagnostic, did_you_mean};
@@ -32,6 +35,18 @@ const INTERACTION_KEYS: [&str; 6] = [
 ];
 
 const RESPONSE_KEYS: [&str; 3] = ["text", "sly_data", "structure"];
+
+/// Removes from `root` the top-level keys that are not keys of a case but that a
+/// substitution of the same file refers to (`roots`, from
+/// [`crate::syntax::hocon::substitution_roots`]): they were only a source of values,
+/// which the substitutions have already copied where they belong. An unknown key that no
+/// substitution names stays, and is an error.
+pub(crate) fn drop_substitution_sources(root: &mut Node, roots: &[String]) {
+    if let Value::Object(entries) = &mut root.value {
+        entries
+            .retain(|(key, _)| TOP_KEYS.contains(&key.name.as_str()) || !roots.contains(&key.name));
+    }
+}
 
 /// Validates `root`; every problem goes to `cx`. Returns the case when there was none.
 pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {

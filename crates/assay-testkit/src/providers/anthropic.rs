@@ -140,7 +140,7 @@ fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
             Err((status, kind, message)) => error_answer(status, &kind, &message, None),
             Ok(()) => {
                 let body = request.json();
-                let reply = state.next(&last_user_text(&body));
+                let reply = state.next_for(&body, &last_user_text(&body));
                 let content_type = reply.content_type.clone();
                 relabel(answer(&body, reply).await, content_type.as_deref())
             }

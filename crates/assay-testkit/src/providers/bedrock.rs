@@ -171,7 +171,7 @@ fn handle(state: Arc<State>, auth: Arc<Mutex<Auth>>, request: RecordedRequest) -
             return error_answer(400, "ValidationException", &message, None);
         }
         let body = request.json();
-        let reply = state.next(&last_user_text(&body));
+        let reply = state.next_for(&body, &last_user_text(&body));
         answer(&body, reply).await
     })
 }

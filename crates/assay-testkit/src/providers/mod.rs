@@ -22,6 +22,19 @@ macro_rules! scripting {
                 self
             }
 
+            /// Answers every request that `responder` answers (it sees the whole JSON
+            /// body) when no queued reply is left; a `None` passes it to the rules.
+            pub fn respond_with(
+                &self,
+                responder: impl Fn(&serde_json::Value) -> Option<$crate::providers::Reply>
+                + Send
+                + Sync
+                + 'static,
+            ) -> &$fake {
+                self.state.set_responder(std::sync::Arc::new(responder));
+                self
+            }
+
             /// Answers `reply` when nothing else applies.
             pub fn default_reply(&self, reply: $crate::providers::Reply) -> &$fake {
                 self.state.set_default(reply);

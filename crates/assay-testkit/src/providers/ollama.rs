@@ -163,7 +163,7 @@ fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
                 &json!({"model": model, "created_at": CREATED_AT, "message": {"role": "assistant", "content": ""}, "done_reason": "load", "done": true}),
             );
         }
-        let reply = state.next(&last_user_text(&body));
+        let reply = state.next_for(&body, &last_user_text(&body));
         let content_type = reply.content_type.clone();
         relabel(answer(&body, reply).await, content_type.as_deref())
     })

@@ -161,7 +161,7 @@ fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
         match check(&state, &request) {
             Err(r) => json_answer(r.status, &[], &r.body),
             Ok(body) => {
-                let reply = state.next(&last_user_text(&body));
+                let reply = state.next_for(&body, &last_user_text(&body));
                 let content_type = reply.content_type.clone();
                 relabel(answer(&body, reply).await, content_type.as_deref())
             }

@@ -1,6 +1,6 @@
 //! [`Reply`]: what a fake provider answers, scripted by a test, and the script of one
-//! fake: a queue of replies taken in order, then rules keyed by the last user message,
-//! then a default.
+//! fake: a queue of replies taken in order, then a responder function of the whole
+//! request body, then rules keyed by the last user message, then a default.
 //!
 //! A structured answer ([`Reply::structured`]) is rendered the way each API gives one:
 //! as JSON text by the OpenAI-compatible and Ollama fakes, as a call of the forced tool
@@ -306,15 +306,18 @@ impl Reply {
     }
 }
 
+/// A function of a request's body that answers it, or passes (`None`) to the rules.
+pub(crate) type Responder = Arc<dyn Fn(&Value) -> Option<Reply> + Send + Sync>;
+
 /// The script and the record of one fake.
 #[derive(Debug)]
 pub(crate) struct State {
     inner: Mutex<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     queue: VecDeque<Reply>,
+    responder: Option<Responder>,
     rules: Vec<(String, Reply)>,
     default: Reply,
     requests: Vec<RecordedRequest>,
@@ -322,11 +325,25 @@ struct Inner {
     models: Option<Vec<String>>,
 }
 
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("queue", &self.queue)
+            .field("responder", &self.responder.is_some())
+            .field("rules", &self.rules)
+            .field("default", &self.default)
+            .field("requests", &self.requests.len())
+            .field("models", &self.models)
+            .finish_non_exhaustive()
+    }
+}
+
 impl State {
     pub(crate) fn new() -> Arc<State> {
         Arc::new(State {
             inner: Mutex::new(Inner {
                 queue: VecDeque::new(),
+                responder: None,
                 rules: Vec::new(),
                 default: Reply::text("ok"),
                 requests: Vec::new(),
@@ -343,6 +360,27 @@ impl State {
 
     pub(crate) fn push(&self, reply: Reply) {
         self.lock().queue.push_back(reply);
+    }
+
+    pub(crate) fn set_responder(&self, responder: Responder) {
+        self.lock().responder = Some(responder);
+    }
+
+    /// The reply to a request with `body`: the queue's first, else the responder's
+    /// answer, else [`State::next`] by the last user message.
+    pub(crate) fn next_for(&self, body: &Value, last_user: &str) -> Reply {
+        let responder = {
+            let mut inner = self.lock();
+            if let Some(reply) = inner.queue.pop_front() {
+                return reply;
+            }
+            inner.responder.clone()
+        };
+        // Called without the lock: a responder may take its time.
+        if let Some(reply) = responder.and_then(|r| r(body)) {
+            return reply;
+        }
+        self.next(last_user)
     }
 
     pub(crate) fn rule(&self, contains: &str, reply: Reply) {
@@ -453,6 +491,27 @@ mod tests {
         assert_eq!(state.next("capital?"), Reply::text("first"));
         assert_eq!(state.next("the capital?"), Reply::text("Paris"));
         assert_eq!(state.next("hello"), Reply::text("ok"));
+    }
+
+    #[test]
+    fn the_responder_comes_after_the_queue_and_before_the_rules() {
+        let state = State::new();
+        state.push(Reply::text("first"));
+        state.rule("capital", Reply::text("Paris"));
+        state.set_responder(Arc::new(|body: &Value| {
+            body.get("tools")
+                .map(|_| Reply::tool_call("lookup", json!({})))
+        }));
+        let with_tools = json!({"tools": []});
+        assert_eq!(
+            state.next_for(&with_tools, "capital?"),
+            Reply::text("first")
+        );
+        assert_eq!(
+            state.next_for(&with_tools, "capital?"),
+            Reply::tool_call("lookup", json!({}))
+        );
+        assert_eq!(state.next_for(&json!({}), "capital?"), Reply::text("Paris"));
     }
 
     #[test]

@@ -1,0 +1,109 @@
+//! `assay run` sends `direct` cases whose agent is not a command of `assay.toml` to
+//! neuro-san through the bridge, set up by `[neuro_san]` (paths from the folder of
+//! `assay.toml`) or by neuro-san's own `AGENT_MANIFEST_FILE`; without either, the error
+//! says how to set it up. neuro-san here is `fixtures/neuro-san-stand-in`, whose answers
+//! report what the session got; the real one runs in `tests/neuro_san_real`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn stand_in() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/neuro-san-stand-in")
+        .canonicalize()
+        .unwrap()
+}
+
+/// A default-connection case that checks what the stand-in reports.
+fn case(manifest: &str, cwd: &Path) -> String {
+    format!(
+        r#"{{"agent": "hello_world", "metadata": {{"user_id": "alice"}}, "use_direct": true,
+            "interactions": [{{"text": "hi", "response": {{
+                "text": {{"value": "hello_world says hi"}},
+                "sly_data": {{"manifest": {{"value": {manifest:?}}}, "cwd": {{"value": {cwd:?}}},
+                              "use_direct": {{"value": true}},
+                              "metadata": {{"user_id": {{"value": "alice"}}}}}}}}}}]}}"#,
+        cwd = cwd.display().to_string()
+    )
+}
+
+fn assay(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env_remove("AGENT_MANIFEST_FILE")
+        .env_remove("PYTHONPATH");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn neuro_san_settings_in_assay_toml_run_networks_through_the_bridge() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("project")).unwrap();
+    let project = root.path().join("project").canonicalize().unwrap();
+    std::fs::write(
+        project.join("assay.toml"),
+        format!(
+            "[neuro_san]\npython = \"python3\"\nmanifest = \"registries/manifest.hocon\"\nenv = {{ PYTHONPATH = {:?} }}\n",
+            stand_in().display().to_string()
+        ),
+    )
+    .unwrap();
+    let manifest = project.join("registries/manifest.hocon");
+    std::fs::write(
+        project.join("hello.json"),
+        case(&manifest.display().to_string(), &project),
+    )
+    .unwrap();
+    // Run from elsewhere: the paths are the config's, not the current folder's.
+    let out = assay(
+        root.path(),
+        &[
+            "run",
+            "--config",
+            "project/assay.toml",
+            "project/hello.json",
+        ],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("1 passed"), "{stderr}");
+}
+
+#[test]
+fn agent_manifest_file_alone_turns_the_bridge_on_and_without_it_the_error_says_how() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().canonicalize().unwrap();
+    std::fs::write(dir.join("hello.json"), case("from-env.hocon", &dir)).unwrap();
+    let stand_in = stand_in().display().to_string();
+    let out = assay(
+        &dir,
+        &["run", "hello.json"],
+        &[
+            ("AGENT_MANIFEST_FILE", "from-env.hocon"),
+            ("PYTHONPATH", &stand_in),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+
+    let out = assay(&dir, &["run", "hello.json"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "an error, not a failure: {stderr}"
+    );
+    assert!(
+        stderr.contains("unknown agent `hello_world`")
+            && stderr.contains("[neuro_san]")
+            && stderr.contains("AGENT_MANIFEST_FILE"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Assay's bridge to neuro-san's `direct` connection.
+
+Assay starts this program once per conversation, with the agent's name as its only
+argument, and talks to it in the JSON-lines protocol of docs/direct-agents.md: one
+request per stdin line, answer lines on stdout, the last of each answer an
+AGENT_FRAMEWORK message. On the other side it runs the agent network in this process
+through neuro-san's own library (`AgentSessionFactory().create_session("direct", ...)`),
+exactly as neuro-san's data-driven test driver does for a file that names no connection.
+
+neuro-san finds the agent networks and coded tools from its usual environment variables
+(AGENT_MANIFEST_FILE, AGENT_TOOL_PATH, PYTHONPATH, the model's keys), which Assay passes
+on from `[neuro_san]` in assay.toml or from its own environment.
+
+What is honoured, per conversation (read from its first request):
+- `use_direct`: how external agents (`/name` tools) are reached;
+- `metadata`: the session's request metadata (neuro-san copies it into sly_data
+  `request_metadata`);
+and per request: `user_message.text`, `chat_context`, `sly_data` and `chat_filter`,
+passed to the session unchanged.
+
+Run by hand:
+    echo '{"user_message": {"text": "hi"}, "metadata": {}}' | python direct_bridge.py hello_world
+"""
+
+import enum
+import json
+import os
+import sys
+import traceback
+
+# The protocol's lines go to the real stdout; anything the library prints goes to
+# stderr instead, where Assay keeps it for error messages.
+PROTOCOL = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+FINAL = "AGENT_FRAMEWORK"
+REQUEST_FIELDS = ("user_message", "chat_context", "sly_data", "chat_filter")
+
+
+def plain(value):
+    """`value` as plain JSON data: enums (message types) by name, tuples as lists."""
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def message_type(response):
+    """The type name of a streamed response's message, or None."""
+    message = response.get("response")
+    if not isinstance(message, dict):
+        return None
+    kind = message.get("type")
+    if isinstance(kind, str):
+        return kind.upper()
+    return None
+
+
+def send(response):
+    PROTOCOL.write(json.dumps(response) + "\n")
+    PROTOCOL.flush()
+
+
+def answer(session, request):
+    """Streams one answer. Every message goes out as it comes except the AGENT_FRAMEWORK
+    ones: Assay reads the first of those as the end of the answer, so they are held
+    back and only the last, neuro-san's final message, goes out, at the end."""
+    chat_request = {key: request[key] for key in REQUEST_FIELDS if key in request}
+    final = None
+    for raw in session.streaming_chat(chat_request):
+        response = plain(raw)
+        if not isinstance(response, dict) or not response:
+            continue  # keep-alives, and the empty answer to a request without text
+        if message_type(response) == FINAL:
+            if final is not None:
+                text = str(final["response"].get("text", ""))[:200]
+                print(f"bridge: an earlier AGENT_FRAMEWORK message was not passed on: {text!r}",
+                      file=sys.stderr, flush=True)
+            final = response
+            continue
+        send(response)
+    # neuro-san answers a request without text with no message at all; over http that is
+    # an empty answer, and an empty final message says the same here.
+    send(final if final is not None else {"response": {"type": FINAL}})
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: direct_bridge.py <agent>", file=sys.stderr)
+        return 2
+    agent = sys.argv[1]
+
+    from neuro_san.client.agent_session_factory import AgentSessionFactory
+
+    session = None
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        if session is None:
+            metadata = request.get("metadata") or None
+            session = AgentSessionFactory().create_session(
+                "direct", agent, use_direct=bool(request.get("use_direct", False)),
+                metadata=metadata)
+        # neuro-san's driver resets a direct session before every interaction, so that
+        # the origins in the chat context match up.
+        session.reset()
+        answer(session, request)
+    if session is not None:
+        session.close()
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception:  # pylint: disable=broad-exception-caught
+        # Assay reports the end of stderr with the error; the traceback says what broke.
+        traceback.print_exc(file=sys.stderr)
+        sys.exit(1)
