@@ -32,14 +32,18 @@ impl Shard {
         let (i, n) = text
             .split_once('/')
             .ok_or_else(|| format!("expected `i/n`, e.g. `1/4`, found `{text}`"))?;
-        let index: u32 = i
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{}` is not a whole number", i.trim()))?;
-        let count: u32 = n
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{}` is not a whole number", n.trim()))?;
+        let whole = |s: &str| {
+            let s = s.trim();
+            s.parse::<u32>().map_err(|_| {
+                if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+                    format!("`{s}` is too large: the limit is {}", u32::MAX)
+                } else {
+                    format!("`{s}` is not a whole number")
+                }
+            })
+        };
+        let index = whole(i)?;
+        let count = whole(n)?;
         if count == 0 || index == 0 || index > count {
             return Err(format!("shard {index}/{count}: need 1 <= i <= n"));
         }
@@ -175,5 +179,14 @@ mod tests {
         assert!(Shard::parse("0/4").is_err());
         assert!(Shard::parse("5/4").is_err());
         assert!(Shard::parse("1").is_err());
+        // Too large to hold is not "not a whole number" (issue 16).
+        assert_eq!(
+            Shard::parse("1/18446744073709551615"),
+            Err("`18446744073709551615` is too large: the limit is 4294967295".to_owned())
+        );
+        assert_eq!(
+            Shard::parse("x/2"),
+            Err("`x` is not a whole number".to_owned())
+        );
     }
 }

@@ -387,3 +387,23 @@ fn values_from_the_environment_stay_out_of_diagnostics() {
     // Not the value, nor a piece of it long enough to matter.
     assert!(!everything.contains(&secret[..12]), "{everything}");
 }
+
+#[test]
+fn numbers_too_large_to_hold_say_what_the_limit_is() {
+    // `4294967296/4294967296` was "not a whole number".
+    let text = format!("{CASE}success_ratio = \"4294967296/4294967296\"\n");
+    let out = plain(&load("ratio.hocon", &text));
+    assert!(
+        out.contains("`4294967296` is too large: the limit is 4294967295"),
+        "{out}"
+    );
+    assert!(!out.contains("not a whole number"), "{out}");
+
+    // `timeout_ms: 18446744073709551615` was "expected an integer, found an integer".
+    let text = "name: t\nmodel: m\ninputs:\n  query: hi\nassertions:\n  - must_contain: x\n\
+                timeout_ms: 18446744073709551615\n";
+    let loaded = load("spec.yaml", text);
+    assert_eq!(codes(&loaded), ["out-of-range"], "{}", plain(&loaded));
+    let out = plain(&loaded);
+    assert!(out.contains("at most 9223372036854775807"), "{out}");
+}

@@ -126,9 +126,14 @@ impl SuccessRatio {
             return Err("expected `k/n`, e.g. `3/5`".to_owned());
         };
         let parse = |s: &str, what: &str| {
-            s.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("the {what} `{}` is not a whole number", s.trim()))
+            let s = s.trim();
+            s.parse::<u32>().map_err(|_| {
+                if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+                    format!("the {what} `{s}` is too large: the limit is {}", u32::MAX)
+                } else {
+                    format!("the {what} `{s}` is not a whole number")
+                }
+            })
         };
         let need = parse(k, "numerator")?;
         let of = parse(n, "denominator")?;
