@@ -111,12 +111,20 @@ pub fn is_candidate(path: &Path) -> bool {
 }
 
 /// Expands `paths`: files are kept as given; directories are walked recursively for
-/// candidate files, in sorted order, skipping hidden folders, `target` and `node_modules`.
+/// candidate files, in sorted order, skipping hidden folders, `target` and
+/// `node_modules`.
+///
+/// Symbolic links are followed, to files and to folders alike. A link that leads
+/// back into a folder being walked (a loop), a broken link, and any entry that
+/// cannot be read come back as errors, never silently dropped, so that a command
+/// never reports success over files it did not read. A candidate that is not a
+/// regular file (a FIFO named `x.conf`) is kept, for [`load_file`] to refuse.
 pub fn discover(paths: &[PathBuf]) -> Vec<Result<PathBuf, (PathBuf, String)>> {
     let mut out = Vec::new();
     for path in paths {
         if path.is_dir() {
             let walker = walkdir::WalkDir::new(path)
+                .follow_links(true)
                 .sort_by_file_name()
                 .into_iter()
                 .filter_entry(|e| {
@@ -126,11 +134,11 @@ pub fn discover(paths: &[PathBuf]) -> Vec<Result<PathBuf, (PathBuf, String)>> {
                 });
             for entry in walker {
                 match entry {
-                    Ok(e) if e.file_type().is_file() && is_candidate(e.path()) => {
+                    Ok(e) if !e.file_type().is_dir() && is_candidate(e.path()) => {
                         out.push(Ok(e.into_path()))
                     }
                     Ok(_) => {}
-                    Err(e) => out.push(Err((path.clone(), e.to_string()))),
+                    Err(e) => out.push(Err(walk_error(path, &e))),
                 }
             }
         } else if path.exists() {
@@ -140,6 +148,28 @@ pub fn discover(paths: &[PathBuf]) -> Vec<Result<PathBuf, (PathBuf, String)>> {
         }
     }
     out
+}
+
+/// The path and the reason for an entry a walk could not read.
+fn walk_error(root: &Path, e: &walkdir::Error) -> (PathBuf, String) {
+    let at = e.path().unwrap_or(root).to_path_buf();
+    let message = if let Some(ancestor) = e.loop_ancestor() {
+        format!(
+            "not read: a symbolic link loop (it leads back to `{}`)",
+            ancestor.display()
+        )
+    } else if e
+        .io_error()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+    {
+        "not read: a symbolic link to nothing (its target does not exist)".to_owned()
+    } else {
+        match e.io_error() {
+            Some(io) => format!("not read: {io}"),
+            None => format!("not read: {e}"),
+        }
+    };
+    (at, message)
 }
 
 /// How a file that does not look like any dialect is treated.

@@ -25,7 +25,7 @@ use assay_spec::{Env, Plan};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Entry, load_one, load_paths};
+use super::{Entry, input_limits, load_one, load_paths};
 use crate::args::{ConnectionArg, RunArgs, TargetArgs};
 use crate::exit::ExitCode;
 use crate::output;
@@ -42,7 +42,7 @@ pub(crate) struct Prepared {
 /// selection. `Err` holds the exit code when nothing may run.
 pub(crate) fn prepare(target: &TargetArgs, color: bool) -> Result<Prepared, ExitCode> {
     let env = Env::from_process();
-    let inputs = load_paths(&target.paths, &env);
+    let inputs = load_paths(&target.paths, &env, &input_limits(target.config.as_deref()));
     let reports: Vec<_> = inputs.entries.iter().flat_map(Entry::reports).collect();
     output::stderr(&output::render(&reports, color));
     let invalid = inputs.entries.iter().filter(|e| !e.is_valid()).count();

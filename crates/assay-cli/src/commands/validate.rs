@@ -3,7 +3,7 @@
 use assay_spec::Env;
 use serde_json::json;
 
-use super::{Entry, Inputs, load_paths};
+use super::{Entry, Inputs, input_limits, load_paths};
 use crate::args::{Format, ValidateArgs};
 use crate::exit::ExitCode;
 use crate::output;
@@ -11,7 +11,7 @@ use crate::output;
 /// Checks every file, prints its diagnostics and a summary, and exits
 /// [`ExitCode::INVALID`] when any file is invalid.
 pub(crate) fn run(args: &ValidateArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let inputs = load_paths(&args.paths, &Env::from_process());
+    let inputs = load_paths(&args.paths, &Env::from_process(), &input_limits(None));
     let counts = Counts::of(&inputs);
     match args.format {
         Format::Human => {

@@ -27,6 +27,42 @@ pub struct Config {
     /// Concurrency limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<ConcurrencyConfig>,
+    /// Where HOCON `include` may read from: `any` path, as HOCON means it (the
+    /// default), or only files inside the `project` folder, the one that holds this
+    /// file (for teams that run tests from untrusted pull requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub includes: Option<IncludePolicy>,
+    /// The most bytes a test file and everything it includes may hold together
+    /// (default 4194304, 4 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_input_bytes: Option<u64>,
+}
+
+/// Where HOCON `include` may read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum IncludePolicy {
+    /// Any path, as HOCON means it.
+    #[default]
+    Any,
+    /// Only files inside the folder that holds `assay.toml`.
+    Project,
+}
+
+impl Config {
+    /// The limits on reading test files that this configuration sets, for a project
+    /// whose folder (the one holding `assay.toml`) is `project`.
+    pub fn limits(&self, project: &std::path::Path) -> crate::limits::Limits {
+        let mut limits = crate::limits::Limits::default();
+        if let Some(max) = self.max_input_bytes {
+            limits.max_input_bytes = max;
+        }
+        if self.includes == Some(IncludePolicy::Project) {
+            limits.includes = crate::limits::IncludeScope::Within(project.to_path_buf());
+        }
+        limits
+    }
 }
 
 /// How one agent is reached. Give exactly one of `url` and `command`.

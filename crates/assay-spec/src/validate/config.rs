@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use super::cx::{At, Cx, Pyd};
 use crate::diag::Diagnostic;
 use crate::model::config::{
-    AgentConfig, ConcurrencyConfig, Config, JudgeConfig, ProviderConfig, ProviderName,
+    AgentConfig, ConcurrencyConfig, Config, IncludePolicy, JudgeConfig, ProviderConfig,
+    ProviderName,
 };
 use crate::node::Node;
 
@@ -17,7 +18,15 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     cx.unknown_keys(
         entries,
         &at,
-        &["server", "agents", "judge", "providers", "concurrency"],
+        &[
+            "server",
+            "agents",
+            "judge",
+            "providers",
+            "concurrency",
+            "includes",
+            "max_input_bytes",
+        ],
         |_| None,
     );
     let mut config = Config {
@@ -68,7 +77,24 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             });
         }
     }
+    input_limits(root, &at, cx, &mut config);
     (cx.errors() == before).then_some(config)
+}
+
+/// `includes` and `max_input_bytes`: how test files are read.
+fn input_limits(root: &Node, at: &At, cx: &mut Cx, config: &mut Config) {
+    config.includes = root.get("includes").and_then(|n| {
+        match cx
+            .choice(n, &at.key("includes"), &["any", "project"], false)?
+            .as_str()
+        {
+            "project" => Some(IncludePolicy::Project),
+            _ => Some(IncludePolicy::Any),
+        }
+    });
+    config.max_input_bytes = root
+        .get("max_input_bytes")
+        .and_then(|n| cx.positive(n, &at.key("max_input_bytes")));
 }
 
 fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u32> {
