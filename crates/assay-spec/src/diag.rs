@@ -212,10 +212,11 @@ impl Report {
         let mut diagnostic = diagnostic;
         diagnostic.path = cut(&diagnostic.path, TEXT_CHARS);
         diagnostic.message = cut(&diagnostic.message, TEXT_CHARS);
-        for field in [&mut diagnostic.expected, &mut diagnostic.help] {
-            if let Some(text) = field {
-                *text = cut(text, TEXT_CHARS);
-            }
+        for text in [&mut diagnostic.expected, &mut diagnostic.help]
+            .into_iter()
+            .flatten()
+        {
+            *text = cut(text, TEXT_CHARS);
         }
         if let Some(found) = &mut diagnostic.found {
             *found = cut(found, PREVIEW_CHARS);

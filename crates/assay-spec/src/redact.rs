@@ -63,7 +63,7 @@ impl Redactor {
                 self.pairs.push((shown.clone(), form));
             }
         }
-        self.pairs.sort_by(|a, b| b.1.len().cmp(&a.1.len()));
+        self.pairs.sort_by_key(|p| std::cmp::Reverse(p.1.len()));
     }
 
     /// Adds every value `other` hides.
@@ -73,7 +73,7 @@ impl Redactor {
                 self.pairs.push((shown.clone(), value.clone()));
             }
         }
-        self.pairs.sort_by(|a, b| b.1.len().cmp(&a.1.len()));
+        self.pairs.sort_by_key(|p| std::cmp::Reverse(p.1.len()));
     }
 
     /// Whether there is nothing to hide.
@@ -89,11 +89,9 @@ impl Redactor {
         }
         let mut out = text.to_owned();
         for (shown, value) in &self.pairs {
-            if value.chars().count() >= MIN_LEN {
-                out = out.replace(value.as_str(), shown);
-            } else if out == *value
-                || out.strip_prefix('"').and_then(|s| s.strip_suffix('"')) == Some(value)
-            {
+            let whole = out == *value
+                || out.strip_prefix('"').and_then(|s| s.strip_suffix('"')) == Some(value);
+            if whole || value.chars().count() >= MIN_LEN {
                 out = out.replace(value.as_str(), shown);
             }
         }
@@ -128,10 +126,11 @@ impl Redactor {
         }
         d.path = self.text(&d.path);
         d.message = self.text(&d.message);
-        for field in [&mut d.expected, &mut d.found, &mut d.help, &mut d.detail] {
-            if let Some(text) = field {
-                *text = self.text(text);
-            }
+        for text in [&mut d.expected, &mut d.found, &mut d.help, &mut d.detail]
+            .into_iter()
+            .flatten()
+        {
+            *text = self.text(text);
         }
     }
 }

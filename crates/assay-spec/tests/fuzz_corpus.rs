@@ -71,13 +71,21 @@ fn replay(target: fn(&[u8]), dirs: &[&str], exts: &[&str]) -> usize {
 
 #[test]
 fn hocon_target_on_its_seeds() {
-    let n = replay(spec::hocon, &["fixtures", "fuzz/corpus/hocon"], &["hocon", "conf"]);
+    let n = replay(
+        spec::hocon,
+        &["fixtures", "fuzz/corpus/hocon"],
+        &["hocon", "conf"],
+    );
     assert!(n >= 20, "only {n} seeds");
 }
 
 #[test]
 fn yaml_target_on_its_seeds() {
-    let n = replay(spec::yaml, &["fixtures", "fuzz/corpus/yaml"], &["yaml", "yml"]);
+    let n = replay(
+        spec::yaml,
+        &["fixtures", "fuzz/corpus/yaml"],
+        &["yaml", "yml"],
+    );
     assert!(n >= 20, "only {n} seeds");
 }
 

@@ -91,7 +91,7 @@ fn parse_guarded(
         return Err(vec![guard::too_deep_error(span, None)]);
     }
     let layout = Layout::build(&tokens, &spans);
-    *environment = guard::check(source, &tokens, &layout, env, limits).map_err(|d| vec![d])?;
+    *environment = guard::check(source, &tokens, &layout, env, limits).map_err(|d| vec![*d])?;
 
     let mut options = ParseOptions::defaults()
         .with_env(env.vars().clone())

@@ -172,7 +172,7 @@ pub(super) fn check(
     layout: &Layout,
     env: &Env,
     limits: &Limits,
-) -> Result<Vec<String>, Diagnostic> {
+) -> Result<Vec<String>, Box<Diagnostic>> {
     let root = match &limits.includes {
         IncludeScope::Anywhere => None,
         IncludeScope::Within(dir) => Some(dir.canonicalize().unwrap_or_else(|_| dir.clone())),
@@ -246,7 +246,7 @@ impl Walk<'_> {
         base_dir: Option<&Path>,
         at: Span,
         prefix: &[Step],
-    ) -> Result<(), Diagnostic> {
+    ) -> Result<(), Box<Diagnostic>> {
         if include.target.is_empty() {
             return Ok(());
         }
@@ -286,19 +286,19 @@ impl Walk<'_> {
                     ),
                 )
                 .at(at)
-                .help("`includes = \"project\"` in assay.toml allows only files inside the folder that holds it"));
+                .help("`includes = \"project\"` in assay.toml allows only files inside the folder that holds it").into());
             }
             if self.stack.contains(&canonical) {
                 continue;
             }
             let remaining = self.limits.max_input_bytes.saturating_sub(self.total);
             if meta.is_file() && meta.len() > remaining {
-                return Err(self.too_large(include, at));
+                return Err(self.too_large(include, at).into());
             }
             let bytes = match read_regular(&candidate, remaining) {
                 Ok(bytes) => bytes,
                 Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
-                    return Err(self.too_large(include, at));
+                    return Err(self.too_large(include, at).into());
                 }
                 Err(e) => {
                     return Err(Diagnostic::new(
@@ -306,7 +306,8 @@ impl Walk<'_> {
                         "",
                         format!("include `{}` cannot be read: {e}", candidate.display()),
                     )
-                    .at(at));
+                    .at(at)
+                    .into());
                 }
             };
             self.total += bytes.len() as u64;
@@ -329,7 +330,7 @@ impl Walk<'_> {
                     .max()
                     .unwrap_or(0);
                 if depth_base + deepest > HOCON_MAX_DEPTH {
-                    return Err(too_deep_error(at, Some(&candidate)));
+                    return Err(too_deep_error(at, Some(&candidate)).into());
                 }
                 continue;
             }
@@ -337,7 +338,7 @@ impl Walk<'_> {
                 continue;
             };
             if too_deep(&tokens, depth_base, HOCON_MAX_DEPTH).is_some() {
-                return Err(too_deep_error(at, Some(&candidate)));
+                return Err(too_deep_error(at, Some(&candidate)).into());
             }
             let source = Source::new(&candidate, text);
             let spans = token_spans(&source, &tokens);
@@ -421,7 +422,7 @@ enum Refusal {
 /// visited in the order they were written, and a substitution that names a path
 /// being weighed (`a = ${a}${a}`, HOCON's self-reference) gets what that path held
 /// so far, which is what HOCON gives it.
-fn expansion(written: Vec<Written>, env: &Env) -> Result<(), Diagnostic> {
+fn expansion(written: Vec<Written>, env: &Env) -> Result<(), Box<Diagnostic>> {
     let mut est = Estimate::new(written, env);
     let mut total = Weight::default();
     for i in 0..est.written.len() {
@@ -434,7 +435,7 @@ fn expansion(written: Vec<Written>, env: &Env) -> Result<(), Diagnostic> {
             }
         });
         if let Err(refusal) = result {
-            return Err(refusal_error(refusal));
+            return Err(refusal_error(refusal).into());
         }
     }
     Ok(())
