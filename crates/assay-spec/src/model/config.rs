@@ -33,7 +33,7 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub includes: Option<IncludePolicy>,
     /// The most bytes a test file and everything it includes may hold together
-    /// (default 4194304, 4 MiB).
+    /// (default 1048576, 1 MiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_input_bytes: Option<u64>,
