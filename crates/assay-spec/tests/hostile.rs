@@ -56,6 +56,9 @@ fn dotted_keys_count_against_the_nesting_limit() {
     // Dotted keys inside brackets add up with them.
     let text = format!("{}{CASE}", "a.a.a.a {".repeat(40) + &"}".repeat(40) + "\n");
     assert_eq!(codes(&load("deep.hocon", &text)), ["too-deep"]);
+    // Include directives are no keys: two hundred of them in a row are not deep.
+    let text = format!("{}{CASE}", "include \"absent.conf\"\n".repeat(200));
+    assert!(load("includes.hocon", &text).is_valid());
     // At the limit it loads (as an unknown key, which is a validation error).
     let text = format!("x{} = 1\n{CASE}", ".a".repeat(120));
     assert_eq!(codes(&load("deep.hocon", &text)), ["unknown-key"]);

@@ -54,11 +54,30 @@ pub(super) fn too_deep(tokens: &[Token], base: usize, max: usize) -> Option<usiz
     let mut stack: Vec<(usize, bool)> = Vec::new();
     let mut phase = Phase::Key;
     let mut parts = 0usize;
+    // Inside an `include` directive, whose words are no key.
+    let mut include = false;
     for (i, token) in tokens.iter().enumerate() {
         let current = stack.last().map_or(base, |&(d, _)| d);
+        if include {
+            if matches!(
+                token.kind,
+                TokenKind::Newline | TokenKind::Comma | TokenKind::RBrace
+            ) {
+                include = false;
+            } else {
+                continue;
+            }
+        }
         match token.kind {
             TokenKind::Unquoted | TokenKind::QuotedString | TokenKind::TripleQuotedString => {
                 match phase {
+                    Phase::Key
+                        if parts == 0
+                            && token.kind == TokenKind::Unquoted
+                            && token.value == "include" =>
+                    {
+                        include = true
+                    }
                     Phase::Key => {
                         parts += if token.kind == TokenKind::Unquoted {
                             1 + token.value.matches('.').count()
