@@ -95,13 +95,26 @@ impl Redactor {
                 out = out.replace(value.as_str(), shown);
             }
         }
-        if let Some(body) = out.strip_suffix('…') {
-            for (shown, value) in &self.pairs {
-                if let Some(cut) = cut_tail(body, value) {
-                    out = format!("{}{shown}…", &body[..cut]);
-                    break;
+        if out.contains('…') {
+            // A preview cut in the middle of a value: each piece before a `…` may end
+            // with the start of one.
+            let pieces: Vec<&str> = out.split('…').collect();
+            let last = pieces.len() - 1;
+            let mut joined = String::with_capacity(out.len());
+            for (i, piece) in pieces.iter().enumerate() {
+                let hidden = (i < last)
+                    .then(|| {
+                        self.pairs.iter().find_map(|(shown, value)| {
+                            cut_tail(piece, value).map(|cut| format!("{}{shown}", &piece[..cut]))
+                        })
+                    })
+                    .flatten();
+                joined.push_str(hidden.as_deref().unwrap_or(piece));
+                if i < last {
+                    joined.push('…');
                 }
             }
+            out = joined;
         }
         out
     }
@@ -178,6 +191,15 @@ mod tests {
         assert_eq!(
             r.text("{\"api_keys\":{\"openai\":\"sk-live-123…"),
             "{\"api_keys\":{\"openai\":\"${OPENAI_API_KEY}…"
+        );
+    }
+
+    #[test]
+    fn a_value_cut_short_inside_a_longer_text_is_hidden() {
+        let r = redactor();
+        assert_eq!(
+            r.text("input_value={'k': 'sk-live-123…, input_type=dict]"),
+            "input_value={'k': '${OPENAI_API_KEY}…, input_type=dict]"
         );
     }
 

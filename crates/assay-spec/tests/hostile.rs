@@ -389,6 +389,27 @@ fn values_from_the_environment_stay_out_of_diagnostics() {
     assert!(everything.contains("${OPENAI_API_KEY}"), "{everything}");
     // Not the value, nor a piece of it long enough to matter.
     assert!(!everything.contains(&secret[..12]), "{everything}");
+
+    // A Sentinel spec in HOCON: its messages quote the input in Python's style, cut.
+    let text = "name = t\nmodel = m\ninputs { query = hi, context { key = ${OPENAI_API_KEY} } }\n\
+                assertions = [{ must_contain = x }]\nmodel_config { temperature = ${OPENAI_API_KEY} }\n\
+                seed = ${OPENAI_API_KEY}\n";
+    let loaded = load_str_with(
+        Path::new("s.hocon"),
+        text,
+        &env,
+        Unrecognized::Error,
+        &Limits::default(),
+    )
+    .unwrap();
+    assert!(!loaded.is_valid());
+    let out: String = loaded
+        .reports()
+        .iter()
+        .map(|r| r.plain() + &r.render(false))
+        .collect();
+    assert!(out.contains("${OPENAI_API_KEY}"), "{out}");
+    assert!(!out.contains(&secret[..8]), "{out}");
 }
 
 #[test]
