@@ -368,7 +368,8 @@ impl Snippet {
         let line = line_text(source, first);
         // The window: up to WINDOW_BEFORE characters before the position and
         // WINDOW_AFTER from it, on its own line.
-        let at = start - line_start;
+        // A position on the line's end (`\r\n`, or past it) is at the line's end.
+        let at = (start - line_start).min(line.len());
         let before: Vec<(usize, char)> = line[..at].char_indices().collect();
         let from = before
             .len()
@@ -499,6 +500,15 @@ mod tests {
         );
         let rendered = r.render(false);
         assert!(rendered.contains("t.yaml:2:1"), "{rendered}");
+    }
+
+    #[test]
+    fn a_position_on_the_end_of_a_long_crlf_line_is_shown() {
+        // Found by the hocon fuzz target: the window was cut past the line's end.
+        let text = format!("{}\r\nb\n", "a".repeat(300));
+        let d = Diagnostic::new("syntax", "", "x").at(Span::new(301, 302));
+        let rendered = Report::new(d, &Source::new("t.hocon", text)).render(false);
+        assert!(rendered.contains("t.hocon:1:"), "{rendered}");
     }
 
     #[test]
