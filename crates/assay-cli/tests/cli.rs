@@ -203,8 +203,9 @@ fn validate_goes_on_past_missing_and_unreadable_files() {
         err.contains("nope.yaml: error[not-found]: no such file or directory"),
         "{err}"
     );
+    // Not UTF-8: the first bad byte's line and column (issue 16).
     assert!(
-        err.contains("binary.yaml: error[unreadable]: cannot read the file"),
+        err.contains("binary.yaml:1:1: error[not-utf8]: the file is not valid UTF-8"),
         "{err}"
     );
 }

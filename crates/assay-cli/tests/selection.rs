@@ -242,7 +242,10 @@ fn strict_turns_every_warning_into_an_error() {
     for out in [&strict_validate, &strict_run, &config_validate, &config_run] {
         let err = stderr(out);
         assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(err.contains("error[no-checks]: this case checks nothing"), "{err}");
+        assert!(
+            err.contains("error[no-checks]: this case checks nothing"),
+            "{err}"
+        );
         assert!(!err.contains("warning["), "no warning is left: {err}");
     }
     for out in [&strict_validate, &config_validate] {

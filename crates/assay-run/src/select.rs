@@ -165,9 +165,15 @@ fn bucket(text: &str) -> Result<(u32, u32), String> {
         .split_once('/')
         .ok_or_else(|| format!("expected `i/n`, e.g. `1/4`, found `{text}`"))?;
     let whole = |s: &str| {
-        s.trim()
-            .parse::<u32>()
-            .map_err(|_| format!("`{}` is not a whole number", s.trim()))
+        let s = s.trim();
+        s.parse::<u32>().map_err(|_| {
+            // Too large to hold is not "not a whole number".
+            if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+                format!("`{s}` is too large: the limit is {}", u32::MAX)
+            } else {
+                format!("`{s}` is not a whole number")
+            }
+        })
     };
     let (index, count) = (whole(i)?, whole(n)?);
     if count == 0 || index == 0 || index > count {
@@ -572,6 +578,11 @@ mod tests {
         }
         assert!(Partition::shard("5/4").is_err());
         assert!(Partition::shard("1").is_err());
+        assert_eq!(
+            bucket("1/18446744073709551615"),
+            Err("`18446744073709551615` is too large: the limit is 4294967295".to_owned())
+        );
+        assert_eq!(bucket("x/2"), Err("`x` is not a whole number".to_owned()));
         assert_eq!("warn".parse(), Ok(NoTests::Warn));
         assert!("maybe".parse::<NoTests>().is_err());
     }

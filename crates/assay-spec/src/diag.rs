@@ -6,6 +6,9 @@
 //! machine-readable form that `assay validate --format json` prints.
 
 use std::fmt;
+use std::sync::Arc;
+
+use miette::{MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 
 use crate::node::{Span, cut};
 use crate::source::Source;
@@ -15,6 +18,23 @@ pub const SECRET_CODE: &str = "secret-in-file";
 
 /// How many characters of a found value a message shows before cutting it.
 pub const PREVIEW_CHARS: usize = 80;
+
+/// How many characters of a field path, a message, an expectation or a hint a
+/// report shows before cutting it: a 1 MB key must not make a 1 MB message.
+pub const TEXT_CHARS: usize = 400;
+
+/// How many characters of the extra detail lines a report shows.
+const DETAIL_CHARS: usize = 4000;
+
+/// A snippet is shown as it is written when its lines hold at most this many
+/// characters each; longer lines are cut to a window around the position.
+const LINE_CHARS: usize = 200;
+
+/// How many characters a cut line keeps before the position.
+const WINDOW_BEFORE: usize = 60;
+
+/// How many characters a cut line keeps from the position on.
+const WINDOW_AFTER: usize = 100;
 
 /// How bad a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -65,8 +85,8 @@ impl Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             code,
-            path: path.into(),
-            message: message.into(),
+            path: cut(&path.into(), TEXT_CHARS),
+            message: cut(&message.into(), TEXT_CHARS),
             span: None,
             expected: None,
             found: None,
@@ -89,7 +109,7 @@ impl Diagnostic {
 
     /// Sets what was expected.
     pub fn expected(mut self, expected: impl Into<String>) -> Self {
-        self.expected = Some(expected.into());
+        self.expected = Some(cut(&expected.into(), TEXT_CHARS));
         self
     }
 
@@ -101,7 +121,7 @@ impl Diagnostic {
 
     /// Sets a hint.
     pub fn help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.help = Some(cut(&help.into(), TEXT_CHARS));
         self
     }
 
@@ -115,7 +135,7 @@ impl Diagnostic {
 
     /// Sets extra detail lines.
     pub fn detail(mut self, detail: impl Into<String>) -> Self {
-        self.detail = Some(detail.into());
+        self.detail = Some(cut(&detail.into(), DETAIL_CHARS));
         self
     }
 
@@ -163,23 +183,61 @@ impl Diagnostic {
 }
 
 /// A diagnostic together with the source it points into, renderable by miette.
+///
+/// The report shares the file's text rather than copying it, and when the lines
+/// around the position are long it keeps only a window of the one line that holds
+/// the position: a report is small whatever the file.
 #[derive(Debug, Clone)]
 pub struct Report {
     /// The problem.
     pub diagnostic: Diagnostic,
     /// The file it is in.
     pub source: Source,
-    named: miette::NamedSource<String>,
+    snippet: Snippet,
+}
+
+/// The source text a report shows.
+#[derive(Debug, Clone)]
+enum Snippet {
+    /// The whole file, shared; lines near the position are short.
+    Whole(miette::NamedSource<Arc<str>>),
+    /// A window of the line that holds the position.
+    Cut {
+        name: String,
+        /// The window, with `…` where it was cut.
+        text: String,
+        /// The span in `text`.
+        label: Span,
+        /// The 0-based line of the window in the file.
+        line: usize,
+        /// What turns a byte column in `text` into the character column in the file.
+        shift: isize,
+    },
 }
 
 impl Report {
     /// Pairs a diagnostic with its source.
     pub fn new(diagnostic: Diagnostic, source: &Source) -> Self {
-        let named = miette::NamedSource::new(source.name(), source.text.to_string());
+        let mut diagnostic = diagnostic;
+        diagnostic.path = cut(&diagnostic.path, TEXT_CHARS);
+        diagnostic.message = cut(&diagnostic.message, TEXT_CHARS);
+        for text in [&mut diagnostic.expected, &mut diagnostic.help]
+            .into_iter()
+            .flatten()
+        {
+            *text = cut(text, TEXT_CHARS);
+        }
+        if let Some(found) = &mut diagnostic.found {
+            *found = cut(found, PREVIEW_CHARS);
+        }
+        if let Some(detail) = &mut diagnostic.detail {
+            *detail = cut(detail, DETAIL_CHARS);
+        }
+        let snippet = Snippet::of(source, diagnostic.span);
         Report {
             diagnostic,
             source: source.clone(),
-            named,
+            snippet,
         }
     }
 
@@ -288,16 +346,129 @@ impl miette::Diagnostic for Report {
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
         // A line that holds a secret is never shown back.
-        (self.diagnostic.code != SECRET_CODE).then_some(&self.named as &dyn miette::SourceCode)
+        (self.diagnostic.code != SECRET_CODE).then_some(&self.snippet as &dyn miette::SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
-        let span = self.diagnostic.span?;
+        let span = match &self.snippet {
+            Snippet::Whole(_) => self.diagnostic.span?,
+            Snippet::Cut { label, .. } => *label,
+        };
         let label = self.diagnostic.code.replace('-', " ");
         Some(Box::new(std::iter::once(
             miette::LabeledSpan::new_with_span(Some(label), span),
         )))
     }
+}
+
+impl Snippet {
+    /// The whole file when the lines from the one before `span` to the one after it
+    /// are short, else a window of the line `span` starts on.
+    fn of(source: &Source, span: Option<Span>) -> Snippet {
+        let text = &source.text;
+        let whole = || Snippet::Whole(miette::NamedSource::new(source.name(), text.clone()));
+        let Some(span) = span else {
+            return whole();
+        };
+        let start = floor_boundary(text, span.start.min(text.len()));
+        let end = floor_boundary(text, span.end.min(text.len())).max(start);
+        let (first, _) = source.line_col(start);
+        let (last, _) = source.line_col(end);
+        let lines = first.saturating_sub(1).max(1)..=last + 1;
+        let long = lines
+            .clone()
+            .any(|n| line_text(source, n).chars().count() > LINE_CHARS);
+        if !long && last - first < 20 {
+            return whole();
+        }
+        let line_start = source.offset(first, 1);
+        let line = line_text(source, first);
+        // The window: up to WINDOW_BEFORE characters before the position and
+        // WINDOW_AFTER from it, on its own line.
+        // A position on the line's end (`\r\n`, or past it) is at the line's end.
+        let at = (start - line_start).min(line.len());
+        let before: Vec<(usize, char)> = line[..at].char_indices().collect();
+        let from = before
+            .len()
+            .checked_sub(WINDOW_BEFORE)
+            .map_or(0, |i| before[i].0);
+        let to = line[at..]
+            .char_indices()
+            .nth(WINDOW_AFTER)
+            .map_or(line.len(), |(i, _)| at + i);
+        let mut window = String::new();
+        if from > 0 {
+            window.push('…');
+        }
+        let label_start = window.len() + (at - from);
+        let shift = line[..at].chars().count() as isize - label_start as isize;
+        window.push_str(&line[from..to]);
+        let span_end = (end - line_start).min(to);
+        let label_end = label_start + (span_end.max(at) - at);
+        if to < line.len() {
+            window.push('…');
+        }
+        Snippet::Cut {
+            name: source.name(),
+            text: window,
+            label: Span::new(label_start, label_end),
+            line: first - 1,
+            shift,
+        }
+    }
+}
+
+impl SourceCode for Snippet {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        match self {
+            Snippet::Whole(named) => {
+                named.read_span(span, context_lines_before, context_lines_after)
+            }
+            Snippet::Cut {
+                name,
+                text,
+                line,
+                shift,
+                ..
+            } => {
+                let inner =
+                    text.as_str()
+                        .read_span(span, context_lines_before, context_lines_after)?;
+                let column = inner.column().saturating_add_signed(*shift);
+                Ok(Box::new(MietteSpanContents::new_named(
+                    name.clone(),
+                    inner.data(),
+                    *inner.span(),
+                    inner.line() + line,
+                    column,
+                    inner.line_count(),
+                )))
+            }
+        }
+    }
+}
+
+/// The text of 1-based line `n`, without its line end; empty past the end.
+fn line_text(source: &Source, n: usize) -> &str {
+    if n == 0 {
+        return "";
+    }
+    let text = &source.text;
+    let rest = &text[source.offset(n, 1).min(text.len())..];
+    let line = rest.split('\n').next().unwrap_or("");
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    while at > 0 && !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// The closest of `candidates` to `found`, when it is close enough to be a likely typo.
@@ -381,5 +552,55 @@ mod tests {
         );
         let json = Diagnostic::new("unreadable", "", "gone").to_json(&src);
         assert!(json["end_line"].is_null() && json["end_column"].is_null());
+    }
+
+    #[test]
+    fn a_position_on_the_end_of_a_long_crlf_line_is_shown() {
+        // Found by the hocon fuzz target: the window was cut past the line's end.
+        let text = format!("{}\r\nb\n", "a".repeat(300));
+        let d = Diagnostic::new("syntax", "", "x").at(Span::new(301, 302));
+        let rendered = Report::new(d, &Source::new("t.hocon", text)).render(false);
+        assert!(rendered.contains("t.hocon:1:"), "{rendered}");
+    }
+
+    #[test]
+    fn a_huge_key_makes_a_short_report() {
+        // A 1 MB key printed whole six times made 6.6 MB of stderr.
+        let key = "k".repeat(1_000_000);
+        let text = format!("{{\"agent\": \"a\", \"{key}\": 1}}");
+        let start = text.find(&key).unwrap();
+        let d = Diagnostic::new("unknown-key", key.clone(), format!("unknown key `{key}`"))
+            .at(Span::new(start - 1, start + key.len() + 1))
+            .found(&key)
+            .help(format!("did you mean `{key}`?"));
+        let r = Report::new(d, &Source::new("big.json", text));
+        let rendered = r.render(false);
+        assert!(rendered.len() < 4000, "{} bytes", rendered.len());
+        assert!(rendered.contains("big.json:1:16"), "{rendered}");
+        assert!(r.plain().len() < 2000, "{} bytes", r.plain().len());
+        let json = r.diagnostic.to_json(&r.source).to_string();
+        assert!(json.len() < 2000, "{} bytes", json.len());
+    }
+
+    #[test]
+    fn a_long_line_is_cut_to_a_window_around_the_position() {
+        // A nesting error printed a whole 200 KB line.
+        let line = format!("x = {}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let text = format!("a = 1\n{line}\nb = 2\n");
+        let at = 6 + 4 + 50_000;
+        let d = Diagnostic::new("syntax", "", "too deep").at(Span::new(at, at + 1));
+        let r = Report::new(d, &Source::new("deep.hocon", text));
+        let rendered = r.render(false);
+        assert!(rendered.len() < 2000, "{rendered}");
+        assert!(rendered.contains("deep.hocon:2:50005"), "{rendered}");
+        assert!(rendered.contains('…'), "{rendered}");
+        // A short file renders as before, with its neighbouring lines.
+        let src = Source::new("t.yaml", "a: 1\nbad: 2\nc: 3\n");
+        let d = Diagnostic::new("unknown-key", "bad", "unknown key").at(Span::new(5, 8));
+        let rendered = Report::new(d, &src).render(false);
+        assert!(
+            rendered.contains("1 │ a: 1") && rendered.contains("3 │ c: 3"),
+            "{rendered}"
+        );
     }
 }

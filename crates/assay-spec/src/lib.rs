@@ -53,10 +53,12 @@
 #![warn(missing_docs)]
 
 pub mod diag;
+pub mod limits;
 pub mod load;
 pub mod model;
 pub mod node;
 pub mod plan;
+pub mod redact;
 pub mod schema;
 pub mod source;
 pub mod syntax;

@@ -6,11 +6,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::diag::{Diagnostic, Report, Severity, did_you_mean};
+use crate::limits::{Limits, read_regular};
 use crate::model::config::Config;
 use crate::model::data_driven::DataDrivenCase;
 use crate::model::sentinel::{TestSpec, TestSuite};
 use crate::node::{Node, Span};
 use crate::plan::{Case, Dialect};
+use crate::redact::Redactor;
 use crate::source::{Source, Syntax};
 use crate::syntax::{self, Env};
 use crate::validate::cx::{Cx, Style};
@@ -67,6 +69,10 @@ pub struct Loaded {
     pub outcome: Result<Document, Vec<Diagnostic>>,
     /// Warnings: things in a valid file that do nothing.
     pub warnings: Vec<Diagnostic>,
+    /// The values the file read from the environment (`${VAR}`), which every message
+    /// and listing shows as `${VAR}`. The diagnostics above are already redacted;
+    /// the plan cases keep the values, since they are what is sent.
+    pub redactor: Redactor,
 }
 
 impl Loaded {
@@ -148,12 +154,20 @@ pub fn unsupported_extension(path: &Path) -> Option<String> {
 }
 
 /// Expands `paths`: files are kept as given; directories are walked recursively for
-/// candidate files, in sorted order, skipping hidden folders, `target` and `node_modules`.
+/// candidate files, in sorted order, skipping hidden folders, `target` and
+/// `node_modules`.
+///
+/// Symbolic links are followed, to files and to folders alike. A link that leads
+/// back into a folder being walked (a loop), a broken link, and any entry that
+/// cannot be read come back as errors, never silently dropped, so that a command
+/// never reports success over files it did not read. A candidate that is not a
+/// regular file (a FIFO named `x.conf`) is kept, for [`load_file`] to refuse.
 pub fn discover(paths: &[PathBuf]) -> Vec<Result<PathBuf, (PathBuf, String)>> {
     let mut out = Vec::new();
     for path in paths {
         if path.is_dir() {
             let walker = walkdir::WalkDir::new(path)
+                .follow_links(true)
                 .sort_by_file_name()
                 .into_iter()
                 .filter_entry(|e| {
@@ -163,11 +177,11 @@ pub fn discover(paths: &[PathBuf]) -> Vec<Result<PathBuf, (PathBuf, String)>> {
                 });
             for entry in walker {
                 match entry {
-                    Ok(e) if e.file_type().is_file() && is_candidate(e.path()) => {
+                    Ok(e) if !e.file_type().is_dir() && is_candidate(e.path()) => {
                         out.push(Ok(e.into_path()))
                     }
                     Ok(_) => {}
-                    Err(e) => out.push(Err((path.clone(), e.to_string()))),
+                    Err(e) => out.push(Err(walk_error(path, &e))),
                 }
             }
         } else if path.exists() {
@@ -179,6 +193,28 @@ pub fn discover(paths: &[PathBuf]) -> Vec<Result<PathBuf, (PathBuf, String)>> {
     out
 }
 
+/// The path and the reason for an entry a walk could not read.
+fn walk_error(root: &Path, e: &walkdir::Error) -> (PathBuf, String) {
+    let at = e.path().unwrap_or(root).to_path_buf();
+    let message = if let Some(ancestor) = e.loop_ancestor() {
+        format!(
+            "not read: a symbolic link loop (it leads back to `{}`)",
+            ancestor.display()
+        )
+    } else if e
+        .io_error()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+    {
+        "not read: a symbolic link to nothing (its target does not exist)".to_owned()
+    } else {
+        match e.io_error() {
+            Some(io) => format!("not read: {io}"),
+            None => format!("not read: {e}"),
+        }
+    };
+    (at, message)
+}
+
 /// How a file that does not look like any dialect is treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unrecognized {
@@ -188,28 +224,116 @@ pub enum Unrecognized {
     Skip,
 }
 
-/// Reads and loads one file. `None` means the file was skipped as not a test file.
+/// Reads and loads one file within the default [`Limits`]. `None` means the file was
+/// skipped as not a test file.
 pub fn load_file(
     path: &Path,
     env: &Env,
     unrecognized: Unrecognized,
 ) -> Result<Option<Loaded>, std::io::Error> {
-    let text = std::fs::read_to_string(path)?;
-    Ok(load_str(path, &text, env, unrecognized))
+    load_file_with(path, env, unrecognized, &Limits::default())
 }
 
-/// Loads `text` as if read from `path`. `None` means it was skipped as not a test file.
+/// Reads and loads one file within `limits`. `None` means the file was skipped as not
+/// a test file.
+///
+/// Only a regular file is read (a FIFO or a device is an error, never a hang), and
+/// one larger than `limits.max_input_bytes` is an error that names the limit. Text
+/// that is not UTF-8 loads as an invalid file whose diagnostic points at the first
+/// bad byte's line and column.
+pub fn load_file_with(
+    path: &Path,
+    env: &Env,
+    unrecognized: Unrecognized,
+    limits: &Limits,
+) -> Result<Option<Loaded>, std::io::Error> {
+    let bytes = read_regular(path, limits.max_input_bytes)?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(load_str_with(path, &text, env, unrecognized, limits)),
+        Err(e) => Ok(Some(not_utf8(path, &e))),
+    }
+}
+
+/// A file whose bytes are not UTF-8: invalid, with the first bad byte's position.
+fn not_utf8(path: &Path, e: &std::string::FromUtf8Error) -> Loaded {
+    let bytes = e.as_bytes();
+    let valid = e.utf8_error().valid_up_to();
+    let bad = e.utf8_error().error_len().unwrap_or(bytes.len() - valid);
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    // The lossy text has the same bytes up to the first bad one, then U+FFFD.
+    let span = Span::new(valid, valid + '\u{fffd}'.len_utf8());
+    let shown: Vec<String> = bytes[valid..valid + bad]
+        .iter()
+        .map(|b| format!("0x{b:02x}"))
+        .collect();
+    let d = Diagnostic::new("not-utf8", "", "the file is not valid UTF-8")
+        .at(span)
+        .expected("UTF-8 text")
+        .found(format!(
+            "the byte{} {}",
+            if bad == 1 { "" } else { "s" },
+            shown.join(" ")
+        ));
+    let syntax = Syntax::from_path(path).unwrap_or(Syntax::Hocon);
+    Loaded {
+        source: Source::new(path, text),
+        syntax,
+        tree: None,
+        dialect: None,
+        outcome: Err(vec![d]),
+        warnings: Vec::new(),
+        redactor: Redactor::default(),
+    }
+}
+
+/// Loads `text` as if read from `path`, within the default [`Limits`]. `None` means
+/// it was skipped as not a test file.
 pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) -> Option<Loaded> {
+    load_str_with(path, text, env, unrecognized, &Limits::default())
+}
+
+/// Loads `text` as if read from `path`, within `limits`. `None` means it was skipped
+/// as not a test file.
+pub fn load_str_with(
+    path: &Path,
+    text: &str,
+    env: &Env,
+    unrecognized: Unrecognized,
+    limits: &Limits,
+) -> Option<Loaded> {
+    let mut loaded = load_unredacted(path, text, env, unrecognized, limits)?;
+    let redactor = &loaded.redactor;
+    if !redactor.is_empty() {
+        if let Err(errors) = &mut loaded.outcome {
+            errors.iter_mut().for_each(|d| redactor.diagnostic(d));
+        }
+        loaded
+            .warnings
+            .iter_mut()
+            .for_each(|d| redactor.diagnostic(d));
+    }
+    Some(loaded)
+}
+
+fn load_unredacted(
+    path: &Path,
+    text: &str,
+    env: &Env,
+    unrecognized: Unrecognized,
+    limits: &Limits,
+) -> Option<Loaded> {
     let source = Source::new(path, text);
     let is_config = path.file_name().is_some_and(|n| n == "assay.toml")
         || path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
     let syntax = Syntax::from_path(path).unwrap_or_else(|| sniff(text));
-    let parsed = if is_config {
-        syntax::toml::parse(&source)
+    let (parsed, redactor) = if is_config {
+        (syntax::toml::parse(&source), Redactor::default())
     } else {
-        syntax::parse(&source, syntax, env)
+        let parsed = syntax::parse_with(&source, syntax, env, limits);
+        let redactor = Redactor::new(&parsed.environment, env);
+        (parsed.tree, redactor)
     };
     let mut tree = match parsed {
         Ok(tree) => tree,
@@ -221,6 +345,7 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
                 dialect: None,
                 outcome: Err(diags),
                 warnings: Vec::new(),
+                redactor,
             });
         }
     };
@@ -251,6 +376,7 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
             dialect: None,
             outcome: Err(vec![d]),
             warnings: Vec::new(),
+            redactor,
         });
     };
     if dialect == Dialect::DataDriven && syntax == Syntax::Hocon {
@@ -270,6 +396,7 @@ pub fn load_str(path: &Path, text: &str, env: &Env, unrecognized: Unrecognized) 
         dialect: Some(dialect),
         outcome,
         warnings,
+        redactor,
     })
 }
 

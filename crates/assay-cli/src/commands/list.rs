@@ -1,11 +1,12 @@
 //! `assay list`: one line per case of every valid file.
 
 use assay_spec::plan::Target;
+use assay_spec::redact::Redactor;
 use assay_spec::{Case, Dialect, Env, Plan};
 
 use assay_run::select::Emptied;
 
-use super::{Entry, load_paths, report_empty};
+use super::{Entry, input_limits, load_paths, report_empty};
 use crate::args::{Format, ListArgs};
 use crate::exit::ExitCode;
 use crate::output;
@@ -14,14 +15,28 @@ use crate::output;
 /// and make the exit code [`ExitCode::INVALID`], as does finding no case when
 /// `--no-tests` does not allow that.
 pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let inputs = load_paths(&args.paths, &Env::from_process(), false);
+    let inputs = load_paths(
+        &args.paths,
+        &Env::from_process(),
+        false,
+        &input_limits(None),
+    );
     let plan = Plan::new(inputs.entries.iter().flat_map(Entry::cases).collect());
     let reports: Vec<_> = inputs.entries.iter().flat_map(Entry::reports).collect();
     output::stderr(&output::render(&reports, color));
+    // Values read from the environment (`${OPENAI_API_KEY}`) are listed by name.
+    let mut redactor = Redactor::default();
+    for entry in &inputs.entries {
+        if let Entry::Loaded(loaded) = entry {
+            redactor.extend(&loaded.redactor);
+        }
+    }
     let text = match args.format {
-        Format::Human => plan.cases.iter().map(line).collect::<String>(),
+        Format::Human => redactor.text(&plan.cases.iter().map(line).collect::<String>()),
         Format::Json => {
-            let mut text = serde_json::to_string_pretty(&plan)?;
+            let mut json = serde_json::to_value(&plan)?;
+            redactor.json(&mut json);
+            let mut text = serde_json::to_string_pretty(&json)?;
             text.push('\n');
             text
         }

@@ -14,7 +14,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use assay_run::select::{EmptyRun, Level};
-use assay_spec::load::{Unrecognized, discover, unsupported_extension};
+use assay_spec::limits::Limits;
+use assay_spec::load::{Document, Unrecognized, discover, load_file_with, unsupported_extension};
 use assay_spec::{Case, Diagnostic, Dialect, Env, Loaded, Report, Source, load_file};
 
 use crate::output;
@@ -124,10 +125,32 @@ pub(crate) fn report_empty(empty: &EmptyRun) -> bool {
     empty.fails()
 }
 
-/// Expands and loads `paths`. A file named explicitly must be a test file; a file
-/// found by walking a directory is skipped when it does not look like one. One bad
-/// file never stops the others. `strict` makes every warning an error.
-pub(crate) fn load_paths(paths: &[PathBuf], env: &Env, strict: bool) -> Inputs {
+/// How test files are read (`max_input_bytes`, `includes`), as `assay.toml` says:
+/// the one given, else `./assay.toml` when it exists. A configuration that cannot be
+/// read gives the defaults here; the commands that need it report why.
+pub(crate) fn input_limits(config: Option<&Path>) -> Limits {
+    let path = match config {
+        Some(path) => path.to_path_buf(),
+        None if Path::new("assay.toml").is_file() => PathBuf::from("assay.toml"),
+        None => return Limits::default(),
+    };
+    let Ok(Some(loaded)) = load_file(&path, &Env::default(), Unrecognized::Error) else {
+        return Limits::default();
+    };
+    let Ok(Document::Config(config)) = &loaded.outcome else {
+        return Limits::default();
+    };
+    let project = std::fs::canonicalize(&path)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("."));
+    config.limits(&project)
+}
+
+/// Expands and loads `paths` within `limits`. A file named explicitly must be a test
+/// file; a file found by walking a directory is skipped when it does not look like
+/// one. One bad file never stops the others. `strict` makes every warning an error.
+pub(crate) fn load_paths(paths: &[PathBuf], env: &Env, strict: bool, limits: &Limits) -> Inputs {
     let mut inputs = Inputs::default();
     let mut seen = HashSet::new();
     for path in paths {
@@ -149,18 +172,14 @@ pub(crate) fn load_paths(paths: &[PathBuf], env: &Env, strict: bool) -> Inputs {
                             .push(Entry::unreadable(&file, "unsupported-extension", why));
                         continue;
                     }
-                    match load_file(&file, env, unrecognized) {
+                    match load_file_with(&file, env, unrecognized, limits) {
                         Ok(Some(loaded)) if strict => Entry::Loaded(Box::new(loaded.strict())),
                         Ok(Some(loaded)) => Entry::Loaded(Box::new(loaded)),
                         Ok(None) => {
                             inputs.skipped += 1;
                             continue;
                         }
-                        Err(e) => Entry::unreadable(
-                            &file,
-                            "unreadable",
-                            format!("cannot read the file: {e}"),
-                        ),
+                        Err(e) => Entry::unreadable(&file, read_code(&e), read_message(&e)),
                     }
                 }
                 Err((at, message)) if !at.exists() => Entry::unreadable(&at, "not-found", message),
@@ -188,7 +207,26 @@ pub(crate) fn load_one(path: &Path, env: &Env) -> Entry {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Entry::unreadable(path, "not-found", "no such file or directory".to_owned())
         }
-        Err(e) => Entry::unreadable(path, "unreadable", format!("cannot read the file: {e}")),
+        Err(e) => Entry::unreadable(path, read_code(&e), read_message(&e)),
+    }
+}
+
+/// The diagnostic code of a file that could not be read.
+fn read_code(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::FileTooLarge => "too-large",
+        std::io::ErrorKind::InvalidInput => "not-a-file",
+        _ => "unreadable",
+    }
+}
+
+/// Why a file could not be read.
+fn read_message(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::FileTooLarge | std::io::ErrorKind::InvalidInput => {
+            format!("not read: {e}")
+        }
+        _ => format!("cannot read the file: {e}"),
     }
 }
 

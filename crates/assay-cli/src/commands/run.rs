@@ -14,9 +14,8 @@ use anyhow::Context;
 use assay_connect::neuro_san_direct::MANIFEST_ENV;
 use assay_connect::provider::{self, Limits, ProviderKind, ProviderSettings};
 use assay_connect::{
-    BoxFuture, ConnectError, Connector, Conversation, DirectConnector, HttpOptions,
-    NeuroSanDirect, NeuroSanHttp, NeuroSanMcp, SERVER_ENV, StdioConnector, Url, parse_server,
-    resolve_server,
+    BoxFuture, ConnectError, Connector, Conversation, DirectConnector, HttpOptions, NeuroSanDirect,
+    NeuroSanHttp, NeuroSanMcp, SERVER_ENV, StdioConnector, Url, parse_server, resolve_server,
 };
 use assay_report::{
     Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, Output, Reporters, Verbosity,
@@ -30,7 +29,7 @@ use assay_spec::{Env, Plan};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Entry, load_one, load_paths, report_empty};
+use super::{Entry, input_limits, load_one, load_paths, report_empty};
 use crate::args::{ConnectionArg, RunArgs, TargetArgs};
 use crate::exit::ExitCode;
 use crate::output;
@@ -53,7 +52,8 @@ pub(crate) fn prepare(target: &TargetArgs, color: bool) -> Result<Prepared, Exit
     let config = load_config(target.config.as_deref(), target.strict, color)?;
     let strict = target.strict || config.as_ref().and_then(|c| c.strict) == Some(true);
     let env = Env::from_process();
-    let inputs = load_paths(&target.paths, &env, strict);
+    let limits = input_limits(target.config.as_deref());
+    let inputs = load_paths(&target.paths, &env, strict, &limits);
     let reports: Vec<_> = inputs.entries.iter().flat_map(Entry::reports).collect();
     output::stderr(&output::render(&reports, color));
     let invalid = inputs.entries.iter().filter(|e| !e.is_valid()).count();

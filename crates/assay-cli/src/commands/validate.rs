@@ -7,7 +7,7 @@ use assay_spec::load::{Document, Unrecognized};
 use assay_spec::{Env, load_file};
 use serde_json::json;
 
-use super::{Entry, Inputs, load_paths, report_empty};
+use super::{Entry, Inputs, input_limits, load_paths, report_empty};
 use crate::args::{ValidateArgs, ValidateFormat};
 use crate::exit::ExitCode;
 use crate::output::{self, Look};
@@ -17,7 +17,8 @@ use crate::output::{self, Look};
 /// warning), or when there is no test file and `--no-tests` does not allow that.
 pub(crate) fn run(args: &ValidateArgs, color: bool) -> anyhow::Result<ExitCode> {
     let strict = args.strict || config_strict(args.config.as_deref());
-    let inputs = load_paths(&args.paths, &Env::from_process(), strict);
+    let limits = input_limits(args.config.as_deref());
+    let inputs = load_paths(&args.paths, &Env::from_process(), strict, &limits);
     let counts = Counts::of(&inputs);
     let look = match args.format {
         None => Some(Look::auto(color)),

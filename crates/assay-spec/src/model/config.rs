@@ -47,6 +47,16 @@ pub struct Config {
     /// neuro-san's `direct` connection: agent networks run in-process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub neuro_san: Option<NeuroSanConfig>,
+    /// Where HOCON `include` may read from: `any` path, as HOCON means it (the
+    /// default), or only files inside the `project` folder, the one that holds this
+    /// file (for teams that run tests from untrusted pull requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub includes: Option<IncludePolicy>,
+    /// The most bytes a test file and everything it includes may hold together
+    /// (default 1048576, 1 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_input_bytes: Option<u64>,
 }
 
 /// neuro-san's `direct` connection. With this table (or with `AGENT_MANIFEST_FILE` set
@@ -73,6 +83,32 @@ pub struct NeuroSanConfig {
     /// ...); never keys, which come from the environment.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+}
+
+/// Where HOCON `include` may read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum IncludePolicy {
+    /// Any path, as HOCON means it.
+    #[default]
+    Any,
+    /// Only files inside the folder that holds `assay.toml`.
+    Project,
+}
+
+impl Config {
+    /// The limits on reading test files that this configuration sets, for a project
+    /// whose folder (the one holding `assay.toml`) is `project`.
+    pub fn limits(&self, project: &std::path::Path) -> crate::limits::Limits {
+        let mut limits = crate::limits::Limits::default();
+        if let Some(max) = self.max_input_bytes {
+            limits.max_input_bytes = max;
+        }
+        if self.includes == Some(IncludePolicy::Project) {
+            limits.includes = crate::limits::IncludeScope::Within(project.to_path_buf());
+        }
+        limits
+    }
 }
 
 /// How one agent is reached. Give exactly one of `url` and `command`.

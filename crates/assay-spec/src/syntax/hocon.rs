@@ -12,6 +12,7 @@
 //! `position` turns the crate's token positions into byte spans, and `layout`
 //! is the pass that maps key paths to spans.
 
+mod guard;
 mod layout;
 mod position;
 
@@ -21,8 +22,9 @@ use hocon::{HoconError, HoconValue, ParseOptions, ScalarType, Token, TokenKind};
 
 use self::layout::{Layout, Step};
 use self::position::{offset_of, token_spans};
-use super::Env;
+use super::{Env, Parsed};
 use crate::diag::Diagnostic;
+use crate::limits::{HOCON_MAX_DEPTH, Limits};
 use crate::node::{Key, Node, Span, Value};
 use crate::source::Source;
 
@@ -72,16 +74,44 @@ pub fn substitution_roots(source: &Source) -> Vec<String> {
 }
 
 /// Parses `source` as HOCON, resolving includes relative to its path and
-/// substitutions from the file and from `env` (never from the process environment).
+/// substitutions from the file and from `env` (never from the process environment),
+/// within the default [`Limits`].
 ///
 /// A syntax error gives one diagnostic with code `syntax`; a required substitution
 /// that is set neither in the file nor in `env` gives `unresolved-substitution`; a
 /// missing `include required(...)` gives `missing-include`.
 pub fn parse(source: &Source, env: &Env) -> Result<Node, Vec<Diagnostic>> {
+    parse_with(source, env, &Limits::default()).tree
+}
+
+/// [`parse`] within `limits`. Before the text reaches the `hocon` crate, it is
+/// refused when keys (each part of a dotted key counting as a level), objects and
+/// lists nest more than [`HOCON_MAX_DEPTH`] deep, when an include names something
+/// other than a regular file or leaves the allowed folder, when the file and its
+/// includes pass `limits.max_input_bytes`, or when its substitutions would expand
+/// past the caps in [`crate::limits`].
+pub fn parse_with(source: &Source, env: &Env, limits: &Limits) -> Parsed {
+    let mut environment = Vec::new();
+    let tree = parse_guarded(source, env, limits, &mut environment);
+    Parsed { tree, environment }
+}
+
+fn parse_guarded(
+    source: &Source,
+    env: &Env,
+    limits: &Limits,
+    environment: &mut Vec<String>,
+) -> Result<Node, Vec<Diagnostic>> {
     let text: &str = &source.text;
     let tokens = hocon::tokenize(text)
         .map_err(|e| vec![syntax_error(source, &[], &[], &e.message, e.line, e.col)])?;
     let spans = token_spans(source, &tokens);
+    if let Some(i) = guard::too_deep(&tokens, 0, HOCON_MAX_DEPTH) {
+        let span = spans.get(i).copied().unwrap_or_default();
+        return Err(vec![guard::too_deep_error(span, None)]);
+    }
+    let layout = Layout::build(&tokens, &spans);
+    *environment = guard::check(source, &tokens, &layout, env, limits).map_err(|d| vec![*d])?;
 
     let mut options = ParseOptions::defaults()
         .with_env(env.vars().clone())
@@ -90,27 +120,68 @@ pub fn parse(source: &Source, env: &Env) -> Result<Node, Vec<Diagnostic>> {
         options = options.with_base_dir(dir.to_path_buf());
     }
 
+    on_big_stack(|| resolve(source, &tokens, &spans, &layout, options))
+}
+
+/// The stack the `hocon` crate resolves on. Its structure builder recurses a few
+/// frames per level of nesting; a debug build needs about 20 KiB a level, so a
+/// library caller's 2 MiB thread could not hold the 128 levels [`HOCON_MAX_DEPTH`]
+/// allows. Only the pages touched are ever committed.
+const RESOLVE_STACK: usize = 64 * 1024 * 1024;
+
+/// Runs `f` on a thread of its own with a [`RESOLVE_STACK`] stack (or here, when no
+/// thread can be started). A panic inside the crate becomes a diagnostic, not a crash.
+fn on_big_stack(
+    f: impl FnOnce() -> Result<Node, Vec<Diagnostic>> + Send,
+) -> Result<Node, Vec<Diagnostic>> {
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("hocon".to_owned())
+            .stack_size(RESOLVE_STACK)
+            .spawn_scoped(scope, f);
+        match spawned {
+            Ok(handle) => handle.join().unwrap_or_else(|_| {
+                Err(vec![Diagnostic::new(
+                    "internal",
+                    "",
+                    "the HOCON parser failed on this file (a bug in the `hocon` crate)",
+                )])
+            }),
+            Err(_) => Err(vec![Diagnostic::new(
+                "internal",
+                "",
+                "cannot start a thread to parse HOCON",
+            )]),
+        }
+    })
+}
+
+/// The `hocon` crate's resolved value of `source` as a located tree.
+fn resolve(
+    source: &Source,
+    tokens: &[Token],
+    spans: &[Span],
+    layout: &Layout,
+    options: ParseOptions,
+) -> Result<Node, Vec<Diagnostic>> {
+    let text: &str = &source.text;
     match hocon::parse_string_with_options(text, options) {
         Ok(config) => {
-            let layout = Layout::build(&tokens, &spans);
             let fields = config
                 .keys()
                 .into_iter()
                 .filter_map(|key| Some((key, config.get(&quote_key(key))?)));
-            let entries = convert_fields(fields, &mut Vec::new(), &layout);
+            let entries = convert_fields(fields, &mut Vec::new(), layout);
             Ok(Node::new(Value::Object(entries), layout.root))
         }
         Err(HoconError::Parse(e)) => Err(vec![syntax_error(
-            source, &tokens, &spans, &e.message, e.line, e.col,
+            source, tokens, spans, &e.message, e.line, e.col,
         )]),
-        Err(HoconError::Resolve(e)) => {
-            let layout = Layout::build(&tokens, &spans);
-            Err(vec![resolve_error(source, &tokens, &spans, &layout, &e)])
-        }
+        Err(HoconError::Resolve(e)) => Err(vec![resolve_error(source, tokens, spans, layout, &e)]),
         Err(HoconError::Config(_)) => {
             let span = spans
                 .iter()
-                .zip(&tokens)
+                .zip(tokens)
                 .find(|(_, t)| t.kind == TokenKind::LBracket)
                 .map_or(Span::new(0, 0), |(s, _)| *s);
             Err(vec![
@@ -274,17 +345,16 @@ fn resolve_error(
     let directive = layout
         .include_list
         .iter()
-        .find(|(_, span)| {
+        .find(|include| {
             let at = offset_of(source, e.line, e.col);
-            span.start <= at && at < span.end
+            include.span.start <= at && at < include.span.end
         })
         .or_else(|| {
-            layout
-                .include_list
-                .iter()
-                .find(|(target, _)| !target.is_empty() && Path::new(&e.path).ends_with(target))
+            layout.include_list.iter().find(|include| {
+                !include.target.is_empty() && Path::new(&e.path).ends_with(&include.target)
+            })
         })
-        .map(|(_, span)| *span);
+        .map(|include| include.span);
 
     if message.starts_with("required include file not found") {
         let mut d = Diagnostic::new(

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use crate::diag::Diagnostic;
+use crate::limits::Limits;
 use crate::node::Node;
 use crate::source::{Source, Syntax};
 
@@ -54,11 +55,34 @@ impl Env {
     }
 }
 
+/// What parsing a file gave: the tree or its errors, and the environment variables
+/// it read.
+#[derive(Debug)]
+pub struct Parsed {
+    /// The located tree, or every error found.
+    pub tree: Result<Node, Vec<Diagnostic>>,
+    /// The names of the environment variables that HOCON `${...}` in the file or in
+    /// the files it includes read. Their values are kept out of every message.
+    pub environment: Vec<String>,
+}
+
 /// Parses `source` as `syntax` into a located tree, or every syntax error found.
 pub fn parse(source: &Source, syntax: Syntax, env: &Env) -> Result<Node, Vec<Diagnostic>> {
+    parse_with(source, syntax, env, &Limits::default()).tree
+}
+
+/// [`parse`] within `limits` (which only HOCON, the syntax with includes and
+/// substitutions, needs), also telling which environment variables were read.
+pub fn parse_with(source: &Source, syntax: Syntax, env: &Env, limits: &Limits) -> Parsed {
     match syntax {
-        Syntax::Hocon => hocon::parse(source, env),
-        Syntax::Yaml => yaml::parse(source),
-        Syntax::Json => json::parse(source),
+        Syntax::Hocon => hocon::parse_with(source, env, limits),
+        Syntax::Yaml => Parsed {
+            tree: yaml::parse(source),
+            environment: Vec::new(),
+        },
+        Syntax::Json => Parsed {
+            tree: json::parse(source),
+            environment: Vec::new(),
+        },
     }
 }

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use super::cx::{At, Cx, Pyd};
 use crate::diag::Diagnostic;
 use crate::model::config::{
-    AgentConfig, ConcurrencyConfig, Config, JudgeConfig, NeuroSanConfig, ProviderConfig,
-    ProviderName,
+    AgentConfig, ConcurrencyConfig, Config, IncludePolicy, JudgeConfig, NeuroSanConfig,
+    ProviderConfig, ProviderName,
 };
 use crate::node::Node;
 
@@ -28,6 +28,8 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             "idle_timeout_in_seconds",
             "strict",
             "neuro_san",
+            "includes",
+            "max_input_bytes",
         ],
         |_| None,
     );
@@ -91,6 +93,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     if let Some(n) = root.get("neuro_san") {
         config.neuro_san = neuro_san(n, &at.key("neuro_san"), cx);
     }
+    input_limits(root, &at, cx, &mut config);
     (cx.errors() == before).then_some(config)
 }
 
@@ -134,6 +137,22 @@ fn neuro_san(node: &Node, at: &At, cx: &mut Cx) -> Option<NeuroSanConfig> {
         }
     }
     Some(config)
+}
+
+/// `includes` and `max_input_bytes`: how test files are read.
+fn input_limits(root: &Node, at: &At, cx: &mut Cx, config: &mut Config) {
+    config.includes = root.get("includes").and_then(|n| {
+        match cx
+            .choice(n, &at.key("includes"), &["any", "project"], false)?
+            .as_str()
+        {
+            "project" => Some(IncludePolicy::Project),
+            _ => Some(IncludePolicy::Any),
+        }
+    });
+    config.max_input_bytes = root
+        .get("max_input_bytes")
+        .and_then(|n| cx.positive(n, &at.key("max_input_bytes")));
 }
 
 fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u32> {

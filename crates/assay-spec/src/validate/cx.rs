@@ -429,6 +429,19 @@ impl Cx {
             if let Some(i) = n.as_i64() {
                 return Some(i);
             }
+            if n.is_u64() {
+                // Past i64::MAX: an integer still, but too large to hold.
+                self.range_error(
+                    node,
+                    at,
+                    &format!("at most {}", i64::MAX),
+                    Pyd::new(
+                        "less_than_equal",
+                        format!("Input should be less than or equal to {}", i64::MAX),
+                    ),
+                );
+                return None;
+            }
             if let Some(f) = n.as_f64() {
                 if f.fract() == 0.0 && f.abs() < 9.0e15 {
                     // `5.0` is a whole number: accepted as pydantic accepts it.

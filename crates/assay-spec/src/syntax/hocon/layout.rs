@@ -41,14 +41,43 @@ struct Entry {
     seq: u64,
 }
 
+/// An include directive.
+#[derive(Debug, Clone)]
+pub(super) struct Include {
+    /// The path as written.
+    pub(super) target: String,
+    /// The whole directive.
+    pub(super) span: Span,
+    /// Whether it is `file(...)`, which HOCON resolves from the working directory.
+    pub(super) is_file: bool,
+    /// The object it is written in.
+    pub(super) path: Vec<Step>,
+}
+
+/// One value written at a path, as the expansion estimate sees it: what it holds
+/// itself, and the substitutions it copies in. Values nested inside it are their own.
+#[derive(Debug, Clone)]
+pub(super) struct Def {
+    /// Where it is written.
+    pub(super) path: Vec<Step>,
+    /// How many values it writes itself.
+    pub(super) values: u64,
+    /// How many bytes of text it writes itself.
+    pub(super) bytes: u64,
+    /// The substitutions in it: their paths and spans.
+    pub(super) refs: Vec<(Vec<String>, Span)>,
+}
+
 /// Where each key path written in this file is.
 #[derive(Debug, Default)]
 pub(super) struct Layout {
     entries: HashMap<Vec<Step>, Entry>,
     /// The last include directive inside each object path.
     includes: HashMap<Vec<Step>, Span>,
-    /// Every include directive: the path as written and its span.
-    pub(super) include_list: Vec<(String, Span)>,
+    /// Every include directive, in file order.
+    pub(super) include_list: Vec<Include>,
+    /// Every value written, in the order each one ends.
+    pub(super) defs: Vec<Def>,
     pub(super) root: Span,
 }
 
@@ -278,7 +307,11 @@ impl Walker<'_> {
         let start = self.span(self.pos).start;
         self.pos += 1;
         self.skip_newlines();
-        while *self.kind() == TokenKind::Unquoted {
+        let mut is_file = false;
+        while let Some(token) = self.tokens.get(self.pos)
+            && token.kind == TokenKind::Unquoted
+        {
+            is_file |= token.value == "file" || token.value.contains("file(");
             self.pos += 1;
         }
         let mut target = String::new();
@@ -299,7 +332,12 @@ impl Walker<'_> {
         if self.record {
             self.layout.includes.insert(path.to_vec(), span);
         }
-        self.layout.include_list.push((target, span));
+        self.layout.include_list.push(Include {
+            target,
+            span,
+            is_file,
+            path: path.to_vec(),
+        });
     }
 
     /// `key = value`, `key: value`, `key += value`, `key { ... }`.
@@ -396,8 +434,15 @@ impl Walker<'_> {
         let mut shapes = Vec::new();
         // The index the next literal list item gets, while it is known.
         let mut base = Some(0);
+        let mut def = Def {
+            path: path.clone(),
+            values: 0,
+            bytes: 0,
+            refs: Vec::new(),
+        };
         loop {
             let start = self.span(self.pos).start;
+            def.values += 1;
             let shape = match self.kind() {
                 TokenKind::Eof
                 | TokenKind::Newline
@@ -416,11 +461,17 @@ impl Walker<'_> {
                     Shape::Array
                 }
                 TokenKind::Substitution => {
+                    if let Some(subst) = &self.tokens[self.pos].subst {
+                        let target = subst.segments.iter().map(|s| s.text.clone()).collect();
+                        def.refs.push((target, self.span(self.pos)));
+                    }
+                    def.values -= 1;
                     self.pos += 1;
                     base = None;
                     Shape::Reference
                 }
                 _ => {
+                    def.bytes += self.tokens[self.pos].value.len() as u64;
                     self.pos += 1;
                     Shape::Scalar
                 }
@@ -428,6 +479,11 @@ impl Walker<'_> {
             let end = self.last_end();
             span = Some(span.map_or(Span::new(start, end), |s| Span::new(s.start, end)));
             shapes.push(shape);
+        }
+        // The loop counted one value too many: the token that ended it.
+        def.values -= 1;
+        if def.values > 0 || !def.refs.is_empty() {
+            self.layout.defs.push(def);
         }
         let shape = match shapes.as_slice() {
             [] => return None,
