@@ -283,10 +283,7 @@ impl McpConversation {
                 .into_iter()
                 .filter(|m| m.get("method").is_none())
                 .collect();
-            match responses
-                .iter()
-                .position(|m| m.get("id") == Some(&json!(id)))
-            {
+            match responses.iter().position(|m| answers(m.get("id"), id)) {
                 Some(at) => responses.swap_remove(at),
                 None if !responses.is_empty() => responses.swap_remove(0),
                 None => {
@@ -302,7 +299,7 @@ impl McpConversation {
         let answered = message.get("id");
         // An error about a request the server could not read has a null id.
         let unread = answered == Some(&Value::Null) && message.get("error").is_some();
-        if answered != Some(&json!(id)) && !unread {
+        if !answers(answered, id) && !unread {
             let found = match answered {
                 Some(other) => format!("`id` {other}"),
                 None => "no `id`".to_owned(),
@@ -380,9 +377,31 @@ fn sse_messages(body: &[u8]) -> Vec<Value> {
     messages
 }
 
+/// Whether a response's `id` answers request `id`. JSON-RPC wants the request's id
+/// back as it was sent; neuro-san's MCP service always sends it back as a string
+/// (`1` comes back as `"1"`), which names the same request, so both forms are taken.
+fn answers(found: Option<&Value>, id: u64) -> bool {
+    match found {
+        Some(Value::Number(n)) => n.as_u64() == Some(id),
+        Some(Value::String(s)) => *s == id.to_string(),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_answers_as_a_number_or_as_its_string() {
+        assert!(answers(Some(&json!(1)), 1));
+        assert!(answers(Some(&json!("1")), 1), "neuro-san's form");
+        assert!(!answers(Some(&json!(2)), 1));
+        assert!(!answers(Some(&json!("2")), 1));
+        assert!(!answers(Some(&json!("01")), 1));
+        assert!(!answers(Some(&json!(1.5)), 1));
+        assert!(!answers(None, 1));
+    }
 
     #[test]
     fn sse_bodies() {

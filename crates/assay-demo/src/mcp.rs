@@ -53,7 +53,12 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> R
             "Invalid JSON format",
         );
     };
-    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    // neuro-san echoes every request id as a string (`1` comes back as `"1"`).
+    let id = match message.get("id") {
+        Some(Value::Number(n)) => Value::String(n.to_string()),
+        Some(other) => other.clone(),
+        None => Value::Null,
+    };
     let method = message.get("method").and_then(Value::as_str);
     let (Some(method), Some("2.0")) = (method, message.get("jsonrpc").and_then(Value::as_str))
     else {

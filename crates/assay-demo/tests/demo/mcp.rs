@@ -28,7 +28,7 @@ async fn initialize_then_call_a_tool() {
     assert_eq!(reply.header("content-type"), Some("application/json"));
     let body = reply.json();
     assert_eq!(body["jsonrpc"], "2.0");
-    assert_eq!(body["id"], 1);
+    assert_eq!(body["id"], "1", "neuro-san echoes ids as strings");
     assert_eq!(body["result"]["protocolVersion"], "2025-06-18");
     assert!(body["result"]["capabilities"]["tools"].is_object());
     assert_eq!(body["result"]["serverInfo"]["name"], "assay-demo");
@@ -126,7 +126,7 @@ async fn mcp_errors() {
     .await;
     assert_eq!(reply.status, StatusCode::OK);
     assert_eq!(reply.json()["error"]["code"], -32602);
-    assert_eq!(reply.json()["id"], 1);
+    assert_eq!(reply.json()["id"], "1");
 
     let reply = rpc(
         &mut client,
