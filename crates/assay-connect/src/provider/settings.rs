@@ -137,6 +137,52 @@ pub fn infer_provider(model: &str) -> Option<ProviderKind> {
     None
 }
 
+/// Ollama's endpoint as Ollama itself reads `OLLAMA_HOST`: without a scheme it is
+/// http on port 11434 (`localhost` → `http://localhost:11434`, `:11435` →
+/// `http://127.0.0.1:11435`); with `http://` or `https://` and no port, that scheme's
+/// own port (80 or 443); a port that is not a number up to 65535 is the default
+/// port; an empty host, `0.0.0.0` and `::` (addresses a server binds to) are reached on
+/// the loopback address; `ollama.com` alone is `https://ollama.com:443`. A path is kept.
+pub(crate) fn ollama_host(value: &str) -> String {
+    let value = value.trim();
+    let (scheme, rest, default_port) = match value.split_once("://") {
+        None if value == "ollama.com" => ("https", "ollama.com:443", "443"),
+        None => ("http", value, "11434"),
+        Some(("https", rest)) => ("https", rest, "443"),
+        Some((scheme, rest)) => (scheme, rest, if scheme == "http" { "80" } else { "11434" }),
+    };
+    let (hostport, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let (host, port) = split_host_port(hostport).unwrap_or((hostport, default_port));
+    let port = match port.parse::<u32>() {
+        Ok(n) if n <= 65535 => port,
+        _ => default_port,
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let host = match host {
+        "" | "0.0.0.0" => "127.0.0.1".to_owned(),
+        "::" => "[::1]".to_owned(),
+        h if h.contains(':') => format!("[{h}]"),
+        h => h.to_owned(),
+    };
+    let path = if path.is_empty() {
+        String::new()
+    } else {
+        format!("/{path}")
+    };
+    format!("{scheme}://{host}:{port}{path}")
+}
+
+/// `host:port`, `[v6]:port` or `:port` split at the port; `None` without one.
+fn split_host_port(hostport: &str) -> Option<(&str, &str)> {
+    if let Some(rest) = hostport.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        return after.strip_prefix(':').map(|port| (host, port));
+    }
+    let (host, port) = hostport.rsplit_once(':')?;
+    // A bare IPv6 address has more colons and no port.
+    (!host.contains(':')).then_some((host, port))
+}
+
 /// A secret: shown as `<redacted>` by `Debug`, never printed.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
@@ -204,11 +250,11 @@ impl ProviderSettings {
         let endpoint = get(kind.endpoint_env())
             .or_else(|| config.and_then(|c| c.base_url.clone()))
             .unwrap_or_else(|| kind.default_endpoint(region.as_deref()));
-        // OLLAMA_HOST is often written without a scheme (`localhost:11434`).
-        let endpoint = if endpoint.contains("://") {
-            endpoint
-        } else {
-            format!("http://{endpoint}")
+        let endpoint = match kind {
+            ProviderKind::Ollama => ollama_host(&endpoint),
+            // A URL without a scheme means http, as `OLLAMA_HOST` taught people to write.
+            _ if !endpoint.contains("://") => format!("http://{endpoint}"),
+            _ => endpoint,
         };
         let base_url = Url::parse(&endpoint).map_err(|e| {
             ConnectError::config(format!(
@@ -282,6 +328,32 @@ mod tests {
         }
     }
 
+    /// `OLLAMA_HOST` as Ollama reads it (its `envconfig.Host`).
+    #[test]
+    fn ollama_host_is_read_as_ollama_reads_it() {
+        let cases = [
+            ("", "http://127.0.0.1:11434"),
+            ("localhost", "http://localhost:11434"),
+            ("gpu-box:11500", "http://gpu-box:11500"),
+            (":11434", "http://127.0.0.1:11434"),
+            ("0.0.0.0", "http://127.0.0.1:11434"),
+            ("0.0.0.0:8080", "http://127.0.0.1:8080"),
+            ("::", "http://[::1]:11434"),
+            ("[::1]:9000", "http://[::1]:9000"),
+            ("fe80::1", "http://[fe80::1]:11434"),
+            ("http://gpu-box", "http://gpu-box:80"),
+            ("https://gpu-box", "https://gpu-box:443"),
+            ("https://gpu-box:8443/ollama", "https://gpu-box:8443/ollama"),
+            ("gpu-box:99999", "http://gpu-box:11434"),
+            ("gpu-box:port", "http://gpu-box:11434"),
+            ("ollama.com", "https://ollama.com:443"),
+            ("  localhost:11434  ", "http://localhost:11434"),
+        ];
+        for (value, want) in cases {
+            assert_eq!(ollama_host(value), want, "{value:?}");
+        }
+    }
+
     #[test]
     fn settings_follow_each_ecosystem_s_variables() {
         let env: HashMap<String, String> = [
@@ -299,6 +371,14 @@ mod tests {
         assert_eq!(format!("{:?}", openai.api_key), "Some(<redacted>)");
         let ollama = ProviderSettings::resolve(ProviderKind::Ollama, &env, None).unwrap();
         assert_eq!(ollama.base_url.as_str(), "http://127.0.0.1:11435/");
+        let bare: HashMap<String, String> =
+            [("OLLAMA_HOST".to_owned(), "gpu-box".to_owned())].into();
+        let ollama = ProviderSettings::resolve(ProviderKind::Ollama, &bare, None).unwrap();
+        assert_eq!(
+            ollama.base_url.as_str(),
+            "http://gpu-box:11434/",
+            "not port 80"
+        );
         let bedrock = ProviderSettings::resolve(ProviderKind::Bedrock, &env, None).unwrap();
         assert_eq!(
             bedrock.base_url.as_str(),
