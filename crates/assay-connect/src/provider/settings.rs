@@ -93,48 +93,86 @@ impl fmt::Display for ProviderKind {
     }
 }
 
-/// The provider a model name implies, when it is unambiguous: `claude-*` → anthropic,
-/// `gpt-*`, `o1`/`o3`/`o4`-style, `chatgpt-*`, `text-embedding-*` → openai,
-/// `anthropic.*`, `amazon.*`, `meta.*`, `mistral.*`, `cohere.*`, `ai21.*`, and
-/// `us.`/`eu.`/`apac.` inference profiles → bedrock; an `owner/name` Hugging Face id
-/// → huggingface; a `name:tag` Ollama name (`llama3.1:8b`) → ollama.
+/// The provider a model name implies, by the shape each provider's catalogue gives
+/// its ids, checked in this order:
+/// - a Bedrock ARN (`arn:aws:bedrock:...`) → bedrock;
+/// - an OpenAI fine-tune (`ft:gpt-4o-mini:org::id`) → openai;
+/// - `hf.co/...` or `huggingface.co/...` (Ollama pulling a Hugging Face GGUF) → ollama;
+/// - `owner/name`, with or without the router's `:provider` suffix → huggingface;
+/// - `vendor.model`, with or without a cross-region prefix (`us.`, `eu.`, `apac.`,
+///   `jp.`, `au.`, `ca.`, `us-gov.`, `global.`), for a vendor Bedrock serves
+///   (`anthropic.`, `amazon.`, `meta.`, `openai.`, `qwen.`, ...) → bedrock;
+/// - `name:tag` (`llama3.1:8b`, `gpt-oss:20b`) → ollama;
+/// - `claude-*` → anthropic;
+/// - `gpt-*`, `chatgpt-*`, `o1`/`o3`/`o4`-style, `text-embedding-*`, `codex-*` → openai.
+///
+/// Anything else (an untagged `llama3.1`) implies none: the spec names its `provider`.
 pub fn infer_provider(model: &str) -> Option<ProviderKind> {
-    let m = model.to_ascii_lowercase();
-    let bedrock_prefixes = [
-        "anthropic.",
-        "amazon.",
-        "meta.",
-        "mistral.",
-        "cohere.",
-        "ai21.",
-        "us.",
-        "eu.",
-        "apac.",
-        "deepseek.",
-    ];
-    if bedrock_prefixes.iter().any(|p| m.starts_with(p)) {
+    let m = model.trim().to_ascii_lowercase();
+    if m.starts_with("arn:") && m.contains(":bedrock:") {
         return Some(ProviderKind::Bedrock);
     }
-    if m.starts_with("claude") {
-        return Some(ProviderKind::Anthropic);
-    }
-    let o_series = m.len() >= 2
-        && m.starts_with('o')
-        && m[1..].chars().next().is_some_and(|c| c.is_ascii_digit());
-    if m.starts_with("gpt-")
-        || m.starts_with("chatgpt-")
-        || m.starts_with("text-embedding-")
-        || o_series
-    {
+    if m.starts_with("ft:") {
         return Some(ProviderKind::Openai);
+    }
+    if m.starts_with("hf.co/") || m.starts_with("huggingface.co/") {
+        return Some(ProviderKind::Ollama);
     }
     if m.contains('/') {
         return Some(ProviderKind::Huggingface);
     }
+    if is_bedrock_id(&m) {
+        return Some(ProviderKind::Bedrock);
+    }
     if m.contains(':') {
         return Some(ProviderKind::Ollama);
     }
+    if m.starts_with("claude") {
+        return Some(ProviderKind::Anthropic);
+    }
+    let o_series = m.starts_with('o') && m[1..].starts_with(|c: char| c.is_ascii_digit());
+    let openai_prefixes = ["gpt-", "chatgpt-", "text-embedding-", "codex-"];
+    if o_series || openai_prefixes.iter().any(|p| m.starts_with(p)) {
+        return Some(ProviderKind::Openai);
+    }
     None
+}
+
+/// `vendor.model...` for a vendor whose models Bedrock serves, after an optional
+/// cross-region inference profile prefix.
+fn is_bedrock_id(m: &str) -> bool {
+    const REGIONS: [&str; 8] = ["us", "eu", "apac", "jp", "au", "ca", "us-gov", "global"];
+    const VENDORS: [&str; 17] = [
+        "ai21",
+        "amazon",
+        "anthropic",
+        "cohere",
+        "deepseek",
+        "google",
+        "luma",
+        "meta",
+        "minimax",
+        "mistral",
+        "moonshot",
+        "moonshotai",
+        "nvidia",
+        "openai",
+        "qwen",
+        "stability",
+        "writer",
+    ];
+    let Some((first, rest)) = m.split_once('.') else {
+        return false;
+    };
+    let (vendor, _) = if REGIONS.contains(&first) {
+        match rest.split_once('.') {
+            Some(split) => split,
+            None => return false,
+        }
+    } else {
+        (first, rest)
+    };
+    VENDORS.contains(&vendor)
 }
 
 /// Ollama's endpoint as Ollama itself reads `OLLAMA_HOST`: without a scheme it is
@@ -299,29 +337,65 @@ impl ProviderSettings {
 mod tests {
     use super::*;
 
+    /// Real ids from each provider's catalogue (and the ones that were misrouted).
     #[test]
     fn providers_inferred_from_model_names() {
+        use ProviderKind::{Anthropic, Bedrock, Huggingface, Ollama, Openai};
         let cases = [
-            ("claude-3-5-sonnet-20241022", Some(ProviderKind::Anthropic)),
-            ("gpt-4o-mini", Some(ProviderKind::Openai)),
-            ("o1", Some(ProviderKind::Openai)),
-            ("o3-mini", Some(ProviderKind::Openai)),
+            ("gpt-4o-mini", Some(Openai)),
+            ("gpt-4.1", Some(Openai)),
+            ("gpt-5.1", Some(Openai)),
+            ("o1", Some(Openai)),
+            ("o3-mini", Some(Openai)),
+            ("o4-mini", Some(Openai)),
+            ("chatgpt-4o-latest", Some(Openai)),
+            ("text-embedding-3-small", Some(Openai)),
+            ("codex-mini-latest", Some(Openai)),
+            ("ft:gpt-4o-mini-2024-07-18:my-org::abc123", Some(Openai)),
+            ("claude-3-5-sonnet-20241022", Some(Anthropic)),
+            ("claude-sonnet-4-5", Some(Anthropic)),
+            ("anthropic.claude-3-haiku-20240307-v1:0", Some(Bedrock)),
+            ("us.meta.llama3-1-8b-instruct-v1:0", Some(Bedrock)),
             (
-                "anthropic.claude-3-haiku-20240307-v1:0",
-                Some(ProviderKind::Bedrock),
+                "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                Some(Bedrock),
             ),
             (
-                "us.meta.llama3-1-8b-instruct-v1:0",
-                Some(ProviderKind::Bedrock),
+                "jp.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                Some(Bedrock),
+            ),
+            ("apac.amazon.nova-pro-v1:0", Some(Bedrock)),
+            (
+                "us-gov.anthropic.claude-3-haiku-20240307-v1:0",
+                Some(Bedrock),
+            ),
+            ("amazon.titan-text-express-v1", Some(Bedrock)),
+            ("openai.gpt-oss-120b-1:0", Some(Bedrock)),
+            ("qwen.qwen3-32b-v1:0", Some(Bedrock)),
+            ("deepseek.r1-v1:0", Some(Bedrock)),
+            (
+                "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-sonnet-20240620-v1:0",
+                Some(Bedrock),
             ),
             (
-                "meta-llama/Llama-3.1-8B-Instruct",
-                Some(ProviderKind::Huggingface),
+                "arn:aws:bedrock:us-west-2::foundation-model/anthropic.claude-v2",
+                Some(Bedrock),
             ),
-            ("llama3.1:8b", Some(ProviderKind::Ollama)),
+            ("meta-llama/Llama-3.1-8B-Instruct", Some(Huggingface)),
+            ("openai/gpt-oss-120b", Some(Huggingface)),
+            ("meta-llama/Llama-3.1-8B-Instruct:novita", Some(Huggingface)),
+            ("llama3.1:8b", Some(Ollama)),
+            ("gpt-oss:20b", Some(Ollama)),
+            ("qwen2.5:14b", Some(Ollama)),
+            ("mistral:latest", Some(Ollama)),
+            (
+                "hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M",
+                Some(Ollama),
+            ),
             ("llama3.1", None),
             ("my-model", None),
             ("omega", None),
+            ("us.", None),
         ];
         for (model, want) in cases {
             assert_eq!(infer_provider(model), want, "{model}");
