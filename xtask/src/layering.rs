@@ -13,7 +13,7 @@ pub(crate) const ALLOWED: [(&str, &[&str]); 11] = [
         "assay-judge",
         &["assay-spec", "assay-check", "assay-connect"],
     ),
-    ("assay-assess", &[]),
+    ("assay-assess", &["assay-spec", "assay-check"]),
     (
         "assay-run",
         &["assay-spec", "assay-check", "assay-connect", "assay-demo"],

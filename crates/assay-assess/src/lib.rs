@@ -6,10 +6,10 @@
 //! # Example
 //!
 //! ```
-//! use assay_assess::{Outcome, SampleOutcome, assess};
+//! use assay_assess::{Status, SampleOutcome, assess};
 //!
 //! let outcomes: Vec<SampleOutcome> = (0..10)
-//!     .map(|i| SampleOutcome { outcome: if i < 7 { Outcome::Passed } else { Outcome::Failed }, first_failure: None })
+//!     .map(|i| SampleOutcome { outcome: if i < 7 { Status::Passed } else { Status::Failed }, first_failure: None })
 //!     .collect();
 //! let a = assess("c1", "t.hocon", "case", (3, 5), &outcomes);
 //! assert_eq!((a.passed, a.failed, a.samples), (7, 3, 10));
@@ -27,22 +27,13 @@ use serde::Serialize;
 pub use modes::{Failure, Mode, classify, merge_named, normalize};
 pub use stats::{RatioAdvice, advise, binomial_tail, wilson};
 
-/// How one sample came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Every check passed.
-    Passed,
-    /// A check failed.
-    Failed,
-    /// The sample could not be judged.
-    Errored,
-}
+pub use assay_check::Status;
 
 /// One sample, as the assessor needs it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SampleOutcome {
     /// How it came out.
-    pub outcome: Outcome,
+    pub outcome: Status,
     /// Its first failure (or its error), which names its mode.
     pub first_failure: Option<Failure>,
 }
@@ -88,11 +79,11 @@ pub fn assess(
     ratio: (u32, u32),
     outcomes: &[SampleOutcome],
 ) -> CaseAssessment {
-    let count = |o: Outcome| outcomes.iter().filter(|s| s.outcome == o).count() as u64;
+    let count = |o: Status| outcomes.iter().filter(|s| s.outcome == o).count() as u64;
     let (passed, failed, errored) = (
-        count(Outcome::Passed),
-        count(Outcome::Failed),
-        count(Outcome::Errored),
+        count(Status::Passed),
+        count(Status::Failed),
+        count(Status::Errored),
     );
     let samples = outcomes.len() as u64;
     let pass_rate = if samples == 0 {

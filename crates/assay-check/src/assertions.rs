@@ -222,7 +222,7 @@ mod tests {
     use assay_spec::model::sentinel::{OutputType, Pattern};
 
     use super::*;
-    use crate::evaluation::Status;
+    use crate::status::Status;
 
     fn status(a: &Assertion, r: &Response) -> Status {
         evaluate(a, r).unwrap().0.status()

@@ -8,25 +8,12 @@ use assay_spec::plan::{Check, CheckKind};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::evaluation::{Evaluation, Status};
+use crate::evaluation::Evaluation;
 use crate::judge::Judge;
 use crate::response::Response;
+use crate::status::Status;
 use crate::stock::{self, field_path, lookup};
 use crate::text::{as_text, preview};
-
-/// How a check came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckStatus {
-    /// The evaluation's threshold holds.
-    Passed,
-    /// The evaluation's threshold does not hold.
-    Failed,
-    /// The evaluation has no threshold.
-    Unscored,
-    /// The check could not be evaluated.
-    Errored,
-}
 
 /// What one check gave.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -68,14 +55,10 @@ pub struct CheckResult {
 
 impl CheckResult {
     /// Passed, failed, unscored or errored.
-    pub fn status(&self) -> CheckStatus {
+    pub fn status(&self) -> Status {
         match &self.outcome {
-            Outcome::Errored { .. } => CheckStatus::Errored,
-            Outcome::Evaluated { evaluation, .. } => match evaluation.status() {
-                Status::Passed => CheckStatus::Passed,
-                Status::Failed => CheckStatus::Failed,
-                Status::Unscored => CheckStatus::Unscored,
-            },
+            Outcome::Errored { .. } => Status::Errored,
+            Outcome::Evaluated { evaluation, .. } => evaluation.status(),
         }
     }
 

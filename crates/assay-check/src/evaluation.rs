@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::status::Status;
+
 /// The range a score must fall in to pass. Every bound that is set must hold.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Threshold {
@@ -49,18 +51,6 @@ pub struct Evaluation {
     /// Context, typically why the evaluation failed.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub metadata: serde_json::Map<String, serde_json::Value>,
-}
-
-/// Whether an evaluation passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Every threshold bound holds.
-    Passed,
-    /// A threshold bound does not hold.
-    Failed,
-    /// There is no threshold: the score is reported, nothing more.
-    Unscored,
 }
 
 impl Evaluation {

@@ -19,7 +19,7 @@
 //! # Example
 //!
 //! ```
-//! use assay_check::{CheckStatus, Response, run_check};
+//! use assay_check::{Status, Response, run_check};
 //! use assay_spec::plan::{Check, CheckKind, Part};
 //! use assay_spec::model::data_driven::StockTest;
 //! use serde_json::json;
@@ -36,7 +36,7 @@
 //! };
 //! let response = Response::text("Liverpool").with_structure(json!({"running_cost": 3.0}));
 //! let result = futures::executor::block_on(run_check(&check, &response, None));
-//! assert_eq!(result.status(), CheckStatus::Failed);
+//! assert_eq!(result.status(), Status::Failed);
 //! assert_eq!(result.message(), "structure.running_cost: expected value 6.0, found 3.0");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -48,12 +48,14 @@ pub mod evaluator;
 pub mod judge;
 pub mod output_type;
 pub mod response;
+pub mod status;
 pub mod stock;
 pub mod text;
 pub mod tokens;
 
-pub use engine::{CheckResult, CheckStatus, Outcome, run_check, run_checks};
-pub use evaluation::{Evaluation, Status, Threshold};
+pub use engine::{CheckResult, Outcome, run_check, run_checks};
+pub use evaluation::{Evaluation, Threshold};
 pub use evaluator::{CheckEvaluator, Evaluator, EvaluatorError};
 pub use judge::{BoxFuture, Judge, JudgeError, JudgeVerdict};
 pub use response::{Output, Response, TokenUsage, ToolCall};
+pub use status::Status;

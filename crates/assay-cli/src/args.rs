@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use assay_run::select::{NoTests, Partition};
+use assay_spec::model::data_driven::Connection;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Test AI agents from data-driven test files.
@@ -109,7 +110,7 @@ pub struct TargetArgs {
     pub config: Option<PathBuf>,
     /// Run every case over these connections instead of its own (comma-separated)
     #[arg(long, value_enum, value_delimiter = ',', value_name = "CONNECTION")]
-    pub connection: Vec<ConnectionArg>,
+    pub connection: Vec<Connection>,
     /// Take this many samples of every case, keeping its pass rate: 7/10 becomes 14/20 [at most 100000]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=assay_spec::model::data_driven::MAX_SAMPLES as i64))]
     pub samples: Option<u32>,
@@ -195,19 +196,6 @@ pub enum Classify {
     Signature,
     /// Signatures, then named and merged by an LLM
     Llm,
-}
-
-/// A connection, as `--connection` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ConnectionArg {
-    /// In process, or a command from assay.toml
-    Direct,
-    /// A neuro-san server over http
-    Http,
-    /// A neuro-san server over https
-    Https,
-    /// A neuro-san server's MCP endpoint
-    Mcp,
 }
 
 /// `assay validate`.

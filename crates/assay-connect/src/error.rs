@@ -136,6 +136,8 @@ pub enum ErrorKind {
     Spawn,
     /// See [`ConnectError::Config`].
     Config,
+    /// The task that ran a sample panicked: a bug in Assay or in an in-process agent.
+    Panic,
 }
 
 impl ErrorKind {
@@ -152,7 +154,14 @@ impl ErrorKind {
             ErrorKind::Io => "io",
             ErrorKind::Spawn => "spawn",
             ErrorKind::Config => "config",
+            ErrorKind::Panic => "panic",
         }
+    }
+}
+
+impl serde::Serialize for ErrorKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
-use assay_run::{Event, Summary, UnitReport, Verdict};
+use assay_run::{Event, Status, Summary, UnitReport};
 
 /// `3 passed, 1 failed, 0 errored, 2 skipped`: the totals, always in this order and
 /// wording (CI tooling reads it).
@@ -40,7 +40,7 @@ pub(crate) fn seconds(d: Duration) -> String {
 /// cancelled run) left out show as `not run`, so `3 passed, 1 failed, 6 not run
 /// (need 14/20)` says the unit was decided after four of its twenty samples.
 pub(crate) fn outcome(unit: &UnitReport) -> String {
-    if unit.verdict == Verdict::Skipped && unit.tally.total() == 0 {
+    if unit.verdict == Status::Skipped && unit.tally.total() == 0 {
         return "not run".to_owned();
     }
     let tally = &unit.tally;
@@ -141,16 +141,16 @@ fn error_kinds(sample: &assay_run::events::SampleReport) -> Vec<String> {
     let mut out = Vec::new();
     for i in &sample.interactions {
         if let Some(e) = &i.error {
-            out.push(e.kind.clone());
+            out.push(e.kind.name().to_owned());
         }
         for c in &i.checks {
-            if c.status() == assay_check::CheckStatus::Errored {
+            if c.status() == assay_check::Status::Errored {
                 out.push("check".to_owned());
             }
         }
     }
     if let Some(e) = &sample.error {
-        out.push(e.kind.clone());
+        out.push(e.kind.name().to_owned());
     }
     out
 }

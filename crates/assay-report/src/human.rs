@@ -34,7 +34,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use assay_run::{Event, SampleStatus, Summary, UnitReport, Verdict};
+use assay_run::{Event, Status, Summary, UnitReport};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 
 use crate::Reporter;
@@ -144,12 +144,12 @@ impl Human {
         let verbose = self.options.verbosity == Verbosity::Verbose;
         let color = self.options.color;
         let (word, colour) = match unit.verdict {
-            Verdict::Passed => ("PASS", Colour::Green),
-            Verdict::Failed => ("FAIL", Colour::Red),
-            Verdict::Errored => ("ERROR", Colour::Yellow),
-            Verdict::Skipped => ("SKIP", Colour::Dim),
+            Status::Passed => ("PASS", Colour::Green),
+            Status::Failed => ("FAIL", Colour::Red),
+            Status::Errored => ("ERROR", Colour::Yellow),
+            Status::Skipped | Status::Unscored => ("SKIP", Colour::Dim),
         };
-        let shown = matches!(unit.verdict, Verdict::Failed | Verdict::Errored) || verbose;
+        let shown = matches!(unit.verdict, Status::Failed | Status::Errored) || verbose;
         if !shown {
             return String::new();
         }
@@ -159,17 +159,19 @@ impl Human {
             clean(&unit.unit.label()),
             outcome(unit)
         );
-        if unit.verdict != Verdict::Skipped || unit.tally.total() > 0 {
+        if unit.verdict != Status::Skipped || unit.tally.total() > 0 {
             text.push_str(&format!(" in {}", seconds(unit.duration)));
         }
         text.push('\n');
         if verbose {
             for sample in &unit.samples {
-                let (status, colour) = match sample.status {
-                    SampleStatus::Passed => ("passed", Colour::Green),
-                    SampleStatus::Failed => ("failed", Colour::Red),
-                    SampleStatus::Errored => ("errored", Colour::Yellow),
+                let colour = match sample.status {
+                    Status::Passed => Colour::Green,
+                    Status::Failed => Colour::Red,
+                    Status::Errored => Colour::Yellow,
+                    Status::Unscored | Status::Skipped => Colour::Dim,
                 };
+                let status = sample.status.name();
                 text.push_str(&format!(
                     "    sample {}: {} in {}\n",
                     sample.index,

@@ -41,7 +41,7 @@
 
 use std::io;
 
-use assay_run::{Event, Summary, UnitReport, Verdict};
+use assay_run::{Event, Status, Summary, UnitReport};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::Reporter;
@@ -129,8 +129,8 @@ fn test_case(unit: &UnitReport, file: &str, cancelled: bool) -> TestCase {
             .join("\n")
     };
     let status = match unit.verdict {
-        Verdict::Passed => TestCaseStatus::success(),
-        Verdict::Failed => {
+        Status::Passed => TestCaseStatus::success(),
+        Status::Failed => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             status
                 .set_message(outcome(unit))
@@ -138,7 +138,7 @@ fn test_case(unit: &UnitReport, file: &str, cancelled: bool) -> TestCase {
                 .set_description(description(None));
             status
         }
-        Verdict::Errored => {
+        Status::Errored => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
             let ty = problems
                 .iter()
@@ -150,7 +150,7 @@ fn test_case(unit: &UnitReport, file: &str, cancelled: bool) -> TestCase {
                 .set_description(description(Some(Kind::Error)));
             status
         }
-        Verdict::Skipped => {
+        Status::Skipped | Status::Unscored => {
             let mut status = TestCaseStatus::skipped();
             status.set_message(if cancelled {
                 "not run: the run was cancelled"
@@ -179,11 +179,7 @@ fn properties(unit: &UnitReport) -> Vec<Property> {
         Property::new("tally.errored", unit.tally.errored.to_string()),
     ];
     for sample in &unit.samples {
-        let status = match sample.status {
-            assay_run::SampleStatus::Passed => "passed",
-            assay_run::SampleStatus::Failed => "failed",
-            assay_run::SampleStatus::Errored => "errored",
-        };
+        let status = sample.status.name();
         out.push(Property::new(format!("sample.{}", sample.index), status));
     }
     out

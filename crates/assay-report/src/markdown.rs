@@ -43,7 +43,7 @@
 
 use std::io;
 
-use assay_run::{Event, UnitReport, Verdict};
+use assay_run::{Event, Status, UnitReport};
 
 use crate::Reporter;
 use crate::digest::{Collected, clean, cut, outcome, problems, seconds, summary_phrase};
@@ -123,7 +123,7 @@ impl Markdown {
 
         let bad: Vec<&UnitReport> = units
             .iter()
-            .filter(|u| matches!(u.verdict, Verdict::Failed | Verdict::Errored))
+            .filter(|u| matches!(u.verdict, Status::Failed | Status::Errored))
             .collect();
         if bad.is_empty() {
             return md;
@@ -156,18 +156,18 @@ impl Reporter for Markdown {
     }
 }
 
-fn status(verdict: Verdict) -> &'static str {
+fn status(verdict: Status) -> &'static str {
     match verdict {
-        Verdict::Passed => "✅ passed",
-        Verdict::Failed => "❌ failed",
-        Verdict::Errored => "⚠️ errored",
-        Verdict::Skipped => "⏭️ skipped",
+        Status::Passed => "✅ passed",
+        Status::Failed => "❌ failed",
+        Status::Errored => "⚠️ errored",
+        Status::Skipped | Status::Unscored => "⏭️ skipped",
     }
 }
 
 fn details(unit: &UnitReport) -> String {
     let emoji = match unit.verdict {
-        Verdict::Failed => "❌",
+        Status::Failed => "❌",
         _ => "⚠️",
     };
     let mut md = format!(

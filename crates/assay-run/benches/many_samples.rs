@@ -13,7 +13,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use assay_run::{RunOptions, Verdict, run_plan};
+use assay_run::{RunOptions, Status, run_plan};
 use assay_spec::model::data_driven::{Connection, MAX_SAMPLES};
 use assay_spec::{Env, Plan, Unrecognized};
 
@@ -86,7 +86,7 @@ fn main() -> ExitCode {
     );
     println!("wall:      {:.3} s, cpu {cpu:.3} s", wall.as_secs_f64());
     println!("peak rss:  {rss_mb:.1} MB (target <= {RSS_TARGET_MB})");
-    let met = verdict == Some(Verdict::Passed) && ran as usize <= JOBS && rss_mb <= RSS_TARGET_MB;
+    let met = verdict == Some(Status::Passed) && ran as usize <= JOBS && rss_mb <= RSS_TARGET_MB;
     if met {
         println!("all targets met");
         ExitCode::SUCCESS

@@ -29,9 +29,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{
-    ErrorInfo, Event, InteractionReport, SampleReport, Summary, UnitId, UnitReport,
+    ErrorInfo, ErrorKind, Event, InteractionReport, SampleReport, Summary, UnitId, UnitReport,
 };
-use crate::ratio::{SampleStatus, Tally, Verdict};
+use crate::ratio::{Status, Tally};
 
 /// The request metadata key that carries the sample index (0, 1, ...).
 pub const SAMPLE_METADATA: &str = "x-assay-sample";
@@ -170,7 +170,7 @@ pub async fn run_plan(
             () = options.cancel.cancelled() => None,
         };
         while let Some(joined) = tasks.try_join_next() {
-            summary.add(joined.unwrap_or(Verdict::Errored));
+            summary.add(joined.unwrap_or(Status::Errored));
         }
         let Some(permit) = permit else {
             let report = skipped(&ctx);
@@ -187,7 +187,7 @@ pub async fn run_plan(
         });
     }
     while let Some(joined) = tasks.join_next().await {
-        summary.add(joined.unwrap_or(Verdict::Errored));
+        summary.add(joined.unwrap_or(Status::Errored));
     }
     summary.cancelled = options.cancel.is_cancelled();
     summary.duration = started.elapsed();
@@ -233,7 +233,7 @@ fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
 fn skipped(ctx: &UnitCtx) -> UnitReport {
     UnitReport {
         unit: ctx.unit.clone(),
-        verdict: Verdict::Skipped,
+        verdict: Status::Skipped,
         success_ratio: ctx.ratio,
         tally: Tally::default(),
         samples: Vec::new(),
@@ -317,11 +317,11 @@ async fn run_unit(ctx: &UnitCtx) -> UnitReport {
 fn panicked(e: &tokio::task::JoinError) -> SampleReport {
     SampleReport {
         index: u32::MAX,
-        status: SampleStatus::Errored,
+        status: Status::Errored,
         duration: Duration::ZERO,
         interactions: Vec::new(),
         error: Some(ErrorInfo {
-            kind: "panic".to_owned(),
+            kind: ErrorKind::Panic,
             message: format!("the sample panicked: {e}"),
         }),
     }
@@ -344,7 +344,7 @@ async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
         Some(limit) => match tokio::time::timeout(limit, run).await {
             Ok(result) => result,
             Err(_) => Err(ErrorInfo {
-                kind: "timeout".to_owned(),
+                kind: ErrorKind::Timeout,
                 message: format!("the sample timed out after {}", seconds(limit)),
             }),
         },
@@ -353,21 +353,21 @@ async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
     let failed = interactions
         .iter()
         .flat_map(|i: &InteractionReport| &i.checks)
-        .any(|c| c.status() == assay_check::CheckStatus::Failed);
+        .any(|c| c.status() == assay_check::Status::Failed);
     let errored = error.is_some()
         || interactions.iter().any(|i| {
             i.error.is_some()
                 || i.checks
                     .iter()
-                    .any(|c| c.status() == assay_check::CheckStatus::Errored)
+                    .any(|c| c.status() == assay_check::Status::Errored)
         });
     // A wrong answer is the more telling outcome: it wins over an error in the same sample.
     let status = if failed {
-        SampleStatus::Failed
+        Status::Failed
     } else if errored {
-        SampleStatus::Errored
+        Status::Errored
     } else {
-        SampleStatus::Passed
+        Status::Passed
     };
     SampleReport {
         index,
@@ -398,7 +398,7 @@ async fn conversation(
     let Some(connector) = &ctx.connector else {
         let name = ctx.connection.map(|c| c.name()).unwrap_or("none");
         return Err(ErrorInfo {
-            kind: "config".to_owned(),
+            kind: ErrorKind::Config,
             message: format!(
                 "no way to reach agents over `{name}`: configure it in assay.toml or pass --server"
             ),
@@ -560,7 +560,7 @@ pub fn to_check_response(response: &AgentResponse) -> Response {
 
 fn error_info(e: &ConnectError) -> ErrorInfo {
     ErrorInfo {
-        kind: e.kind().name().to_owned(),
+        kind: e.kind(),
         message: e.to_string(),
     }
 }
@@ -580,9 +580,7 @@ fn provider_of(case: &Case) -> Option<ProviderKind> {
         Target::Model {
             model, provider, ..
         } => match provider {
-            Some(p) => serde_json::to_value(p)
-                .ok()
-                .and_then(|v| v.as_str().and_then(ProviderKind::from_name)),
+            Some(p) => Some(*p),
             None => infer_provider(model),
         },
         Target::Agent { .. } => None,
@@ -596,12 +594,14 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
         return Ok(());
     };
     let config_error = |message: String| ErrorInfo {
-        kind: "config".to_owned(),
+        kind: ErrorKind::Config,
         message,
     };
     let Some(kind) = provider_of(case) else {
         return Err(config_error(format!(
-            "cannot tell which provider serves `{model}`: set `provider` (anthropic, openai, bedrock, huggingface or ollama)"
+            "cannot tell which provider serves `{model}`: set `provider` ({} or {})",
+            ProviderKind::NAMES[..4].join(", "),
+            ProviderKind::NAMES[4]
         )));
     };
     let Some(provider) = &ctx.provider else {

@@ -5,12 +5,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use assay_check::CheckResult;
+pub use assay_connect::ErrorKind;
 use assay_spec::model::data_driven::SuccessRatio;
 use assay_spec::plan::Dialect;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::ratio::{SampleStatus, Tally, Verdict};
+use crate::ratio::{Status, Tally};
 
 /// A unit of work: one case over one connection (or one model call for Sentinel cases).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -39,8 +40,9 @@ impl UnitId {
 /// Why an interaction could not complete.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ErrorInfo {
-    /// A stable id of the kind: `unreachable`, `timeout`, `protocol`, `status`, ...
-    pub kind: String,
+    /// The kind, serialized as a stable id: `unreachable`, `timeout`, `protocol`,
+    /// `status`, ...
+    pub kind: ErrorKind,
     /// What happened.
     pub message: String,
 }
@@ -73,7 +75,7 @@ pub struct SampleReport {
     /// Which sample (from 0).
     pub index: u32,
     /// How it came out.
-    pub status: SampleStatus,
+    pub status: Status,
     /// How long it took.
     #[serde(with = "secs")]
     pub duration: Duration,
@@ -89,7 +91,7 @@ impl SampleReport {
         self.interactions
             .iter()
             .flat_map(|i| &i.checks)
-            .filter(|c| c.status() == assay_check::CheckStatus::Failed)
+            .filter(|c| c.status() == assay_check::Status::Failed)
     }
 
     /// Every error: interactions', checks' and the sample's own, as messages.
@@ -100,7 +102,7 @@ impl SampleReport {
                 out.push(format!("interaction {}: {}", i.index, e.message));
             }
             for c in &i.checks {
-                if c.status() == assay_check::CheckStatus::Errored {
+                if c.status() == assay_check::Status::Errored {
                     out.push(c.message().to_owned());
                 }
             }
@@ -118,7 +120,7 @@ pub struct UnitReport {
     /// The unit.
     pub unit: UnitId,
     /// Its verdict.
-    pub verdict: Verdict,
+    pub verdict: Status,
     /// The ratio it was held to.
     pub success_ratio: SuccessRatio,
     /// Counts of the samples that ran.
@@ -150,12 +152,13 @@ pub struct Summary {
 
 impl Summary {
     /// Counts one unit's verdict.
-    pub fn add(&mut self, verdict: Verdict) {
+    pub fn add(&mut self, verdict: Status) {
         match verdict {
-            Verdict::Passed => self.passed += 1,
-            Verdict::Failed => self.failed += 1,
-            Verdict::Errored => self.errored += 1,
-            Verdict::Skipped => self.skipped += 1,
+            Status::Passed => self.passed += 1,
+            Status::Failed => self.failed += 1,
+            Status::Errored => self.errored += 1,
+            // A unit is never unscored; a verdict is one of the other four.
+            Status::Skipped | Status::Unscored => self.skipped += 1,
         }
     }
 

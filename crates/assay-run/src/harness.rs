@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 
 use crate::engine::{Connectors, RunOptions, run_plan};
 use crate::events::{Event, UnitReport};
-use crate::ratio::Verdict;
+use crate::ratio::Status;
 
 /// Where the harness reaches agents.
 pub enum Agents {
@@ -143,7 +143,7 @@ async fn run_one(plan: &Plan, connectors: &Connectors) -> Vec<UnitReport> {
 /// `Ok` when every unit passed; otherwise the failures and errors, one per line.
 fn verdict(reports: &[UnitReport]) -> Result<(), Failed> {
     let mut lines = Vec::new();
-    for r in reports.iter().filter(|r| r.verdict != Verdict::Passed) {
+    for r in reports.iter().filter(|r| r.verdict != Status::Passed) {
         lines.push(format!(
             "{}: {:?}, {} of {} samples passed (need {})",
             r.unit.label(),

@@ -22,10 +22,10 @@ pub mod suite;
 
 pub use engine::{Connectors, RunOptions, run_plan};
 pub use events::{Event, Summary, UnitId, UnitReport};
-pub use ratio::{SampleStatus, Tally, Verdict};
+pub use ratio::{Status, Tally};
 pub use select::{NoTests, Partition, Selected, Selection};
 pub use suite::{
-    BoxError, CaseReport, CaseStatus, EvaluationReport, GridCombination, GridSearchParams,
-    SuiteError, SuiteOptions, SuiteReport, SuiteRun, TestCase, TestFn, async_fn, grid_search_ctx,
+    BoxError, CaseReport, EvaluationReport, GridCombination, GridSearchParams, SuiteError,
+    SuiteOptions, SuiteReport, SuiteRun, TestCase, TestFn, async_fn, grid_search_ctx,
     run_test_suite, sync_fn,
 };

@@ -7,35 +7,9 @@
 //! a failure has been seen (it can only end *failed*) or every sample is done. Errors
 //! alone never stop it early, because a later sample's wrong answer would make it *failed*.
 
+pub use assay_check::Status;
 use assay_spec::model::data_driven::SuccessRatio;
 use serde::Serialize;
-
-/// How one sample came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SampleStatus {
-    /// Every check passed.
-    Passed,
-    /// A check failed: the agent answered wrongly.
-    Failed,
-    /// The sample could not be judged: the agent could not be reached, timed out or
-    /// broke the protocol, or a check could not be evaluated.
-    Errored,
-}
-
-/// A unit's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Enough samples passed.
-    Passed,
-    /// Too few passed, and at least one of the others failed.
-    Failed,
-    /// Too few passed, and every other one errored.
-    Errored,
-    /// Not run (cancelled or filtered out).
-    Skipped,
-}
 
 /// Counts of samples so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -50,11 +24,13 @@ pub struct Tally {
 
 impl Tally {
     /// Counts one more sample.
-    pub fn add(&mut self, status: SampleStatus) {
+    pub fn add(&mut self, status: Status) {
         match status {
-            SampleStatus::Passed => self.passed += 1,
-            SampleStatus::Failed => self.failed += 1,
-            SampleStatus::Errored => self.errored += 1,
+            Status::Passed => self.passed += 1,
+            Status::Failed => self.failed += 1,
+            Status::Errored => self.errored += 1,
+            // A sample is never unscored, and a skipped one did not run.
+            Status::Unscored | Status::Skipped => {}
         }
     }
 
@@ -66,19 +42,19 @@ impl Tally {
     /// The verdict once it is decided for `ratio`, or `None` while the samples not yet
     /// run could still change it. Whatever order samples finish in, a decided verdict is
     /// the verdict of running all `n`.
-    pub fn decided(&self, ratio: SuccessRatio) -> Option<Verdict> {
+    pub fn decided(&self, ratio: SuccessRatio) -> Option<Status> {
         if self.passed >= ratio.need {
-            return Some(Verdict::Passed);
+            return Some(Status::Passed);
         }
         let not_passed = self.failed + self.errored;
         // Once more than n - k samples did not pass, k passes are out of reach; the
         // verdict is known once a failure is in, or when nothing is left to run.
         if not_passed > ratio.of - ratio.need {
             if self.failed > 0 {
-                return Some(Verdict::Failed);
+                return Some(Status::Failed);
             }
             if self.total() >= ratio.of {
-                return Some(Verdict::Errored);
+                return Some(Status::Errored);
             }
         }
         None
@@ -90,13 +66,13 @@ impl Tally {
     }
 
     /// The verdict after every sample that was going to run has run.
-    pub fn final_verdict(&self, ratio: SuccessRatio) -> Verdict {
+    pub fn final_verdict(&self, ratio: SuccessRatio) -> Status {
         self.decided(ratio).unwrap_or(if self.failed > 0 {
-            Verdict::Failed
+            Status::Failed
         } else if self.errored > 0 {
-            Verdict::Errored
+            Status::Errored
         } else {
-            Verdict::Skipped
+            Status::Skipped
         })
     }
 }
@@ -109,7 +85,7 @@ mod tests {
         SuccessRatio { need, of }
     }
 
-    fn run(statuses: &[SampleStatus], r: SuccessRatio) -> (usize, Option<Verdict>) {
+    fn run(statuses: &[Status], r: SuccessRatio) -> (usize, Option<Status>) {
         let mut t = Tally::default();
         for (i, s) in statuses.iter().enumerate() {
             t.add(*s);
@@ -120,23 +96,23 @@ mod tests {
         (statuses.len(), None)
     }
 
-    use SampleStatus::{Errored as E, Failed as F, Passed as P};
+    use Status::{Errored as E, Failed as F, Passed as P};
 
     #[test]
     fn stops_at_k_passes() {
         assert_eq!(
             run(&[P, F, P, P, P], ratio(2, 5)),
-            (3, Some(Verdict::Passed))
+            (3, Some(Status::Passed))
         );
-        assert_eq!(run(&[P], ratio(1, 1)), (1, Some(Verdict::Passed)));
+        assert_eq!(run(&[P], ratio(1, 1)), (1, Some(Status::Passed)));
     }
 
     #[test]
     fn a_failure_out_of_reach_stops_at_n_minus_k_plus_one_non_passes() {
-        assert_eq!(run(&[F, E, P, F], ratio(3, 5)), (4, Some(Verdict::Failed)));
-        assert_eq!(run(&[E, F, E], ratio(3, 5)), (3, Some(Verdict::Failed)));
-        assert_eq!(run(&[F], ratio(1, 1)), (1, Some(Verdict::Failed)));
-        assert_eq!(run(&[E], ratio(1, 1)), (1, Some(Verdict::Errored)));
+        assert_eq!(run(&[F, E, P, F], ratio(3, 5)), (4, Some(Status::Failed)));
+        assert_eq!(run(&[E, F, E], ratio(3, 5)), (3, Some(Status::Failed)));
+        assert_eq!(run(&[F], ratio(1, 1)), (1, Some(Status::Failed)));
+        assert_eq!(run(&[E], ratio(1, 1)), (1, Some(Status::Errored)));
     }
 
     #[test]
@@ -146,24 +122,24 @@ mod tests {
         assert_eq!(run(&[E, E, E, E], ratio(3, 5)), (4, None));
         assert_eq!(
             run(&[E, E, E, E, E], ratio(3, 5)),
-            (5, Some(Verdict::Errored))
+            (5, Some(Status::Errored))
         );
         assert_eq!(
             run(&[E, E, E, E, F], ratio(3, 5)),
-            (5, Some(Verdict::Failed))
+            (5, Some(Status::Failed))
         );
     }
 
     #[test]
     fn zero_needed_passes_at_once() {
-        assert_eq!(Tally::default().decided(ratio(0, 3)), Some(Verdict::Passed));
+        assert_eq!(Tally::default().decided(ratio(0, 3)), Some(Status::Passed));
     }
 
     #[test]
     fn a_failure_among_errors_makes_it_a_failure() {
-        assert_eq!(run(&[E, F], ratio(2, 2)), (2, Some(Verdict::Failed)));
-        assert_eq!(run(&[E, F, E], ratio(1, 3)), (3, Some(Verdict::Failed)));
-        assert_eq!(run(&[E, E], ratio(2, 2)), (2, Some(Verdict::Errored)));
+        assert_eq!(run(&[E, F], ratio(2, 2)), (2, Some(Status::Failed)));
+        assert_eq!(run(&[E, F, E], ratio(1, 3)), (3, Some(Status::Failed)));
+        assert_eq!(run(&[E, E], ratio(2, 2)), (2, Some(Status::Errored)));
     }
 
     #[test]
@@ -176,25 +152,25 @@ mod tests {
     }
 
     /// The verdict of running every sample, by the rule itself (not by `decided`).
-    fn verdict_of_all(statuses: &[SampleStatus], need: u32) -> Verdict {
+    fn verdict_of_all(statuses: &[Status], need: u32) -> Status {
         let passed = statuses.iter().filter(|s| **s == P).count() as u32;
         if passed >= need {
-            Verdict::Passed
+            Status::Passed
         } else if statuses.contains(&F) {
-            Verdict::Failed
+            Status::Failed
         } else {
-            Verdict::Errored
+            Status::Errored
         }
     }
 
-    fn status() -> impl Strategy<Value = SampleStatus> {
+    fn status() -> impl Strategy<Value = Status> {
         prop_oneof![Just(P), Just(F), Just(E)]
     }
 
     use proptest::prelude::*;
 
     /// Outcomes drawn per sample, `k`, and a random order in which they finish.
-    fn case() -> impl Strategy<Value = (Vec<SampleStatus>, u32, Vec<SampleStatus>)> {
+    fn case() -> impl Strategy<Value = (Vec<Status>, u32, Vec<Status>)> {
         proptest::collection::vec(status(), 1..12).prop_flat_map(|outcomes| {
             let of = outcomes.len() as u32;
             (

@@ -152,25 +152,13 @@ pub struct EvaluationReport {
     pub result: Result<Option<Evaluation>, String>,
 }
 
-/// How a case came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CaseStatus {
-    /// Every evaluation with a threshold passed.
-    Passed,
-    /// An evaluation failed its threshold.
-    Failed,
-    /// `fn` failed, or an evaluator did (and none failed).
-    Errored,
-}
-
 /// One case's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseReport {
     /// The case's hash.
     pub hash: String,
     /// How it came out.
-    pub status: CaseStatus,
+    pub status: Status,
     /// Why `fn` failed, when it did.
     pub error: Option<String>,
     /// Every evaluator's result, in the order the evaluators were given.
@@ -199,7 +187,7 @@ pub struct SuiteReport {
 
 impl SuiteReport {
     /// How many cases, across every run, came out with `status`.
-    pub fn count(&self, status: CaseStatus) -> usize {
+    pub fn count(&self, status: Status) -> usize {
         self.runs
             .iter()
             .flat_map(|r| &r.cases)
@@ -212,7 +200,7 @@ impl SuiteReport {
         self.runs
             .iter()
             .flat_map(|r| &r.cases)
-            .all(|c| c.status == CaseStatus::Passed)
+            .all(|c| c.status == Status::Passed)
     }
 }
 
@@ -271,7 +259,7 @@ where
         for (i, joined) in join_all(tasks).await.into_iter().enumerate() {
             reports.push(joined.unwrap_or_else(|e| CaseReport {
                 hash: hashes[i].clone(),
-                status: CaseStatus::Errored,
+                status: Status::Errored,
                 error: Some(format!("the test case panicked: {e}")),
                 evaluations: Vec::new(),
                 duration: Duration::ZERO,
@@ -312,7 +300,7 @@ where
         Err(e) => {
             return CaseReport {
                 hash,
-                status: CaseStatus::Errored,
+                status: Status::Errored,
                 error: Some(e.to_string()),
                 evaluations: Vec::new(),
                 duration,
@@ -338,11 +326,11 @@ where
         .any(|r| matches!(&r.result, Ok(Some(e)) if e.status() == Status::Failed));
     let errored = evaluations.iter().any(|r| r.result.is_err());
     let status = if failed {
-        CaseStatus::Failed
+        Status::Failed
     } else if errored {
-        CaseStatus::Errored
+        Status::Errored
     } else {
-        CaseStatus::Passed
+        Status::Passed
     };
     CaseReport {
         hash,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use assay_run::events::{Event, UnitReport};
-use assay_run::ratio::{SampleStatus, Verdict};
+use assay_run::ratio::Status;
 use assay_run::{RunOptions, Summary, run_plan};
 use assay_spec::model::data_driven::Connection;
 use assay_spec::{Env, Plan, Unrecognized};
@@ -79,7 +79,7 @@ async fn the_quickstart_passes_over_direct_and_http() {
     for u in units(&events) {
         assert_eq!(
             u.verdict,
-            Verdict::Passed,
+            Status::Passed,
             "{}: {:#?}",
             u.unit.label(),
             u.samples
@@ -112,7 +112,7 @@ async fn failures_and_errors_are_kept_apart() {
     let (summary, events) = run(&plan, RunOptions::default()).await;
 
     let wrong = unit(&events, "wrong_answers", "direct");
-    assert_eq!(wrong.verdict, Verdict::Failed);
+    assert_eq!(wrong.verdict, Status::Failed);
     let messages: Vec<&str> = wrong.samples[0].failures().map(|c| c.message()).collect();
     assert_eq!(
         messages,
@@ -124,26 +124,26 @@ async fn failures_and_errors_are_kept_apart() {
 
     // 2/2 cannot pass after one failure: one sample is enough.
     let math = unit(&events, "math_off_by_one", "http");
-    assert_eq!(math.verdict, Verdict::Failed);
+    assert_eq!(math.verdict, Status::Failed);
     assert_eq!(math.tally.total(), 1);
 
     let unknown = unit(&events, "unknown_agent", "http");
-    assert_eq!(unknown.verdict, Verdict::Errored);
+    assert_eq!(unknown.verdict, Status::Errored);
     let error = unknown.samples[0].interactions[0].error.as_ref().unwrap();
-    assert_eq!(error.kind, "unknown_agent");
+    assert_eq!(error.kind.name(), "unknown_agent");
     assert!(error.message.contains("no_such_agent"), "{}", error.message);
 
     let slow = unit(&events, "too_slow", "http");
-    assert_eq!(slow.verdict, Verdict::Errored);
+    assert_eq!(slow.verdict, Status::Errored);
     assert_eq!(
         slow.samples[0].interactions[0].error.as_ref().unwrap().kind,
-        "timeout"
+        assay_run::events::ErrorKind::Timeout
     );
 
     let broken = unit(&events, "server_error", "http");
-    assert_eq!(broken.verdict, Verdict::Errored);
+    assert_eq!(broken.verdict, Status::Errored);
     let error = broken.samples[0].interactions[0].error.as_ref().unwrap();
-    assert_eq!(error.kind, "status");
+    assert_eq!(error.kind.name(), "status");
     assert!(error.message.contains("500"), "{}", error.message);
 
     assert_eq!((summary.failed, summary.errored, summary.passed), (2, 3, 0));
@@ -161,7 +161,7 @@ async fn a_sample_timeout_is_an_error_that_counts_against_the_ratio() {
     let u = unit(&events, "slow", "direct");
     assert_eq!(u.tally.errored, 2, "both samples timed out");
     let error = u.samples[0].error.as_ref().unwrap();
-    assert_eq!(error.kind, "timeout");
+    assert_eq!(error.kind.name(), "timeout");
     assert_eq!(error.message, "the sample timed out after 0.3s");
 }
 
@@ -199,7 +199,7 @@ async fn overrides_of_connections_and_samples() {
         "1/1 over 3 samples keeps its pass rate"
     );
     assert_eq!(https.tally.passed, 3, "3/3 needs every sample to pass");
-    assert_eq!(unit(&events, "echo", "mcp").verdict, Verdict::Passed);
+    assert_eq!(unit(&events, "echo", "mcp").verdict, Status::Passed);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -265,7 +265,7 @@ async fn failure_patterns_fail_an_answer_that_holds_one() {
     let (summary, events) = run(&plan, RunOptions::default()).await;
     assert_eq!(summary.failed, 1);
     let sample = &units(&events)[0].samples[0];
-    assert_eq!(sample.status, SampleStatus::Failed);
+    assert_eq!(sample.status, Status::Failed);
     let failed: Vec<&str> = sample.failures().map(|c| c.path.as_str()).collect();
     assert_eq!(failed, ["interactions[0] failure_patterns[0]"]);
 }

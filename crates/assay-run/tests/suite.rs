@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use assay_check::{BoxFuture, CheckEvaluator, Evaluation, Evaluator, EvaluatorError, Threshold};
 use assay_run::{
-    BoxError, CaseStatus, GridSearchParams, SuiteError, SuiteOptions, TestCase, async_fn,
+    BoxError, GridSearchParams, Status, SuiteError, SuiteOptions, TestCase, async_fn,
     grid_search_ctx, run_test_suite, sync_fn,
 };
 use serde_json::json;
@@ -111,10 +111,10 @@ async fn statuses_follow_fn_and_evaluators() {
         .await
         .unwrap();
     let cases = &report.runs[0].cases;
-    assert_eq!(cases[0].status, CaseStatus::Passed);
-    assert_eq!(cases[1].status, CaseStatus::Failed, "2 + 2 is not 5");
+    assert_eq!(cases[0].status, Status::Passed);
+    assert_eq!(cases[1].status, Status::Failed, "2 + 2 is not 5");
     // -2 is right, but `picky` errors on it: only that evaluation errors.
-    assert_eq!(cases[2].status, CaseStatus::Errored);
+    assert_eq!(cases[2].status, Status::Errored);
     assert_eq!(
         cases[2].evaluations[0]
             .result
@@ -130,10 +130,10 @@ async fn statuses_follow_fn_and_evaluators() {
         Err("negative outputs are not my department".to_owned())
     );
     // `fn` failed: the case errors and no evaluator runs.
-    assert_eq!(cases[3].status, CaseStatus::Errored);
+    assert_eq!(cases[3].status, Status::Errored);
     assert_eq!(cases[3].error.as_deref(), Some("zero is not allowed"));
     assert!(cases[3].evaluations.is_empty());
-    assert_eq!(report.count(CaseStatus::Passed), 1);
+    assert_eq!(report.count(Status::Passed), 1);
     assert!(!report.all_passed());
 }
 

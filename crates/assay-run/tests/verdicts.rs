@@ -12,7 +12,7 @@ use assay_connect::{AgentRequest, AgentResponse, ConnectError};
 use assay_connect::{Registry, from_fn};
 use assay_run::engine::SAMPLE_METADATA;
 use assay_run::events::{Event, UnitReport};
-use assay_run::ratio::{SampleStatus, Verdict};
+use assay_run::ratio::Status;
 use assay_run::{Connectors, RunOptions, Summary, run_plan};
 use assay_spec::model::data_driven::Connection;
 use assay_spec::{Env, Plan, Unrecognized};
@@ -74,7 +74,7 @@ async fn an_error_that_comes_first_does_not_hide_a_later_wrong_answer() {
     );
     let registry = Registry::new().with("a", Arc::new(agent));
     let (summary, units) = run(&plan, registry, RunOptions::default()).await;
-    assert_eq!(units[0].verdict, Verdict::Failed, "{:#?}", units[0]);
+    assert_eq!(units[0].verdict, Status::Failed, "{:#?}", units[0]);
     assert_eq!((units[0].tally.failed, units[0].tally.errored), (1, 1));
     assert_eq!((summary.failed, summary.errored), (1, 0));
 }
@@ -89,7 +89,7 @@ async fn errors_alone_run_every_sample_and_error() {
     );
     let registry = Registry::new().with("a", Arc::new(agent));
     let (_, units) = run(&plan, registry, RunOptions::default()).await;
-    assert_eq!(units[0].verdict, Verdict::Errored);
+    assert_eq!(units[0].verdict, Status::Errored);
     assert_eq!(units[0].tally.errored, 5, "no early stop on errors alone");
 }
 
@@ -113,9 +113,9 @@ async fn within_a_sample_a_wrong_answer_wins_over_a_later_error() {
     let registry = Registry::new().with("a", Arc::new(agent));
     let (summary, units) = run(&plan, registry, RunOptions::default()).await;
     let sample = &units[0].samples[0];
-    assert_eq!(sample.status, SampleStatus::Failed, "{sample:#?}");
+    assert_eq!(sample.status, Status::Failed, "{sample:#?}");
     assert!(sample.interactions[1].error.is_some(), "the error is kept");
-    assert_eq!(units[0].verdict, Verdict::Failed);
+    assert_eq!(units[0].verdict, Status::Failed);
     assert_eq!((summary.failed, summary.errored), (1, 0));
 }
 
@@ -143,7 +143,7 @@ async fn more_samples_keep_the_pass_rate() {
     let (_, units) = run(&plan, registry, options).await;
     let u = &units[0];
     assert_eq!((u.success_ratio.need, u.success_ratio.of), (10, 10));
-    assert_eq!(u.verdict, Verdict::Failed, "{u:#?}");
+    assert_eq!(u.verdict, Status::Failed, "{u:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,6 +3,7 @@
 //! Later crates consume only this. A case's [`Case::id`] is a hash of its inputs, so
 //! editing an expectation keeps the id and editing an input changes it.
 
+use crate::model::provider::ProviderKind;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,7 +16,7 @@ use crate::model::data_driven::{
     SuccessRatio,
 };
 use crate::model::sentinel::{
-    Assertion, Framework, Message, ModelConfig, Provider, TestSpec, TestSuite, Tool,
+    Assertion, Framework, Message, ModelConfig, TestSpec, TestSuite, Tool,
 };
 
 /// The longest id a case may have, as the Autoblocks SDK requires of hashes.
@@ -110,7 +111,7 @@ pub enum Target {
         /// The model's name.
         model: String,
         /// The provider, when given.
-        provider: Option<Provider>,
+        provider: Option<ProviderKind>,
         /// Tools offered.
         tools: Vec<Tool>,
         /// The framework, when given.

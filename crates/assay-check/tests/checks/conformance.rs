@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use assay_check::{CheckStatus, Response};
+use assay_check::{Response, Status};
 use assay_spec::Env;
 use assay_spec::load::{self, Unrecognized};
 use assay_spec::model::data_driven::StockTest;
@@ -234,8 +234,7 @@ fn every_conformance_check_passes_and_fails_on_responses_built_for_it() {
             for check in &step.checks {
                 let (pass, fail) = responses(check);
                 assert!(!pass.is_empty() && !fail.is_empty());
-                for (want, responses) in [(CheckStatus::Passed, pass), (CheckStatus::Failed, fail)]
-                {
+                for (want, responses) in [(Status::Passed, pass), (Status::Failed, fail)] {
                     for response in responses {
                         runs += 1;
                         let result = run(check, &response, Some(&judge));
@@ -329,14 +328,14 @@ fn the_music_nerd_pro_turns_pass_together_on_a_good_conversation() {
         assert!(!step.checks.is_empty());
         for check in &step.checks {
             let r = run(check, response, None);
-            assert_eq!(r.status(), CheckStatus::Passed, "{}", r.message());
+            assert_eq!(r.status(), Status::Passed, "{}", r.message());
         }
     }
     // Swapping the turns fails every check of both.
     for (step, response) in case.interactions.iter().zip(turns.iter().rev()) {
         for check in &step.checks {
             let r = run(check, response, None);
-            assert_eq!(r.status(), CheckStatus::Failed, "{}", r.message());
+            assert_eq!(r.status(), Status::Failed, "{}", r.message());
         }
     }
     let second_cost = case.interactions[1]

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use assay_check::{
-    BoxFuture, CheckEvaluator, CheckStatus, Evaluation, Evaluator, EvaluatorError, Response,
-    Status, Threshold, run_check,
+    BoxFuture, CheckEvaluator, Evaluation, Evaluator, EvaluatorError, Response, Status, Threshold,
+    run_check,
 };
 use assay_spec::model::sentinel::{Assertion, OutputType};
 use assay_spec::plan::{Check, CheckKind, Part};
@@ -540,7 +540,7 @@ fn a_sentinel_assertion_runs_as_a_plan_check() {
     };
     let response = Response::text("x").with_tool_call("web_search", json!({}));
     let result = futures::executor::block_on(run_check(&check, &response, None));
-    assert_eq!(result.status(), CheckStatus::Passed);
+    assert_eq!(result.status(), Status::Passed);
     assert_eq!(result.path, check.path);
     assert_eq!(result.name, "must_call_tool");
     assert_eq!(result.target, "tool_calls");
@@ -550,7 +550,7 @@ fn a_sentinel_assertion_runs_as_a_plan_check() {
         kind: CheckKind::Assertion(Assertion::MaxLatencyMs(10)),
     };
     let result = futures::executor::block_on(run_check(&check, &response, None));
-    assert_eq!(result.status(), CheckStatus::Errored);
+    assert_eq!(result.status(), Status::Errored);
     assert_eq!(result.expected, Some(json!(10)));
 }
 

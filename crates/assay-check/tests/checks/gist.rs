@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 
 use assay_check::{
-    BoxFuture, CheckEvaluator, CheckStatus, Evaluator, Judge, JudgeError, JudgeVerdict, Outcome,
-    Response, run_checks,
+    BoxFuture, CheckEvaluator, Evaluator, Judge, JudgeError, JudgeVerdict, Outcome, Response,
+    Status, run_checks,
 };
 use assay_spec::plan::Part;
 use serde_json::{Map, Value, json};
@@ -68,25 +68,25 @@ fn gist_follows_the_verdict_and_not_gist_inverts_it() {
         (
             true,
             "gist",
-            CheckStatus::Passed,
+            Status::Passed,
             "text: meets \"The text sample should say hello.\" as expected",
         ),
         (
             false,
             "gist",
-            CheckStatus::Failed,
+            Status::Failed,
             "text: expected to meet \"The text sample should say hello.\", found \"Hello, world\"; judge: it says goodbye",
         ),
         (
             true,
             "not_gist",
-            CheckStatus::Failed,
+            Status::Failed,
             "text: expected not to meet \"The text sample should say hello.\", found \"Hello, world\"; judge: it says goodbye",
         ),
         (
             false,
             "not_gist",
-            CheckStatus::Passed,
+            Status::Passed,
             "text: does not meet \"The text sample should say hello.\" as expected",
         ),
     ] {
@@ -100,7 +100,7 @@ fn gist_follows_the_verdict_and_not_gist_inverts_it() {
         let Outcome::Evaluated { evaluation, .. } = &result.outcome else {
             panic!("{name} errored: {result:?}");
         };
-        let passed = want == CheckStatus::Passed;
+        let passed = want == Status::Passed;
         assert_eq!(evaluation.score, if passed { 1.0 } else { 0.0 });
         assert_eq!(evaluation.metadata["reason"], json!("it says goodbye"));
         assert_eq!(
@@ -119,7 +119,7 @@ fn a_judge_that_errs_makes_both_forms_error() {
             Response::text("").with_sly_data(json!({"x": 1})),
         ] {
             let result = run(&text_gist(name), &response, Some(&judge));
-            assert_eq!(result.status(), CheckStatus::Errored, "{name}");
+            assert_eq!(result.status(), Status::Errored, "{name}");
             assert_eq!(
                 result.outcome,
                 Outcome::Errored {
@@ -136,15 +136,8 @@ fn a_judge_that_errs_makes_both_forms_error() {
     ];
     let results =
         futures::executor::block_on(run_checks(&checks, &Response::text("Hello"), Some(&judge)));
-    let statuses: Vec<CheckStatus> = results.iter().map(|r| r.status()).collect();
-    assert_eq!(
-        statuses,
-        [
-            CheckStatus::Passed,
-            CheckStatus::Errored,
-            CheckStatus::Failed
-        ]
-    );
+    let statuses: Vec<Status> = results.iter().map(|r| r.status()).collect();
+    assert_eq!(statuses, [Status::Passed, Status::Errored, Status::Failed]);
 }
 
 #[test]
@@ -158,7 +151,7 @@ fn without_a_judge_gist_errors_and_says_how_to_configure_one() {
         );
         let response = Response::default().with_sly_data(json!({"agent_reservations": []}));
         let result = run(&check, &response, None);
-        assert_eq!(result.status(), CheckStatus::Errored, "{name}");
+        assert_eq!(result.status(), Status::Errored, "{name}");
         assert_eq!(
             result.message(),
             format!(
@@ -174,7 +167,7 @@ fn a_missing_field_fails_without_asking_the_judge() {
     for name in ["gist", "not_gist"] {
         let check = stock(Part::Structure, &["answer"], name, json!(CRITERIA));
         let result = run(&check, &Response::text("hi"), Some(&judge));
-        assert_eq!(result.status(), CheckStatus::Failed, "{name}");
+        assert_eq!(result.status(), Status::Failed, "{name}");
         assert_eq!(
             result.message(),
             "structure.answer is missing: the response has no structure"
@@ -215,7 +208,7 @@ fn non_string_values_reach_the_judge_as_json_text() {
             &response,
             Some(&judge),
         );
-        assert_eq!(r.status(), CheckStatus::Passed, "{}", r.message());
+        assert_eq!(r.status(), Status::Passed, "{}", r.message());
     }
     let samples: Vec<String> = judge.seen().into_iter().map(|(_, s)| s).collect();
     assert_eq!(
@@ -236,7 +229,7 @@ fn non_string_values_reach_the_judge_as_json_text() {
         &response,
         Some(&judge),
     );
-    assert_eq!(r.status(), CheckStatus::Failed);
+    assert_eq!(r.status(), Status::Failed);
     assert_eq!(r.message(), "sly_data.nothing is missing: it is null");
     assert_eq!(judge.seen().len(), samples.len());
     // The JSON text is the value itself, not a lossy rendering of it.
@@ -257,7 +250,7 @@ fn the_judge_sees_long_criteria_whole_while_the_message_cuts_them() {
         &Response::text("x".repeat(300)),
         Some(&judge),
     );
-    assert_eq!(r.status(), CheckStatus::Failed);
+    assert_eq!(r.status(), Status::Failed);
     assert_eq!(judge.seen()[0].0, criteria);
     assert_eq!(judge.seen()[0].1, "x".repeat(300));
     assert_eq!(r.message().matches('…').count(), 2, "{}", r.message());
@@ -290,7 +283,7 @@ fn the_reason_is_in_the_failure_message_and_the_metadata_is_merged() {
         &Response::default().with_structure(json!({"answer": "The Beatles"})),
         Some(&judge),
     );
-    assert_eq!(r.status(), CheckStatus::Failed);
+    assert_eq!(r.status(), Status::Failed);
     assert_eq!(
         r.message(),
         "structure.answer: expected to meet \"mentions Liverpool\", found \"The Beatles\"; judge: 2 of 3 votes say the answer never mentions Liverpool"
@@ -319,11 +312,11 @@ fn a_marker_judge_decides_on_the_sample() {
         json!("mentions the city"),
     );
     for (answer, want) in [
-        (json!("from Liverpool"), CheckStatus::Passed),
-        (json!("from London"), CheckStatus::Failed),
-        (json!({"city": "Liverpool"}), CheckStatus::Passed),
-        (json!(["London", "Liverpool"]), CheckStatus::Passed),
-        (json!(["London"]), CheckStatus::Failed),
+        (json!("from Liverpool"), Status::Passed),
+        (json!("from London"), Status::Failed),
+        (json!({"city": "Liverpool"}), Status::Passed),
+        (json!(["London", "Liverpool"]), Status::Passed),
+        (json!(["London"]), Status::Failed),
     ] {
         let response = Response::default().with_structure(json!({"answer": answer}));
         let r = run(&check, &response, Some(&judge));

@@ -4,7 +4,7 @@
 
 use std::cmp::Ordering;
 
-use assay_check::{CheckResult, CheckStatus, Response};
+use assay_check::{CheckResult, Response, Status};
 use assay_spec::plan::Part;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -148,7 +148,7 @@ proptest! {
             );
             for r in [&plain, &negated] {
                 prop_assert!(
-                    matches!(r.status(), CheckStatus::Passed | CheckStatus::Failed),
+                    matches!(r.status(), Status::Passed | Status::Failed),
                     "a stock test only passes or fails: {r:?}"
                 );
             }
@@ -160,7 +160,7 @@ proptest! {
         let plain = on_structure("value", &found, &given);
         let negated = on_structure("not_value", &found, &given);
         prop_assert_eq!(passed(&plain), !passed(&negated));
-        prop_assert_eq!(negated.status() == CheckStatus::Failed, passed(&plain));
+        prop_assert_eq!(negated.status() == Status::Failed, passed(&plain));
     }
 
     #[test]
@@ -269,7 +269,7 @@ proptest! {
         ] {
             let missing = stock(Part::Structure, &["y", &key], name, given.clone());
             let r = run_plain(&missing, &response);
-            prop_assert_eq!(r.status(), CheckStatus::Failed);
+            prop_assert_eq!(r.status(), Status::Failed);
             prop_assert_eq!(
                 r.message(),
                 format!("structure.y.{key} is missing: structure has no key `y`")

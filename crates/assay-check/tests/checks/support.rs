@@ -3,7 +3,7 @@
 use std::sync::Mutex;
 
 use assay_check::{
-    BoxFuture, CheckResult, CheckStatus, Judge, JudgeError, JudgeVerdict, Response, run_check,
+    BoxFuture, CheckResult, Judge, JudgeError, JudgeVerdict, Response, Status, run_check,
 };
 use assay_spec::model::data_driven::StockTest;
 use assay_spec::plan::{Check, CheckKind, Part};
@@ -53,7 +53,7 @@ pub(crate) fn run_plain(check: &Check, response: &Response) -> CheckResult {
 
 /// Whether a result passed.
 pub(crate) fn passed(result: &CheckResult) -> bool {
-    result.status() == CheckStatus::Passed
+    result.status() == Status::Passed
 }
 
 /// A judge that decides deterministically: a sample passes iff it contains `marker`.

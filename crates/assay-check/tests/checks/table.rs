@@ -4,16 +4,16 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use assay_check::{CheckStatus, Evaluation, Outcome, Response, run_checks};
+use assay_check::{Evaluation, Outcome, Response, Status, run_checks};
 use assay_spec::plan::{CheckKind, Part};
 use assay_spec::{Env, Unrecognized, load_str};
 use serde_json::{Value, json};
 
 use crate::support::{present, run_plain, stock};
 
-use CheckStatus::{Failed as F, Passed as P};
+use Status::{Failed as F, Passed as P};
 
-type Row = (&'static str, Value, Value, CheckStatus);
+type Row = (&'static str, Value, Value, Status);
 
 const NAMES: [&str; 8] = [
     "value",
@@ -857,7 +857,7 @@ fn a_list_of_given_values_is_one_check_per_value_and_all_must_pass() {
 
     let one = Response::text("The Beatles").with_structure(json!({"running_cost": 3}));
     let results = futures::executor::block_on(run_checks(checks, &one, None));
-    let statuses: Vec<CheckStatus> = results.iter().map(|r| r.status()).collect();
+    let statuses: Vec<Status> = results.iter().map(|r| r.status()).collect();
     assert_eq!(statuses, [P, F, P]);
     assert_eq!(
         results[1].message(),

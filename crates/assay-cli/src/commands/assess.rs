@@ -11,19 +11,18 @@
 use std::collections::HashMap;
 
 use anyhow::Context;
-use assay_assess::{CaseAssessment, Failure, Outcome, SampleOutcome, assess, merge_named};
-use assay_check::CheckStatus;
+use assay_assess::{CaseAssessment, Failure, SampleOutcome, assess, merge_named};
+use assay_check::Status;
 use assay_judge::ModeInput;
 use assay_report::Output;
 use assay_report::assess::{
     assessment_html, assessment_json, assessment_markdown, assessment_table,
 };
 use assay_run::events::{Event, SampleReport, UnitReport};
-use assay_run::ratio::SampleStatus;
 use assay_run::{RunOptions, run_plan};
 use tokio::sync::mpsc;
 
-use super::run::{Prepared, connection, connectors, prepare};
+use super::run::{Prepared, connectors, prepare};
 use crate::args::{AssessArgs, Classify};
 use crate::exit::ExitCode;
 use crate::output;
@@ -118,13 +117,8 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
             jobs: args.target.jobs as usize,
             judge,
             samples: args.target.samples,
-            connections: (!args.target.connection.is_empty()).then(|| {
-                args.target
-                    .connection
-                    .iter()
-                    .map(|c| connection(*c))
-                    .collect()
-            }),
+            connections: (!args.target.connection.is_empty())
+                .then(|| args.target.connection.iter().copied().collect()),
             exhaustive: true,
             ..RunOptions::default()
         };
@@ -236,17 +230,12 @@ pub(crate) fn assess_unit(unit: &UnitReport, ratio: (u32, u32)) -> CaseAssessmen
 }
 
 fn outcome(sample: &SampleReport) -> SampleOutcome {
-    let status = match sample.status {
-        SampleStatus::Passed => Outcome::Passed,
-        SampleStatus::Failed => Outcome::Failed,
-        SampleStatus::Errored => Outcome::Errored,
-    };
+    let status = sample.status;
     let first_failure = match status {
-        Outcome::Passed => None,
-        Outcome::Failed => sample.interactions.iter().find_map(|i| {
+        Status::Failed => sample.interactions.iter().find_map(|i| {
             i.checks
                 .iter()
-                .find(|c| c.status() == CheckStatus::Failed)
+                .find(|c| c.status() == Status::Failed)
                 .map(|c| Failure {
                     interaction: i.index,
                     path: c.path.clone(),
@@ -260,15 +249,15 @@ fn outcome(sample: &SampleReport) -> SampleOutcome {
                     message: c.message().to_owned(),
                 })
         }),
-        Outcome::Errored => {
+        Status::Errored => {
             let from_interaction = sample.interactions.iter().find_map(|i| {
                 i.error
                     .as_ref()
-                    .map(|e| (i.index, e.kind.clone(), e.message.clone()))
+                    .map(|e| (i.index, e.kind.name().to_owned(), e.message.clone()))
                     .or_else(|| {
                         i.checks
                             .iter()
-                            .find(|c| c.status() == CheckStatus::Errored)
+                            .find(|c| c.status() == Status::Errored)
                             .map(|c| (i.index, format!("check {}", c.name), c.message().to_owned()))
                     })
             });
@@ -277,7 +266,7 @@ fn outcome(sample: &SampleReport) -> SampleOutcome {
                     sample
                         .error
                         .as_ref()
-                        .map(|e| (0, e.kind.clone(), e.message.clone()))
+                        .map(|e| (0, e.kind.name().to_owned(), e.message.clone()))
                 })
                 .unwrap_or((0, "unknown".to_owned(), "the sample errored".to_owned()));
             Some(Failure {
@@ -289,6 +278,8 @@ fn outcome(sample: &SampleReport) -> SampleOutcome {
                 message,
             })
         }
+        // A sample passes, or it is never unscored or skipped.
+        Status::Passed | Status::Unscored | Status::Skipped => None,
     };
     SampleOutcome {
         outcome: status,

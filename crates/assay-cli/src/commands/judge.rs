@@ -19,7 +19,7 @@ use assay_judge::{
     Cache, Calibration, HOW_TO_CONFIGURE, JudgeSpec, LabeledItem, ModeNamer, ModelJudge,
     ModelNamer, NeuroSanJudge, Votes, calibrate, load_labeled, ollama_reachable, pick_from_env,
 };
-use assay_spec::model::config::{Config, ProviderName};
+use assay_spec::model::config::Config;
 use assay_spec::model::data_driven::StockTest;
 use assay_spec::{CheckKind, Plan};
 
@@ -230,8 +230,7 @@ fn provider_table(
     config: Option<&Config>,
     kind: ProviderKind,
 ) -> Option<&assay_spec::model::config::ProviderConfig> {
-    config
-        .and_then(|c| ProviderName::from_name(kind.name()).and_then(|name| c.providers.get(&name)))
+    config.and_then(|c| c.providers.get(&kind))
 }
 
 fn http_options(

@@ -23,14 +23,14 @@ use assay_report::{
 use assay_run::select::SelectError;
 use assay_run::{Connectors, RunOptions, Selection, Summary, run_plan};
 use assay_spec::load::Document;
-use assay_spec::model::config::{Config, ProviderName};
+use assay_spec::model::config::Config;
 use assay_spec::model::data_driven::Connection;
 use assay_spec::{Env, Plan};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Entry, input_limits, load_one, load_paths, report_empty};
-use crate::args::{ConnectionArg, RunArgs, TargetArgs};
+use crate::args::{RunArgs, TargetArgs};
 use crate::exit::ExitCode;
 use crate::output;
 
@@ -162,13 +162,8 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
                 .and_then(|c| c.max_test_case_concurrency)
                 .map(|n| n as usize),
             samples: args.target.samples,
-            connections: (!args.target.connection.is_empty()).then(|| {
-                args.target
-                    .connection
-                    .iter()
-                    .map(|c| connection(*c))
-                    .collect()
-            }),
+            connections: (!args.target.connection.is_empty())
+                .then(|| args.target.connection.iter().copied().collect()),
             judge,
             cancel: cancel.clone(),
             exhaustive: false,
@@ -230,15 +225,6 @@ fn exit_code(summary: &Summary) -> ExitCode {
         ExitCode::ERROR
     } else {
         ExitCode::OK
-    }
-}
-
-pub(crate) fn connection(arg: ConnectionArg) -> Connection {
-    match arg {
-        ConnectionArg::Direct => Connection::Direct,
-        ConnectionArg::Http => Connection::Http,
-        ConnectionArg::Https => Connection::Https,
-        ConnectionArg::Mcp => Connection::Mcp,
     }
 }
 
@@ -423,9 +409,7 @@ pub(crate) fn with_providers(
         super::http_options(args.remote.ca_cert.as_deref(), args.remote.insecure, config)?;
     let env: HashMap<String, String> = std::env::vars().collect();
     for kind in ProviderKind::ALL {
-        let table = config.and_then(|c| {
-            ProviderName::from_name(kind.name()).and_then(|name| c.providers.get(&name))
-        });
+        let table = config.and_then(|c| c.providers.get(&kind));
         let settings = ProviderSettings::resolve(kind, &env, table)?;
         let limits = Limits::new(
             table.and_then(|t| t.max_concurrency),

@@ -22,8 +22,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub use assay_spec::{ProviderKind, infer_provider};
 pub use limits::Limits;
-pub use settings::{AwsCredentials, ProviderKind, ProviderSettings, Secret, infer_provider};
+pub use settings::{AwsCredentials, ProviderSettings, Secret};
 
 use crate::BoxFuture;
 use crate::error::ConnectError;

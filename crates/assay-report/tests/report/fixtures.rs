@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use assay_check::{CheckResult, Evaluation, Outcome, Response, run_check};
 use assay_run::events::{ErrorInfo, InteractionReport, SampleReport};
-use assay_run::{Event, SampleStatus, Summary, Tally, UnitId, UnitReport, Verdict};
+use assay_run::{Event, Status, Summary, Tally, UnitId, UnitReport};
 use assay_spec::model::data_driven::{StockTest, SuccessRatio};
 use assay_spec::plan::{Check, CheckKind, Dialect, Part};
 use serde_json::json;
@@ -77,7 +77,7 @@ pub(crate) fn failed_check() -> CheckResult {
         },
     };
     let result = futures::executor::block_on(run_check(&check, &Response::text("bye"), None));
-    assert_eq!(result.status(), assay_check::CheckStatus::Failed);
+    assert_eq!(result.status(), assay_check::Status::Failed);
     assert!(
         result.message().starts_with(KEYWORD_FAILURE),
         "{}",
@@ -101,7 +101,7 @@ pub(crate) fn errored_check(message: &str) -> CheckResult {
 
 pub(crate) fn sample(
     index: u32,
-    status: SampleStatus,
+    status: Status,
     checks: Vec<CheckResult>,
     error: Option<ErrorInfo>,
 ) -> SampleReport {
@@ -133,7 +133,7 @@ fn report(unit: UnitId, ratio: (u32, u32), samples: Vec<SampleReport>) -> UnitRe
         tally.add(s.status);
     }
     let verdict = if samples.is_empty() {
-        Verdict::Skipped
+        Status::Skipped
     } else {
         tally.final_verdict(success_ratio)
     };
@@ -149,7 +149,7 @@ fn report(unit: UnitId, ratio: (u32, u32), samples: Vec<SampleReport>) -> UnitRe
 
 /// `greets [direct]`: 2 of 2 passed, 2/3 needed.
 pub(crate) fn passed_unit() -> UnitReport {
-    let s = |i| sample(i, SampleStatus::Passed, vec![passed_check()], None);
+    let s = |i| sample(i, Status::Passed, vec![passed_check()], None);
     report(
         unit_id("greets", "cases/a.hocon", "direct"),
         (2, 3),
@@ -162,14 +162,14 @@ pub(crate) fn failed_unit() -> UnitReport {
     let failing = |i| {
         sample(
             i,
-            SampleStatus::Failed,
+            Status::Failed,
             vec![passed_check(), failed_check()],
             None,
         )
     };
     let samples = vec![
         failing(0),
-        sample(1, SampleStatus::Passed, vec![passed_check()], None),
+        sample(1, Status::Passed, vec![passed_check()], None),
         failing(2),
     ];
     report(unit_id("greets", "cases/a.hocon", "http"), (2, 3), samples)
@@ -178,14 +178,14 @@ pub(crate) fn failed_unit() -> UnitReport {
 /// `looks up [http]`: the agent was unreachable, and a judge failed.
 pub(crate) fn errored_unit() -> UnitReport {
     let unreachable = Some(ErrorInfo {
-        kind: "unreachable".into(),
+        kind: assay_run::events::ErrorKind::Unreachable,
         message: UNREACHABLE.into(),
     });
     let samples = vec![
-        sample(0, SampleStatus::Errored, vec![], unreachable),
+        sample(0, Status::Errored, vec![], unreachable),
         sample(
             1,
-            SampleStatus::Errored,
+            Status::Errored,
             vec![errored_check("text: the judge failed: timed out")],
             None,
         ),

@@ -3,6 +3,7 @@
 //!
 //! Only its shape is defined here; the crates that run tests give it meaning.
 
+use crate::model::provider::ProviderKind;
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -24,7 +25,7 @@ pub struct Config {
     pub judge: Option<JudgeConfig>,
     /// Model providers by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub providers: BTreeMap<ProviderName, ProviderConfig>,
+    pub providers: BTreeMap<ProviderKind, ProviderConfig>,
     /// Concurrency limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<ConcurrencyConfig>,
@@ -147,40 +148,6 @@ pub struct JudgeConfig {
     /// Whether verdicts are cached under `.assay/cache`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<bool>,
-}
-
-/// A provider's name, as a key of `[providers]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderName {
-    /// OpenAI or a compatible server.
-    Openai,
-    /// Anthropic.
-    Anthropic,
-    /// Ollama.
-    Ollama,
-    /// Hugging Face.
-    Huggingface,
-    /// AWS Bedrock.
-    Bedrock,
-}
-
-impl ProviderName {
-    /// Every provider's name.
-    pub const NAMES: [&'static str; 5] =
-        ["openai", "anthropic", "ollama", "huggingface", "bedrock"];
-
-    /// The provider named `name`.
-    pub fn from_name(name: &str) -> Option<ProviderName> {
-        match name {
-            "openai" => Some(ProviderName::Openai),
-            "anthropic" => Some(ProviderName::Anthropic),
-            "ollama" => Some(ProviderName::Ollama),
-            "huggingface" => Some(ProviderName::Huggingface),
-            "bedrock" => Some(ProviderName::Bedrock),
-            _ => None,
-        }
-    }
 }
 
 /// Settings for one provider.

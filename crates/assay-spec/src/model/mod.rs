@@ -4,4 +4,5 @@
 
 pub mod config;
 pub mod data_driven;
+pub mod provider;
 pub mod sentinel;

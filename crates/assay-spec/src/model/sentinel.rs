@@ -3,6 +3,7 @@
 //! [`TestSpec`] is a test with every field resolved (a suite's defaults already applied).
 //! [`SuiteTest`] and [`Defaults`] exist to describe a suite file's shape in its schema.
 
+use crate::model::provider::ProviderKind;
 use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
@@ -40,7 +41,7 @@ pub struct TestSpec {
     pub category: Option<String>,
     /// The provider; inferred from the model name when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider: Option<Provider>,
+    pub provider: Option<ProviderKind>,
     /// Tools offered to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<Tool>>,
@@ -120,7 +121,7 @@ pub struct SuiteTest {
     /// See [`TestSpec::category`].
     pub category: Option<String>,
     /// See [`TestSpec::provider`].
-    pub provider: Option<Provider>,
+    pub provider: Option<ProviderKind>,
     /// See [`TestSpec::tools`].
     pub tools: Option<Vec<Tool>>,
     /// See [`TestSpec::framework`].
@@ -161,7 +162,7 @@ pub struct Defaults {
     pub category: Option<String>,
     /// See [`TestSpec::provider`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub provider: Option<Provider>,
+    pub provider: Option<ProviderKind>,
     /// See [`TestSpec::tools`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<Tool>>,
@@ -263,40 +264,6 @@ pub struct ModelConfig {
     /// Sequences that stop generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_sequences: Option<Vec<String>>,
-}
-
-/// A model provider.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Provider {
-    /// Anthropic's Messages API.
-    Anthropic,
-    /// OpenAI's Chat Completions API, or a compatible server.
-    Openai,
-    /// AWS Bedrock's Converse API.
-    Bedrock,
-    /// Hugging Face's router or a TGI endpoint.
-    Huggingface,
-    /// Ollama's native API.
-    Ollama,
-}
-
-impl Provider {
-    /// Every provider's name.
-    pub const NAMES: [&'static str; 5] =
-        ["anthropic", "openai", "bedrock", "huggingface", "ollama"];
-
-    /// The provider named `name`.
-    pub fn from_name(name: &str) -> Option<Provider> {
-        match name {
-            "anthropic" => Some(Provider::Anthropic),
-            "openai" => Some(Provider::Openai),
-            "bedrock" => Some(Provider::Bedrock),
-            "huggingface" => Some(Provider::Huggingface),
-            "ollama" => Some(Provider::Ollama),
-            _ => None,
-        }
-    }
 }
 
 /// An agentic framework.

@@ -1,12 +1,13 @@
 //! Validates an `assay.toml` tree into a [`Config`].
 
+use crate::model::provider::ProviderKind;
 use std::collections::BTreeMap;
 
 use super::cx::{At, Cx, Pyd};
 use crate::diag::Diagnostic;
 use crate::model::config::{
     AgentConfig, ConcurrencyConfig, Config, IncludePolicy, JudgeConfig, NeuroSanConfig,
-    ProviderConfig, ProviderName,
+    ProviderConfig,
 };
 use crate::node::Node;
 
@@ -59,11 +60,11 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     if let Some(providers) = root.get("providers") {
         let at = at.key("providers");
         for (key, node) in cx.object(providers, &at).unwrap_or_default() {
-            let Some(name) = ProviderName::from_name(&key.name) else {
+            let Some(name) = ProviderKind::from_name(&key.name) else {
                 cx.unknown_keys(
                     std::slice::from_ref(&(key.clone(), node.clone())),
                     &at,
-                    &ProviderName::NAMES,
+                    &ProviderKind::NAMES,
                     |_| None,
                 );
                 continue;

@@ -8,9 +8,9 @@ mod assertions;
 
 use super::cx::{At, Cx, Pyd, list_names, optional};
 use crate::diag::Diagnostic;
+use crate::model::provider::ProviderKind;
 use crate::model::sentinel::{
-    Defaults, Framework, InputSpec, Message, ModelConfig, Provider, Role, TestSpec, TestSuite,
-    Tool, ToolSpec,
+    Defaults, Framework, InputSpec, Message, ModelConfig, Role, TestSpec, TestSuite, Tool, ToolSpec,
 };
 use crate::node::{Node, Span, Value};
 
@@ -285,8 +285,8 @@ fn fields(node: &Node, at: &At, cx: &mut Cx) -> Defaults {
             cx.string(n, &at.key("category"))
         })),
         provider: flat(optional(node, "provider", |n| {
-            let name = cx.choice(n, &at.key("provider"), &Provider::NAMES, true)?;
-            Provider::from_name(&name)
+            let name = cx.choice(n, &at.key("provider"), &ProviderKind::NAMES, true)?;
+            ProviderKind::from_name(&name)
         })),
         tools: flat(optional(node, "tools", |n| tools(n, &at.key("tools"), cx))),
         framework: flat(optional(node, "framework", |n| {
