@@ -58,9 +58,9 @@ fn connections_schema(generator: &mut SchemaGenerator) -> Schema {
     })
 }
 
-/// How the agent is reached: the one enum for connections, in specs, on the command
-/// line (`--connection`, through `clap::ValueEnum` with the `clap` feature) and in the
-/// engine.
+// The one enum for connections: in specs, on the command line (`--connection`, through
+// `clap::ValueEnum` with the `clap` feature) and in the engine.
+/// How the agent is reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]

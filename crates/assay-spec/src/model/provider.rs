@@ -8,10 +8,12 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-/// The five model providers: the one enum for them in every crate (a spec's
-/// `provider`, a key of `[providers]` in `assay.toml`, the connector that reaches it).
+// The one enum for providers in every crate: a spec's `provider`, a key of
+// `[providers]` in `assay.toml`, the connector that reaches it.
+/// A model provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(rename = "Provider")]
 pub enum ProviderKind {
     /// OpenAI Chat Completions, or any compatible server.
     Openai,
