@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
 use std::sync::Arc;
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -125,8 +126,22 @@ impl HttpClient {
         statuses: Statuses,
         build: impl Fn() -> RequestBuilder,
     ) -> Result<Answered, ConnectError> {
+        self.attempt_paced(server, statuses, || async {}, build)
+            .await
+    }
+
+    /// [`HttpClient::attempt`], awaiting `pace` before each attempt (a provider's rate
+    /// slot: a retried request is one more request the provider sees).
+    pub(crate) async fn attempt_paced<P: Future<Output = ()>>(
+        &self,
+        server: &str,
+        statuses: Statuses,
+        pace: impl Fn() -> P,
+        build: impl Fn() -> RequestBuilder,
+    ) -> Result<Answered, ConnectError> {
         let mut attempt = 1;
         loop {
+            pace().await;
             let started = Instant::now();
             match build().send().await {
                 Ok(response) => {

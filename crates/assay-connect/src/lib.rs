@@ -112,9 +112,7 @@
 //! ```
 
 pub mod decode;
-mod error;
 mod http;
-mod inprocess;
 mod mcp;
 pub mod neuro_san_direct;
 pub mod provider;
@@ -122,16 +120,16 @@ pub mod retry;
 mod server;
 mod stdio;
 mod tls;
-mod types;
 pub mod wire;
 
-use std::future::Future;
-use std::pin::Pin;
-use std::time::Duration;
-
-pub use error::{ConnectError, ErrorKind};
+pub use assay_target::{
+    AgentFunction, AgentInfo, AgentRequest, AgentResponse, BoxFuture, ConnectError,
+    Connector, Conversation, DEFAULT_TIMEOUT, ErrorKind, InProcessAgent, JsonMap, Registry,
+    Timings, TokenUsage, from_fn,
+};
+// The modules of `assay-target`, under the paths this crate's own code uses.
+pub(crate) use assay_target::{error, types, with_timeout};
 pub use http::{HttpOptions, INFO_TIMEOUT, NeuroSanHttp};
-pub use inprocess::{InProcessAgent, Registry, from_fn};
 pub use mcp::{MCP_PROTOCOL_VERSION, NeuroSanMcp};
 pub use neuro_san_direct::{DirectConnector, NeuroSanDirect};
 pub use reqwest::Url;
@@ -139,52 +137,3 @@ pub use retry::{RetryPolicy, Statuses};
 pub use server::{DEFAULT_SERVER, SERVER_ENV, label, parse_server, resolve_server, with_scheme};
 pub use stdio::{STDERR_KEPT, StdioCommand, StdioConnector, StdioConversation};
 pub use tls::{TlsOptions, client_config};
-pub use types::{
-    AgentFunction, AgentInfo, AgentRequest, AgentResponse, JsonMap, Timings, TokenUsage,
-};
-
-/// The limit on an exchange with an agent or a model whose request sets none: 300 s.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// A boxed future that can cross threads, as trait objects return.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// A way to reach agents by name.
-pub trait Connector: Send + Sync {
-    /// Opens a fresh conversation with `agent`. Whether this touches the network or
-    /// starts a process depends on the connector; errors about the agent itself may
-    /// only show on the first [`Conversation::send`].
-    fn open<'a>(
-        &'a self,
-        agent: &'a str,
-    ) -> BoxFuture<'a, Result<Box<dyn Conversation>, ConnectError>>;
-}
-
-/// One conversation with one agent.
-pub trait Conversation: Send {
-    /// Sends one request and waits for the whole response, within `request.timeout`.
-    fn send<'a>(
-        &'a mut self,
-        request: &'a AgentRequest,
-    ) -> BoxFuture<'a, Result<AgentResponse, ConnectError>>;
-}
-
-/// Runs `exchange` within `limit`, if there is one; running out drops the exchange
-/// (closing its connection) and is a [`ConnectError::Timeout`].
-pub(crate) async fn with_timeout<T>(
-    peer: &str,
-    limit: Option<Duration>,
-    exchange: impl Future<Output = Result<T, ConnectError>>,
-) -> Result<T, ConnectError> {
-    match limit {
-        None => exchange.await,
-        Some(limit) => tokio::time::timeout(limit, exchange)
-            .await
-            .unwrap_or_else(|_| {
-                Err(ConnectError::Timeout {
-                    peer: peer.to_owned(),
-                    limit,
-                })
-            }),
-    }
-}

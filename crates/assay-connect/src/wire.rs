@@ -299,19 +299,17 @@ fn describe(value: &Value) -> &'static str {
     }
 }
 
-impl AgentResponse {
-    /// The response that `messages` (`ChatMessage`s, in stream order) amount to, by the
-    /// [`Collector`] rules; for in-process agents that produce messages.
-    /// A message with a field of the wrong type is an error.
-    pub fn from_messages(
-        messages: impl IntoIterator<Item = Value>,
-    ) -> Result<AgentResponse, WireError> {
-        let mut collector = Collector::default();
-        for message in messages {
-            collector.accept_message(message)?;
-        }
-        Ok(collector.finish(Timings::default()))
+/// The response that `messages` (`ChatMessage`s, in stream order) amount to, by the
+/// [`Collector`] rules; for in-process agents that produce messages.
+/// A message with a field of the wrong type is an error.
+pub fn response_from_messages(
+    messages: impl IntoIterator<Item = Value>,
+) -> Result<AgentResponse, WireError> {
+    let mut collector = Collector::default();
+    for message in messages {
+        collector.accept_message(message)?;
     }
+    Ok(collector.finish(Timings::default()))
 }
 
 #[cfg(test)]

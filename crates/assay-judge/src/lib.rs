@@ -63,5 +63,5 @@ pub use model::{DEFAULT_TIMEOUT, ModelJudge};
 pub use namer::{ModeInput, ModeNamer, ModelNamer, NAMER_PROMPT_VERSION};
 pub use neuro_san::NeuroSanJudge;
 pub use prompt::PROMPT_VERSION;
-pub use select::{HOW_TO_CONFIGURE, JudgeSpec, Picked, SpecError, ollama_reachable, pick_from_env};
+pub use select::{HOW_TO_CONFIGURE, JudgeSpec, Picked, SpecError, pick_from_env};
 pub use voting::Votes;

@@ -19,11 +19,8 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::time::Duration;
 
-use assay_connect::Url;
 use assay_connect::provider::ProviderKind;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The judge picked when `OPENAI_API_KEY` is set.
 pub const OPENAI_DEFAULT: &str = "gpt-4o-mini";
@@ -153,43 +150,6 @@ pub fn pick_from_env(env: &HashMap<String, String>, ollama_reachable: bool) -> O
     }
 }
 
-/// Whether an Ollama server answers `GET /api/tags` at `base_url` (plain http; the
-/// whole probe takes at most `limit`). Nothing but that one request is sent.
-pub async fn ollama_reachable(base_url: &Url, limit: Duration) -> bool {
-    tokio::time::timeout(limit, probe(base_url))
-        .await
-        .unwrap_or(false)
-}
-
-async fn probe(base_url: &Url) -> bool {
-    if base_url.scheme() != "http" {
-        return false;
-    }
-    let (Some(host), Some(port)) = (base_url.host_str(), base_url.port_or_known_default()) else {
-        return false;
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let Ok(mut stream) = tokio::net::TcpStream::connect((host, port)).await else {
-        return false;
-    };
-    let path = format!("{}/api/tags", base_url.path().trim_end_matches('/'));
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n");
-    if stream.write_all(request.as_bytes()).await.is_err() {
-        return false;
-    }
-    let mut head = [0u8; 16];
-    let mut read = 0;
-    while read < head.len() {
-        match stream.read(&mut head[read..]).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => read += n,
-        }
-    }
-    let line = String::from_utf8_lossy(&head[..read]);
-    line.starts_with("HTTP/1.") && line.get(9..12) == Some("200")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,28 +198,5 @@ mod tests {
         let picked = pick_from_env(&empty, true).unwrap();
         assert_eq!(picked.spec.to_string(), "ollama:llama3.1");
         assert_eq!(picked.because, "a local Ollama answers");
-    }
-
-    #[tokio::test]
-    async fn probing_ollama() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            if let Ok((mut socket, _)) = listener.accept().await {
-                let mut buf = [0u8; 1024];
-                let _ = socket.read(&mut buf).await;
-                let _ = socket
-                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n{\"models\":[]}")
-                    .await;
-            }
-        });
-        let url = Url::parse(&format!("http://{addr}")).unwrap();
-        assert!(ollama_reachable(&url, Duration::from_secs(2)).await);
-        // Nothing listens there any more.
-        let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let gone = closed.local_addr().unwrap();
-        drop(closed);
-        let url = Url::parse(&format!("http://{gone}")).unwrap();
-        assert!(!ollama_reachable(&url, Duration::from_secs(2)).await);
     }
 }

@@ -33,7 +33,7 @@ impl InProcessAgent for InProcessDemo {
                 assay_demo::apply_sample(&mut body, sample);
             }
             let messages = assay_demo::respond(self.0, &body).await;
-            let mut response = AgentResponse::from_messages(messages).map_err(|e| {
+            let mut response = assay_connect::wire::response_from_messages(messages).map_err(|e| {
                 ConnectError::protocol(format!("demo agent `{}`", self.0.name()), e.0)
             })?;
             response.timings.first_byte = Some(started.elapsed());

@@ -33,12 +33,25 @@ impl Limits {
         }
     }
 
-    /// Waits until a call may start; hold the returned guard for the call's duration.
+    /// Waits until a call may start (a place among the calls in flight, then a rate
+    /// slot); hold the returned guard for the call's duration.
     pub async fn acquire(&self) -> Option<OwnedSemaphorePermit> {
-        let permit = match &self.in_flight {
+        let permit = self.in_flight().await;
+        self.pace().await;
+        permit
+    }
+
+    /// Waits for a place among the calls in flight; hold the guard for the call.
+    pub async fn in_flight(&self) -> Option<OwnedSemaphorePermit> {
+        match &self.in_flight {
             Some(semaphore) => Arc::clone(semaphore).acquire_owned().await.ok(),
             None => None,
-        };
+        }
+    }
+
+    /// Waits for the next rate slot: every request sent takes one, each attempt of a
+    /// retried call included, so the provider never sees more than the configured rate.
+    pub async fn pace(&self) {
         if let Some((gap, last)) = &self.spacing {
             let mut last = last.lock().await;
             let now = Instant::now();
@@ -50,7 +63,6 @@ impl Limits {
             drop(last);
             tokio::time::sleep_until(start).await;
         }
-        permit
     }
 }
 

@@ -20,7 +20,7 @@
 //! one (`api_key_env`, for a server behind an authenticating proxy) it is sent as a
 //! bearer token.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
@@ -134,6 +134,16 @@ impl Provider for Ollama {
             self.transport.limit(request.timeout),
             self.call(request),
         ))
+    }
+
+    /// `GET /api/tags` answered 200 within `limit`, over the provider's own client
+    /// (once, no retry).
+    fn reachable(&self, limit: Duration) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let url = endpoint(&self.settings.base_url, &["api/tags"]);
+            let get = self.transport.client().get(url).send();
+            matches!(tokio::time::timeout(limit, get).await, Ok(Ok(r)) if r.status().is_success())
+        })
     }
 }
 

@@ -246,16 +246,21 @@ impl Transport {
         }
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         with_timeout(peer_label, timeout, async {
-            let permit = self.limits.acquire().await;
+            let permit = self.limits.in_flight().await;
             let answered = self
                 .http
-                .attempt(peer_label, Statuses::Provider, || {
-                    self.http
-                        .client
-                        .post(url.clone())
-                        .headers(headers.clone())
-                        .body(body.clone())
-                })
+                .attempt_paced(
+                    peer_label,
+                    Statuses::Provider,
+                    || self.limits.pace(),
+                    || {
+                        self.http
+                            .client
+                            .post(url.clone())
+                            .headers(headers.clone())
+                            .body(body.clone())
+                    },
+                )
                 .await?;
             if !answered.response.status().is_success() {
                 return Err(self.status_error(answered, peer_label, &secrets).await);
@@ -338,12 +343,6 @@ impl Transport {
         // A whole body arrives at once for timing purposes: the first byte is when it began.
         let first_byte = first.map(|at| at.saturating_duration_since(started));
         Ok((parse_json(&body, peer)?, first_byte))
-    }
-
-    /// Reads a whole body as text (at most the body cap), e.g. for a non-JSON answer.
-    pub async fn read_text(&self, response: Response, peer: &str) -> Result<String, ConnectError> {
-        let body = self.http.read_body(response, peer).await?;
-        Ok(String::from_utf8_lossy(&body).into_owned())
     }
 
     /// Reads a server-sent event stream, handing each event to `on_event` as it

@@ -8,7 +8,7 @@ use std::fmt;
 use std::time::Duration;
 
 /// How much of an error body a [`ConnectError::Status`] message shows.
-pub(crate) const BODY_SHOWN: usize = 300;
+pub const BODY_SHOWN: usize = 300;
 
 /// Why an agent could not be reached or could not be understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -206,7 +206,7 @@ impl ConnectError {
 
 /// `500 internal server error`: the code and its reason, lowercase.
 fn status_line(status: u16) -> String {
-    match reqwest::StatusCode::from_u16(status)
+    match http::StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
     {
@@ -216,7 +216,7 @@ fn status_line(status: u16) -> String {
 }
 
 /// ` after 3 attempts` when a request was sent more than once, else nothing.
-pub(crate) fn after(attempts: u32) -> String {
+pub fn after(attempts: u32) -> String {
     if attempts > 1 {
         format!(" after {attempts} attempts")
     } else {
@@ -235,7 +235,7 @@ fn shown_body(body: &str) -> String {
 }
 
 /// `text` cut to at most `max` characters, with a visible marker when cut.
-pub(crate) fn cut(text: &str, max: usize) -> String {
+pub fn cut(text: &str, max: usize) -> String {
     let count = text.chars().count();
     if count <= max {
         return text.to_owned();
@@ -247,7 +247,7 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
 }
 
 /// `2.5s`, `30s`, `150ms`.
-pub(crate) fn seconds(d: Duration) -> String {
+pub fn seconds(d: Duration) -> String {
     if d < Duration::from_secs(1) {
         format!("{}ms", d.as_millis())
     } else if d.subsec_millis() == 0 {
@@ -258,7 +258,7 @@ pub(crate) fn seconds(d: Duration) -> String {
 }
 
 /// `32 MiB`, `4 KiB`, `1000 bytes`.
-pub(crate) fn bytes(n: u64) -> String {
+pub fn bytes(n: u64) -> String {
     const KIB: u64 = 1024;
     const MIB: u64 = 1024 * 1024;
     if n >= MIB && n % MIB == 0 {

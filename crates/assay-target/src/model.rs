@@ -1,0 +1,166 @@
+//! What a model is asked and what it answers: [`ModelRequest`], [`ModelResponse`], and
+//! the [`Provider`] trait every model provider implements (the implementations, over
+//! HTTP, are in `assay-connect`).
+
+use std::fmt;
+use std::time::Duration;
+
+use assay_spec::ProviderKind;
+use serde_json::Value;
+
+use crate::BoxFuture;
+use crate::error::ConnectError;
+use crate::types::{Timings, TokenUsage};
+
+/// Who speaks a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The user.
+    User,
+    /// The model.
+    Assistant,
+}
+
+impl Role {
+    /// `user` or `assistant`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// One message of a conversation (system instructions travel apart, in
+/// [`ModelRequest::system`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatMessage {
+    /// Who speaks.
+    pub role: Role,
+    /// What is said.
+    pub content: String,
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDef {
+    /// The tool's name.
+    pub name: String,
+    /// What it does.
+    pub description: Option<String>,
+    /// The JSON Schema of its arguments; a bare tool name gets `{"type": "object"}`.
+    pub parameters: Value,
+}
+
+/// Sampling parameters; `None` leaves the provider's default.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Sampling {
+    /// Temperature.
+    pub temperature: Option<f64>,
+    /// The most output tokens.
+    pub max_tokens: Option<u64>,
+    /// Nucleus sampling.
+    pub top_p: Option<f64>,
+    /// Top-K sampling.
+    pub top_k: Option<u64>,
+    /// Stop sequences.
+    pub stop_sequences: Vec<String>,
+    /// A seed, where the provider supports one.
+    pub seed: Option<i64>,
+}
+
+/// One call to a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    /// The model's name, as the provider knows it.
+    pub model: String,
+    /// System instructions (the spec's `system_prompt`, system messages, and the
+    /// rendered `context`).
+    pub system: Option<String>,
+    /// The conversation; the last message is the user's.
+    pub messages: Vec<ChatMessage>,
+    /// Tools offered.
+    pub tools: Vec<ToolDef>,
+    /// Sampling parameters.
+    pub sampling: Sampling,
+    /// A limit on the whole call, retries included.
+    pub timeout: Option<Duration>,
+    /// Ask for an answer of this shape, in the provider's structured-output mode where
+    /// it has one; `None` for free text.
+    pub response_format: Option<ResponseFormat>,
+}
+
+/// A structured answer: a JSON object matching `schema`, named `name`.
+///
+/// Providers use their own mode: OpenAI-compatible `response_format` with a JSON
+/// schema, Anthropic and Bedrock a forced tool of that name, Ollama `format`. The JSON
+/// comes back as the response text (from a forced tool: its input, serialized).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseFormat {
+    /// A short name for the shape, e.g. `verdict`.
+    pub name: String,
+    /// The JSON Schema of the object.
+    pub schema: Value,
+}
+
+/// One tool call the model asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelToolCall {
+    /// The tool's name.
+    pub name: String,
+    /// Its arguments, as JSON (a string the model sent that is not JSON stays a string).
+    pub arguments: Value,
+}
+
+/// What a model answered.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelResponse {
+    /// The output text (all text parts, joined).
+    pub text: String,
+    /// The tool calls, in order.
+    pub tool_calls: Vec<ModelToolCall>,
+    /// Token usage as the provider reported it.
+    pub usage: Option<TokenUsage>,
+    /// Time to the first token (`first_byte`) and to the end.
+    pub timings: Timings,
+    /// Why the model stopped, in the provider's words.
+    pub stop_reason: Option<String>,
+    /// The raw response bodies or stream events, for reports.
+    pub raw: Vec<Value>,
+}
+
+/// A model provider.
+pub trait Provider: Send + Sync {
+    /// Which provider this is.
+    fn kind(&self) -> ProviderKind;
+
+    /// Calls the model. A parameter the provider does not support is a
+    /// [`ConnectError::Config`] that names it, never dropped silently.
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelResponse, ConnectError>>;
+
+    /// Whether the provider answers at all, found out within `limit` without spending
+    /// tokens. Only a provider that has such a request (Ollama lists its models) can
+    /// say yes; the default says no.
+    fn reachable(&self, limit: Duration) -> BoxFuture<'_, bool> {
+        let _ = limit;
+        Box::pin(async { false })
+    }
+}
+
+impl fmt::Debug for dyn Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Provider({})", self.kind().name())
+    }
+}
+
+/// The error for a parameter `provider` does not support.
+pub fn unsupported(provider: ProviderKind, parameter: &str) -> ConnectError {
+    ConnectError::config(format!(
+        "{} does not support `{parameter}`; remove it from model_config (or use another provider)",
+        provider.name()
+    ))
+}
+
