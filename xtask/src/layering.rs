@@ -4,35 +4,49 @@
 /// For each of our crates, the crates of ours it may depend on (normal dependencies;
 /// dev-dependencies may also use `assay-testkit`).
 #[cfg(test)]
-pub(crate) const ALLOWED: [(&str, &[&str]); 11] = [
+pub(crate) const ALLOWED: [(&str, &[&str]); 13] = [
     ("assay-spec", &[]),
     ("assay-check", &["assay-spec"]),
-    ("assay-demo", &[]),
-    ("assay-connect", &["assay-spec"]),
+    ("assay-target", &["assay-spec"]),
+    ("assay-demo", &["assay-target"]),
+    ("assay-connect", &["assay-spec", "assay-target"]),
     (
         "assay-judge",
-        &["assay-spec", "assay-check", "assay-connect"],
+        &["assay-spec", "assay-check", "assay-target", "assay-connect"],
     ),
     ("assay-assess", &["assay-spec", "assay-check"]),
-    (
-        "assay-run",
-        &["assay-spec", "assay-check", "assay-connect", "assay-demo"],
-    ),
+    ("assay-run", &["assay-spec", "assay-check", "assay-target"]),
     (
         "assay-report",
         &["assay-spec", "assay-check", "assay-run", "assay-assess"],
+    ),
+    (
+        "assay-settings",
+        &[
+            "assay-spec",
+            "assay-check",
+            "assay-target",
+            "assay-connect",
+            "assay-judge",
+            "assay-run",
+            "assay-report",
+            "assay-assess",
+            "assay-demo",
+        ],
     ),
     (
         "assay-cli",
         &[
             "assay-spec",
             "assay-check",
+            "assay-target",
             "assay-connect",
             "assay-demo",
             "assay-judge",
             "assay-run",
             "assay-report",
             "assay-assess",
+            "assay-settings",
         ],
     ),
     ("assay-testkit", &["assay-demo"]),

@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use assay_run::select::{NoTests, Partition};
+use assay_run::Selection;
+use assay_run::select::{NoTests, Partition, SelectError};
+use assay_settings::Overrides;
 use assay_spec::model::data_driven::Connection;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -352,4 +354,47 @@ pub enum TargetSyntax {
     Yaml,
     /// HOCON
     Hocon,
+}
+
+impl ServerArgs {
+    /// The overrides these flags set.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            server: self.server.clone(),
+            ca_cert: self.ca_cert.clone(),
+            insecure: self.insecure,
+            ..Overrides::default()
+        }
+    }
+}
+
+impl TargetArgs {
+    /// The overrides these flags set over `assay.toml` and the environment.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            judge: self.judge.clone(),
+            no_cache: self.no_cache,
+            jobs: Some(self.jobs as usize),
+            samples: self.samples,
+            connections: self.connection.clone(),
+            strict: self.strict,
+            demo: self.demo,
+            ..self.remote.overrides()
+        }
+    }
+
+    /// The cases these flags select.
+    pub fn selection(&self) -> Result<Selection, SelectError> {
+        let mut selection = Selection::all();
+        for f in &self.filter {
+            selection = selection.filter(f)?;
+        }
+        for t in &self.tag {
+            selection = selection.tag(t);
+        }
+        if let Some(partition) = self.partition.or(self.shard) {
+            selection = selection.partition(partition);
+        }
+        Ok(selection)
+    }
 }

@@ -33,3 +33,16 @@ pub(crate) fn listen() -> impl Future<Output = ()> + Send + 'static {
         }
     }
 }
+
+/// Cancels `token` on the first stop signal, saying so on stderr; abort the returned
+/// task once the run is over.
+pub(crate) fn cancel_on_ctrl_c(
+    token: tokio_util::sync::CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    let stop = listen();
+    tokio::spawn(async move {
+        stop.await;
+        crate::output::stderr("\ncancelling: no new cases start; writing the reports\n");
+        token.cancel();
+    })
+}

@@ -255,9 +255,13 @@ fn ctrl_c_cancels_writes_the_partial_reports_and_exits_130() {
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    // The first lines say which assay.toml was read (none here), then where the demo is.
     let mut first = String::new();
     stderr.read_line(&mut first).unwrap();
-    assert!(first.starts_with("demo agents on"), "{first}");
+    assert!(first.starts_with("config: no assay.toml in "), "{first}");
+    let mut second = String::new();
+    stderr.read_line(&mut second).unwrap();
+    assert!(second.starts_with("demo agents on"), "{second}");
     // Let both samples start, then interrupt.
     let jsonl = dir.path().join("r.jsonl");
     for _ in 0..200 {

@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
-use std::sync::Arc;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;

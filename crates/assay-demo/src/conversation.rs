@@ -8,10 +8,10 @@ use serde_json::{Map, Value, json};
 use crate::DemoAgent;
 use crate::agents::{Reply, Turn};
 
-/// The request metadata header that carries the sample index. Assay sends it with every
+/// The request metadata header that carries the sample index: Assay sends it with every
 /// request, and `flaky` (only) reads it, so that it draws differently for each sample of
-/// a run.
-pub const SAMPLE_HEADER: &str = "x-assay-sample";
+/// a run. One definition, the engine's.
+pub use assay_target::SAMPLE_METADATA as SAMPLE_HEADER;
 
 /// The sample index a request's headers carry, if any.
 pub(crate) fn sample_header(headers: &hyper::HeaderMap) -> Option<u64> {

@@ -331,6 +331,68 @@ pub async fn calibrate(judge: &dyn Judge, items: &[LabeledItem]) -> Calibration 
     }
 }
 
+/// A rate as a percentage, or `n/a`.
+fn percent(rate: Option<f64>) -> String {
+    rate.map_or_else(|| "n/a".to_owned(), |r| format!("{:.1}%", r * 100.0))
+}
+
+impl Calibration {
+    /// The calibration as text: the rates, per kind, then every disagreement with its
+    /// item.
+    pub fn to_text(&self, items: &[LabeledItem]) -> String {
+        let c = self;
+        let mut out = format!(
+            "{} items: agreement {} ({} of {})\nfalse-pass rate {} ({} of {} labeled fail)\nfalse-fail rate {} ({} of {} labeled pass)\nerrors {}\n",
+            c.total,
+            percent(c.agreement_rate()),
+            c.agreed,
+            c.total,
+            percent(c.false_pass_rate()),
+            c.false_pass,
+            c.expected_fail,
+            percent(c.false_fail_rate()),
+            c.false_fail,
+            c.expected_pass,
+            c.errors,
+        );
+        if !c.per_kind.is_empty() {
+            out.push_str("\nby kind:\n");
+            for (kind, t) in &c.per_kind {
+                out.push_str(&format!(
+                    "  {kind}: {}/{} agreed, {} false pass, {} false fail, {} errors\n",
+                    t.agreed, t.total, t.false_pass, t.false_fail, t.errors
+                ));
+            }
+        }
+        let wrong: Vec<_> = c.disagreements().collect();
+        if !wrong.is_empty() {
+            out.push_str("\ndisagreements:\n");
+            for r in wrong {
+                let Some(item) = items.get(r.index) else {
+                    continue;
+                };
+                let kind = item
+                    .kind
+                    .as_deref()
+                    .map(|k| format!(" [{k}]"))
+                    .unwrap_or_default();
+                let got = match &r.verdict {
+                    Ok(v) => format!("judged {}: {}", word(*v), r.reason),
+                    Err(e) => format!("error: {e}"),
+                };
+                out.push_str(&format!(
+                    "  #{}{kind} expected {}, {got}\n    sample: {}\n    criteria: {}\n",
+                    r.index + 1,
+                    word(r.expected),
+                    serde_json::Value::String(item.sample.clone()),
+                    serde_json::Value::String(item.criteria.clone()),
+                ));
+            }
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,10 +19,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use assay_check::{Judge, Response, run_checks};
-use assay_connect::provider::{Provider, ProviderKind, infer_provider};
-use assay_connect::{AgentRequest, AgentResponse, ConnectError, Connector, Conversation};
 use assay_spec::model::data_driven::{Connection, StockTest, SuccessRatio};
 use assay_spec::plan::{Case, Check, CheckKind, Part, Plan, Target};
+use assay_spec::{ProviderKind, infer_provider};
+use assay_target::model::Provider;
+use assay_target::{AgentRequest, AgentResponse, ConnectError, Connector, Conversation};
 use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
@@ -33,8 +34,7 @@ use crate::events::{
 };
 use crate::ratio::{Status, Tally};
 
-/// The request metadata key that carries the sample index (0, 1, ...).
-pub const SAMPLE_METADATA: &str = "x-assay-sample";
+pub use assay_target::SAMPLE_METADATA;
 
 /// How agents are reached, by connection, and models, by provider.
 #[derive(Clone, Default)]

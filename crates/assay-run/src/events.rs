@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use assay_check::CheckResult;
-pub use assay_connect::ErrorKind;
 use assay_spec::model::data_driven::SuccessRatio;
 use assay_spec::plan::Dialect;
+pub use assay_target::ErrorKind;
 use serde::Serialize;
 use serde_json::Value;
 

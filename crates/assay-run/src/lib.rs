@@ -2,19 +2,15 @@
 //!
 //! - [`suite`]: `run_test_suite`, shaped like the Autoblocks testing SDK, for Rust code
 //!   that tests its own functions with evaluators, concurrency limits and grid search.
-//! - [`demo`]: the built-in demo agents as ready connectors (`assay run --demo`).
 //! - [`engine`]: runs a [`assay_spec::Plan`] against agents: units, samples, success
 //!   ratios with early stopping, timeouts, concurrency limits, cancellation.
-//! - [`harness`]: a libtest-mimic harness: `cargo test` runs a folder of spec files.
 //! - [`events`]: what the engine reports as it runs, for reporters to consume.
 //! - [`ratio`]: success ratios and early stopping.
 //! - [`select`]: choosing cases (`--filter`, `--tag`, `--partition`) and judging an
 //!   empty run (`--no-tests`).
 
-pub mod demo;
 pub mod engine;
 pub mod events;
-pub mod harness;
 pub mod model;
 pub mod ratio;
 pub mod select;

@@ -16,9 +16,9 @@
 //!   ToolSpec's `parameters` are its schema.
 
 use assay_check::{Response, TokenUsage, ToolCall};
-use assay_connect::provider::{ChatMessage, ModelRequest, ModelResponse, Role, Sampling, ToolDef};
 use assay_spec::model::sentinel::{self, Tool};
 use assay_spec::plan::{Case, Target};
+use assay_target::model::{ChatMessage, ModelRequest, ModelResponse, Role, Sampling, ToolDef};
 use serde_json::{Value, json};
 
 /// The request a model case sends, or why it cannot be built.

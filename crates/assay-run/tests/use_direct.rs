@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use assay_connect::{AgentRequest, AgentResponse, Registry, from_fn};
 use assay_run::{Connectors, RunOptions, run_plan};
 use assay_spec::model::data_driven::Connection;
 use assay_spec::{Env, Plan, Unrecognized};
+use assay_target::{AgentRequest, AgentResponse, Registry, from_fn};
 use serde_json::json;
 use tokio::sync::mpsc;
 

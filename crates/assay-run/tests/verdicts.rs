@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use assay_connect::{AgentRequest, AgentResponse, ConnectError};
-use assay_connect::{Registry, from_fn};
 use assay_run::engine::SAMPLE_METADATA;
 use assay_run::events::{Event, UnitReport};
 use assay_run::ratio::Status;
 use assay_run::{Connectors, RunOptions, Summary, run_plan};
 use assay_spec::model::data_driven::Connection;
 use assay_spec::{Env, Plan, Unrecognized};
+use assay_target::{AgentRequest, AgentResponse, ConnectError};
+use assay_target::{Registry, from_fn};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 

@@ -53,6 +53,7 @@
 #![warn(missing_docs)]
 
 pub mod diag;
+pub mod inputs;
 pub mod limits;
 pub mod load;
 pub mod model;

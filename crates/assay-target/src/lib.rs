@@ -18,6 +18,8 @@
 //! # Example
 //!
 //! ```
+//! use std::sync::Arc;
+//!
 //! use assay_target::{AgentRequest, AgentResponse, Connector, Registry, from_fn};
 //!
 //! let shout = from_fn(|request: AgentRequest| async move {
@@ -26,7 +28,7 @@
 //!         ..AgentResponse::default()
 //!     })
 //! });
-//! let agents = Registry::new().with("shout", shout);
+//! let agents = Registry::new().with("shout", Arc::new(shout));
 //! let runtime = tokio::runtime::Runtime::new().unwrap();
 //! let answer = runtime.block_on(async {
 //!     let mut conversation = agents.open("shout").await?;
@@ -54,6 +56,10 @@ pub use inprocess::{InProcessAgent, Registry, from_fn};
 pub use types::{
     AgentFunction, AgentInfo, AgentRequest, AgentResponse, JsonMap, Timings, TokenUsage,
 };
+
+/// The request metadata key that carries the sample index (`0`, `1`, ...), which the
+/// engine sends with every request to an agent.
+pub const SAMPLE_METADATA: &str = "x-assay-sample";
 
 /// The limit on an exchange with an agent or a model whose request sets none: 300 s.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);

@@ -163,4 +163,3 @@ pub fn unsupported(provider: ProviderKind, parameter: &str) -> ConnectError {
         provider.name()
     ))
 }
-

@@ -1,18 +1,12 @@
 //! `assay agents`: the agents a neuro-san server hosts, one per line.
 //!
 //! The server is `--server`, else the `ASSAY_SERVER` environment variable, else the
-//! `server` of `assay.toml` in the current directory, else `http://localhost:8080`.
-
-use std::path::Path;
+//! `server` of the `assay.toml` found by walking up, else `http://localhost:8080`.
 
 use anyhow::Context;
-use assay_connect::{
-    AgentInfo, ConnectError, ErrorKind, HttpOptions, NeuroSanHttp, SERVER_ENV, resolve_server,
-};
-use assay_spec::Env;
-use assay_spec::load::Document;
+use assay_connect::{AgentInfo, ConnectError, ErrorKind, NeuroSanHttp};
+use assay_settings::Settings;
 
-use super::{Entry, load_one};
 use crate::args::{AgentsArgs, Format};
 use crate::exit::ExitCode;
 use crate::output;
@@ -20,21 +14,16 @@ use crate::output;
 /// Lists the agents; a server that cannot be reached exits [`ExitCode::ERROR`], a bad
 /// `--server`, `--ca-cert` or `assay.toml` exits [`ExitCode::INVALID`].
 pub(crate) fn run(args: &AgentsArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let config_server = match config_server(Path::new("assay.toml"), color) {
-        Ok(server) => server,
-        Err(code) => return Ok(code),
+    let settings = match Settings::load(None, args.remote.overrides()) {
+        Ok(settings) => settings,
+        Err(e) => return Ok(super::run::settings_error(&e, color)),
     };
-    let env_server = std::env::var(SERVER_ENV).ok();
-    let options = match options(args) {
-        Ok(options) => options,
-        Err(error) => return Ok(report(&error)),
-    };
-    let base = match resolve_server(
-        args.remote.server.as_deref(),
-        env_server.as_deref(),
-        config_server.as_deref(),
-    ) {
-        Ok(base) => base,
+    output::stderr(&output::render(&settings.reports, color));
+    let (options, base) = match settings
+        .http_options()
+        .and_then(|o| Ok((o, settings.server()?)))
+    {
+        Ok(resolved) => resolved,
         Err(error) => return Ok(report(&error)),
     };
     if args.remote.insecure {
@@ -74,28 +63,6 @@ pub(crate) fn run(args: &AgentsArgs, color: bool) -> anyhow::Result<ExitCode> {
     };
     output::stdout(&text)?;
     Ok(ExitCode::OK)
-}
-
-/// The TLS and retry settings the flags ask for.
-fn options(args: &AgentsArgs) -> Result<HttpOptions, ConnectError> {
-    super::http_options(args.remote.ca_cert.as_deref(), args.remote.insecure, None)
-}
-
-/// The `server` of `path` when it exists; its diagnostics and [`ExitCode::INVALID`] when
-/// it is not a valid `assay.toml`.
-fn config_server(path: &Path, color: bool) -> Result<Option<String>, ExitCode> {
-    if !path.exists() {
-        return Ok(None);
-    }
-    let entry = load_one(path, &Env::from_process());
-    if let Entry::Loaded(loaded) = &entry
-        && let Ok(Document::Config(config)) = &loaded.outcome
-    {
-        output::stderr(&output::render(&entry.reports(), color));
-        return Ok(config.server.clone());
-    }
-    output::stderr(&output::render(&entry.reports(), color));
-    Err(ExitCode::INVALID)
 }
 
 /// Prints `error` and picks the exit code: bad settings are invalid input, anything

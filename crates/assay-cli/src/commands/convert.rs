@@ -3,10 +3,10 @@
 use assay_spec::syntax::emit::emit;
 use assay_spec::{Env, Syntax};
 
-use super::{Entry, load_one};
 use crate::args::{ConvertArgs, TargetSyntax};
 use crate::exit::ExitCode;
 use crate::output;
+use assay_spec::inputs::{Entry, load_one};
 
 /// Prints the file in the target syntax, or its diagnostics when it is not valid.
 pub(crate) fn run(args: &ConvertArgs, color: bool) -> anyhow::Result<ExitCode> {

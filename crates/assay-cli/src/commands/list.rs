@@ -6,7 +6,10 @@ use assay_spec::{Case, Dialect, Env, Plan};
 
 use assay_run::select::Emptied;
 
-use super::{Entry, input_limits, load_paths, report_empty};
+use assay_settings::{Overrides, Settings};
+use assay_spec::inputs::{Entry, load_paths};
+
+use super::report_empty;
 use crate::args::{Format, ListArgs};
 use crate::exit::ExitCode;
 use crate::output;
@@ -19,7 +22,9 @@ pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
         &args.paths,
         &Env::from_process(),
         false,
-        &input_limits(None),
+        &Settings::load(None, Overrides::default())
+            .map(|s| s.input_limits())
+            .unwrap_or_default(),
     );
     let plan = Plan::new(inputs.entries.iter().flat_map(Entry::cases).collect());
     let reports: Vec<_> = inputs.entries.iter().flat_map(Entry::reports).collect();

@@ -1,13 +1,14 @@
 //! `assay validate`: check test files and report every problem in them.
 
-use std::path::Path;
-
 use assay_run::select::Emptied;
-use assay_spec::load::{Document, Unrecognized};
-use assay_spec::{Env, load_file};
+
+use assay_spec::Env;
 use serde_json::json;
 
-use super::{Entry, Inputs, input_limits, load_paths, report_empty};
+use assay_settings::{Overrides, Settings};
+use assay_spec::inputs::{Entry, Inputs, load_paths};
+
+use super::report_empty;
 use crate::args::{ValidateArgs, ValidateFormat};
 use crate::exit::ExitCode;
 use crate::output::{self, Look};
@@ -16,8 +17,11 @@ use crate::output::{self, Look};
 /// [`ExitCode::INVALID`] when any file is invalid (with `--strict`, any that has a
 /// warning), or when there is no test file and `--no-tests` does not allow that.
 pub(crate) fn run(args: &ValidateArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let strict = args.strict || config_strict(args.config.as_deref());
-    let limits = input_limits(args.config.as_deref());
+    // `strict` and the input limits of assay.toml; an invalid assay.toml is reported
+    // when it is among the files validated.
+    let settings = Settings::load(args.config.as_deref(), Overrides::default()).ok();
+    let strict = args.strict || settings.as_ref().is_some_and(Settings::strict);
+    let limits = settings.map(|s| s.input_limits()).unwrap_or_default();
     let inputs = load_paths(&args.paths, &Env::from_process(), strict, &limits);
     let counts = Counts::of(&inputs);
     let look = match args.format {
@@ -45,18 +49,6 @@ pub(crate) fn run(args: &ValidateArgs, color: bool) -> anyhow::Result<ExitCode> 
     } else {
         ExitCode::INVALID
     })
-}
-
-/// Whether the configuration (`--config`, else `./assay.toml`) says `strict = true`.
-/// It is read quietly: its own problems are shown when it is validated as a file.
-fn config_strict(path: Option<&Path>) -> bool {
-    let path = path.unwrap_or(Path::new("assay.toml"));
-    match load_file(path, &Env::from_process(), Unrecognized::Error) {
-        Ok(Some(loaded)) => {
-            matches!(loaded.outcome, Ok(Document::Config(c)) if c.strict == Some(true))
-        }
-        _ => false,
-    }
 }
 
 /// How many files were valid and invalid, and how many warnings they had.

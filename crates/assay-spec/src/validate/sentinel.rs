@@ -49,6 +49,10 @@ const MODEL_CONFIG_KEYS: [&str; 5] = [
     "stop_sequences",
 ];
 
+/// The providers in the order Sentinel's own `Literal` lists them, which its
+/// validation message repeats.
+const SENTINEL_PROVIDERS: [&str; 5] = ["anthropic", "openai", "bedrock", "huggingface", "ollama"];
+
 /// Removes the top-level keys that start with `x-`: in YAML they hold anchors for
 /// aliases elsewhere in the file (as docker-compose allows), and say nothing themselves.
 pub(crate) fn drop_anchor_holders(root: &mut Node) {
@@ -285,7 +289,7 @@ fn fields(node: &Node, at: &At, cx: &mut Cx) -> Defaults {
             cx.string(n, &at.key("category"))
         })),
         provider: flat(optional(node, "provider", |n| {
-            let name = cx.choice(n, &at.key("provider"), &ProviderKind::NAMES, true)?;
+            let name = cx.choice(n, &at.key("provider"), &SENTINEL_PROVIDERS, true)?;
             ProviderKind::from_name(&name)
         })),
         tools: flat(optional(node, "tools", |n| tools(n, &at.key("tools"), cx))),

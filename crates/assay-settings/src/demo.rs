@@ -12,7 +12,7 @@ use assay_connect::{
 use assay_demo::{DemoAgent, DemoServer, RunningServer, TlsIdentity};
 use assay_spec::model::data_driven::Connection;
 
-use crate::engine::Connectors;
+use assay_run::Connectors;
 
 /// A demo agent answering in process, as the server would.
 struct InProcessDemo(DemoAgent);
@@ -28,14 +28,15 @@ impl InProcessAgent for InProcessDemo {
             if self.0 == DemoAgent::Flaky {
                 let sample = request
                     .metadata
-                    .get(crate::engine::SAMPLE_METADATA)
+                    .get(assay_run::engine::SAMPLE_METADATA)
                     .and_then(|s| s.parse().ok());
                 assay_demo::apply_sample(&mut body, sample);
             }
             let messages = assay_demo::respond(self.0, &body).await;
-            let mut response = assay_connect::wire::response_from_messages(messages).map_err(|e| {
-                ConnectError::protocol(format!("demo agent `{}`", self.0.name()), e.0)
-            })?;
+            let mut response =
+                assay_connect::wire::response_from_messages(messages).map_err(|e| {
+                    ConnectError::protocol(format!("demo agent `{}`", self.0.name()), e.0)
+                })?;
             response.timings.first_byte = Some(started.elapsed());
             response.timings.total = started.elapsed();
             Ok(response)

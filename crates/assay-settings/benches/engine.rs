@@ -57,7 +57,7 @@ fn main() -> ExitCode {
     let cpu_before = cpu_seconds();
     let started = Instant::now();
     let summary = runtime.block_on(async {
-        let demo = assay_run::demo::start(0)
+        let demo = assay_settings::demo::start(0)
             .await
             .expect("the demo server starts");
         let options = RunOptions {

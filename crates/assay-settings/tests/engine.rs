@@ -44,7 +44,9 @@ fn plan_of_text(name: &str, text: &str) -> Plan {
 }
 
 async fn run(plan: &Plan, options: RunOptions) -> (Summary, Vec<Event>) {
-    let demo = assay_run::demo::start(0).await.expect("the demo starts");
+    let demo = assay_settings::demo::start(0)
+        .await
+        .expect("the demo starts");
     let (tx, mut rx) = mpsc::unbounded_channel();
     let summary = run_plan(plan, &demo.connectors, &options, tx).await;
     let mut events = Vec::new();
@@ -222,7 +224,7 @@ async fn cancelling_stops_the_run_and_still_reports_every_unit() {
     let plan = plan_of_text("slow.yaml", text);
     let options = RunOptions::default();
     let cancel = options.cancel.clone();
-    let demo = assay_run::demo::start(0).await.unwrap();
+    let demo = assay_settings::demo::start(0).await.unwrap();
     let (tx, mut rx) = mpsc::unbounded_channel();
     let run = run_plan(&plan, &demo.connectors, &options, tx);
     let canceller = async {

@@ -3,5 +3,5 @@
 
 fn main() -> std::process::ExitCode {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/quickstart");
-    assay_run::harness::main(dir, assay_run::harness::Agents::Demo)
+    assay_settings::harness::main(dir, assay_settings::harness::Agents::Demo)
 }

@@ -1,0 +1,253 @@
+//! Driving a run from files to reports: [`prepare`] loads the files and selects the
+//! cases, [`Session::run_reported`] runs them into reporters, [`Session::assess`] runs
+//! every sample for the assessor.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use assay_assess::{CaseAssessment, Failure, SampleOutcome, assess, merge_named};
+use assay_check::Status;
+use assay_judge::ModeInput;
+use assay_report::{ReportError, Reporters};
+use assay_run::events::{Event, SampleReport, UnitReport};
+use assay_run::select::{EmptyRun, NoTests};
+use assay_run::{RunOptions, Selection, Summary, run_plan};
+use assay_spec::Plan;
+use assay_spec::inputs::{Inputs, load_paths};
+use tokio::sync::mpsc;
+
+use crate::error::SettingsError;
+use crate::parts::Providers;
+use crate::session::Session;
+use crate::settings::Settings;
+
+/// The files of a run, loaded, and the cases selected from them.
+pub struct Prepared {
+    /// Every file, loaded validly or not (for its diagnostics).
+    pub inputs: Inputs,
+    /// The selected cases; none when any file is invalid.
+    pub plan: Plan,
+    /// What the run being empty comes to, when it is.
+    pub empty: Option<EmptyRun>,
+}
+
+/// Loads every file under `paths` (within the settings' input limits; strict when the
+/// settings are) and selects the cases `selection` matches. When a file is invalid the
+/// plan is empty: nothing of an invalid run is run.
+pub fn prepare(
+    settings: &Settings,
+    paths: &[PathBuf],
+    selection: &Selection,
+    no_tests: Option<NoTests>,
+) -> Prepared {
+    let inputs = load_paths(
+        paths,
+        &settings.env,
+        settings.strict(),
+        &settings.input_limits(),
+    );
+    if inputs.invalid() > 0 {
+        return Prepared {
+            inputs,
+            plan: Plan { cases: Vec::new() },
+            empty: None,
+        };
+    }
+    let selected = selection.select(Plan::new(inputs.cases()).cases);
+    let empty = selected.empty_run(no_tests);
+    Prepared {
+        inputs,
+        plan: Plan {
+            cases: selected.cases,
+        },
+        empty,
+    }
+}
+
+/// What a reported run came to.
+pub struct Ran {
+    /// The totals.
+    pub summary: Summary,
+    /// The reports that could not be written.
+    pub unwritten: Vec<ReportError>,
+}
+
+impl Session {
+    /// Runs `plan` into `reporters` (on a thread of their own, so a slow disk never holds
+    /// the engine up), and returns the summary and the reports that could not be written.
+    pub async fn run_reported(&self, plan: &Plan, mut reporters: Reporters) -> Ran {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let report = tokio::task::spawn_blocking(move || {
+            let mut failures = Vec::new();
+            while let Some(event) = rx.blocking_recv() {
+                failures.extend(reporters.event(&event));
+            }
+            failures.extend(reporters.finish());
+            failures
+        });
+        let summary = self.run(plan, tx).await;
+        Ran {
+            summary,
+            unwritten: report.await.unwrap_or_default(),
+        }
+    }
+
+    /// Runs every sample of every case of `plan` (no early stop), calling `finished`
+    /// as each unit ends, and assesses each unit against its own success ratio.
+    /// Units come back in a stable order (file, case, connection).
+    pub async fn assess(
+        &self,
+        plan: &Plan,
+        mut finished: impl FnMut(&UnitReport) + Send,
+    ) -> Vec<CaseAssessment> {
+        // The ratio each case is held to in CI: its own, not the assessment's sample count.
+        let ratios: HashMap<String, (u32, u32)> = plan
+            .cases
+            .iter()
+            .map(|c| (c.id.clone(), (c.success_ratio.need, c.success_ratio.of)))
+            .collect();
+        let options = RunOptions {
+            exhaustive: true,
+            ..self.options.clone()
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let run = run_plan(plan, &self.connectors, &options, tx);
+        let collect = async {
+            let mut units = Vec::new();
+            while let Some(event) = rx.recv().await {
+                if let Event::UnitFinished(unit) = event {
+                    finished(&unit);
+                    units.push(unit);
+                }
+            }
+            units
+        };
+        let (_, mut units) = tokio::join!(run, collect);
+        units.sort_by(|a, b| {
+            (&a.unit.file, &a.unit.name, &a.unit.connection).cmp(&(
+                &b.unit.file,
+                &b.unit.name,
+                &b.unit.connection,
+            ))
+        });
+        units
+            .iter()
+            .map(|u| {
+                let ratio = ratios
+                    .get(&u.unit.case_id)
+                    .copied()
+                    .unwrap_or((u.success_ratio.need, u.success_ratio.of));
+                assess_unit(u, ratio)
+            })
+            .collect()
+    }
+}
+
+/// Names and merges each case's failure modes with the judge's model (`--classify llm`).
+pub async fn name_modes(
+    settings: &Settings,
+    providers: &Providers,
+    cases: &mut [CaseAssessment],
+) -> Result<String, SettingsError> {
+    let namer = settings.namer(providers).await?;
+    for case in cases.iter_mut().filter(|c| !c.modes.is_empty()) {
+        let inputs: Vec<ModeInput> = case
+            .modes
+            .iter()
+            .map(|m| ModeInput {
+                signature: m.signature.clone(),
+                example: m.example.clone(),
+                count: m.count,
+            })
+            .collect();
+        let names = namer
+            .judge
+            .name_modes(&inputs)
+            .await
+            .map_err(|e| SettingsError::Judge(e.to_string()))?;
+        case.modes = merge_named(std::mem::take(&mut case.modes), &names, case.samples);
+    }
+    Ok(namer.announcement)
+}
+
+/// One unit (case × connection) as an assessment, held to `ratio`.
+pub fn assess_unit(unit: &UnitReport, ratio: (u32, u32)) -> CaseAssessment {
+    let mut samples: Vec<&SampleReport> = unit.samples.iter().collect();
+    samples.sort_by_key(|s| s.index);
+    let outcomes: Vec<SampleOutcome> = samples.iter().map(|s| outcome(s)).collect();
+    let name = if unit.unit.connection.is_empty() {
+        unit.unit.name.clone()
+    } else {
+        unit.unit.label()
+    };
+    assess(
+        &unit.unit.case_id,
+        &unit.unit.file.display().to_string(),
+        &name,
+        ratio,
+        &outcomes,
+    )
+}
+
+/// A sample as the assessor sees it: its status and its first failure or error.
+fn outcome(sample: &SampleReport) -> SampleOutcome {
+    let first_failure = match sample.status {
+        Status::Failed => first_failed_check(sample),
+        Status::Errored => Some(first_error(sample)),
+        Status::Passed | Status::Unscored | Status::Skipped => None,
+    };
+    SampleOutcome {
+        outcome: sample.status,
+        first_failure,
+    }
+}
+
+fn first_failed_check(sample: &SampleReport) -> Option<Failure> {
+    sample.interactions.iter().find_map(|i| {
+        i.checks
+            .iter()
+            .find(|c| c.status() == Status::Failed)
+            .map(|c| Failure {
+                interaction: i.index,
+                path: c.path.clone(),
+                test: c.name.clone(),
+                expected: c
+                    .expected
+                    .as_ref()
+                    .map(assay_check::text::as_text)
+                    .unwrap_or_default(),
+                found: c.found.as_ref().map(assay_check::text::as_text),
+                message: c.message().to_owned(),
+            })
+    })
+}
+
+fn first_error(sample: &SampleReport) -> Failure {
+    let from_interaction = sample.interactions.iter().find_map(|i| {
+        i.error
+            .as_ref()
+            .map(|e| (i.index, e.kind.name().to_owned(), e.message.clone()))
+            .or_else(|| {
+                i.checks
+                    .iter()
+                    .find(|c| c.status() == Status::Errored)
+                    .map(|c| (i.index, format!("check {}", c.name), c.message().to_owned()))
+            })
+    });
+    let (interaction, kind, message) = from_interaction
+        .or_else(|| {
+            sample
+                .error
+                .as_ref()
+                .map(|e| (0, e.kind.name().to_owned(), e.message.clone()))
+        })
+        .unwrap_or((0, "unknown".to_owned(), "the sample errored".to_owned()));
+    Failure {
+        interaction,
+        path: "error".to_owned(),
+        test: format!("error:{kind}"),
+        expected: String::new(),
+        found: None,
+        message,
+    }
+}

@@ -1,0 +1,279 @@
+//! A `cargo test` harness for spec files: one test per case, run by libtest-mimic, so
+//! `cargo test` and `cargo nextest` run a directory of data-driven or Sentinel files
+//! like any other tests (filters, `--list`, `--exact` and JUnit from nextest all work).
+//!
+//! The harness reads `assay.toml` (found by walking up from the working directory,
+//! which `cargo test` sets to the crate's folder) and the environment like the CLI,
+//! through the same [`Settings`]: a Sentinel folder runs against `OPENAI_BASE_URL` with
+//! `OPENAI_API_KEY`, and a `gist` check gets the judge that `[judge]` or the environment
+//! names. A [`Harness`] builder overrides the judge, samples, jobs and connections.
+//!
+//! In `Cargo.toml`:
+//!
+//! ```toml
+//! [[test]]
+//! name = "agents"
+//! harness = false
+//! ```
+//!
+//! and in `tests/agents.rs`:
+//!
+//! ```no_run
+//! fn main() -> std::process::ExitCode {
+//!     assay_settings::harness::Harness::new("tests/agents")
+//!         .samples(5)
+//!         .judge("openai:gpt-4o-mini")
+//!         .main()
+//! }
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use assay_run::{Connectors, Event, RunOptions, Status, UnitReport, run_plan};
+use assay_spec::model::data_driven::Connection;
+use assay_spec::{Plan, Unrecognized};
+use libtest_mimic::{Arguments, Failed, Trial};
+use tokio::sync::mpsc;
+
+use crate::error::SettingsError;
+use crate::session::Session;
+use crate::settings::{Overrides, Settings};
+
+/// Where the harness reaches agents.
+pub enum Agents {
+    /// As the settings say: `assay.toml`'s server and commands, the environment.
+    Configured,
+    /// The built-in demo agents, started for the run.
+    #[cfg(feature = "demo")]
+    Demo,
+    /// Connectors built by the caller (the providers and judge still come from the
+    /// settings).
+    Given(Connectors),
+}
+
+/// Runs every case under `dir` as a test against `agents`, with the settings of
+/// `assay.toml` and the environment, and returns the exit code libtest would.
+pub fn main(dir: impl AsRef<Path>, agents: Agents) -> ExitCode {
+    Harness::new(dir.as_ref()).agents(agents).main()
+}
+
+/// The harness, with overrides over `assay.toml` and the environment.
+pub struct Harness {
+    dir: PathBuf,
+    agents: Agents,
+    config: Option<PathBuf>,
+    overrides: Overrides,
+}
+
+impl Harness {
+    /// The spec files under `dir`, reached as the settings say.
+    pub fn new(dir: impl Into<PathBuf>) -> Harness {
+        Harness {
+            dir: dir.into(),
+            agents: Agents::Configured,
+            config: None,
+            overrides: Overrides::default(),
+        }
+    }
+
+    /// Reach the agents this way.
+    pub fn agents(mut self, agents: Agents) -> Harness {
+        self.agents = agents;
+        self
+    }
+
+    /// Read this `assay.toml` instead of the one found by walking up.
+    pub fn config(mut self, path: impl Into<PathBuf>) -> Harness {
+        self.config = Some(path.into());
+        self
+    }
+
+    /// The gist judge: `provider:model` or `neuro-san:<agent>`.
+    pub fn judge(mut self, judge: impl Into<String>) -> Harness {
+        self.overrides.judge = Some(judge.into());
+        self
+    }
+
+    /// Every case's sample count, keeping its pass rate.
+    pub fn samples(mut self, samples: u32) -> Harness {
+        self.overrides.samples = Some(samples);
+        self
+    }
+
+    /// The most samples in flight at once.
+    pub fn jobs(mut self, jobs: usize) -> Harness {
+        self.overrides.jobs = Some(jobs);
+        self
+    }
+
+    /// Run every case over these connections instead of its own.
+    pub fn connections(mut self, connections: impl IntoIterator<Item = Connection>) -> Harness {
+        self.overrides.connections = connections.into_iter().collect();
+        self
+    }
+
+    /// The neuro-san server, over `ASSAY_SERVER` and `assay.toml`.
+    pub fn server(mut self, server: impl Into<String>) -> Harness {
+        self.overrides.server = Some(server.into());
+        self
+    }
+
+    /// Parses libtest's arguments, runs the cases and returns libtest's exit code.
+    pub fn main(self) -> ExitCode {
+        let args = Arguments::from_args();
+        match self.trials() {
+            Ok(trials) => libtest_mimic::run(&args, trials).exit_code(),
+            Err(e) => {
+                eprintln!("error: {e}");
+                if let SettingsError::InvalidConfig { reports, .. } = &e {
+                    for report in reports {
+                        eprintln!("{}", report.plain());
+                    }
+                }
+                ExitCode::from(101)
+            }
+        }
+    }
+
+    /// One trial per case of every spec file under the folder; an invalid file is one
+    /// failing trial.
+    pub fn trials(self) -> Result<Vec<Trial>, SettingsError> {
+        #[cfg(feature = "demo")]
+        let demo = matches!(self.agents, Agents::Demo);
+        #[cfg(not(feature = "demo"))]
+        let demo = false;
+        let overrides = Overrides {
+            demo,
+            ..self.overrides
+        };
+        let settings = Settings::load(self.config.as_deref(), overrides)?;
+        for report in &settings.reports {
+            eprintln!("{}", report.plain());
+        }
+        let runtime = Arc::new(
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| SettingsError::Demo(format!("cannot start a runtime: {e}")))?,
+        );
+        let (mut trials, plan) = load(&self.dir, &settings);
+        let mut session = runtime.block_on(Session::new(&settings, &plan))?;
+        for note in &session.notes {
+            eprintln!("{note}");
+        }
+        if let Agents::Given(connectors) = self.agents {
+            session.connectors = crate::parts::with_providers(connectors, &session.providers);
+        }
+        let session = Arc::new(session);
+        for case in plan.cases {
+            let kind = case.dialect.name();
+            let name = match case.dialect {
+                assay_spec::Dialect::DataDriven => case.name.clone(),
+                _ => {
+                    let file = case.file.strip_prefix(&self.dir).unwrap_or(&case.file);
+                    format!("{}::{}", file.display(), case.name)
+                }
+            };
+            let runtime = Arc::clone(&runtime);
+            let session = Arc::clone(&session);
+            trials.push(
+                Trial::test(name, move || {
+                    let plan = Plan::new(vec![case]);
+                    let reports =
+                        runtime.block_on(run_one(&plan, &session.connectors, &session.options));
+                    verdict(&reports)
+                })
+                .with_kind(kind),
+            );
+        }
+        Ok(trials)
+    }
+}
+
+/// The cases of every valid spec file under `dir`, and a failing trial for each file
+/// that is not valid.
+fn load(dir: &Path, settings: &Settings) -> (Vec<Trial>, Plan) {
+    let limits = settings.input_limits();
+    let mut trials = Vec::new();
+    let mut cases = Vec::new();
+    for found in assay_spec::load::discover(&[dir.to_path_buf()]) {
+        let path = match found {
+            Ok(path) => path,
+            Err((path, e)) => {
+                let message = format!("{}: {e}", path.display());
+                trials.push(Trial::test(path.display().to_string(), move || {
+                    Err(message.into())
+                }));
+                continue;
+            }
+        };
+        let loaded = match assay_spec::load::load_file_with(
+            &path,
+            &settings.env,
+            Unrecognized::Skip,
+            &limits,
+        ) {
+            Ok(Some(loaded)) if settings.strict() => loaded.strict(),
+            Ok(Some(loaded)) => loaded,
+            Ok(None) => continue,
+            Err(e) => {
+                let message = format!("{}: {e}", path.display());
+                trials.push(Trial::test(path.display().to_string(), move || {
+                    Err(message.into())
+                }));
+                continue;
+            }
+        };
+        if matches!(loaded.dialect, Some(assay_spec::Dialect::Config)) {
+            continue;
+        }
+        if !loaded.is_valid() {
+            let message: Vec<String> = loaded.reports().iter().map(|r| r.plain()).collect();
+            let message = message.join("\n");
+            trials.push(Trial::test(path.display().to_string(), move || {
+                Err(message.into())
+            }));
+            continue;
+        }
+        cases.extend(loaded.cases());
+    }
+    (trials, Plan::new(cases))
+}
+
+async fn run_one(plan: &Plan, connectors: &Connectors, options: &RunOptions) -> Vec<UnitReport> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    run_plan(plan, connectors, options, tx).await;
+    let mut reports = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let Event::UnitFinished(report) = event {
+            reports.push(report);
+        }
+    }
+    reports
+}
+
+/// `Ok` when every unit passed; otherwise the failures and errors, one per line.
+fn verdict(reports: &[UnitReport]) -> Result<(), Failed> {
+    let mut lines = Vec::new();
+    for r in reports.iter().filter(|r| r.verdict != Status::Passed) {
+        lines.push(format!(
+            "{}: {}, {} of {} samples passed (need {})",
+            r.unit.label(),
+            r.verdict,
+            r.tally.passed,
+            r.tally.total(),
+            r.success_ratio.need
+        ));
+        for sample in &r.samples {
+            lines.extend(sample.failures().map(|c| format!("  {}", c.message())));
+            lines.extend(sample.errors().into_iter().map(|e| format!("  error: {e}")));
+        }
+    }
+    if lines.is_empty() {
+        Ok(())
+    } else {
+        Err(lines.join("\n").into())
+    }
+}

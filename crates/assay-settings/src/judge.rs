@@ -1,0 +1,163 @@
+//! The gist judge: the one named by the `judge` override (`--judge`), else `[judge]
+//! model` in `assay.toml`, else one picked from the environment; built over the same
+//! [`Providers`] as the model cases, so it shares their limits.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use assay_check::Judge;
+use assay_connect::NeuroSanHttp;
+use assay_judge::{
+    Cache, HOW_TO_CONFIGURE, JudgeSpec, ModeNamer, ModelJudge, ModelNamer, NeuroSanJudge, Votes,
+    pick_from_env,
+};
+use assay_spec::model::data_driven::StockTest;
+use assay_spec::{CheckKind, Plan, ProviderKind};
+
+use crate::error::SettingsError;
+use crate::parts::Providers;
+use crate::settings::Settings;
+
+/// How long the probe for a local Ollama may take.
+const OLLAMA_PROBE: Duration = Duration::from_millis(500);
+
+/// A judge (or a mode namer) and the line that announces it: which one, and why.
+pub struct Chosen<T: ?Sized> {
+    /// The judge.
+    pub judge: Arc<T>,
+    /// `openai:gpt-4o-mini (from --judge, 3 votes)`.
+    pub announcement: String,
+}
+
+/// Whether any case of `plan` has a `gist` or `not_gist` check.
+pub fn plan_needs_judge(plan: &Plan) -> bool {
+    plan.cases.iter().any(|case| {
+        case.interactions.iter().any(|step| {
+            step.checks.iter().any(|check| {
+                matches!(
+                    check.kind,
+                    CheckKind::Stock {
+                        test: StockTest::Gist,
+                        ..
+                    }
+                )
+            })
+        })
+    })
+}
+
+impl Settings {
+    /// The judge named, else the one the environment offers, with why; `Ok(None)` when
+    /// there is none.
+    pub async fn judge_spec(
+        &self,
+        providers: &Providers,
+    ) -> Result<Option<(JudgeSpec, String)>, SettingsError> {
+        let table = self.config.as_ref().and_then(|c| c.judge.as_ref());
+        if let Some(flag) = &self.overrides.judge {
+            let spec = JudgeSpec::parse(flag)
+                .map_err(|e| SettingsError::Judge(format!("--judge: {e}")))?;
+            return Ok(Some((spec, "from --judge".to_owned())));
+        }
+        if let Some(model) = table.and_then(|t| t.model.as_deref()) {
+            let spec = JudgeSpec::parse(model)
+                .map_err(|e| SettingsError::Judge(format!("assay.toml [judge] model: {e}")))?;
+            return Ok(Some((spec, "from assay.toml".to_owned())));
+        }
+        let env = self.env.vars();
+        let no_key = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+            .iter()
+            .all(|k| env.get(*k).is_none_or(|v| v.trim().is_empty()));
+        let ollama = match providers.get(ProviderKind::Ollama) {
+            Some(ollama) if no_key => ollama.reachable(OLLAMA_PROBE).await,
+            _ => false,
+        };
+        Ok(pick_from_env(env, ollama)
+            .map(|picked| (picked.spec, format!("picked because {}", picked.because))))
+    }
+
+    /// The judge for `plan`, when it has a gist check and a judge is available.
+    pub async fn judge_for(
+        &self,
+        plan: &Plan,
+        providers: &Providers,
+    ) -> Result<Option<Chosen<dyn Judge>>, SettingsError> {
+        if !plan_needs_judge(plan) {
+            return Ok(None);
+        }
+        self.judge(providers).await
+    }
+
+    /// The judge the settings call for; `Ok(None)` when none is named and the
+    /// environment offers none.
+    pub async fn judge(
+        &self,
+        providers: &Providers,
+    ) -> Result<Option<Chosen<dyn Judge>>, SettingsError> {
+        let Some((spec, because)) = self.judge_spec(providers).await? else {
+            return Ok(None);
+        };
+        let table = self.config.as_ref().and_then(|c| c.judge.as_ref());
+        let votes = Votes::new(table.and_then(|t| t.votes).unwrap_or(1))
+            .map_err(|e| SettingsError::Judge(format!("assay.toml [judge] votes: {e}")))?;
+        let no_cache = self.overrides.no_cache || table.and_then(|t| t.cache) == Some(false);
+        let cache = (!no_cache)
+            .then(|| Cache::new(self.project_dir().join(assay_judge::cache::DEFAULT_DIR)));
+        let judge: Arc<dyn Judge> = match &spec {
+            JudgeSpec::Model { provider, model } => {
+                let provider = providers.get(*provider).cloned().ok_or_else(|| {
+                    SettingsError::Judge(format!("no {provider} provider is configured"))
+                })?;
+                let mut judge = ModelJudge::new(provider, model.clone()).with_votes(votes);
+                if let Some(cache) = cache {
+                    judge = judge.with_cache(cache);
+                }
+                Arc::new(judge)
+            }
+            JudgeSpec::NeuroSan { agent } => {
+                let server = NeuroSanHttp::new(self.server_of(agent)?, &self.http_options()?)?;
+                let mut judge = NeuroSanJudge::new(server, agent.clone()).with_votes(votes);
+                if let Some(cache) = cache {
+                    judge = judge.with_cache(cache);
+                }
+                Arc::new(judge)
+            }
+        };
+        let extras = match (votes.get(), no_cache) {
+            (1, false) => String::new(),
+            (1, true) => ", no cache".to_owned(),
+            (n, false) => format!(", {n} votes"),
+            (n, true) => format!(", {n} votes, no cache"),
+        };
+        Ok(Some(Chosen {
+            judge,
+            announcement: format!("judge: {spec} ({because}{extras})"),
+        }))
+    }
+
+    /// A model that names failure modes for `assess --classify llm`: the judge's model.
+    pub async fn namer(
+        &self,
+        providers: &Providers,
+    ) -> Result<Chosen<dyn ModeNamer>, SettingsError> {
+        let Some((spec, because)) = self.judge_spec(providers).await? else {
+            return Err(SettingsError::Judge(format!(
+                "--classify llm needs a model to name the modes; {HOW_TO_CONFIGURE}"
+            )));
+        };
+        let JudgeSpec::Model { provider, model } = &spec else {
+            return Err(SettingsError::Judge(
+                "--classify llm needs a model judge (provider:model), not a neuro-san agent"
+                    .to_owned(),
+            ));
+        };
+        let provider = providers
+            .get(*provider)
+            .cloned()
+            .ok_or_else(|| SettingsError::Judge(format!("no {provider} provider is configured")))?;
+        Ok(Chosen {
+            judge: Arc::new(ModelNamer::new(provider, model.clone())),
+            announcement: format!("naming failure modes with {spec} ({because})"),
+        })
+    }
+}

@@ -1,0 +1,60 @@
+//! `assay-settings` resolves everything a run needs, once, in one place, for every way
+//! Assay is driven: the `assay` CLI, the `cargo test` [`harness`], and Rust code that
+//! embeds the crates.
+//!
+//! - [`Settings`]: `assay.toml` (the one given, else the first found by walking up from
+//!   the working directory, as cargo and pytest do: [`Settings::found`] says which, or
+//!   that none was), the environment, and explicit [`Overrides`] (what the command line
+//!   sets).
+//! - [`Providers`]: the five model providers, each built once with its
+//!   `[providers.<name>]` limits. The model cases and the judge call the same provider,
+//!   so `requests_per_minute` is the rate the provider sees for the whole run.
+//! - [`Session`]: the settings resolved for one plan: connectors by connection
+//!   (neuro-san http, https and mcp, `assay.toml`'s commands and neuro-san networks on
+//!   `direct`, or the built-in demo agents), providers, the gist judge, time limits and
+//!   concurrency; [`Session::run`] runs the plan and sends the engine's events.
+//! - [`harness`]: `cargo test` runs a folder of spec files, reading `assay.toml` and the
+//!   environment like the CLI.
+//! - [`demo`] (feature `demo`, on by default): the built-in demo agents as connectors.
+//!
+//! Nothing here prints: what is worth telling the user is in [`Session::notes`] and
+//! [`Settings::reports`].
+//!
+//! # Example
+//!
+//! Run a folder of spec files against the demo agents and count the verdicts:
+//!
+//! ```no_run
+//! use assay_run::Selection;
+//! use assay_settings::{Overrides, Session, Settings, prepare};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let settings = Settings::load(None, Overrides { demo: true, ..Overrides::default() })?;
+//! let prepared = prepare(&settings, &["tests/agents".into()], &Selection::all(), None);
+//! for report in prepared.inputs.reports() {
+//!     eprintln!("{}", report.plain());
+//! }
+//! let session = Session::new(&settings, &prepared.plan).await?;
+//! let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
+//! let summary = session.run(&prepared.plan, events).await;
+//! println!("{} passed, {} failed, {} errored", summary.passed, summary.failed, summary.errored);
+//! session.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+#[cfg(feature = "demo")]
+pub mod demo;
+mod drive;
+mod error;
+pub mod harness;
+mod judge;
+mod parts;
+mod session;
+mod settings;
+
+pub use drive::{Prepared, Ran, assess_unit, name_modes, prepare};
+pub use error::SettingsError;
+pub use judge::{Chosen, plan_needs_judge};
+pub use parts::{Providers, seconds, with_providers};
+pub use session::Session;
+pub use settings::{CONFIG_FILE, Found, Overrides, Settings, find_config};

@@ -1,0 +1,201 @@
+//! The parts a run is made of, built from [`Settings`]: connection options, the
+//! providers (one each, with its own limits, shared by the model cases and the judge),
+//! and the connectors of every connection.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use assay_connect::neuro_san_direct::MANIFEST_ENV;
+use assay_connect::provider::{self, Limits, ProviderSettings};
+use assay_connect::{
+    DirectConnector, HttpOptions, NeuroSanDirect, NeuroSanHttp, NeuroSanMcp, SERVER_ENV,
+    StdioConnector, TlsOptions, Url, parse_server, resolve_server,
+};
+use assay_run::Connectors;
+use assay_spec::ProviderKind;
+use assay_spec::model::data_driven::Connection;
+use assay_target::model::Provider;
+use assay_target::{BoxFuture, ConnectError, Connector, Conversation, DEFAULT_TIMEOUT};
+
+use crate::settings::Settings;
+
+/// Seconds from `assay.toml` (validated positive) as a duration; too many to hold is as
+/// good as no limit.
+pub fn seconds(seconds: Option<f64>) -> Option<Duration> {
+    seconds.map(|s| Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX))
+}
+
+/// Every provider, built once: the model cases and the judge call the same one, so a
+/// provider's `max_concurrency` and `requests_per_minute` hold for the whole run.
+#[derive(Clone, Default)]
+pub struct Providers {
+    by_kind: BTreeMap<ProviderKind, Arc<dyn Provider>>,
+}
+
+impl Providers {
+    /// The provider of `kind`, when it was built.
+    pub fn get(&self, kind: ProviderKind) -> Option<&Arc<dyn Provider>> {
+        self.by_kind.get(&kind)
+    }
+
+    /// Every provider, by kind.
+    pub fn iter(&self) -> impl Iterator<Item = (ProviderKind, &Arc<dyn Provider>)> {
+        self.by_kind.iter().map(|(k, p)| (*k, p))
+    }
+}
+
+impl std::fmt::Debug for Providers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.by_kind.keys()).finish()
+    }
+}
+
+impl Settings {
+    /// The connection options, resolved in this one place: TLS trust (`ca_cert`,
+    /// `insecure`), the limit on an exchange whose test sets none (`timeout_in_seconds`,
+    /// else [`DEFAULT_TIMEOUT`]) and the idle limit (`idle_timeout_in_seconds`, else
+    /// none).
+    pub fn http_options(&self) -> Result<HttpOptions, ConnectError> {
+        let mut tls = TlsOptions::default().insecure(self.overrides.insecure);
+        if let Some(path) = &self.overrides.ca_cert {
+            tls = tls.with_ca_file(path)?;
+        }
+        let config = self.config.as_ref();
+        Ok(HttpOptions {
+            tls,
+            timeout: seconds(config.and_then(|c| c.timeout_in_seconds)).or(Some(DEFAULT_TIMEOUT)),
+            idle_timeout: seconds(config.and_then(|c| c.idle_timeout_in_seconds)),
+            ..HttpOptions::default()
+        })
+    }
+
+    /// The five providers, each from its ecosystem's environment variables and its
+    /// `[providers.<name>]` table (endpoint, key variable, limits). A missing key is
+    /// reported by the first call, not here.
+    pub fn providers(&self) -> Result<Providers, ConnectError> {
+        let options = self.http_options()?;
+        let mut by_kind = BTreeMap::new();
+        for kind in ProviderKind::ALL {
+            let table = self.provider_table(kind);
+            let settings = ProviderSettings::resolve(kind, self.env.vars(), table)?;
+            let limits = Limits::new(
+                table.and_then(|t| t.max_concurrency),
+                table.and_then(|t| t.requests_per_minute),
+            );
+            by_kind.insert(kind, provider::build(kind, settings, &options, limits)?);
+        }
+        Ok(Providers { by_kind })
+    }
+
+    /// The neuro-san server: `server` override, else `ASSAY_SERVER`, else `assay.toml`'s
+    /// `server`, else the default.
+    pub fn server(&self) -> Result<Url, ConnectError> {
+        resolve_server(
+            self.overrides.server.as_deref(),
+            self.env.get(SERVER_ENV),
+            self.config.as_ref().and_then(|c| c.server.as_deref()),
+        )
+    }
+
+    /// The server of `agent`: its own `url` in `assay.toml`, else [`Settings::server`].
+    pub fn server_of(&self, agent: &str) -> Result<Url, ConnectError> {
+        let own = self
+            .config
+            .as_ref()
+            .and_then(|c| c.agents.get(agent))
+            .and_then(|a| a.url.as_deref());
+        match own {
+            Some(url) => parse_server(url).map_err(ConnectError::config),
+            None => self.server(),
+        }
+    }
+
+    /// The agent connectors: http, https and mcp to the server (an agent with its own
+    /// `url` in `assay.toml` goes to its own, with its own time limit), `direct` to
+    /// `assay.toml`'s commands, then neuro-san networks through the bridge.
+    pub fn agent_connectors(&self) -> Result<Connectors, ConnectError> {
+        let options = self.http_options()?;
+        let base = self.server()?;
+        let mut own: HashMap<String, (Url, HttpOptions)> = HashMap::new();
+        for (name, agent) in self.config.iter().flat_map(|c| &c.agents) {
+            if let Some(url) = &agent.url {
+                let url = parse_server(url).map_err(ConnectError::config)?;
+                let timeout = seconds(agent.timeout_in_seconds).or(options.timeout);
+                let options = HttpOptions {
+                    timeout,
+                    ..options.clone()
+                };
+                own.insert(name.clone(), (url, options));
+            }
+        }
+        let routed = |make: MakeConnector<'_>| {
+            let default = make(&base, &options)?;
+            let mut by_agent = HashMap::new();
+            for (name, (url, options)) in &own {
+                by_agent.insert(name.clone(), make(url, options)?);
+            }
+            Ok::<_, ConnectError>(Arc::new(Routed { default, by_agent }) as Arc<dyn Connector>)
+        };
+        let http = routed(&|u, o| Ok(Arc::new(NeuroSanHttp::new(u.clone(), o)?)))?;
+        let https = routed(&|u, o| Ok(Arc::new(NeuroSanHttp::https(u, o)?)))?;
+        let mcp = routed(&|u, o| Ok(Arc::new(NeuroSanMcp::new(u.clone(), o)?)))?;
+        Ok(Connectors::new()
+            .with(
+                Connection::Direct,
+                Arc::new(self.direct_connector(&options)),
+            )
+            .with(Connection::Http, http)
+            .with(Connection::Https, https)
+            .with(Connection::Mcp, mcp))
+    }
+
+    /// `direct`: `assay.toml`'s agent commands, then neuro-san agent networks in-process
+    /// through the bridge when `[neuro_san]` (paths relative to `assay.toml`'s folder) or
+    /// neuro-san's own `AGENT_MANIFEST_FILE` says where they are.
+    fn direct_connector(&self, options: &HttpOptions) -> DirectConnector {
+        let cwd = std::env::current_dir().ok();
+        let commands = match &self.config {
+            Some(c) => StdioConnector::from_config(c, cwd.as_deref()),
+            None => StdioConnector::new(),
+        }
+        .with_timeouts(options.timeout, options.idle_timeout);
+        let dir = self.project_dir();
+        let neuro_san = NeuroSanDirect::from_config(
+            self.config.as_ref().and_then(|c| c.neuro_san.as_ref()),
+            Path::new(&dir),
+            self.env.get(MANIFEST_ENV),
+        );
+        DirectConnector::new(commands, neuro_san)
+    }
+}
+
+/// Adds `providers` to `connectors`.
+pub fn with_providers(mut connectors: Connectors, providers: &Providers) -> Connectors {
+    for (kind, provider) in providers.iter() {
+        connectors = connectors.with_provider(kind, Arc::clone(provider));
+    }
+    connectors
+}
+
+/// Builds the connector of one server.
+type MakeConnector<'a> = &'a dyn Fn(&Url, &HttpOptions) -> Result<Arc<dyn Connector>, ConnectError>;
+
+/// Sends each agent to its own server when `assay.toml` names one, else to the default.
+struct Routed {
+    default: Arc<dyn Connector>,
+    by_agent: HashMap<String, Arc<dyn Connector>>,
+}
+
+impl Connector for Routed {
+    fn open<'a>(
+        &'a self,
+        agent: &'a str,
+    ) -> BoxFuture<'a, Result<Box<dyn Conversation>, ConnectError>> {
+        self.by_agent
+            .get(agent)
+            .unwrap_or(&self.default)
+            .open(agent)
+    }
+}

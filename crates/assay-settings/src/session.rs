@@ -1,0 +1,119 @@
+//! [`Session`]: what [`Settings`] resolve to for one plan — connectors, providers, the
+//! judge and run options — and the run itself.
+
+use std::sync::Arc;
+
+use assay_check::Judge;
+use assay_run::{Connectors, Event, RunOptions, Summary, run_plan};
+use assay_spec::Plan;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::SettingsError;
+use crate::parts::{Providers, with_providers};
+use crate::settings::Settings;
+
+/// Everything a run needs, resolved once from [`Settings`].
+pub struct Session {
+    /// How agents (by connection) and models (by provider) are reached.
+    pub connectors: Connectors,
+    /// The providers, the same ones `connectors` holds: call them from your own test
+    /// functions to share their limits with the run.
+    pub providers: Providers,
+    /// The gist judge, when the plan needs one and one is available.
+    pub judge: Option<Arc<dyn Judge>>,
+    /// The run's options (jobs, samples, connections, the judge, cancellation).
+    pub options: RunOptions,
+    /// Lines worth telling the user (which judge and why, where the demo agents
+    /// listen), in order; the CLI prints them to stderr.
+    pub notes: Vec<String>,
+    #[cfg(feature = "demo")]
+    demo: Option<assay_demo::RunningServer>,
+}
+
+impl Session {
+    /// Resolves `settings` for `plan`: the providers, the agent connectors (the demo's
+    /// when `overrides.demo`), the judge when a case has a gist check. A plan with no
+    /// case reaches nothing.
+    pub async fn new(settings: &Settings, plan: &Plan) -> Result<Session, SettingsError> {
+        let mut notes = Vec::new();
+        if settings.overrides.insecure {
+            notes.push("warning: --insecure: https certificates are not verified; anyone between you and the server can read and change the traffic".to_owned());
+        }
+        let providers = settings.providers()?;
+        #[cfg(feature = "demo")]
+        let mut demo = None;
+        let agents = if plan.cases.is_empty() {
+            Connectors::new()
+        } else if settings.overrides.demo {
+            #[cfg(feature = "demo")]
+            {
+                let started = crate::demo::start(0)
+                    .await
+                    .map_err(|e| SettingsError::Demo(e.to_string()))?;
+                notes.push(format!("demo agents on {}", started.server.base_url()));
+                demo = Some(started.server);
+                started.connectors
+            }
+            #[cfg(not(feature = "demo"))]
+            return Err(SettingsError::Demo(
+                "this build has no demo agents (the `demo` feature of assay-settings)".to_owned(),
+            ));
+        } else {
+            settings.agent_connectors()?
+        };
+        let judge = match settings.judge_for(plan, &providers).await? {
+            Some(chosen) => {
+                notes.push(chosen.announcement);
+                Some(chosen.judge)
+            }
+            None => None,
+        };
+        let options = settings.run_options(judge.clone());
+        Ok(Session {
+            connectors: with_providers(agents, &providers),
+            providers,
+            judge,
+            options,
+            notes,
+            #[cfg(feature = "demo")]
+            demo,
+        })
+    }
+
+    /// Runs `plan`, sending every event to `events`, and returns the summary.
+    pub async fn run(&self, plan: &Plan, events: UnboundedSender<Event>) -> Summary {
+        run_plan(plan, &self.connectors, &self.options, events).await
+    }
+
+    /// Cancels the run (Ctrl-C): nothing new starts, what runs is cancelled, and the
+    /// run still ends with every unit's report.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.options.cancel.clone()
+    }
+
+    /// Stops what the session started (the demo server).
+    pub async fn shutdown(self) {
+        #[cfg(feature = "demo")]
+        if let Some(server) = self.demo {
+            server.shutdown().await;
+        }
+    }
+}
+
+impl Settings {
+    /// The run options: `jobs` (default 32), `[concurrency] max_test_case_concurrency`,
+    /// `samples`, `connections`, and `judge`.
+    pub fn run_options(&self, judge: Option<Arc<dyn Judge>>) -> RunOptions {
+        let defaults = RunOptions::default();
+        RunOptions {
+            jobs: self.overrides.jobs.unwrap_or(defaults.jobs),
+            max_cases: self.max_cases(),
+            samples: self.overrides.samples,
+            connections: (!self.overrides.connections.is_empty())
+                .then(|| self.overrides.connections.clone()),
+            judge,
+            ..defaults
+        }
+    }
+}
