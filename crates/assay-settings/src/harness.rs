@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use assay_run::{Connectors, Event, RunOptions, Status, UnitReport, run_plan};
 use assay_spec::model::data_driven::Connection;
-use assay_spec::{Plan, Unrecognized};
+use assay_spec::{Env, Plan, Unrecognized};
 use libtest_mimic::{Arguments, Failed, Trial};
 use tokio::sync::mpsc;
 
@@ -64,6 +64,7 @@ pub struct Harness {
     dir: PathBuf,
     agents: Agents,
     config: Option<PathBuf>,
+    env: Option<Env>,
     overrides: Overrides,
 }
 
@@ -74,6 +75,7 @@ impl Harness {
             dir: dir.into(),
             agents: Agents::Configured,
             config: None,
+            env: None,
             overrides: Overrides::default(),
         }
     }
@@ -87,6 +89,12 @@ impl Harness {
     /// Read this `assay.toml` instead of the one found by walking up.
     pub fn config(mut self, path: impl Into<PathBuf>) -> Harness {
         self.config = Some(path.into());
+        self
+    }
+
+    /// Read these variables instead of the process environment.
+    pub fn env(mut self, env: Env) -> Harness {
+        self.env = Some(env);
         self
     }
 
@@ -148,7 +156,9 @@ impl Harness {
             demo,
             ..self.overrides
         };
-        let settings = Settings::load(self.config.as_deref(), overrides)?;
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let env = self.env.unwrap_or_else(Env::from_process);
+        let settings = Settings::load_from(&cwd, self.config.as_deref(), env, overrides)?;
         for report in &settings.reports {
             eprintln!("{}", report.plain());
         }

@@ -70,7 +70,7 @@ pub struct Sampling {
 }
 
 /// One call to a model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelRequest {
     /// The model's name, as the provider knows it.
     pub model: String,

@@ -642,6 +642,7 @@ mod tests {
                 .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
                 .collect(),
             body: body.to_string().into_bytes(),
+            received: std::time::Instant::now(),
         }
     }
 

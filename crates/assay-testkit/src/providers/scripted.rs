@@ -41,6 +41,8 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// The body.
     pub body: Vec<u8>,
+    /// When the request's head arrived.
+    pub received: std::time::Instant,
 }
 
 impl RecordedRequest {
@@ -117,6 +119,7 @@ pub(crate) async fn serve(
 
 /// Reads a request whole.
 async fn record(request: Request<Incoming>) -> RecordedRequest {
+    let received = std::time::Instant::now();
     let (parts, body) = request.into_parts();
     let body = body
         .collect()
@@ -124,6 +127,7 @@ async fn record(request: Request<Incoming>) -> RecordedRequest {
         .map(|b| b.to_bytes().to_vec())
         .unwrap_or_default();
     RecordedRequest {
+        received,
         method: parts.method.as_str().to_owned(),
         path: parts.uri.path().to_owned(),
         query: parts.uri.query().map(str::to_owned),
