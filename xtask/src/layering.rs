@@ -121,4 +121,46 @@ mod tests {
         assert_eq!(ours(manifest, "dependencies"), ["assay-spec"]);
         assert_eq!(ours(manifest, "dev-dependencies"), ["assay-testkit"]);
     }
+
+    /// A Rust user who only wants `run_test_suite` (with their own function and
+    /// evaluators) and the reporters builds no HTTP client, TLS stack or server:
+    /// `cargo tree -e normal -p assay-run -p assay-report` names none of them
+    /// (`docs/architecture.md`).
+    #[test]
+    fn the_suite_api_and_the_reporters_build_no_network_stack() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let out = std::process::Command::new(env!("CARGO"))
+            .args([
+                "tree", "-e", "normal", "-p", "assay-run", "-p", "assay-report", "--prefix",
+                "none", "--offline", "--locked",
+            ])
+            .current_dir(&root)
+            .output()
+            .expect("cargo tree runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let tree = String::from_utf8_lossy(&out.stdout);
+        let names: Vec<&str> = tree
+            .lines()
+            .filter_map(|line| line.split_whitespace().next())
+            .collect();
+        assert!(names.contains(&"assay-run"), "{tree}");
+        let forbidden = [
+            "reqwest",
+            "hyper",
+            "hyper-util",
+            "axum",
+            "rustls",
+            "tokio-rustls",
+            "ring",
+            "aws-sigv4",
+            "assay-connect",
+            "assay-demo",
+        ];
+        let found: Vec<&&str> = forbidden.iter().filter(|f| names.contains(*f)).collect();
+        assert!(found.is_empty(), "the suite API pulls in {found:?}");
+    }
 }
