@@ -20,7 +20,7 @@
 //! check engine turns them into text before it calls the judge.
 //!
 //! [`select`] names judges (`--judge`, `[judge] model`) and picks one from the
-//! environment; [`calibrate`] measures a judge against a labeled set.
+//! environment; [`calibrate()`] measures a judge against a labeled set.
 //!
 //! # Example
 //!

@@ -1,6 +1,6 @@
 //! Which judge: [`JudgeSpec::parse`] reads `provider:model` or `neuro-san:<agent>`
 //! (from `--judge` or `[judge] model`); [`pick_from_env`] picks one when none is
-//! named; [`ollama_reachable`] tells whether a local Ollama answers.
+//! named (a local Ollama counts when its provider answers `reachable`).
 //!
 //! ```
 //! use std::collections::HashMap;

@@ -32,7 +32,7 @@ pub enum ConnectError {
         server: String,
     },
     /// The server answered with an error status other than 404 (after the attempts
-    /// that [`crate::RetryPolicy`] allows, when the status is one that is retried).
+    /// that `assay_connect::RetryPolicy` allows, when the status is one that is retried).
     #[error("{server} answered {}{}: {}", status_line(*status), after(*attempts), shown_body(body))]
     Status {
         /// The server, without credentials.

@@ -97,7 +97,7 @@ impl fmt::Debug for AgentRequest {
 }
 
 /// What an agent answered to one [`AgentRequest`], picked from the streamed messages by
-/// neuro-san's rules (see [`crate::wire::Collector`]).
+/// neuro-san's rules (see `assay_connect::wire::Collector`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentResponse {
     /// The answer text.
