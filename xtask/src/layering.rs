@@ -131,8 +131,17 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let out = std::process::Command::new(env!("CARGO"))
             .args([
-                "tree", "-e", "normal", "-p", "assay-run", "-p", "assay-report", "--prefix",
-                "none", "--offline", "--locked",
+                "tree",
+                "-e",
+                "normal",
+                "-p",
+                "assay-run",
+                "-p",
+                "assay-report",
+                "--prefix",
+                "none",
+                "--offline",
+                "--locked",
             ])
             .current_dir(&root)
             .output()

@@ -44,13 +44,23 @@ fn assay_run_paces_model_cases_and_the_judge_together() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(&format!("config: {}", dir.path().join("assay.toml").display())),
+        stderr.contains(&format!(
+            "config: {}",
+            dir.path().join("assay.toml").display()
+        )),
         "the run names the assay.toml it read: {stderr}"
     );
-    assert!(stderr.contains("judge: openai:gpt-4o-mini (from assay.toml"), "{stderr}");
+    assert!(
+        stderr.contains("judge: openai:gpt-4o-mini (from assay.toml"),
+        "{stderr}"
+    );
     let mut times: Vec<_> = fake.requests().iter().map(|r| r.received).collect();
     times.sort();
-    assert_eq!(times.len(), 3, "two model calls and one judge call: {stderr}");
+    assert_eq!(
+        times.len(),
+        3,
+        "two model calls and one judge call: {stderr}"
+    );
     for pair in times.windows(2) {
         assert!(
             pair[1] - pair[0] >= Duration::from_millis(900),

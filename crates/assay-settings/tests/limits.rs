@@ -97,8 +97,18 @@ fn model_cases_and_the_judge_share_one_limiter_in_a_session() {
         settings.config_path(),
         Some(dir.path().join("assay.toml").as_path())
     );
-    let prepared = prepare(&settings, &[dir.path().to_path_buf()], &Selection::all(), None);
-    assert_eq!(prepared.plan.cases.len(), 3, "{:?}", prepared.inputs.reports());
+    let prepared = prepare(
+        &settings,
+        &[dir.path().to_path_buf()],
+        &Selection::all(),
+        None,
+    );
+    assert_eq!(
+        prepared.plan.cases.len(),
+        3,
+        "{:?}",
+        prepared.inputs.reports()
+    );
     rt.block_on(async {
         let session = Session::new(&settings, &prepared.plan).await.unwrap();
         assert!(session.judge.is_some(), "the gist case gets the judge");

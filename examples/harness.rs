@@ -1,0 +1,14 @@
+//! The `cargo test` harness as a program: one test per case of a folder, with libtest's
+//! arguments (`--list`, a filter, `--exact`, ...). In a project it is a test target
+//! with `harness = false`; see `assay_settings::harness`.
+//!
+//! `cargo run -p assay-examples --example harness -- [LIBTEST ARGS]`
+
+use assay_settings::harness::{Agents, Harness};
+
+fn main() -> std::process::ExitCode {
+    Harness::new("fixtures/quickstart")
+        .agents(Agents::Demo)
+        .jobs(8)
+        .main()
+}
