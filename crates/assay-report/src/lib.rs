@@ -14,7 +14,7 @@
 //! | [`Markdown`] | a summary for `$GITHUB_STEP_SUMMARY` | at [`Reporter::finish`] |
 //!
 //! The JSON and JSON Lines reports are a stable, versioned format of their own,
-//! [`format`]: the reporters convert the engine's events into its types, so a change
+//! [`format`](mod@format): the reporters convert the engine's events into its types, so a change
 //! inside the engine cannot change what CI reads; each document carries
 //! `schema_version`, and `schemas/report.schema.json` and `schemas/report-line.schema.json`
 //! are their JSON Schemas. Every reporter works on any event stream: `assay run`'s, and
