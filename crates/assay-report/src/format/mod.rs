@@ -352,3 +352,21 @@ fn generate<T: JsonSchema>() -> Schema {
         .into_generator()
         .into_root_schema_for::<T>()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schemas_pin_the_current_version() {
+        for schema in [report_schema(), line_schema()] {
+            let schema = serde_json::to_value(&schema).unwrap();
+            assert_eq!(
+                schema["properties"]["schema_version"]["const"], SCHEMA_VERSION,
+                "the `const` of `schema_version` follows SCHEMA_VERSION"
+            );
+            let required = schema["required"].as_array().unwrap();
+            assert!(required.contains(&"schema_version".into()));
+        }
+    }
+}
