@@ -1,6 +1,8 @@
 //! Repository chores, run as `cargo xtask <task>`.
 //!
-//! - `cargo xtask schemas` writes `schemas/*.schema.json` from the model.
+//! - `cargo xtask schemas` writes `schemas/*.schema.json`: every dialect's from the
+//!   model (`assay_spec::schema`), and the JSON report's and one JSON Lines record's
+//!   from the report format (`assay_report::format`).
 //! - `cargo xtask schemas --check` fails when any of them is out of date.
 
 mod files;
@@ -23,7 +25,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Task {
-    /// Write the JSON Schema of every dialect to `schemas/`
+    /// Write the JSON Schema of every dialect and of the reports to `schemas/`
     Schemas {
         /// Change nothing; fail when a file is out of date
         #[arg(long)]
@@ -56,13 +58,16 @@ fn repo_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// Writes (or checks) every schema of [`assay_spec::schema::SCHEMAS`] under `dir`,
-/// reporting every file that is out of date, not just the first.
+/// Writes (or checks) every schema of [`assay_spec::schema::SCHEMAS`] and of
+/// [`assay_report::format::schema_files`] under `dir`, reporting every file that is out
+/// of date, not just the first.
 fn schemas(dir: &Path, mode: Mode) -> Result<(), String> {
     let mut problems = Vec::new();
-    for (dialect, file) in assay_spec::schema::SCHEMAS {
+    let dialects = assay_spec::schema::SCHEMAS
+        .into_iter()
+        .map(|(dialect, file)| (file, assay_spec::schema::schema_text(dialect)));
+    for (file, text) in dialects.chain(assay_report::format::schema_files()) {
         let path = dir.join(file);
-        let text = assay_spec::schema::schema_text(dialect);
         match ensure_file_contents(&path, &text, mode) {
             Ok(true) => eprintln!("updated {}", path.display()),
             Ok(false) => {}

@@ -1,11 +1,17 @@
 //! Machine-readable reports: one JSON document at the end ([`JsonReport`]), or one JSON
 //! object per event as it happens ([`JsonLines`]).
 //!
-//! The document is `{"summary": Summary, "units": [UnitReport, ...]}` with the units in
-//! the order they finished:
+//! Both are built from the engine's events through the stable, versioned types of
+//! [`crate::format`] ([`Report`] and [`Line`]), never by serializing the engine's own
+//! types; each carries `schema_version` (now 1), and their JSON Schemas are
+//! `schemas/report.schema.json` and `schemas/report-line.schema.json`.
+//!
+//! The document is `{"schema_version": 1, "summary": Summary, "units": [Unit, ...]}` with
+//! the units in the order they finished; durations are seconds:
 //!
 //! ```json
 //! {
+//!   "schema_version": 1,
 //!   "summary": {"passed": 1, "failed": 1, "errored": 0, "skipped": 0, "cancelled": false, "duration": 1.5},
 //!   "units": [
 //!     {"unit": {"case_id": "...", "name": "greets", "file": "cases/a.hocon", "dialect": "data-driven",
@@ -17,13 +23,13 @@
 //! }
 //! ```
 //!
-//! A JSON Lines stream has one serialized [`Event`] per line, tagged by `event`
-//! (`run_started`, `unit_started`, `sample_finished`, `unit_finished`, `run_finished`):
+//! A JSON Lines stream has one [`Line`] per event, tagged by `event` (`run_started`,
+//! `unit_started`, `sample_finished`, `unit_finished`, `run_finished`):
 //!
 //! ```json
-//! {"event":"run_started","units":2}
-//! {"event":"unit_finished","unit":{...},"verdict":"passed",...}
-//! {"event":"run_finished","passed":2,"failed":0,"errored":0,"skipped":0,"cancelled":false,"duration":0.8}
+//! {"schema_version":1,"event":"run_started","units":2}
+//! {"schema_version":1,"event":"unit_finished","unit":{...},"verdict":"passed",...}
+//! {"schema_version":1,"event":"run_finished","passed":2,"failed":0,"errored":0,"skipped":0,"cancelled":false,"duration":0.8}
 //! ```
 //!
 //! # Example
@@ -39,7 +45,10 @@
 //! let mut lines = JsonLines::create(&path)?;
 //! lines.event(&Event::RunStarted { units: 2 })?;
 //! // Already on disk, before the run goes on.
-//! assert_eq!(std::fs::read_to_string(&path)?, "{\"event\":\"run_started\",\"units\":2}\n");
+//! assert_eq!(
+//!     std::fs::read_to_string(&path)?,
+//!     "{\"schema_version\":1,\"event\":\"run_started\",\"units\":2}\n"
+//! );
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -48,25 +57,20 @@ use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::Path;
 
-use assay_run::{Event, Summary, UnitReport};
-use serde::Serialize;
+use assay_run::Event;
 
 use crate::Reporter;
 use crate::digest::Collected;
+use crate::format::{Line, Report};
 use crate::output::{Output, Resolved, annotate, open_stream, resolve};
 
-/// One JSON document, `{"summary": ..., "units": [...]}`, written at
+/// One JSON document, `{"schema_version": 1, "summary": ..., "units": [...]}`, a
+/// [`Report`], written at
 /// [`Reporter::finish`]. A cancelled run still gets one, with the units that finished.
 #[derive(Debug)]
 pub struct JsonReport {
     output: Option<Output>,
     collected: Collected,
-}
-
-#[derive(Serialize)]
-struct Document<'a> {
-    summary: Summary,
-    units: &'a [UnitReport],
 }
 
 impl JsonReport {
@@ -79,11 +83,14 @@ impl JsonReport {
     }
 
     /// The document for what has been seen so far.
+    pub fn document(&self) -> Report {
+        Report::new(&self.collected.summary(), &self.collected.units)
+    }
+
+    /// The document for what has been seen so far, as the pretty JSON written at the
+    /// end.
     pub fn render(&self) -> io::Result<Vec<u8>> {
-        let document = Document {
-            summary: self.collected.summary(),
-            units: &self.collected.units,
-        };
+        let document = self.document();
         let mut bytes = serde_json::to_vec_pretty(&document)?;
         bytes.push(b'\n');
         Ok(bytes)
@@ -104,7 +111,7 @@ impl Reporter for JsonReport {
     }
 }
 
-/// One JSON object per event, each line written and flushed as the event arrives, so a
+/// One JSON object per event, a [`Line`], each line written and flushed as the event arrives, so a
 /// crash loses nothing already reported.
 pub struct JsonLines {
     out: Box<dyn Write + Send>,
@@ -143,7 +150,7 @@ impl JsonLines {
 impl Reporter for JsonLines {
     fn event(&mut self, event: &Event) -> io::Result<()> {
         // One write per line, so a reader never sees half a line followed by another.
-        let mut line = serde_json::to_vec(event)?;
+        let mut line = serde_json::to_vec(&Line::from(event))?;
         line.push(b'\n');
         self.out.write_all(&line)?;
         self.out.flush()

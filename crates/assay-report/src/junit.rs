@@ -2,8 +2,8 @@
 //! `<testcase>` per unit (a case over one connection), written at the end.
 //!
 //! ```xml
-//! <testsuites name="assay" tests="2" failures="1" errors="0" time="1.500">
-//!     <testsuite name="cases/a.hocon" tests="2" disabled="0" errors="0" failures="1" time="1.400">
+//! <testsuites name="assay" tests="2" skipped="0" failures="1" errors="0" time="1.500">
+//!     <testsuite name="cases/a.hocon" tests="2" skipped="0" errors="0" failures="1" time="1.400">
 //!         <testcase name="greets [http]" classname="cases/a.hocon" time="1.200">
 //!             <failure message="1 passed, 2 failed (need 2/3)" type="failed">text: expected keywords [&quot;hello&quot;], found &quot;bye&quot; (2 samples)</failure>
 //!             <properties>

@@ -8,10 +8,17 @@
 //! | reporter | output | written |
 //! |---|---|---|
 //! | [`Human`] | progress bar, `FAIL` lines and the summary line, for stderr | as events happen |
-//! | [`JsonReport`] | one JSON document: `{"summary": ..., "units": [...]}` | at [`Reporter::finish`] |
+//! | [`JsonReport`] | one JSON document: `{"schema_version": 1, "summary": ..., "units": [...]}` | at [`Reporter::finish`] |
 //! | [`JsonLines`] | one JSON object per event, tagged by `event` | each line flushed at once |
 //! | [`Junit`] | JUnit XML: a `<testsuite>` per file, a `<testcase>` per unit | at [`Reporter::finish`] |
 //! | [`Markdown`] | a summary for `$GITHUB_STEP_SUMMARY` | at [`Reporter::finish`] |
+//!
+//! The JSON and JSON Lines reports are a stable, versioned format of their own,
+//! [`format`](mod@format): the reporters convert the engine's events into its types, so a change
+//! inside the engine cannot change what CI reads; each document carries
+//! `schema_version`, and `schemas/report.schema.json` and `schemas/report-line.schema.json`
+//! are their JSON Schemas. Every reporter works on any event stream: `assay run`'s, and
+//! a Rust suite's (`assay_run::run_test_suite` with `SuiteOptions::events`).
 //!
 //! The reporters that write at the end take an [`Output`]: an in-memory or other
 //! writer, a file that is written to a temporary file beside it and renamed into place
@@ -52,6 +59,7 @@
 //! }
 //!
 //! let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+//! assert_eq!(report["schema_version"], 1);
 //! assert_eq!(report["summary"]["passed"], 0);
 //! assert_eq!(report["units"], serde_json::json!([]));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -59,6 +67,7 @@
 
 mod ansi;
 mod digest;
+pub mod format;
 pub mod human;
 pub mod json;
 pub mod junit;

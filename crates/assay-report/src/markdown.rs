@@ -63,7 +63,6 @@ const MAX_MESSAGE_CHARS: usize = 500;
 pub struct Markdown {
     output: Option<Output>,
     collected: Collected,
-    title: String,
 }
 
 impl Markdown {
@@ -72,21 +71,14 @@ impl Markdown {
         Markdown {
             output: Some(output),
             collected: Collected::default(),
-            title: "Assay results".to_owned(),
         }
-    }
-
-    /// Changes the heading.
-    pub fn titled(mut self, title: impl Into<String>) -> Markdown {
-        self.title = title.into();
-        self
     }
 
     /// The Markdown for what has been seen so far.
     pub fn render(&self) -> String {
         let summary = self.collected.summary();
         let units = &self.collected.units;
-        let mut md = format!("## {}\n\n", escape(&self.title));
+        let mut md = "## Assay results\n\n".to_owned();
         md.push_str(&format!(
             "**{}** in {}",
             summary_phrase(&summary),

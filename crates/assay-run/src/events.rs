@@ -1,5 +1,9 @@
 //! What the engine reports as it runs. Reporters consume these events, in the order the
 //! engine sends them; several reporters can consume one stream.
+//!
+//! These types are the engine's, free to change with it; they are deliberately not
+//! `Serialize`. What reports write is `assay_report::format`, a stable, versioned format
+//! that the reporters build from these events.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,13 +12,12 @@ use assay_check::CheckResult;
 use assay_spec::model::data_driven::SuccessRatio;
 use assay_spec::plan::Dialect;
 pub use assay_target::ErrorKind;
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::ratio::{Status, Tally};
 
 /// A unit of work: one case over one connection (or one model call for Sentinel cases).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct UnitId {
     /// The case's id.
     pub case_id: String,
@@ -38,7 +41,7 @@ impl UnitId {
 }
 
 /// Why an interaction could not complete.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorInfo {
     /// The kind, serialized as a stable id: `unreachable`, `timeout`, `protocol`,
     /// `status`, ...
@@ -48,7 +51,7 @@ pub struct ErrorInfo {
 }
 
 /// One interaction of a sample: what came back and how the checks came out.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct InteractionReport {
     /// Its position in the case.
     pub index: usize,
@@ -61,7 +64,6 @@ pub struct InteractionReport {
     /// The sly_data returned.
     pub sly_data: Option<Value>,
     /// How long it took.
-    #[serde(with = "secs")]
     pub duration: Duration,
     /// Every check's result, in order.
     pub checks: Vec<CheckResult>,
@@ -70,14 +72,13 @@ pub struct InteractionReport {
 }
 
 /// One sample of a unit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SampleReport {
     /// Which sample (from 0).
     pub index: u32,
     /// How it came out.
     pub status: Status,
     /// How long it took.
-    #[serde(with = "secs")]
     pub duration: Duration,
     /// Its interactions, up to the one that errored if one did.
     pub interactions: Vec<InteractionReport>,
@@ -115,7 +116,7 @@ impl SampleReport {
 }
 
 /// A unit's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UnitReport {
     /// The unit.
     pub unit: UnitId,
@@ -128,12 +129,11 @@ pub struct UnitReport {
     /// The samples that ran, in the order they finished.
     pub samples: Vec<SampleReport>,
     /// From its first sample's start to its verdict.
-    #[serde(with = "secs")]
     pub duration: Duration,
 }
 
 /// Totals of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Summary {
     /// Units that passed.
     pub passed: usize,
@@ -146,7 +146,6 @@ pub struct Summary {
     /// Whether the run was cancelled (Ctrl-C).
     pub cancelled: bool,
     /// How long the run took.
-    #[serde(with = "secs")]
     pub duration: Duration,
 }
 
@@ -169,8 +168,7 @@ impl Summary {
 }
 
 /// One thing that happened.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// The run starts.
     RunStarted {
@@ -193,14 +191,4 @@ pub enum Event {
     UnitFinished(UnitReport),
     /// The run is over.
     RunFinished(Summary),
-}
-
-pub(crate) mod secs {
-    use std::time::Duration;
-
-    use serde::Serializer;
-
-    pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(d.as_secs_f64())
-    }
 }

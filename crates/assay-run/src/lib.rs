@@ -21,7 +21,7 @@ pub use events::{Event, Summary, UnitId, UnitReport};
 pub use ratio::{Status, Tally};
 pub use select::{NoTests, Partition, Selected, Selection};
 pub use suite::{
-    BoxError, CaseReport, EvaluationReport, GridCombination, GridSearchParams, SuiteError,
-    SuiteOptions, SuiteReport, SuiteRun, TestCase, TestFn, async_fn, grid_search_ctx,
+    BoxError, CaseReport, EvaluationReport, EvaluationResult, GridCombination, GridSearchParams,
+    SuiteError, SuiteOptions, SuiteReport, SuiteRun, TestCase, TestFn, async_fn, grid_search_ctx,
     run_test_suite, sync_fn,
 };

@@ -10,17 +10,34 @@
 //!   evaluator fails, only that evaluation errors.
 //! - Grid search runs the whole suite once for every combination of the parameters'
 //!   Cartesian product; `fn` reads the current one with [`grid_search_ctx`].
+//! - A case's `duration` is `fn`'s own run time: the clock starts once the case holds
+//!   its concurrency permit.
+//! - The [`SuiteReport`] serializes in plain shapes: durations in seconds, an
+//!   evaluator's result as `{"evaluation": {...}}`, `"skipped"` or `{"error": "..."}`.
+//! - With [`SuiteOptions::events`], the suite also sends the engine's [`Event`]s, so the
+//!   reporters of `assay-report` (human, JSON, JSON Lines, JUnit, Markdown) show it like
+//!   any run: each case under each grid combination is a unit of dialect
+//!   [`assay_spec::Dialect::RustSuite`] with one sample whose checks are the
+//!   evaluations ([`unit_report`] says exactly how).
 
 use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use assay_check::{BoxFuture, Evaluation, Evaluator, Status};
+use assay_check::{BoxFuture, Evaluation, Evaluator, EvaluatorError, Status};
 use futures_util::future::join_all;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::Semaphore;
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::events::{Event, Summary, UnitId};
+
+mod units;
+
+use units::suite_unit;
+pub use units::unit_report;
 
 /// The longest a test case hash may be.
 pub const MAX_HASH_LEN: usize = assay_spec::plan::MAX_ID_LEN;
@@ -97,13 +114,17 @@ pub fn grid_search_ctx() -> Option<GridCombination> {
     GRID.try_with(Clone::clone).ok().flatten()
 }
 
-/// How a suite runs.
+/// How a suite runs. Build it with `..SuiteOptions::default()`, so that new options
+/// keep your code compiling.
 #[derive(Debug, Clone, Default)]
 pub struct SuiteOptions {
     /// The most test cases in `fn` at once; `None` means no limit.
     pub max_test_case_concurrency: Option<usize>,
     /// Parameters whose Cartesian product the suite runs once per combination.
     pub grid_search_params: Option<GridSearchParams>,
+    /// Where to send the engine's [`Event`]s as the suite runs, the same events
+    /// [`crate::run_plan`] sends, for `assay-report`'s reporters; `None` sends nothing.
+    pub events: Option<UnboundedSender<Event>>,
 }
 
 /// Why a suite could not start.
@@ -143,13 +164,64 @@ pub enum SuiteError {
     EmptyGridParameter(String),
 }
 
-/// What one evaluator gave one case.
+/// What one evaluator gave one case. Serialized as
+/// `{"evaluator": "id", "result": {"evaluation": {...}}}`, `... "result": "skipped"` or
+/// `... "result": {"error": "why"}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvaluationReport {
     /// The evaluator's id.
     pub evaluator: String,
-    /// The evaluation (`None`: nothing to evaluate), or why the evaluator failed.
-    pub result: Result<Option<Evaluation>, String>,
+    /// The evaluation, nothing, or why the evaluator failed.
+    pub result: EvaluationResult,
+}
+
+/// What an evaluator came back with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvaluationResult {
+    /// A score (and usually a threshold).
+    Evaluation(Evaluation),
+    /// The evaluator had nothing to evaluate (it returned `None`).
+    Skipped,
+    /// The evaluator failed; the message says why.
+    Error(String),
+}
+
+impl EvaluationResult {
+    /// Passed, failed or unscored by the evaluation's threshold; skipped; or errored.
+    pub fn status(&self) -> Status {
+        match self {
+            EvaluationResult::Evaluation(e) => e.status(),
+            EvaluationResult::Skipped => Status::Skipped,
+            EvaluationResult::Error(_) => Status::Errored,
+        }
+    }
+
+    /// The evaluation, if there is one.
+    pub fn evaluation(&self) -> Option<&Evaluation> {
+        match self {
+            EvaluationResult::Evaluation(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Why the evaluator failed, if it did.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            EvaluationResult::Error(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<Result<Option<Evaluation>, EvaluatorError>> for EvaluationResult {
+    fn from(result: Result<Option<Evaluation>, EvaluatorError>) -> EvaluationResult {
+        match result {
+            Ok(Some(e)) => EvaluationResult::Evaluation(e),
+            Ok(None) => EvaluationResult::Skipped,
+            Err(e) => EvaluationResult::Error(e.to_string()),
+        }
+    }
 }
 
 /// One case's result.
@@ -163,7 +235,9 @@ pub struct CaseReport {
     pub error: Option<String>,
     /// Every evaluator's result, in the order the evaluators were given.
     pub evaluations: Vec<EvaluationReport>,
-    /// How long `fn` took.
+    /// How long `fn` itself ran (not the wait for a concurrency permit), serialized as
+    /// seconds.
+    #[serde(serialize_with = "secs")]
     pub duration: Duration,
 }
 
@@ -204,7 +278,14 @@ impl SuiteReport {
     }
 }
 
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
 /// Runs `f` over every case and scores each output with every evaluator.
+///
+/// With [`SuiteOptions::events`], it also sends the engine's [`Event`]s as it runs,
+/// so any reporter of `assay-report` can show the run (see [`unit_report`]).
 pub async fn run_test_suite<C, O>(
     id: &str,
     test_cases: Vec<C>,
@@ -227,53 +308,145 @@ where
         None => vec![None],
         Some(params) => cartesian(params)?.into_iter().map(Some).collect(),
     };
-    let cases = Arc::new(test_cases);
-    let evaluators = Arc::new(evaluators);
-    let limits: Arc<Vec<Arc<Semaphore>>> = Arc::new(
-        evaluators
-            .iter()
-            .map(|e| Arc::new(Semaphore::new(e.max_concurrency().max(1))))
-            .collect(),
-    );
-    let case_limit = Arc::new(Semaphore::new(
-        options
-            .max_test_case_concurrency
-            .unwrap_or(Semaphore::MAX_PERMITS)
-            .max(1),
-    ));
+    let started = Instant::now();
+    let events = Emitter(options.events.clone());
+    events.send(Event::RunStarted {
+        units: test_cases.len() * combinations.len(),
+    });
+    let shared = Shared {
+        suite: id.to_owned(),
+        cases: Arc::new(test_cases),
+        hashes: Arc::new(hashes),
+        limits: Arc::new(
+            evaluators
+                .iter()
+                .map(|e| Arc::new(Semaphore::new(e.max_concurrency().max(1))))
+                .collect(),
+        ),
+        evaluators: Arc::new(evaluators),
+        case_limit: Arc::new(Semaphore::new(
+            options
+                .max_test_case_concurrency
+                .unwrap_or(Semaphore::MAX_PERMITS)
+                .max(1),
+        )),
+        f,
+        events,
+    };
+    let mut summary = Summary::default();
     let mut runs = Vec::new();
     for grid in combinations {
-        let tasks = (0..cases.len()).map(|i| {
-            let cases = Arc::clone(&cases);
-            let evaluators = Arc::clone(&evaluators);
-            let limits = Arc::clone(&limits);
-            let case_limit = Arc::clone(&case_limit);
-            let f = Arc::clone(&f);
-            let grid = grid.clone();
-            let hash = hashes[i].clone();
-            tokio::spawn(GRID.scope(grid, async move {
-                run_case(&cases[i], hash, &*f, &evaluators, &limits, &case_limit).await
-            }))
-        });
-        let mut reports = Vec::with_capacity(cases.len());
-        for (i, joined) in join_all(tasks).await.into_iter().enumerate() {
-            reports.push(joined.unwrap_or_else(|e| CaseReport {
-                hash: hashes[i].clone(),
-                status: Status::Errored,
-                error: Some(format!("the test case panicked: {e}")),
-                evaluations: Vec::new(),
-                duration: Duration::ZERO,
-            }));
+        let cases = run_combination(&shared, &grid).await;
+        for case in &cases {
+            summary.add(case.status);
         }
-        runs.push(SuiteRun {
-            grid,
-            cases: reports,
-        });
+        runs.push(SuiteRun { grid, cases });
     }
+    summary.duration = started.elapsed();
+    shared.events.send(Event::RunFinished(summary));
     Ok(SuiteReport {
         id: id.to_owned(),
         runs,
     })
+}
+
+/// What every case of a suite shares.
+struct Shared<C, O> {
+    suite: String,
+    cases: Arc<Vec<C>>,
+    hashes: Arc<Vec<String>>,
+    evaluators: Arc<Vec<Arc<dyn Evaluator<C, O>>>>,
+    limits: Arc<Vec<Arc<Semaphore>>>,
+    case_limit: Arc<Semaphore>,
+    f: Arc<dyn TestFn<C, O>>,
+    events: Emitter,
+}
+
+/// Sends events when there is somewhere to send them; a receiver that has gone away
+/// stops nothing.
+#[derive(Clone)]
+struct Emitter(Option<UnboundedSender<Event>>);
+
+impl Emitter {
+    fn send(&self, event: Event) {
+        if let Some(tx) = &self.0 {
+            let _ = tx.send(event);
+        }
+    }
+}
+
+/// Runs every case under one grid combination, at once up to the limits.
+async fn run_combination<C, O>(
+    shared: &Shared<C, O>,
+    grid: &Option<GridCombination>,
+) -> Vec<CaseReport>
+where
+    C: TestCase + 'static,
+    O: Send + Sync + 'static,
+{
+    let tasks = (0..shared.cases.len()).map(|i| {
+        let cases = Arc::clone(&shared.cases);
+        let evaluators = Arc::clone(&shared.evaluators);
+        let limits = Arc::clone(&shared.limits);
+        let case_limit = Arc::clone(&shared.case_limit);
+        let f = Arc::clone(&shared.f);
+        let events = shared.events.clone();
+        let unit = suite_unit(&shared.suite, &shared.hashes[i], grid.as_ref());
+        let hash = shared.hashes[i].clone();
+        tokio::spawn(GRID.scope(grid.clone(), async move {
+            let ran = run_case(
+                &cases[i],
+                hash,
+                &*f,
+                &evaluators,
+                &limits,
+                &case_limit,
+                || {
+                    events.send(Event::UnitStarted { unit: unit.clone() });
+                },
+            )
+            .await;
+            finished(&events, unit, &ran.report, ran.total);
+            ran.report
+        }))
+    });
+    let mut reports = Vec::with_capacity(shared.cases.len());
+    for (i, joined) in join_all(tasks).await.into_iter().enumerate() {
+        reports.push(joined.unwrap_or_else(|e| {
+            let report = CaseReport {
+                hash: shared.hashes[i].clone(),
+                status: Status::Errored,
+                error: Some(format!("the test case panicked: {e}")),
+                evaluations: Vec::new(),
+                duration: Duration::ZERO,
+            };
+            let unit = suite_unit(&shared.suite, &shared.hashes[i], grid.as_ref());
+            finished(&shared.events, unit, &report, Duration::ZERO);
+            report
+        }));
+    }
+    reports
+}
+
+/// Sends a finished case's sample and verdict.
+fn finished(events: &Emitter, unit: UnitId, case: &CaseReport, total: Duration) {
+    if events.0.is_none() {
+        return;
+    }
+    let report = unit_report(unit, case, total);
+    if let Some(sample) = report.samples.first() {
+        events.send(Event::SampleFinished {
+            unit: report.unit.clone(),
+            sample: sample.clone(),
+        });
+    }
+    events.send(Event::UnitFinished(report));
+}
+
+/// A case and how long it took from holding its permit to its last evaluation.
+struct Ran {
+    report: CaseReport,
+    total: Duration,
 }
 
 async fn run_case<C, O>(
@@ -283,27 +456,34 @@ async fn run_case<C, O>(
     evaluators: &[Arc<dyn Evaluator<C, O>>],
     limits: &[Arc<Semaphore>],
     case_limit: &Semaphore,
-) -> CaseReport
+    on_start: impl FnOnce(),
+) -> Ran
 where
     C: TestCase,
     O: Send + Sync,
 {
-    let started = Instant::now();
-    let output = {
+    let (output, duration, started) = {
         // The semaphore is never closed, so acquiring cannot fail.
         let _permit = case_limit.acquire().await.ok();
-        f.call(case).await
+        // The clock starts once the permit is held: waiting for one is not `fn`'s time.
+        let started = Instant::now();
+        on_start();
+        let output = f.call(case).await;
+        (output, started.elapsed(), started)
     };
-    let duration = started.elapsed();
     let output = match output {
         Ok(output) => output,
         Err(e) => {
-            return CaseReport {
+            let report = CaseReport {
                 hash,
                 status: Status::Errored,
                 error: Some(e.to_string()),
                 evaluations: Vec::new(),
                 duration,
+            };
+            return Ran {
+                report,
+                total: started.elapsed(),
             };
         }
     };
@@ -313,31 +493,33 @@ where
             let _permit = limit.acquire().await.ok();
             EvaluationReport {
                 evaluator: e.id().to_owned(),
-                result: e
-                    .evaluate(case, output)
-                    .await
-                    .map_err(|err| err.to_string()),
+                result: e.evaluate(case, output).await.into(),
             }
         }
     }))
     .await;
-    let failed = evaluations
-        .iter()
-        .any(|r| matches!(&r.result, Ok(Some(e)) if e.status() == Status::Failed));
-    let errored = evaluations.iter().any(|r| r.result.is_err());
-    let status = if failed {
+    let status = case_status(&evaluations);
+    Ran {
+        report: CaseReport {
+            hash,
+            status,
+            error: None,
+            evaluations,
+            duration,
+        },
+        total: started.elapsed(),
+    }
+}
+
+/// Failed if any evaluation failed; else errored if any evaluator failed; else passed.
+fn case_status(evaluations: &[EvaluationReport]) -> Status {
+    let statuses = || evaluations.iter().map(|r| r.result.status());
+    if statuses().any(|s| s == Status::Failed) {
         Status::Failed
-    } else if errored {
+    } else if statuses().any(|s| s == Status::Errored) {
         Status::Errored
     } else {
         Status::Passed
-    };
-    CaseReport {
-        hash,
-        status,
-        error: None,
-        evaluations,
-        duration,
     }
 }
 

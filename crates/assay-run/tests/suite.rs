@@ -1,5 +1,6 @@
 //! The Autoblocks-shaped Rust API: hashes, failures of `fn` and of evaluators, sync and
-//! async functions, both concurrency levels, and grid search.
+//! async functions, both concurrency levels, grid search, durations that leave out the
+//! wait for a permit, and the plain shapes a report serializes to.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -7,8 +8,8 @@ use std::time::Duration;
 
 use assay_check::{BoxFuture, CheckEvaluator, Evaluation, Evaluator, EvaluatorError, Threshold};
 use assay_run::{
-    BoxError, GridSearchParams, Status, SuiteError, SuiteOptions, TestCase, async_fn,
-    grid_search_ctx, run_test_suite, sync_fn,
+    BoxError, EvaluationResult, GridSearchParams, Status, SuiteError, SuiteOptions, TestCase,
+    async_fn, grid_search_ctx, run_test_suite, sync_fn,
 };
 use serde_json::json;
 
@@ -116,19 +117,14 @@ async fn statuses_follow_fn_and_evaluators() {
     // -2 is right, but `picky` errors on it: only that evaluation errors.
     assert_eq!(cases[2].status, Status::Errored);
     assert_eq!(
-        cases[2].evaluations[0]
-            .result
-            .as_ref()
-            .unwrap()
-            .as_ref()
-            .unwrap()
-            .score,
+        cases[2].evaluations[0].result.evaluation().unwrap().score,
         1.0
     );
     assert_eq!(
         cases[2].evaluations[1].result,
-        Err("negative outputs are not my department".to_owned())
+        EvaluationResult::Error("negative outputs are not my department".to_owned())
     );
+    assert_eq!(cases[2].evaluations[1].result.status(), Status::Errored);
     // `fn` failed: the case errors and no evaluator runs.
     assert_eq!(cases[3].status, Status::Errored);
     assert_eq!(cases[3].error.as_deref(), Some("zero is not allowed"));
@@ -288,7 +284,7 @@ async fn both_concurrency_levels_are_honoured_and_used() {
     };
     let options = SuiteOptions {
         max_test_case_concurrency: Some(4),
-        grid_search_params: None,
+        ..SuiteOptions::default()
     };
     let run = run_test_suite("limits", cases, vec![Arc::new(evaluator)], f, options);
     let report = tokio::time::timeout(Duration::from_secs(60), run)
@@ -329,8 +325,8 @@ async fn grid_search_runs_the_suite_once_per_combination() {
     let none: Vec<Arc<dyn Evaluator<Named, String>>> = Vec::new();
     let cases = vec![Named("a".into()), Named("b".into())];
     let options = SuiteOptions {
-        max_test_case_concurrency: None,
         grid_search_params: Some(params),
+        ..SuiteOptions::default()
     };
     let report = run_test_suite("grid", cases, none, f, options)
         .await
@@ -359,4 +355,68 @@ async fn grid_search_runs_the_suite_once_per_combination() {
         ]
     );
     assert!(grid_search_ctx().is_none(), "no context outside a run");
+}
+
+#[tokio::test]
+async fn duration_is_the_functions_own_time_not_the_wait_for_a_permit() {
+    let f = async_fn(|_: &Named| async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Ok::<i64, BoxError>(1)
+    });
+    let none: Vec<Arc<dyn Evaluator<Named, i64>>> = Vec::new();
+    let cases = vec![Named("a".into()), Named("b".into()), Named("c".into())];
+    let options = SuiteOptions {
+        max_test_case_concurrency: Some(1),
+        ..SuiteOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let report = run_test_suite("one-at-a-time", cases, none, f, options)
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(150),
+        "the cases ran one at a time"
+    );
+    for case in &report.runs[0].cases {
+        assert!(
+            case.duration >= Duration::from_millis(50) && case.duration < Duration::from_millis(90),
+            "{}: {:?}, not the time spent waiting for the other cases",
+            case.hash,
+            case.duration
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_report_serializes_in_plain_shapes() {
+    let f = sync_fn(|c: &Sum| -> Result<i64, BoxError> { Ok(c.x + c.y) });
+    let report = run_test_suite("sums", cases(), evaluators(), f, SuiteOptions::default())
+        .await
+        .unwrap();
+    let json = serde_json::to_value(&report).unwrap();
+    let cases = &json["runs"][0]["cases"];
+    assert!(
+        cases[0]["duration"].is_f64(),
+        "seconds: {}",
+        cases[0]["duration"]
+    );
+    assert_eq!(
+        cases[0]["evaluations"][0],
+        json!({"evaluator": "is-expected", "result": {"evaluation": {"score": 1.0, "threshold": {"gte": 1.0}}}})
+    );
+    assert_eq!(
+        cases[2]["evaluations"][1],
+        json!({"evaluator": "picky", "result": {"error": "negative outputs are not my department"}})
+    );
+    // `picky` has nothing to say about 0.
+    assert_eq!(
+        cases[3]["evaluations"][1],
+        json!({"evaluator": "picky", "result": "skipped"})
+    );
+    assert_eq!(cases[3]["status"], "passed");
+    assert_eq!(cases[3]["error"], json!(null));
+    let text = json.to_string();
+    for rust_shape in ["\"Ok\"", "\"Err\"", "\"secs\"", "\"nanos\""] {
+        assert!(!text.contains(rust_shape), "{rust_shape} in {text}");
+    }
 }

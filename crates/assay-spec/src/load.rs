@@ -407,7 +407,7 @@ pub fn validate(
 ) -> (Result<Document, Vec<Diagnostic>>, Vec<Diagnostic>) {
     let style = match dialect {
         Dialect::SentinelSpec | Dialect::SentinelSuite => Style::Sentinel,
-        Dialect::DataDriven | Dialect::Config => Style::Plain,
+        Dialect::DataDriven | Dialect::Config | Dialect::RustSuite => Style::Plain,
     };
     let mut cx = Cx::new(style);
     let doc = match dialect {
@@ -421,6 +421,8 @@ pub fn validate(
             crate::validate::sentinel::validate_suite(tree, &mut cx).map(Document::SentinelSuite)
         }
         Dialect::Config => crate::validate::config::validate(tree, &mut cx).map(Document::Config),
+        // No file is a Rust suite (detection never names it): nothing validates as one.
+        Dialect::RustSuite => None,
     };
     let (mut errors, mut warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = cx
         .finish()

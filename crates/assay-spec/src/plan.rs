@@ -22,7 +22,8 @@ use crate::model::sentinel::{
 /// The longest id a case may have, as the Autoblocks SDK requires of hashes.
 pub const MAX_ID_LEN: usize = 100;
 
-/// Which dialect a file is written in.
+/// Which dialect a file is written in, or [`Dialect::RustSuite`] for cases that come
+/// from no file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Dialect {
@@ -34,6 +35,10 @@ pub enum Dialect {
     SentinelSuite,
     /// The project configuration, `assay.toml`.
     Config,
+    /// No file: test cases run by Rust code through `assay_run::run_test_suite`, which
+    /// reports them as units of this dialect. No file is detected as one, and it has no
+    /// schema.
+    RustSuite,
 }
 
 impl Dialect {
@@ -44,6 +49,7 @@ impl Dialect {
             Dialect::SentinelSpec => "sentinel-spec",
             Dialect::SentinelSuite => "sentinel-suite",
             Dialect::Config => "config",
+            Dialect::RustSuite => "rust-suite",
         }
     }
 }

@@ -15,9 +15,11 @@ pub const SCHEMAS: [(Dialect, &str); 4] = [
     (Dialect::Config, "config.schema.json"),
 ];
 
-/// The JSON Schema (draft 2020-12) of `dialect`.
+/// The JSON Schema (draft 2020-12) of `dialect`. [`Dialect::RustSuite`] is written in
+/// no file, so its schema is `false`: it accepts nothing.
 pub fn schema_for(dialect: Dialect) -> Schema {
     match dialect {
+        Dialect::RustSuite => Schema::from(false),
         Dialect::DataDriven => generate::<DataDrivenCase>(),
         Dialect::SentinelSpec => generate::<TestSpec>(),
         Dialect::SentinelSuite => generate::<TestSuite>(),

@@ -1,5 +1,6 @@
 //! The JSON document and the JSON Lines stream.
 
+use assay_report::format::Line;
 use assay_report::{JsonLines, JsonReport, Output, Reporter};
 use serde_json::Value;
 
@@ -18,6 +19,7 @@ fn the_document_has_the_summary_and_every_unit_in_order() {
     reporter.finish().unwrap();
 
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(doc["schema_version"], 1);
     let summary = &doc["summary"];
     assert_eq!(summary["passed"], 1);
     assert_eq!(summary["failed"], 1);
@@ -42,6 +44,14 @@ fn the_document_has_the_summary_and_every_unit_in_order() {
     assert_eq!(
         units[1]["samples"][0]["interactions"][0]["checks"][1]["name"],
         "keywords"
+    );
+    assert_eq!(
+        units[1]["samples"][0]["interactions"][0]["checks"][1]["status"],
+        "failed"
+    );
+    assert_eq!(
+        units[2]["samples"][0]["interactions"][0]["error"]["kind"],
+        "unreachable"
     );
 
     // Nothing but the report is left in the directory.
@@ -111,7 +121,8 @@ fn every_event_is_a_line_on_disk_before_the_next_event() {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), i + 1, "one line per event so far");
         let last: Value = serde_json::from_str(lines[i]).unwrap();
-        assert_eq!(last, serde_json::to_value(event).unwrap());
+        assert_eq!(last, serde_json::to_value(Line::from(event)).unwrap());
+        assert_eq!(last["schema_version"], 1);
     }
     reporter.finish().unwrap();
 

@@ -1,5 +1,6 @@
-//! The reporters fed hand-built event streams: a unit that passes, one that fails, one
-//! that errors and one that was skipped.
+//! The reporters fed hand-built event streams (a unit that passes, one that fails, one
+//! that errors and one that was skipped) and a Rust suite's events; snapshots of their
+//! outputs and checks against the report schemas.
 
 mod fanout;
 mod fixtures;
@@ -8,3 +9,6 @@ mod json;
 mod junit;
 mod markdown;
 mod output;
+mod schema;
+mod snapshots;
+mod suite;

@@ -1,0 +1,372 @@
+//! The stable, versioned formats of the machine-readable reports: the JSON report
+//! ([`Report`], written by [`JsonReport`](crate::JsonReport)) and one record of the JSON
+//! Lines stream ([`Line`], written by [`JsonLines`](crate::JsonLines)).
+//!
+//! These types belong to the reports, not to the engine: the reporters convert the
+//! engine's [`Event`](assay_run::Event)s into them (the `From` impls in this module), so
+//! renaming a field inside the engine cannot change what CI reads. Every document
+//! carries `schema_version` ([`SCHEMA_VERSION`], now 1); a change that could break a
+//! reader (a field renamed, removed or retyped) raises it, while new fields and new enum
+//! values may appear within a version, which is why the types are `#[non_exhaustive]`.
+//! Durations are seconds, as numbers (`1.234`).
+//!
+//! Their JSON Schemas (draft 2020-12) are [`report_schema`] and [`line_schema`],
+//! checked in as `schemas/report.schema.json` and `schemas/report-line.schema.json` by
+//! `cargo xtask schemas`.
+//!
+//! # Example
+//!
+//! ```
+//! use assay_report::format::{Line, Record, SCHEMA_VERSION};
+//! use assay_run::Event;
+//!
+//! let line = Line::from(&Event::RunStarted { units: 2 });
+//! assert_eq!(line.schema_version, SCHEMA_VERSION);
+//! assert!(matches!(line.record, Record::RunStarted { units: 2 }));
+//! assert_eq!(
+//!     serde_json::to_string(&line)?,
+//!     r#"{"schema_version":1,"event":"run_started","units":2}"#
+//! );
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+
+mod convert;
+
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The version of the formats in this module, the `schema_version` of every document.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The JSON report: the summary and every unit, in the order they finished.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "AssayReport")]
+#[non_exhaustive]
+pub struct Report {
+    /// The version of this format: 1.
+    #[schemars(extend("const" = 1))]
+    pub schema_version: u32,
+    /// The run's totals.
+    pub summary: Summary,
+    /// Every unit that finished, in the order it finished.
+    pub units: Vec<Unit>,
+}
+
+/// One record of the JSON Lines stream: one event, with the format's version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "AssayReportLine")]
+#[non_exhaustive]
+pub struct Line {
+    /// The version of this format: 1.
+    #[schemars(extend("const" = 1))]
+    pub schema_version: u32,
+    /// The event, tagged by `event`.
+    #[serde(flatten)]
+    pub record: Record,
+}
+
+/// What happened, tagged by `event`: `run_started`, `unit_started`, `sample_finished`,
+/// `unit_finished`, `run_finished`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Record {
+    /// The run starts.
+    RunStarted {
+        /// How many units will run.
+        units: u64,
+    },
+    /// A unit's first sample starts.
+    UnitStarted {
+        /// The unit.
+        unit: UnitId,
+    },
+    /// A sample finished.
+    SampleFinished {
+        /// The unit.
+        unit: UnitId,
+        /// The sample.
+        sample: Sample,
+    },
+    /// A unit has its verdict; its fields are those of a [`Unit`].
+    UnitFinished(Unit),
+    /// The run is over; its fields are those of a [`Summary`].
+    RunFinished(Summary),
+}
+
+/// Totals of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Summary {
+    /// Units that passed.
+    pub passed: u64,
+    /// Units that failed.
+    pub failed: u64,
+    /// Units that errored.
+    pub errored: u64,
+    /// Units that did not run.
+    pub skipped: u64,
+    /// Whether the run was cancelled (Ctrl-C), or its event stream ended early.
+    pub cancelled: bool,
+    /// How long the run took, in seconds.
+    pub duration: f64,
+}
+
+/// How something came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Status {
+    /// Every threshold held; enough samples passed.
+    Passed,
+    /// The answer was wrong.
+    Failed,
+    /// The answer could not be judged (unreachable, timeout, protocol, a check error).
+    Errored,
+    /// A score with no threshold: neither passed nor failed (checks only).
+    Unscored,
+    /// It did not run (units only).
+    Skipped,
+}
+
+/// Which dialect a unit's case was written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Dialect {
+    /// A neuro-san data-driven test case.
+    DataDriven,
+    /// A Sentinel TestSpec.
+    SentinelSpec,
+    /// A Sentinel TestSuite.
+    SentinelSuite,
+    /// The project configuration (never a unit's).
+    Config,
+    /// No file: a suite run from Rust code (`assay_run::run_test_suite`).
+    RustSuite,
+}
+
+/// A unit of work: one case over one connection (or one model call, or one case of a
+/// Rust suite under one grid combination).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct UnitId {
+    /// The case's id (a Rust suite's case: its hash).
+    pub case_id: String,
+    /// The case's name.
+    pub name: String,
+    /// The file the case came from (a Rust suite: the suite's id).
+    pub file: String,
+    /// The dialect.
+    pub dialect: Dialect,
+    /// The connection (`direct`, `http`, ...), the provider for a model case, `fn` for
+    /// a Rust suite.
+    pub connection: String,
+    /// The agent or model under test (a Rust suite: the suite's id).
+    pub target: String,
+}
+
+/// A unit's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Unit {
+    /// The unit.
+    pub unit: UnitId,
+    /// Its verdict: passed, failed, errored or skipped.
+    pub verdict: Status,
+    /// The ratio it was held to, `k/n`: at least `k` of `n` samples must pass.
+    #[schemars(extend("pattern" = "^[0-9]+/[0-9]+$"))]
+    pub success_ratio: String,
+    /// Counts of the samples that ran.
+    pub tally: Tally,
+    /// The samples that ran, in the order they finished.
+    pub samples: Vec<Sample>,
+    /// From its first sample's start to its verdict, in seconds.
+    pub duration: f64,
+}
+
+/// Counts of the samples that ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Tally {
+    /// Samples that passed.
+    pub passed: u32,
+    /// Samples that failed.
+    pub failed: u32,
+    /// Samples that errored.
+    pub errored: u32,
+}
+
+/// One sample of a unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Sample {
+    /// Which sample (from 0).
+    pub index: u32,
+    /// How it came out: passed, failed or errored.
+    pub status: Status,
+    /// How long it took, in seconds.
+    pub duration: f64,
+    /// Its interactions, up to the one that errored if one did.
+    pub interactions: Vec<Interaction>,
+    /// An error outside any interaction (the sample timed out, or could not start).
+    pub error: Option<Error>,
+}
+
+/// One interaction of a sample: what was sent, what came back, how the checks came out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Interaction {
+    /// Its position in the case (from 0).
+    pub index: u64,
+    /// The text sent.
+    pub sent: Option<String>,
+    /// The answer's text.
+    pub answer: Option<String>,
+    /// The structure returned.
+    pub structure: Option<Value>,
+    /// The sly_data returned.
+    pub sly_data: Option<Value>,
+    /// How long it took, in seconds.
+    pub duration: f64,
+    /// Every check's result, in order.
+    pub checks: Vec<Check>,
+    /// Why the interaction could not complete, when it could not.
+    pub error: Option<Error>,
+}
+
+/// Why something could not complete.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Error {
+    /// A stable id in snake case: `unreachable`, `unknown_agent`, `status`, `protocol`,
+    /// `timeout`, `too_large`, `tls`, `io`, `spawn`, `config`, `panic`; more may come.
+    pub kind: String,
+    /// What happened.
+    pub message: String,
+}
+
+/// One check's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Check {
+    /// Where the check is written, e.g. `interactions[0].response.text.keywords`; for a
+    /// Rust suite, `evaluators.<id>`.
+    pub path: String,
+    /// The check's name: `keywords`, `not_gist`, `must_contain`, an evaluator's id, ...
+    pub name: String,
+    /// What it looked at: `text`, `structure.answer`, `output`, `tool_calls`, ...
+    pub target: String,
+    /// The value it was given, if any.
+    pub expected: Option<Value>,
+    /// The value it looked at, when there was one (a short preview of long text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<Value>,
+    /// How it came out: passed, failed, unscored or errored.
+    pub status: Status,
+    /// Its evaluation, or why it could not be evaluated; tagged by `outcome`.
+    #[serde(flatten)]
+    pub outcome: CheckOutcome,
+}
+
+/// How a check came out, tagged by `outcome`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CheckOutcome {
+    /// The check ran.
+    Evaluated {
+        /// The score and threshold.
+        evaluation: Evaluation,
+        /// What was checked, expected and found.
+        message: String,
+    },
+    /// The check could not run.
+    Errored {
+        /// Why.
+        message: String,
+    },
+}
+
+/// A score from 0 to 1, the threshold it was held to, and context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Evaluation {
+    /// A number from 0 to 1.
+    pub score: f64,
+    /// Which scores pass; without one the check is unscored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<Threshold>,
+    /// Context, typically why the evaluation failed.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub metadata: Map<String, Value>,
+}
+
+/// The range a score must fall in to pass; every bound that is set must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Threshold {
+    /// The score must be less than this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lt: Option<f64>,
+    /// The score must be at most this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lte: Option<f64>,
+    /// The score must be greater than this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gt: Option<f64>,
+    /// The score must be at least this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gte: Option<f64>,
+}
+
+/// The JSON Schema (draft 2020-12) of the JSON report, [`Report`].
+pub fn report_schema() -> Schema {
+    generate::<Report>()
+}
+
+/// The JSON Schema (draft 2020-12) of one JSON Lines record, [`Line`].
+pub fn line_schema() -> Schema {
+    generate::<Line>()
+}
+
+/// Every schema of this module as the pretty JSON text written to `schemas/`, ending
+/// in a newline, with its file name there.
+pub fn schema_files() -> [(&'static str, String); 2] {
+    [
+        ("report.schema.json", text(&report_schema())),
+        ("report-line.schema.json", text(&line_schema())),
+    ]
+}
+
+fn text(schema: &Schema) -> String {
+    let mut text = serde_json::to_string_pretty(schema).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn generate<T: JsonSchema>() -> Schema {
+    SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schemas_pin_the_current_version() {
+        for schema in [report_schema(), line_schema()] {
+            let schema = serde_json::to_value(&schema).unwrap();
+            assert_eq!(
+                schema["properties"]["schema_version"]["const"], SCHEMA_VERSION,
+                "the `const` of `schema_version` follows SCHEMA_VERSION"
+            );
+            let required = schema["required"].as_array().unwrap();
+            assert!(required.contains(&"schema_version".into()));
+        }
+    }
+}
