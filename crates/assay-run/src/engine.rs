@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use assay_check::{Judge, Response, run_checks};
 use assay_spec::model::data_driven::{Connection, StockTest, SuccessRatio};
-use assay_spec::plan::{Case, Check, CheckKind, Part, Plan, Target};
+use assay_spec::plan::{Case, Check, CheckKind, Part, Plan, Step, Target};
 use assay_spec::{ProviderKind, infer_provider};
 use assay_target::model::Provider;
 use assay_target::{AgentRequest, AgentResponse, ConnectError, Connector, Conversation};
@@ -378,8 +378,8 @@ async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
     }
 }
 
-/// Runs the case's interactions in order into `out`. `Err` is an error outside any one
-/// interaction (no connector, or the conversation could not open).
+/// One sample's conversation with its agent (or its model call): the interactions in
+/// order, each reported into `out`. `Err` is an error before any interaction could run.
 async fn conversation(
     ctx: &SampleCtx,
     index: u32,
@@ -404,39 +404,17 @@ async fn conversation(
             ),
         });
     };
-    let mut headers: BTreeMap<String, String> = metadata
-        .iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), assay_check::text::as_text(v)))
-        .collect();
-    // The sample index travels as request metadata, so that agents (the demo's `flaky`)
-    // can vary by sample and a run can be repeated exactly.
-    headers
-        .entry(SAMPLE_METADATA.to_owned())
-        .or_insert_with(|| index.to_string());
+    let headers = request_metadata(metadata.as_ref(), index);
     let mut session: Option<Box<dyn Conversation>> = None;
-    let mut chat_context: Option<Value> = None;
-    let mut carried: Option<serde_json::Map<String, Value>> = None;
+    let mut carry = Carry::default();
     for (index, step) in case.interactions.iter().enumerate() {
         let conv = match &mut session {
             Some(conv) => conv,
             None => session.insert(connector.open(agent).await.map_err(|e| error_info(&e))?),
         };
-        let sent_sly = step.input.sly_data.clone().or_else(|| carried.clone());
-        let request = AgentRequest {
-            text: step.input.text.clone(),
-            sly_data: sent_sly.clone(),
-            chat_context: chat_context.clone(),
-            chat_filter: step.chat_filter,
-            metadata: headers.clone(),
-            // A case with a limit of its own is bounded by it (the sample's timeout):
-            // the connector's default must not cut short what the case allows.
-            timeout: step.timeout.or(case.timeout.map(|_| Duration::MAX)),
-            use_direct: *use_direct,
-        };
+        let request = carry.request(case, step, &headers, *use_direct);
         let started = Instant::now();
-        let result = conv.send(&request).await;
-        let response = match result {
+        let response = match conv.send(&request).await {
             Ok(response) => response,
             Err(e) => {
                 out.push(InteractionReport {
@@ -452,58 +430,124 @@ async fn conversation(
                 return Ok(());
             }
         };
+        let (response, returned_context) = into_check_response(response);
         let extra = pattern_checks(&case.failure_patterns, index);
-        let AgentResponse {
-            text,
-            structure,
-            sly_data,
-            chat_context: returned_context,
-            messages,
-            timings,
-            usage,
-        } = response;
-        let for_checks = Response {
-            text,
-            sly_data,
-            structure,
-            tool_calls: Vec::new(),
-            latency: Some(timings.total),
-            time_to_first_byte: timings.first_byte,
-            usage: usage.map(|u| assay_check::TokenUsage {
-                input: u.input,
-                output: u.output,
-            }),
-            messages,
-        };
-        let mut results = run_checks(&step.checks, &for_checks, ctx.judge.as_deref()).await;
-        results.extend(run_checks(&extra, &for_checks, ctx.judge.as_deref()).await);
-        let Response {
-            text,
-            sly_data,
-            structure,
-            ..
-        } = for_checks;
-        if step.continue_conversation {
-            chat_context = returned_context;
-            carried = merge(sent_sly, sly_data.as_ref());
-        } else {
-            chat_context = None;
-            carried = step.input.sly_data.clone();
+        let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
+        checks.extend(run_checks(&extra, &response, ctx.judge.as_deref()).await);
+        if !carry.after(step, request.sly_data, returned_context, response.sly_data.as_ref()) {
             // A clean conversation: a stdio agent gets a fresh process.
             session = None;
         }
         out.push(InteractionReport {
             index,
             sent: step.input.text.clone(),
-            answer: text,
-            structure,
-            sly_data,
+            answer: response.text,
+            structure: response.structure,
+            sly_data: response.sly_data,
             duration: started.elapsed(),
-            checks: results,
+            checks,
             error: None,
         });
     }
     Ok(())
+}
+
+/// The metadata every request of a sample carries: the case's, and the sample index
+/// (`x-assay-sample`), so that agents (the demo's `flaky`) can vary by sample and a run
+/// can be repeated exactly.
+fn request_metadata(
+    metadata: Option<&serde_json::Map<String, Value>>,
+    index: u32,
+) -> BTreeMap<String, String> {
+    let mut headers: BTreeMap<String, String> = metadata
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), assay_check::text::as_text(v)))
+        .collect();
+    headers
+        .entry(SAMPLE_METADATA.to_owned())
+        .or_insert_with(|| index.to_string());
+    headers
+}
+
+/// What one interaction hands the next: the `chat_context` and the sly_data, by
+/// upstream's carry rules.
+#[derive(Default)]
+struct Carry {
+    chat_context: Option<Value>,
+    sly_data: Option<serde_json::Map<String, Value>>,
+}
+
+impl Carry {
+    /// The request of `step`: its own sly_data, else the carried one; the carried
+    /// context.
+    fn request(
+        &self,
+        case: &Case,
+        step: &Step,
+        headers: &BTreeMap<String, String>,
+        use_direct: bool,
+    ) -> AgentRequest {
+        AgentRequest {
+            text: step.input.text.clone(),
+            sly_data: step.input.sly_data.clone().or_else(|| self.sly_data.clone()),
+            chat_context: self.chat_context.clone(),
+            chat_filter: step.chat_filter,
+            metadata: headers.clone(),
+            // A case with a limit of its own is bounded by it (the sample's timeout):
+            // the connector's default must not cut short what the case allows.
+            timeout: step.timeout.or(case.timeout.map(|_| Duration::MAX)),
+            use_direct,
+        }
+    }
+
+    /// Takes in what `step` got back. On `continue_conversation` the returned context
+    /// carries on and the returned sly_data merges into the sent one; otherwise the next
+    /// interaction starts clean, and this returns `false`.
+    fn after(
+        &mut self,
+        step: &Step,
+        sent: Option<serde_json::Map<String, Value>>,
+        returned_context: Option<Value>,
+        returned_sly: Option<&Value>,
+    ) -> bool {
+        if step.continue_conversation {
+            self.chat_context = returned_context;
+            self.sly_data = merge(sent, returned_sly);
+            true
+        } else {
+            self.chat_context = None;
+            self.sly_data = step.input.sly_data.clone();
+            false
+        }
+    }
+}
+
+/// The response as the checks see it, and the `chat_context` it returned.
+fn into_check_response(response: AgentResponse) -> (Response, Option<Value>) {
+    let AgentResponse {
+        text,
+        structure,
+        sly_data,
+        chat_context,
+        messages,
+        timings,
+        usage,
+    } = response;
+    let response = Response {
+        text,
+        sly_data,
+        structure,
+        tool_calls: Vec::new(),
+        latency: Some(timings.total),
+        time_to_first_byte: timings.first_byte,
+        usage: usage.map(|u| assay_check::TokenUsage {
+            input: u.input,
+            output: u.output,
+        }),
+        messages,
+    };
+    (response, chat_context)
 }
 
 /// One `not_keywords` check on the text per failure pattern, as neuro-san's load tests
@@ -538,23 +582,6 @@ fn merge(
             Some(merged)
         }
         (sent, _) => sent,
-    }
-}
-
-/// The response as the checks see it.
-pub fn to_check_response(response: &AgentResponse) -> Response {
-    Response {
-        text: response.text.clone(),
-        sly_data: response.sly_data.clone(),
-        structure: response.structure.clone(),
-        tool_calls: Vec::new(),
-        latency: Some(response.timings.total),
-        time_to_first_byte: response.timings.first_byte,
-        usage: response.usage.map(|u| assay_check::TokenUsage {
-            input: u.input,
-            output: u.output,
-        }),
-        messages: response.messages.clone(),
     }
 }
 

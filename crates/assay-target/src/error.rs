@@ -138,6 +138,9 @@ pub enum ErrorKind {
     Config,
     /// The task that ran a sample panicked: a bug in Assay or in an in-process agent.
     Panic,
+    /// The function under test of a Rust suite (`run_test_suite`) returned an error or
+    /// panicked.
+    Function,
 }
 
 impl ErrorKind {
@@ -155,6 +158,7 @@ impl ErrorKind {
             ErrorKind::Spawn => "spawn",
             ErrorKind::Config => "config",
             ErrorKind::Panic => "panic",
+            ErrorKind::Function => "function",
         }
     }
 }

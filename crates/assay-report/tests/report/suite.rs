@@ -160,16 +160,17 @@ async fn a_suite_run_shows_in_every_reporter() {
     );
     let broken = unit("broken");
     assert_eq!(broken["verdict"], "errored");
-    let check = &broken["samples"][0]["interactions"][0]["checks"][0];
-    assert_eq!(check["status"], "errored");
-    assert_eq!(check["message"], "fn: the model is offline");
+    let interaction = &broken["samples"][0]["interactions"][0];
+    assert_eq!(interaction["checks"], json!([]));
+    assert_eq!(interaction["error"]["kind"], "function");
+    assert_eq!(interaction["error"]["message"], "fn: the model is offline");
 
     let xml = junit.text();
     for part in [
         r#"<testsuite name="scores" tests="3" skipped="0" errors="1" failures="1""#,
         r#"<testcase name="good [fn]" classname="scores""#,
         r#"<failure message="0 passed, 1 failed (need 1/1)" type="failed">accuracy: score 0.2, needs &gt;= 0.5</failure>"#,
-        r#"<error message="0 passed, 1 errored (need 1/1)" type="check">error: fn: the model is offline</error>"#,
+        r#"<error message="0 passed, 1 errored (need 1/1)" type="function">error: interaction 0: fn: the model is offline</error>"#,
         r#"<property name="dialect" value="rust-suite"/>"#,
     ] {
         assert!(xml.contains(part), "{part}\nnot in\n{xml}");

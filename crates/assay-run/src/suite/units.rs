@@ -9,7 +9,7 @@ use assay_spec::Dialect;
 use assay_spec::model::data_driven::SuccessRatio;
 
 use super::{CaseReport, EvaluationReport, EvaluationResult, GridCombination};
-use crate::events::{InteractionReport, SampleReport, UnitId, UnitReport};
+use crate::events::{ErrorInfo, ErrorKind, InteractionReport, SampleReport, UnitId, UnitReport};
 use crate::ratio::Tally;
 
 /// The unit of case `hash` of suite `suite` under `grid`: dialect
@@ -41,22 +41,14 @@ pub(super) fn suite_unit(suite: &str, hash: &str, grid: Option<&GridCombination>
 ///
 /// Each evaluation is a check named after its evaluator (path `evaluators.<id>`, target
 /// `output`); an evaluator that had nothing to evaluate gives none; one that failed
-/// gives an errored check. When `fn` itself failed (or panicked), the one check is an
-/// errored `fn` check with its message.
+/// gives an errored check. When `fn` itself failed (or panicked), the interaction has an
+/// error of kind [`ErrorKind::Function`] with its message, and no check.
 pub fn unit_report(unit: UnitId, case: &CaseReport, total: Duration) -> UnitReport {
-    let mut checks: Vec<CheckResult> = case.evaluations.iter().filter_map(check).collect();
-    if let Some(error) = &case.error {
-        checks.push(CheckResult {
-            path: "fn".to_owned(),
-            name: "fn".to_owned(),
-            target: "output".to_owned(),
-            expected: None,
-            found: None,
-            outcome: Outcome::Errored {
-                message: format!("fn: {error}"),
-            },
-        });
-    }
+    let checks: Vec<CheckResult> = case.evaluations.iter().filter_map(check).collect();
+    let error = case.error.as_ref().map(|message| ErrorInfo {
+        kind: ErrorKind::Function,
+        message: format!("fn: {message}"),
+    });
     let sample = SampleReport {
         index: 0,
         status: case.status,
@@ -69,7 +61,7 @@ pub fn unit_report(unit: UnitId, case: &CaseReport, total: Duration) -> UnitRepo
             sly_data: None,
             duration: case.duration,
             checks,
-            error: None,
+            error,
         }],
         error: None,
     };
