@@ -163,7 +163,7 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
                 .map(|n| n as usize),
             samples: args.target.samples,
             connections: (!args.target.connection.is_empty())
-                .then(|| args.target.connection.iter().copied().collect()),
+                .then(|| args.target.connection.to_vec()),
             judge,
             cancel: cancel.clone(),
             exhaustive: false,
@@ -334,7 +334,7 @@ pub(crate) fn connectors(
     let mut own: HashMap<String, (Url, HttpOptions)> = HashMap::new();
     for (name, agent) in config.map(|c| &c.agents).into_iter().flatten() {
         if let Some(url) = &agent.url {
-            let url = parse_server(url).map_err(ConnectError::config)?;
+            let url = parse_server(url)?;
             let timeout = super::seconds(agent.timeout_in_seconds).or(options.timeout);
             own.insert(
                 name.clone(),
