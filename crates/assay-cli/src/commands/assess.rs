@@ -118,7 +118,7 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
             judge,
             samples: args.target.samples,
             connections: (!args.target.connection.is_empty())
-                .then(|| args.target.connection.iter().copied().collect()),
+                .then(|| args.target.connection.to_vec()),
             exhaustive: true,
             ..RunOptions::default()
         };

@@ -391,22 +391,22 @@ pub(super) fn token_bounds(node: &Node, at: &At, list: &[Assertion], cx: &mut Cx
         Assertion::MaxTokens(n) => Some(*n),
         _ => None,
     });
-    if let (Some(min), Some(max)) = (min, max) {
-        if min > max {
-            let span = node.get("assertions").map(|n| n.span).unwrap_or(node.span);
-            let d = Diagnostic::new(
-                "value-error",
-                at.key("assertions").path,
-                format!("min_tokens {min} is greater than max_tokens {max}; no output can pass"),
-            )
-            .at(span);
-            cx.own(
-                d,
-                &at.key("assertions"),
-                "Sentinel runs such a test, and it always fails",
-                None,
-            );
-        }
+    if let (Some(min), Some(max)) = (min, max)
+        && min > max
+    {
+        let span = node.get("assertions").map(|n| n.span).unwrap_or(node.span);
+        let d = Diagnostic::new(
+            "value-error",
+            at.key("assertions").path,
+            format!("min_tokens {min} is greater than max_tokens {max}; no output can pass"),
+        )
+        .at(span);
+        cx.own(
+            d,
+            &at.key("assertions"),
+            "Sentinel runs such a test, and it always fails",
+            None,
+        );
     }
 }
 
