@@ -2,12 +2,12 @@
 //! everything about its assertions (how they are evaluated, their messages, what they
 //! look at), and here the one dispatch from an [`Assertion`] to its module.
 //!
-//! - [`contains`]: `must_contain`, `must_not_contain`
-//! - [`pattern`]: `regex_match`
-//! - [`tools`]: `must_call_tool`
-//! - [`output_type`]: `output_type`
-//! - [`latency`]: `max_latency_ms`
-//! - [`tokens`]: `min_tokens`, `max_tokens`
+//! - `must_contain`, `must_not_contain` in [`contains`]
+//! - `regex_match` in [`pattern`]
+//! - `must_call_tool` in [`tools`]
+//! - `output_type` in [`output_type`]
+//! - `max_latency_ms` in [`latency`]
+//! - `min_tokens`, `max_tokens` in [`tokens`]
 //!
 //! What a file may say is checked by `assay-spec` (`validate/sentinel/assertions.rs`),
 //! which builds the [`Assertion`]s evaluated here.
