@@ -7,6 +7,7 @@
 
 mod files;
 mod layering;
+mod msrv;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

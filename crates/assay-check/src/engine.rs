@@ -3,17 +3,17 @@
 //! that was never recorded). An error is never a pass or a fail.
 
 use assay_spec::model::data_driven::StockTest;
-use assay_spec::model::sentinel::Assertion;
 use assay_spec::plan::{Check, CheckKind};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::assertions;
 use crate::evaluation::Evaluation;
 use crate::judge::Judge;
 use crate::response::Response;
 use crate::status::Status;
 use crate::stock::{self, field_path, lookup};
-use crate::text::{as_text, preview};
+use crate::text::{as_text, preview, short};
 
 /// What one check gave.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -88,7 +88,7 @@ pub async fn run_check(
             let looked_up = lookup(response, *part, field);
             let found = looked_up.as_deref().ok().map(short);
             let outcome = match looked_up {
-                Err(why) => evaluated(false, why),
+                Err(why) => evaluated(false, why.to_string()),
                 Ok(found) if *test == StockTest::Gist => {
                     gist(*negated, &target, &found, expected, judge).await
                 }
@@ -97,61 +97,31 @@ pub async fn run_check(
                     evaluated(verdict.passed, verdict.message)
                 }
             };
-            (
-                test.spelled(*negated),
-                target,
-                Some(expected.clone()),
-                found,
-                outcome,
-            )
+            let name = test.spelled(*negated);
+            (name, target, Some(expected.clone()), found, outcome)
         }
         CheckKind::Present { part, field } => {
             let target = field_path(*part, field);
             let found = lookup(response, *part, field);
-            let verdict = stock::presence(&target, found.as_deref().map_err(String::as_str));
-            (
-                "present".to_owned(),
-                target,
-                None,
-                None,
-                evaluated(verdict.passed, verdict.message),
-            )
+            let verdict = stock::presence(&target, found.as_deref());
+            let outcome = evaluated(verdict.passed, verdict.message);
+            ("present".to_owned(), target, None, None, outcome)
         }
         CheckKind::Assertion(assertion) => {
-            let outcome = match crate::assertions::evaluate(assertion, response) {
+            let outcome = match assertions::evaluate(assertion, response) {
                 Ok((evaluation, message)) => Outcome::Evaluated {
                     evaluation,
                     message,
                 },
-                Err(message) => Outcome::Errored { message },
-            };
-            let expected = serde_json::to_value(assertion)
-                .ok()
-                .and_then(|v| v.get(assertion.name()).cloned());
-            let target = match assertion {
-                Assertion::MustCallTool(_) => "tool_calls",
-                Assertion::MaxLatencyMs(_) => "latency",
-                Assertion::MinTokens(_) | Assertion::MaxTokens(_) => "output_tokens",
-                _ => "output",
-            };
-            let found = match assertion {
-                Assertion::MustCallTool(_) => Some(Value::Array(
-                    response
-                        .tool_calls
-                        .iter()
-                        .map(|c| Value::String(c.name.clone()))
-                        .collect(),
-                )),
-                _ => response
-                    .text
-                    .as_deref()
-                    .map(|t| short(&Value::String(t.to_owned()))),
+                Err(e) => Outcome::Errored {
+                    message: e.to_string(),
+                },
             };
             (
                 assertion.name().to_owned(),
-                target.to_owned(),
-                expected,
-                found,
+                assertions::target(assertion).to_owned(),
+                assertions::expected(assertion),
+                assertions::found(assertion, response),
                 outcome,
             )
         }
@@ -234,24 +204,6 @@ async fn gist(
             Outcome::Evaluated {
                 evaluation,
                 message,
-            }
-        }
-    }
-}
-
-/// A found value as kept in a result: long strings cut to 500 characters, other values
-/// as they are when their JSON text is short, else their cut JSON text.
-fn short(value: &Value) -> Value {
-    const MAX: usize = 500;
-    match value {
-        Value::String(s) if s.chars().count() > MAX => Value::String(crate::text::cut(s, MAX)),
-        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => value.clone(),
-        other => {
-            let text = other.to_string();
-            if text.chars().count() > MAX {
-                Value::String(crate::text::cut(&text, MAX))
-            } else {
-                other.clone()
             }
         }
     }

@@ -46,13 +46,12 @@ pub mod engine;
 pub mod evaluation;
 pub mod evaluator;
 pub mod judge;
-pub mod output_type;
 pub mod response;
 pub mod status;
 pub mod stock;
 pub mod text;
-pub mod tokens;
 
+pub use assertions::AssertionError;
 pub use engine::{CheckResult, Outcome, run_check, run_checks};
 pub use evaluation::{Evaluation, Threshold};
 pub use evaluator::{CheckEvaluator, Evaluator, EvaluatorError};

@@ -41,16 +41,26 @@ pub fn field_path(part: Part, field: &[String]) -> String {
     path
 }
 
-/// The value at `part`/`field` of `response`, or a message saying why it is missing.
+/// Why the value a check looks at is missing: its message names the field and says why
+/// (`structure.answer is missing: structure has no key `answer``).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Missing(String);
+
+/// The value at `part`/`field` of `response`, or why it is missing.
 pub fn lookup<'r>(
     response: &'r Response,
     part: Part,
     field: &[String],
-) -> Result<Cow<'r, Value>, String> {
+) -> Result<Cow<'r, Value>, Missing> {
     let root: Cow<'r, Value> = match part {
         Part::Text => match &response.text {
             Some(text) => Cow::Owned(Value::String(text.clone())),
-            None => return Err("text is missing: the response has no answer text".to_owned()),
+            None => {
+                return Err(Missing(
+                    "text is missing: the response has no answer text".to_owned(),
+                ));
+            }
         },
         Part::SlyData => match &response.sly_data {
             Some(v) => Cow::Borrowed(v),
@@ -90,16 +100,16 @@ pub fn lookup<'r>(
     }
     if here.is_null() {
         // As upstream, a null value is no value: every test on it fails, presence included.
-        return Err(format!(
+        return Err(Missing(format!(
             "{} is missing: it is null",
             field_path(part, field)
-        ));
+        )));
     }
     Ok(Cow::Borrowed(here))
 }
 
-fn missing(part: Part, field: &[String], why: &str) -> String {
-    format!("{} is missing: {why}", field_path(part, field))
+fn missing(part: Part, field: &[String], why: &str) -> Missing {
+    Missing(format!("{} is missing: {why}", field_path(part, field)))
 }
 
 /// `a number`, `a string`, ... for messages.
@@ -315,10 +325,10 @@ fn excerpt(text: &str, needle: &str) -> String {
 }
 
 /// Whether the value at a path is present (a `{}` check).
-pub fn presence(path: &str, found: Result<&Value, &str>) -> Verdict {
+pub fn presence(path: &str, found: Result<&Value, &Missing>) -> Verdict {
     match found {
         Ok(_) => Verdict::new(true, format!("{path} is present")),
-        Err(why) => Verdict::new(false, why.to_owned()),
+        Err(why) => Verdict::new(false, why.to_string()),
     }
 }
 
@@ -421,15 +431,21 @@ mod tests {
             &json!(3)
         );
         assert_eq!(
-            lookup(&r, Part::Structure, &f(&["answer"])).unwrap_err(),
+            lookup(&r, Part::Structure, &f(&["answer"]))
+                .unwrap_err()
+                .to_string(),
             "structure.answer is missing: structure has no key `answer`"
         );
         assert_eq!(
-            lookup(&r, Part::Structure, &f(&["n", "x"])).unwrap_err(),
+            lookup(&r, Part::Structure, &f(&["n", "x"]))
+                .unwrap_err()
+                .to_string(),
             "structure.n.x is missing: structure.n is a number, not an object"
         );
         assert_eq!(
-            lookup(&r, Part::SlyData, &f(&["equals"])).unwrap_err(),
+            lookup(&r, Part::SlyData, &f(&["equals"]))
+                .unwrap_err()
+                .to_string(),
             "sly_data.equals is missing: the response has no sly_data"
         );
         assert!(lookup(&Response::default(), Part::Text, &[]).is_err());

@@ -24,6 +24,27 @@ pub fn as_text(value: &Value) -> String {
     }
 }
 
+/// How many characters of a found value a check result keeps.
+pub const FOUND_CHARS: usize = 500;
+
+/// A found value as a check result keeps it: long strings cut to [`FOUND_CHARS`]
+/// characters, other values as they are when their JSON text is short, else their cut
+/// JSON text.
+pub fn short(value: &Value) -> Value {
+    match value {
+        Value::String(s) if s.chars().count() > FOUND_CHARS => Value::String(cut(s, FOUND_CHARS)),
+        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => value.clone(),
+        other => {
+            let text = other.to_string();
+            if text.chars().count() > FOUND_CHARS {
+                Value::String(cut(&text, FOUND_CHARS))
+            } else {
+                other.clone()
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -38,5 +59,16 @@ mod tests {
         assert_eq!(preview(&json!(3.0)), "3.0");
         assert_eq!(as_text(&json!({"a": 1})), "{\"a\":1}");
         assert_eq!(as_text(&json!("x")), "x");
+    }
+
+    #[test]
+    fn found_values_are_kept_short() {
+        assert_eq!(short(&json!(3)), json!(3));
+        assert_eq!(short(&json!({"a": [1, 2]})), json!({"a": [1, 2]}));
+        let long = short(&json!("b".repeat(900)));
+        assert_eq!(long.as_str().unwrap().chars().count(), FOUND_CHARS);
+        let big = short(&json!(vec!["word"; 200]));
+        let text = big.as_str().expect("a long list becomes its cut JSON text");
+        assert!(text.starts_with("[\"word\",") && text.ends_with('…'));
     }
 }

@@ -102,11 +102,11 @@ impl Stream for Tracked {
         if this.done {
             return Poll::Ready(None);
         }
-        if let Some(shutdown) = &mut this.shutdown {
-            if shutdown.as_mut().poll(cx).is_ready() {
-                this.done = true;
-                return Poll::Ready(Some(Err(BodyError::Shutdown)));
-            }
+        if let Some(shutdown) = &mut this.shutdown
+            && shutdown.as_mut().poll(cx).is_ready()
+        {
+            this.done = true;
+            return Poll::Ready(Some(Err(BodyError::Shutdown)));
         }
         let item = ready!(this.chunks.as_mut().poll_next(cx));
         if !matches!(item, Some(Ok(_))) {

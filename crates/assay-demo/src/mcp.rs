@@ -69,13 +69,12 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> R
             "not a json-rpc 2.0 request",
         );
     };
-    if method != "initialize" {
-        if let Some(version) =
+    if method != "initialize"
+        && let Some(version) =
             version.filter(|version| !SUPPORTED_VERSIONS.contains(&version.as_str()))
-        {
-            let text = format!("unsupported protocol version {version}");
-            return error(StatusCode::BAD_REQUEST, &id, INVALID_REQUEST, &text);
-        }
+    {
+        let text = format!("unsupported protocol version {version}");
+        return error(StatusCode::BAD_REQUEST, &id, INVALID_REQUEST, &text);
     }
     if method.starts_with("notifications/") || message.get("id").is_none() {
         return status_only(StatusCode::ACCEPTED);

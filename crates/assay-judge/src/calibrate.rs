@@ -31,7 +31,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use assay_check::Judge;
+use assay_check::{Judge, JudgeError};
 use assay_spec::Source;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -147,7 +147,7 @@ pub struct ItemResult {
     /// The label.
     pub expected: bool,
     /// The judge's verdict, or its error.
-    pub verdict: Result<bool, String>,
+    pub verdict: Result<bool, JudgeError>,
     /// The judge's reason (empty on error).
     pub reason: String,
 }
@@ -267,7 +267,7 @@ impl Calibration {
                     "kind": item.and_then(|i| i.kind.as_deref()),
                     "expected": word(r.expected),
                     "verdict": r.verdict.as_ref().map(|v| word(*v)).ok(),
-                    "error": r.verdict.as_ref().err(),
+                    "error": r.verdict.as_ref().err().map(ToString::to_string),
                     "reason": r.reason,
                 })
             })
@@ -298,7 +298,7 @@ pub async fn calibrate(judge: &dyn Judge, items: &[LabeledItem]) -> Calibration 
         .map(|(index, item)| async move {
             let (verdict, reason) = match judge.judge(&item.criteria, &item.sample).await {
                 Ok(v) => (Ok(v.pass), v.reason),
-                Err(e) => (Err(e.message), String::new()),
+                Err(e) => (Err(e), String::new()),
             };
             ItemResult {
                 index,

@@ -144,7 +144,7 @@ impl Ask for Backend {
                 .complete(&request)
                 .await
                 .map_err(|e| AskError::Failed(e.to_string()))?;
-            parse_structured(&response.text).map_err(AskError::Unparseable)
+            parse_structured(&response.text).map_err(|e| AskError::Unparseable(e.to_string()))
         })
     }
 }

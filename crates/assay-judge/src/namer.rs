@@ -96,27 +96,53 @@ impl ModelNamer {
     }
 }
 
+/// Why a reply holds no usable names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoNames {
+    /// The reply is not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    /// The reply has no `names` list.
+    #[error("no `names` list")]
+    NoList,
+    /// The list has another number of names than there are modes.
+    #[error("{found} names for {wanted} modes")]
+    WrongCount {
+        /// Names in the reply.
+        found: usize,
+        /// Modes to name.
+        wanted: usize,
+    },
+    /// A name is empty (or not text).
+    #[error("an empty name")]
+    EmptyName,
+}
+
 /// The names in a reply, when it holds exactly `n` non-empty ones.
-pub fn parse_names(text: &str, n: usize) -> Result<Vec<String>, String> {
+pub fn parse_names(text: &str, n: usize) -> Result<Vec<String>, NoNames> {
     let trimmed = text.trim();
     let body = trimmed
         .strip_prefix("```json")
         .or_else(|| trimmed.strip_prefix("```"))
         .and_then(|t| t.strip_suffix("```"))
         .unwrap_or(trimmed);
-    let value: Value = serde_json::from_str(body.trim()).map_err(|e| format!("not JSON: {e}"))?;
+    let value: Value =
+        serde_json::from_str(body.trim()).map_err(|e| NoNames::NotJson(e.to_string()))?;
     let names: Vec<String> = value
         .get("names")
         .and_then(Value::as_array)
-        .ok_or("no `names` list")?
+        .ok_or(NoNames::NoList)?
         .iter()
         .map(|v| v.as_str().map(|s| s.trim().to_owned()).unwrap_or_default())
         .collect();
     if names.len() != n {
-        return Err(format!("{} names for {n} modes", names.len()));
+        return Err(NoNames::WrongCount {
+            found: names.len(),
+            wanted: n,
+        });
     }
     if names.iter().any(String::is_empty) {
-        return Err("an empty name".to_owned());
+        return Err(NoNames::EmptyName);
     }
     Ok(names)
 }
@@ -140,7 +166,7 @@ impl ModeNamer for ModelNamer {
                     .map_err(|e| JudgeError::new(format!("naming modes: {e}")))?;
                 match parse_names(&response.text, modes.len()) {
                     Ok(names) => return Ok(names),
-                    Err(why) => last = why,
+                    Err(why) => last = why.to_string(),
                 }
             }
             Err(JudgeError::new(format!(
@@ -164,8 +190,27 @@ mod tests {
             parse_names("```json\n{\"names\": [\"x\"]}\n```", 1).unwrap(),
             ["x"]
         );
-        assert!(parse_names(r#"{"names": ["a"]}"#, 2).is_err());
-        assert!(parse_names(r#"{"names": ["a", " "]}"#, 2).is_err());
-        assert!(parse_names("not json", 1).is_err());
+        assert_eq!(
+            parse_names(r#"{"names": ["a"]}"#, 2),
+            Err(NoNames::WrongCount {
+                found: 1,
+                wanted: 2
+            })
+        );
+        assert_eq!(
+            parse_names(r#"{"names": ["a", " "]}"#, 2),
+            Err(NoNames::EmptyName)
+        );
+        assert_eq!(parse_names(r#"{"list": []}"#, 1), Err(NoNames::NoList));
+        let e = parse_names("not json", 1).unwrap_err();
+        assert!(e.to_string().starts_with("not JSON: "), "{e}");
+        assert_eq!(
+            NoNames::WrongCount {
+                found: 1,
+                wanted: 2
+            }
+            .to_string(),
+            "1 names for 2 modes"
+        );
     }
 }

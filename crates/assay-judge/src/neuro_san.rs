@@ -96,7 +96,7 @@ impl Ask for Backend {
                 .await
                 .map_err(|e| AskError::Failed(e.to_string()))?;
             let text = response.text.unwrap_or_default();
-            parse_word(&text).map_err(AskError::Unparseable)
+            parse_word(&text).map_err(|e| AskError::Unparseable(e.to_string()))
         })
     }
 }

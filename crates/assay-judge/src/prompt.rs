@@ -102,17 +102,44 @@ impl Vote {
     }
 }
 
+/// Why a reply holds no verdict. Each message quotes the start of the reply.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoVerdict {
+    /// A structured verdict that is not JSON.
+    #[error("the verdict is not JSON ({error}): {reply}")]
+    NotJson {
+        /// The JSON parser's message.
+        error: String,
+        /// The reply, quoted and cut.
+        reply: String,
+    },
+    /// A structured verdict that is JSON but not an object.
+    #[error("the verdict is not a JSON object: {0}")]
+    NotAnObject(String),
+    /// A structured verdict whose `verdict` is missing or neither `pass` nor `fail`.
+    #[error("the verdict is neither `pass` nor `fail`: {0}")]
+    NeitherVerdict(String),
+    /// A structured verdict without a `reason` string.
+    #[error("the verdict has no `reason` string: {0}")]
+    NoReason(String),
+    /// An agent's answer that holds both words.
+    #[error("the answer says both pass and fail: {0}")]
+    BothWords(String),
+    /// An agent's answer that holds neither word.
+    #[error("the answer says neither pass nor fail: {0}")]
+    NeitherWord(String),
+}
+
 /// Reads a model's structured verdict: a JSON object, possibly inside a Markdown code
 /// fence. `verdict` must be `pass` or `fail` (any case); a missing `reason` is an error.
-pub fn parse_structured(text: &str) -> Result<Vote, String> {
+pub fn parse_structured(text: &str) -> Result<Vote, NoVerdict> {
     let body = unfence(text.trim());
-    let value: Value = serde_json::from_str(body)
-        .map_err(|e| format!("the verdict is not JSON ({e}): {}", preview(text)))?;
+    let value: Value = serde_json::from_str(body).map_err(|e| NoVerdict::NotJson {
+        error: e.to_string(),
+        reply: preview(text),
+    })?;
     let Some(object) = value.as_object() else {
-        return Err(format!(
-            "the verdict is not a JSON object: {}",
-            preview(text)
-        ));
+        return Err(NoVerdict::NotAnObject(preview(text)));
     };
     let verdict = object
         .get("verdict")
@@ -121,18 +148,10 @@ pub fn parse_structured(text: &str) -> Result<Vote, String> {
     let pass = match verdict.as_deref() {
         Some("pass") => true,
         Some("fail") => false,
-        _ => {
-            return Err(format!(
-                "the verdict is neither `pass` nor `fail`: {}",
-                preview(text)
-            ));
-        }
+        _ => return Err(NoVerdict::NeitherVerdict(preview(text))),
     };
     let Some(reason) = object.get("reason").and_then(Value::as_str) else {
-        return Err(format!(
-            "the verdict has no `reason` string: {}",
-            preview(text)
-        ));
+        return Err(NoVerdict::NoReason(preview(text)));
     };
     Ok(Vote {
         pass,
@@ -156,7 +175,7 @@ static WORD: LazyLock<Regex> =
 /// Reads a bare `pass` or `fail` from an agent's answer, as a whole word and in any
 /// case: `bypass`, `compass`, `passed` and `failure` do not count. Both words, or
 /// neither, is an error. The reason is the whole answer.
-pub fn parse_word(text: &str) -> Result<Vote, String> {
+pub fn parse_word(text: &str) -> Result<Vote, NoVerdict> {
     let mut pass = false;
     let mut fail = false;
     for found in WORD.find_iter(text) {
@@ -171,14 +190,8 @@ pub fn parse_word(text: &str) -> Result<Vote, String> {
             pass,
             reason: text.trim().to_owned(),
         }),
-        (true, true) => Err(format!(
-            "the answer says both pass and fail: {}",
-            preview(text)
-        )),
-        (false, false) => Err(format!(
-            "the answer says neither pass nor fail: {}",
-            preview(text)
-        )),
+        (true, true) => Err(NoVerdict::BothWords(preview(text))),
+        (false, false) => Err(NoVerdict::NeitherWord(preview(text))),
     }
 }
 
@@ -231,12 +244,39 @@ mod tests {
                 reason: "ok".to_owned()
             }
         );
-        assert!(parse_structured("{\"verdict\":\"maybe\",\"reason\":\"x\"}").is_err());
-        assert!(parse_structured("{\"verdict\":\"pass\"}").is_err());
-        assert!(parse_structured("pass").is_err());
-        assert!(parse_structured("[1]").is_err());
-        let e = parse_structured("nope").unwrap_err();
+        assert_eq!(
+            parse_structured("{\"verdict\":\"maybe\",\"reason\":\"x\"}"),
+            Err(NoVerdict::NeitherVerdict(
+                r#""{\"verdict\":\"maybe\",\"reason\":\"x\"}""#.to_owned()
+            ))
+        );
+        assert!(matches!(
+            parse_structured("{\"verdict\":\"pass\"}"),
+            Err(NoVerdict::NoReason(_))
+        ));
+        assert!(matches!(
+            parse_structured("pass"),
+            Err(NoVerdict::NotJson { .. })
+        ));
+        assert_eq!(
+            parse_structured("[1]").unwrap_err().to_string(),
+            "the verdict is not a JSON object: \"[1]\""
+        );
+        let e = parse_structured("nope").unwrap_err().to_string();
         assert!(e.starts_with("the verdict is not JSON"), "{e}");
+        assert!(e.ends_with(": \"nope\""), "{e}");
+    }
+
+    #[test]
+    fn words_that_decide_nothing_are_explained() {
+        assert_eq!(
+            parse_word("pass or fail").unwrap_err().to_string(),
+            "the answer says both pass and fail: \"pass or fail\""
+        );
+        assert_eq!(
+            parse_word("bypass"),
+            Err(NoVerdict::NeitherWord("\"bypass\"".to_owned()))
+        );
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //!
 //! assert_eq!(Votes::new(3).unwrap().get(), 3);
 //! assert!(Votes::new(2).is_err());
-//! assert!(Votes::new(0).is_err());
+//! assert_eq!(
+//!     Votes::new(0).unwrap_err().to_string(),
+//!     "the judge's votes must be an odd number of at least 1, not 0"
+//! );
 //! ```
 
 use assay_check::{BoxFuture, JudgeError, JudgeVerdict};
@@ -28,11 +31,9 @@ impl Votes {
     pub const ONE: Votes = Votes(1);
 
     /// `n` votes, when `n` is odd.
-    pub fn new(n: u32) -> Result<Votes, String> {
-        if n == 0 || n % 2 == 0 {
-            Err(format!(
-                "the judge's votes must be an odd number of at least 1, not {n}"
-            ))
+    pub fn new(n: u32) -> Result<Votes, VotesError> {
+        if n.is_multiple_of(2) {
+            Err(VotesError(n))
         } else {
             Ok(Votes(n))
         }
@@ -43,6 +44,11 @@ impl Votes {
         self.0
     }
 }
+
+/// A number of votes that is not odd (zero included): a tie could not be broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the judge's votes must be an odd number of at least 1, not {0}")]
+pub struct VotesError(pub u32);
 
 impl Default for Votes {
     fn default() -> Self {

@@ -434,7 +434,12 @@ async fn conversation(
         let extra = pattern_checks(&case.failure_patterns, index);
         let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
         checks.extend(run_checks(&extra, &response, ctx.judge.as_deref()).await);
-        if !carry.after(step, request.sly_data, returned_context, response.sly_data.as_ref()) {
+        if !carry.after(
+            step,
+            request.sly_data,
+            returned_context,
+            response.sly_data.as_ref(),
+        ) {
             // A clean conversation: a stdio agent gets a fresh process.
             session = None;
         }
@@ -490,7 +495,11 @@ impl Carry {
     ) -> AgentRequest {
         AgentRequest {
             text: step.input.text.clone(),
-            sly_data: step.input.sly_data.clone().or_else(|| self.sly_data.clone()),
+            sly_data: step
+                .input
+                .sly_data
+                .clone()
+                .or_else(|| self.sly_data.clone()),
             chat_context: self.chat_context.clone(),
             chat_filter: step.chat_filter,
             metadata: headers.clone(),

@@ -107,7 +107,7 @@ impl Settings {
             .and_then(|c| c.agents.get(agent))
             .and_then(|a| a.url.as_deref());
         match own {
-            Some(url) => parse_server(url).map_err(ConnectError::config),
+            Some(url) => parse_server(url),
             None => self.server(),
         }
     }
@@ -121,7 +121,7 @@ impl Settings {
         let mut own: HashMap<String, (Url, HttpOptions)> = HashMap::new();
         for (name, agent) in self.config.iter().flat_map(|c| &c.agents) {
             if let Some(url) = &agent.url {
-                let url = parse_server(url).map_err(ConnectError::config)?;
+                let url = parse_server(url)?;
                 let timeout = seconds(agent.timeout_in_seconds).or(options.timeout);
                 let options = HttpOptions {
                     timeout,

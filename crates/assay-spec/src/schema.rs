@@ -34,11 +34,6 @@ pub fn schema_text(dialect: Dialect) -> String {
     text
 }
 
-/// The dialect named `name` (`data-driven`, `sentinel-spec`, `sentinel-suite`, `config`).
-pub fn dialect_named(name: &str) -> Option<Dialect> {
-    SCHEMAS.iter().map(|(d, _)| *d).find(|d| d.name() == name)
-}
-
 fn generate<T: JsonSchema>() -> Schema {
     SchemaSettings::draft2020_12()
         .into_generator()

@@ -121,7 +121,11 @@ fn trivia(question: &str, history: &str, coin: &AtomicUsize) -> Reply {
     }
     if question.contains("Flip a coin") {
         let n = coin.fetch_add(1, Ordering::SeqCst);
-        return Reply::text(if n % 2 == 0 { "heads" } else { "tails" });
+        return Reply::text(if n.is_multiple_of(2) {
+            "heads"
+        } else {
+            "tails"
+        });
     }
     if question.contains("Take your time") {
         return Reply::text("Done waiting.").delay(SLOW);

@@ -452,6 +452,17 @@ impl OutputType {
     /// Every kind's name.
     pub const NAMES: [&'static str; 5] = ["json", "text", "markdown", "code", "structured"];
 
+    /// The kind's name as written.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputType::Json => "json",
+            OutputType::Text => "text",
+            OutputType::Markdown => "markdown",
+            OutputType::Code => "code",
+            OutputType::Structured => "structured",
+        }
+    }
+
     /// The kind named `name`.
     pub fn from_name(name: &str) -> Option<OutputType> {
         match name {
@@ -603,5 +614,20 @@ impl JsonSchema for Pattern {
             "type": "string",
             "format": "regex"
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_type_names_round_trip_and_match_serde() {
+        for name in OutputType::NAMES {
+            let kind = OutputType::from_name(name).expect("a listed name");
+            assert_eq!(kind.name(), name);
+            assert_eq!(serde_json::to_value(kind).unwrap(), name);
+        }
+        assert_eq!(OutputType::from_name("yaml"), None);
     }
 }

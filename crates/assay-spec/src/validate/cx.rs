@@ -191,10 +191,10 @@ impl Cx {
         pyd: Option<Pyd>,
         found: Option<&Node>,
     ) {
-        if let Some(node) = found {
-            if d.found.is_none() {
-                d = d.found(node.preview(crate::diag::PREVIEW_CHARS));
-            }
+        if let Some(node) = found
+            && d.found.is_none()
+        {
+            d = d.found(node.preview(crate::diag::PREVIEW_CHARS));
         }
         if let (Style::Sentinel, Some(p)) = (self.style, pyd) {
             let input = match found {

@@ -40,6 +40,9 @@ const SUITE_KEYS: [&str; 7] = [
     "defaults",
     "tags",
 ];
+/// The providers in the order of Sentinel's `Literal`, which its validation message
+/// lists (`ProviderKind::NAMES` has Assay's order).
+const SENTINEL_PROVIDERS: [&str; 5] = ["anthropic", "openai", "bedrock", "huggingface", "ollama"];
 const INPUT_KEYS: [&str; 4] = ["query", "messages", "system_prompt", "context"];
 const MODEL_CONFIG_KEYS: [&str; 5] = [
     "temperature",
@@ -48,10 +51,6 @@ const MODEL_CONFIG_KEYS: [&str; 5] = [
     "top_k",
     "stop_sequences",
 ];
-
-/// The providers in the order Sentinel's own `Literal` lists them, which its
-/// validation message repeats.
-const SENTINEL_PROVIDERS: [&str; 5] = ["anthropic", "openai", "bedrock", "huggingface", "ollama"];
 
 /// Removes the top-level keys that start with `x-`: in YAML they hold anchors for
 /// aliases elsewhere in the file (as docker-compose allows), and say nothing themselves.
@@ -472,40 +471,45 @@ fn inputs(node: &Node, at: &At, cx: &mut Cx) -> Option<InputSpec> {
         || spec.system_prompt.as_ref().is_some_and(|p| !p.is_empty())
         || spec.context.as_ref().is_some_and(|c| !c.is_empty());
     if !says_something {
-        let empty: Vec<&str> = INPUT_KEYS
-            .iter()
-            .copied()
-            .filter(|k| super::cx::present(node, k).is_some())
-            .collect();
-        let sentence = if empty.is_empty() {
-            "at least one of query, messages, system_prompt or context must be provided".to_owned()
-        } else {
-            let quoted: Vec<String> = empty.iter().map(|k| format!("`{k}`")).collect();
-            let (names, verb) = match quoted.split_last() {
-                Some((last, rest)) if !rest.is_empty() => {
-                    (format!("{} and {last}", rest.join(", ")), "are")
-                }
-                _ => (quoted.concat(), "is"),
-            };
-            format!(
-                "at least one of query, messages, system_prompt or context must say something; {names} {verb} empty"
-            )
-        };
-        let d = Diagnostic::new("value-error", &at.path, sentence)
-            .at(node.span)
-            .expected(format!("a non-empty {}", list_names(&INPUT_KEYS)));
-        cx.report(
-            d,
-            at,
-            Some(Pyd::new(
-                "value_error",
-                "Value error, At least one input field (query, messages, system_prompt, or context) must be provided",
-            )),
-            Some(node),
-        );
+        says_nothing(node, at, cx);
         return None;
     }
     Some(spec)
+}
+
+/// Sentinel's rule that some input says something, broken: name the empty ones.
+fn says_nothing(node: &Node, at: &At, cx: &mut Cx) {
+    let empty: Vec<&str> = INPUT_KEYS
+        .iter()
+        .copied()
+        .filter(|k| super::cx::present(node, k).is_some())
+        .collect();
+    let sentence = if empty.is_empty() {
+        "at least one of query, messages, system_prompt or context must be provided".to_owned()
+    } else {
+        let quoted: Vec<String> = empty.iter().map(|k| format!("`{k}`")).collect();
+        let (names, verb) = match quoted.split_last() {
+            Some((last, rest)) if !rest.is_empty() => {
+                (format!("{} and {last}", rest.join(", ")), "are")
+            }
+            _ => (quoted.concat(), "is"),
+        };
+        format!(
+            "at least one of query, messages, system_prompt or context must say something; {names} {verb} empty"
+        )
+    };
+    let d = Diagnostic::new("value-error", &at.path, sentence)
+        .at(node.span)
+        .expected(format!("a non-empty {}", list_names(&INPUT_KEYS)));
+    cx.report(
+        d,
+        at,
+        Some(Pyd::new(
+            "value_error",
+            "Value error, At least one input field (query, messages, system_prompt, or context) must be provided",
+        )),
+        Some(node),
+    );
 }
 
 fn message(node: &Node, at: &At, cx: &mut Cx) -> Option<Message> {
@@ -722,4 +726,23 @@ fn json_schema_problem(schema: &serde_json::Value) -> Option<String> {
             format!("at `{path}`: {e}")
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentinel_s_providers_are_assay_s_in_another_order() {
+        let mut ours = ProviderKind::NAMES;
+        let mut theirs = SENTINEL_PROVIDERS;
+        ours.sort_unstable();
+        theirs.sort_unstable();
+        assert_eq!(ours, theirs);
+        assert!(
+            SENTINEL_PROVIDERS
+                .iter()
+                .all(|n| ProviderKind::from_name(n).is_some())
+        );
+    }
 }

@@ -142,11 +142,6 @@ impl Reply {
         Reply::text("").with_tool_call(name, arguments)
     }
 
-    /// An answer that is one tool call whose arguments are `text` as is (JSON or not).
-    pub fn tool_call_raw(name: impl Into<String>, text: impl Into<String>) -> Reply {
-        Reply::text("").with_tool_call_raw(name, text)
-    }
-
     /// Adds a tool call with JSON arguments.
     pub fn with_tool_call(self, name: impl Into<String>, arguments: Value) -> Reply {
         self.with_tool_call_raw(name, arguments.to_string())

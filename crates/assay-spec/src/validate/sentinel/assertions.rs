@@ -10,7 +10,7 @@
 use super::super::cx::{At, Cx, Pyd, a_type, list_names};
 use crate::diag::{Diagnostic, did_you_mean};
 use crate::model::sentinel::{Assertion, OutputType, Pattern, TextMatch};
-use crate::node::{Node, Value};
+use crate::node::{Key, Node, Span, Value};
 
 /// Names Sentinel users write for assertions Assay spells otherwise, with the way to
 /// write them. The first three are in Sentinel's own release notes, which renamed them.
@@ -62,40 +62,17 @@ pub(super) fn assertions(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Assert
     out.into_iter().collect()
 }
 
+/// One item of `assertions`: an object with one key, the assertion's name.
 fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
     let Value::Object(entries) = &node.value else {
         not_an_object(node, at, cx);
         return None;
     };
-    if entries.len() != 1 {
+    let [(key, value)] = entries.as_slice() else {
         let keys: Vec<&str> = entries.iter().map(|(k, _)| k.name.as_str()).collect();
-        let (sentence, help) = if keys.is_empty() {
-            (
-                "an assertion has exactly one key, found an empty item".to_owned(),
-                "write the check in the item, e.g. `- must_contain: \"Paris\"`, or remove the empty item",
-            )
-        } else {
-            (
-                format!(
-                    "an assertion has exactly one key, found {}: {}",
-                    keys.len(),
-                    list_names(&keys)
-                ),
-                "write each assertion as its own list item",
-            )
-        };
-        let d = Diagnostic::new("invalid-assertion", &at.path, sentence.clone())
-            .at(node.span)
-            .help(help);
-        cx.report(
-            d,
-            at,
-            Some(Pyd::new("value_error", format!("Value error, {sentence}"))),
-            Some(node),
-        );
+        not_one_key(node, at, &keys, cx);
         return None;
-    }
-    let (key, value) = &entries[0];
+    };
     let at = at.key(&key.name);
     match key.name.as_str() {
         "must_contain" => text_match(value, &at, cx).map(Assertion::MustContain),
@@ -110,23 +87,57 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
         "min_tokens" => non_negative(value, &at, cx).map(Assertion::MinTokens),
         "max_tokens" => own_positive(value, &at, cx).map(Assertion::MaxTokens),
         other => {
-            let help = ALIASES
-                .iter()
-                .find(|(alias, _)| *alias == other)
-                .map(|(_, hint)| (*hint).to_owned())
-                .or_else(|| did_you_mean(other, Assertion::NAMES.iter().copied()));
-            let d = Diagnostic::new(
-                "unknown-assertion",
-                &at.path,
-                format!("unknown assertion `{other}`"),
-            )
-            .at(key.span)
-            .expected(format!("one of {}", list_names(&Assertion::NAMES)))
-            .maybe_help(help);
-            cx.own(d, &at, UNKNOWN_WHY, None);
+            unknown(other, key.span, &at, cx);
             None
         }
     }
+}
+
+/// An item with no key or with several: the DSL's rule.
+fn not_one_key(node: &Node, at: &At, keys: &[&str], cx: &mut Cx) {
+    let (sentence, help) = if keys.is_empty() {
+        (
+            "an assertion has exactly one key, found an empty item".to_owned(),
+            "write the check in the item, e.g. `- must_contain: \"Paris\"`, or remove the empty item",
+        )
+    } else {
+        (
+            format!(
+                "an assertion has exactly one key, found {}: {}",
+                keys.len(),
+                list_names(keys)
+            ),
+            "write each assertion as its own list item",
+        )
+    };
+    let d = Diagnostic::new("invalid-assertion", &at.path, sentence.clone())
+        .at(node.span)
+        .help(help);
+    cx.report(
+        d,
+        at,
+        Some(Pyd::new("value_error", format!("Value error, {sentence}"))),
+        Some(node),
+    );
+}
+
+/// An assertion name Assay does not know (Assay's rule), with the way to write it when
+/// it is a name Sentinel users write, or the closest name.
+fn unknown(name: &str, span: Span, at: &At, cx: &mut Cx) {
+    let help = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map(|(_, hint)| (*hint).to_owned())
+        .or_else(|| did_you_mean(name, Assertion::NAMES.iter().copied()));
+    let d = Diagnostic::new(
+        "unknown-assertion",
+        &at.path,
+        format!("unknown assertion `{name}`"),
+    )
+    .at(span)
+    .expected(format!("one of {}", list_names(&Assertion::NAMES)))
+    .maybe_help(help);
+    cx.own(d, at, UNKNOWN_WHY, None);
 }
 
 /// An item that is not an object: the DSL's rule, with a hint for a bare name.
@@ -162,50 +173,7 @@ fn not_an_object(node: &Node, at: &At, cx: &mut Cx) {
 fn text_match(value: &Node, at: &At, cx: &mut Cx) -> Option<TextMatch> {
     match &value.value {
         Value::String(_) | Value::Array(_) => texts(value, at, cx).map(TextMatch::all),
-        Value::Object(entries) => {
-            cx.unknown_keys_because(
-                entries,
-                at,
-                &["text", "case_sensitive"],
-                |_| None,
-                "the object form is Assay's; it takes `text` and `case_sensitive`",
-            );
-            let before = cx.errors();
-            let texts = match value.get("text") {
-                Some(n) => texts(n, &at.key("text"), cx),
-                None => {
-                    let d = Diagnostic::new(
-                        "missing-field",
-                        at.key("text").path,
-                        "missing required field `text`",
-                    )
-                    .at(value.span)
-                    .expected("the text to look for, or a list of texts");
-                    cx.own(d, at, "the object form names the text to look for", None);
-                    None
-                }
-            };
-            let case_sensitive = match value.get("case_sensitive") {
-                None => Some(false),
-                Some(n) => match n.value {
-                    Value::Bool(b) => Some(b),
-                    _ => {
-                        let at = at.key("case_sensitive");
-                        cx.own_type_error(
-                            n,
-                            &at,
-                            "`true` or `false`",
-                            "the object form is Assay's",
-                        );
-                        None
-                    }
-                },
-            };
-            if cx.errors() > before {
-                return None;
-            }
-            Some(TextMatch::all(texts?).case_sensitive(case_sensitive?))
-        }
+        Value::Object(entries) => text_match_object(value, entries, at, cx),
         _ => {
             cx.type_error(
                 value,
@@ -216,6 +184,52 @@ fn text_match(value: &Node, at: &At, cx: &mut Cx) -> Option<TextMatch> {
             None
         }
     }
+}
+
+/// `{text, case_sensitive}`: Assay's object form of `must_contain` / `must_not_contain`.
+fn text_match_object(
+    value: &Node,
+    entries: &[(Key, Node)],
+    at: &At,
+    cx: &mut Cx,
+) -> Option<TextMatch> {
+    cx.unknown_keys_because(
+        entries,
+        at,
+        &["text", "case_sensitive"],
+        |_| None,
+        "the object form is Assay's; it takes `text` and `case_sensitive`",
+    );
+    let before = cx.errors();
+    let texts = match value.get("text") {
+        Some(n) => texts(n, &at.key("text"), cx),
+        None => {
+            let d = Diagnostic::new(
+                "missing-field",
+                at.key("text").path,
+                "missing required field `text`",
+            )
+            .at(value.span)
+            .expected("the text to look for, or a list of texts");
+            cx.own(d, at, "the object form names the text to look for", None);
+            None
+        }
+    };
+    let case_sensitive = match value.get("case_sensitive") {
+        None => Some(false),
+        Some(n) => match n.value {
+            Value::Bool(b) => Some(b),
+            _ => {
+                let at = at.key("case_sensitive");
+                cx.own_type_error(n, &at, "`true` or `false`", "the object form is Assay's");
+                None
+            }
+        },
+    };
+    if cx.errors() > before {
+        return None;
+    }
+    Some(TextMatch::all(texts?).case_sensitive(case_sensitive?))
 }
 
 /// One non-empty text, or a non-empty list of them.
@@ -377,22 +391,22 @@ pub(super) fn token_bounds(node: &Node, at: &At, list: &[Assertion], cx: &mut Cx
         Assertion::MaxTokens(n) => Some(*n),
         _ => None,
     });
-    if let (Some(min), Some(max)) = (min, max) {
-        if min > max {
-            let span = node.get("assertions").map(|n| n.span).unwrap_or(node.span);
-            let d = Diagnostic::new(
-                "value-error",
-                at.key("assertions").path,
-                format!("min_tokens {min} is greater than max_tokens {max}; no output can pass"),
-            )
-            .at(span);
-            cx.own(
-                d,
-                &at.key("assertions"),
-                "Sentinel runs such a test, and it always fails",
-                None,
-            );
-        }
+    if let (Some(min), Some(max)) = (min, max)
+        && min > max
+    {
+        let span = node.get("assertions").map(|n| n.span).unwrap_or(node.span);
+        let d = Diagnostic::new(
+            "value-error",
+            at.key("assertions").path,
+            format!("min_tokens {min} is greater than max_tokens {max}; no output can pass"),
+        )
+        .at(span);
+        cx.own(
+            d,
+            &at.key("assertions"),
+            "Sentinel runs such a test, and it always fails",
+            None,
+        );
     }
 }
 

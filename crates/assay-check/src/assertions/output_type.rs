@@ -23,6 +23,23 @@ use std::sync::LazyLock;
 use assay_spec::model::sentinel::OutputType;
 use regex::Regex;
 
+use crate::evaluation::Evaluation;
+
+/// What the assertion looks at.
+pub(super) const TARGET: &str = "output";
+
+/// Whether `text` is of kind `kind`, with the reason either way.
+pub(super) fn evaluate(kind: OutputType, text: Option<&str>) -> (Evaluation, String) {
+    let (passed, why) = classify(kind, text.unwrap_or(""));
+    let kind_name = kind.name();
+    let message = if passed {
+        format!("output is {kind_name}: {why}")
+    } else {
+        format!("expected {kind_name} output: {why}")
+    };
+    (Evaluation::pass_fail(passed).with("reason", why), message)
+}
+
 /// Whether `output` is of kind `kind`, and a short reason either way.
 pub fn classify(kind: OutputType, output: &str) -> (bool, String) {
     match kind {
@@ -307,6 +324,24 @@ mod tests {
             "Here is the plan:\nWe go to the store and buy milk."
         ));
         assert!(!is(OutputType::Code, "The function returns a value."));
+    }
+
+    #[test]
+    fn verdicts_explain_themselves() {
+        let (e, m) = evaluate(OutputType::Json, Some("nope"));
+        assert_eq!(e.status(), crate::Status::Failed);
+        assert!(
+            m.starts_with("expected json output: the output is not JSON"),
+            "{m}"
+        );
+        let (e, m) = evaluate(OutputType::Text, Some("Paris."));
+        assert_eq!(e.status(), crate::Status::Passed);
+        assert_eq!(m, "output is text: the output is text");
+        assert_eq!(e.metadata["reason"], "the output is text");
+        assert_eq!(
+            evaluate(OutputType::Text, None).1,
+            "expected text output: the output is empty"
+        );
     }
 
     #[test]
