@@ -100,3 +100,26 @@ fn the_harness_lists_one_test_per_case() {
         stdout(&out)
     );
 }
+
+#[test]
+fn the_suite_runs_every_grid_combination_into_the_human_reporter() {
+    let out = run("suite", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("FAIL primary colours (style=\"plain\", temperature=0.0) [fn]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("recall: score 0.3333333333333333, needs >= 0.5"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 runs: 3 passed, 1 failed, 0 errored"),
+        "{text}"
+    );
+}

@@ -6,6 +6,22 @@
 //! `assay validate --format json | jq` work. Diagnostics are coloured only when stderr
 //! is a terminal and `NO_COLOR` is not set (or with `--color always`). Exit codes are
 //! defined in [`ExitCode`].
+//!
+//! # Example
+//!
+//! The arguments are plain clap structs, and each turns into the settings the library
+//! resolves:
+//!
+//! ```
+//! use assay_cli::args::{Cli, Command};
+//! use clap::Parser;
+//!
+//! let cli = Cli::try_parse_from(["assay", "run", "tests", "--samples", "20", "--judge", "openai:gpt-4o-mini"]).unwrap();
+//! let Command::Run(run) = cli.command else { unreachable!() };
+//! let overrides = run.target.overrides();
+//! assert_eq!(overrides.samples, Some(20));
+//! assert_eq!(overrides.judge.as_deref(), Some("openai:gpt-4o-mini"));
+//! ```
 
 pub mod args;
 mod commands;

@@ -24,28 +24,45 @@
 //!
 //! # Example
 //!
-//! ```no_run
-//! use std::collections::HashMap;
+//! Any [`Provider`](assay_connect::provider::Provider) can judge: here one written in
+//! a few lines that always gives the same verdict; `assay_settings` builds the real
+//! ones (`openai:gpt-4o-mini`, ...) from `assay.toml` and the environment.
+//!
+//! ```
+//! use std::sync::Arc;
 //!
 //! use assay_check::Judge;
-//! use assay_connect::HttpOptions;
-//! use assay_connect::provider::{self, Limits, ProviderSettings};
-//! use assay_judge::{Cache, JudgeSpec, ModelJudge, Votes, pick_from_env};
+//! use assay_connect::provider::{ModelRequest, ModelResponse, Provider, ProviderKind};
+//! use assay_connect::{BoxFuture, ConnectError};
+//! use assay_judge::{ModelJudge, Votes};
 //!
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let env: HashMap<String, String> = std::env::vars().collect();
-//! let picked = pick_from_env(&env, false).ok_or("no judge")?;
-//! eprintln!("judge: {} (picked because {})", picked.spec, picked.because);
-//! let JudgeSpec::Model { provider: kind, model } = picked.spec else { unreachable!() };
-//! let settings = ProviderSettings::resolve(kind, &env, None)?;
-//! let provider = provider::build(kind, settings, &HttpOptions::default(), Limits::default())?;
-//! let judge = ModelJudge::new(provider, model)
-//!     .with_votes(Votes::new(3)?)
-//!     .with_cache(Cache::default_dir());
-//! let verdict = judge.judge("Names the band", "The Beatles").await?;
-//! println!("{}: {}", verdict.pass, verdict.reason);
-//! # Ok(())
-//! # }
+//! /// A model that finds every sample good.
+//! struct Lenient;
+//!
+//! impl Provider for Lenient {
+//!     fn kind(&self) -> ProviderKind {
+//!         ProviderKind::Openai
+//!     }
+//!
+//!     fn complete<'a>(
+//!         &'a self,
+//!         _request: &'a ModelRequest,
+//!     ) -> BoxFuture<'a, Result<ModelResponse, ConnectError>> {
+//!         Box::pin(async {
+//!             Ok(ModelResponse {
+//!                 text: r#"{"verdict": "pass", "reason": "it names a band"}"#.into(),
+//!                 ..ModelResponse::default()
+//!             })
+//!         })
+//!     }
+//! }
+//!
+//! let judge = ModelJudge::new(Arc::new(Lenient), "lenient-1").with_votes(Votes::new(3).unwrap());
+//! let runtime = tokio::runtime::Runtime::new().unwrap();
+//! let verdict = runtime.block_on(judge.judge("Names a band", "The Beatles")).unwrap();
+//! assert!(verdict.pass);
+//! assert_eq!(verdict.reason, "it names a band");
+//! assert_eq!(verdict.metadata["votes"].as_array().map(Vec::len), Some(3));
 //! ```
 
 pub mod cache;

@@ -8,6 +8,45 @@
 //! - [`ratio`]: success ratios and early stopping.
 //! - [`select`]: choosing cases (`--filter`, `--tag`, `--partition`) and judging an
 //!   empty run (`--no-tests`).
+//!
+//! It reaches agents and models only through `assay-target`'s traits, so a program that
+//! uses it builds no HTTP client, TLS stack or server; `assay-settings` builds the real
+//! connectors and providers.
+//!
+//! # Example
+//!
+//! A function under test, scored by a built-in check used as an evaluator:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use assay_check::{CheckEvaluator, Evaluator};
+//! use assay_run::{Status, SuiteOptions, TestCase, run_test_suite, sync_fn};
+//!
+//! struct Word(&'static str);
+//!
+//! impl TestCase for Word {
+//!     fn hash(&self) -> String {
+//!         self.0.to_owned()
+//!     }
+//! }
+//!
+//! let shout = sync_fn(|w: &Word| Ok(w.0.to_uppercase()));
+//! let loud = CheckEvaluator::must_contain_exact("HELLO").with_id("loud");
+//! let evaluators: Vec<Arc<dyn Evaluator<Word, String>>> = vec![Arc::new(loud)];
+//! let runtime = tokio::runtime::Runtime::new().unwrap();
+//! let report = runtime
+//!     .block_on(run_test_suite(
+//!         "shouting",
+//!         vec![Word("hello"), Word("bye")],
+//!         evaluators,
+//!         shout,
+//!         SuiteOptions::default(),
+//!     ))
+//!     .unwrap();
+//! assert_eq!(report.count(Status::Passed), 1);
+//! assert_eq!(report.count(Status::Failed), 1);
+//! ```
 
 pub mod engine;
 pub mod events;

@@ -24,22 +24,23 @@
 //!
 //! Run a folder of spec files against the demo agents and count the verdicts:
 //!
-//! ```no_run
+//! ```
 //! use assay_run::Selection;
 //! use assay_settings::{Overrides, Session, Settings, prepare};
 //!
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let settings = Settings::load(None, Overrides { demo: true, ..Overrides::default() })?;
-//! let prepared = prepare(&settings, &["tests/agents".into()], &Selection::all(), None);
-//! for report in prepared.inputs.reports() {
-//!     eprintln!("{}", report.plain());
-//! }
-//! let session = Session::new(&settings, &prepared.plan).await?;
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let overrides = Overrides { demo: true, ..Overrides::default() };
+//! let settings = Settings::load(None, overrides).unwrap();
+//! let folder = "../../fixtures/quickstart".into();
+//! let prepared = prepare(&settings, &[folder], &Selection::all(), None);
+//! assert!(prepared.inputs.reports().is_empty());
+//! let session = Session::new(&settings, &prepared.plan).await.unwrap();
 //! let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
 //! let summary = session.run(&prepared.plan, events).await;
-//! println!("{} passed, {} failed, {} errored", summary.passed, summary.failed, summary.errored);
 //! session.shutdown().await;
-//! # Ok(()) }
+//! // Three cases, each over two connections.
+//! assert_eq!((summary.passed, summary.failed, summary.errored), (6, 0, 0));
+//! # });
 //! ```
 
 #[cfg(feature = "demo")]
