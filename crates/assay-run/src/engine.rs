@@ -646,7 +646,7 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
             kind.name()
         )));
     };
-    let request = crate::model::model_request(case).map_err(config_error)?;
+    let request = crate::model::model_request(case).map_err(|e| config_error(e.to_string()))?;
     let step = &case.interactions[0];
     let started = Instant::now();
     let response = match provider.complete(&request).await {

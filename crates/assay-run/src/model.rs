@@ -21,8 +21,22 @@ use assay_spec::plan::{Case, Target};
 use assay_target::model::{ChatMessage, ModelRequest, ModelResponse, Role, Sampling, ToolDef};
 use serde_json::{Value, json};
 
+/// Why a case gives no model request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    /// The case tests an agent, not a model.
+    #[error("not a model case")]
+    NotAModelCase,
+    /// The case has no interaction.
+    #[error("the case sends nothing")]
+    NothingSent,
+    /// The inputs hold no message for the model.
+    #[error("the inputs hold no message for the model: add `query` or `messages`")]
+    NoMessage,
+}
+
 /// The request a model case sends, or why it cannot be built.
-pub fn model_request(case: &Case) -> Result<ModelRequest, String> {
+pub fn model_request(case: &Case) -> Result<ModelRequest, RequestError> {
     let Target::Model {
         model,
         tools,
@@ -31,10 +45,10 @@ pub fn model_request(case: &Case) -> Result<ModelRequest, String> {
         ..
     } = &case.target
     else {
-        return Err("not a model case".to_owned());
+        return Err(RequestError::NotAModelCase);
     };
     let Some(step) = case.interactions.first() else {
-        return Err("the case sends nothing".to_owned());
+        return Err(RequestError::NothingSent);
     };
     let input = &step.input;
     let mut system: Vec<String> = Vec::new();
@@ -69,9 +83,7 @@ pub fn model_request(case: &Case) -> Result<ModelRequest, String> {
         }),
         (Some(context), false) => system.push(context.clone()),
         (None, true) => {
-            return Err(
-                "the inputs hold no message for the model: add `query` or `messages`".to_owned(),
-            );
+            return Err(RequestError::NoMessage);
         }
         (None, false) => {}
     }
@@ -211,6 +223,7 @@ mod tests {
         let c = case(
             "name: t\nmodel: gpt-4o\ninputs:\n  system_prompt: hi\nassertions: [{output_type: text}]\n",
         );
-        assert!(model_request(&c).unwrap_err().contains("no message"));
+        assert_eq!(model_request(&c).unwrap_err(), RequestError::NoMessage);
+        assert!(RequestError::NoMessage.to_string().contains("no message"));
     }
 }
