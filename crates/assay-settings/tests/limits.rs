@@ -220,3 +220,48 @@ fn run_test_suite_shares_the_limiter_through_the_session() {
     // Two model calls and two judge calls.
     assert_paced(&fake, 4);
 }
+
+/// The harness as a new user meets it: no `assay.toml`, only `OPENAI_BASE_URL` and
+/// `OPENAI_API_KEY`. The Sentinel cases reach the model and the gist check gets the
+/// judge the environment offers, and every trial passes.
+#[test]
+fn the_harness_runs_sentinel_specs_and_gist_with_only_openai_variables() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.respond_with(|body| {
+        Some(if body.get("response_format").is_some() {
+            Reply::structured(json!({"verdict": "pass", "reason": "it says hello"}))
+        } else {
+            Reply::text("a fine answer")
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path());
+    std::fs::remove_file(dir.path().join("assay.toml")).unwrap();
+    let trials = Harness::new(dir.path())
+        .agents(Agents::Demo)
+        .env(env(&fake))
+        .trials()
+        .unwrap();
+    let args = libtest_mimic::Arguments {
+        test_threads: Some(1),
+        quiet: true,
+        ..libtest_mimic::Arguments::default()
+    };
+    let conclusion = libtest_mimic::run(&args, trials);
+    assert_eq!(
+        (conclusion.num_passed, conclusion.num_failed),
+        (3, 0),
+        "two Sentinel cases and one gist case pass"
+    );
+    // Two model calls and one judge call, the judge's with a structured verdict.
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        requests
+            .iter()
+            .filter(|r| r.json().get("response_format").is_some())
+            .count(),
+        1
+    );
+}
