@@ -10,7 +10,8 @@ use crate::limits::Limits;
 use crate::load::{
     Loaded, Unrecognized, discover, load_file, load_file_with, unsupported_extension,
 };
-use crate::plan::{Case, Dialect};
+use crate::plan::{Case, Dialect, Plan, Target};
+use crate::redact::Redactor;
 use crate::source::Source;
 use crate::syntax::Env;
 
@@ -122,6 +123,141 @@ impl Inputs {
             .flat_map(Entry::cases)
             .collect()
     }
+}
+
+impl Inputs {
+    /// How many files are valid, invalid, and how many warnings they have.
+    pub fn counts(&self) -> Counts {
+        let valid = self.entries.iter().filter(|e| e.is_valid()).count();
+        Counts {
+            valid,
+            invalid: self.entries.len() - valid,
+            warnings: self.entries.iter().map(Entry::warnings).sum(),
+        }
+    }
+
+    /// `N files, N valid, N invalid`, then `, N warnings` and `, N skipped` when nonzero.
+    pub fn summary(&self) -> String {
+        let counts = self.counts();
+        let mut line = format!(
+            "{} files, {} valid, {} invalid",
+            self.entries.len(),
+            counts.valid,
+            counts.invalid
+        );
+        if counts.warnings > 0 {
+            line.push_str(&format!(", {} warnings", counts.warnings));
+        }
+        if self.skipped > 0 {
+            line.push_str(&format!(", {} skipped", self.skipped));
+        }
+        line
+    }
+
+    /// The whole validation as one JSON document: every file with its diagnostics, and
+    /// the counts (`assay validate --format json`).
+    pub fn to_json(&self) -> serde_json::Value {
+        let counts = self.counts();
+        let files: Vec<serde_json::Value> = self
+            .entries
+            .iter()
+            .map(|entry| {
+                let source = entry.source();
+                let (syntax, dialect) = match entry {
+                    Entry::Loaded(loaded) => {
+                        (Some(loaded.syntax.name()), loaded.dialect.map(|d| d.name()))
+                    }
+                    Entry::Unreadable { .. } => (None, None),
+                };
+                let diagnostics: Vec<serde_json::Value> = entry
+                    .reports()
+                    .iter()
+                    .map(|r| r.diagnostic.to_json(source))
+                    .collect();
+                serde_json::json!({
+                    "file": source.name(),
+                    "syntax": syntax,
+                    "dialect": dialect,
+                    "valid": entry.is_valid(),
+                    "cases": entry.cases().len(),
+                    "diagnostics": diagnostics,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "files": files,
+            "summary": {
+                "files": self.entries.len(),
+                "valid": counts.valid,
+                "invalid": counts.invalid,
+                "warnings": counts.warnings,
+                "skipped": self.skipped,
+            },
+        })
+    }
+
+    /// What shows values read from the environment (`${OPENAI_API_KEY}`) by name, for
+    /// every file.
+    pub fn redactor(&self) -> Redactor {
+        let mut redactor = Redactor::default();
+        for entry in &self.entries {
+            if let Entry::Loaded(loaded) = entry {
+                redactor.extend(&loaded.redactor);
+            }
+        }
+        redactor
+    }
+
+    /// The cases, one line each (`id<TAB>dialect<TAB>name<TAB>file`; a data-driven
+    /// case's name also names its agent), values from the environment by name
+    /// (`assay list`).
+    pub fn listing(&self) -> String {
+        let plan = Plan::new(self.cases());
+        self.redactor()
+            .text(&plan.cases.iter().map(list_line).collect::<String>())
+    }
+
+    /// The cases as JSON, values from the environment by name (`assay list --format
+    /// json`).
+    pub fn listing_json(&self) -> serde_json::Value {
+        let plan = Plan::new(self.cases());
+        let mut json = serde_json::to_value(&plan).unwrap_or_default();
+        self.redactor().json(&mut json);
+        json
+    }
+}
+
+/// How many files are valid and invalid, and how many warnings they have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// Valid files.
+    pub valid: usize,
+    /// Invalid files (and paths that could not be read).
+    pub invalid: usize,
+    /// Warnings, across files.
+    pub warnings: usize,
+}
+
+/// `id<TAB>dialect<TAB>name<TAB>file`.
+fn list_line(case: &Case) -> String {
+    let name = match (&case.target, case.dialect) {
+        (Target::Agent { agent, .. }, Dialect::DataDriven) => {
+            format!("{} (agent {agent})", case.name)
+        }
+        _ => case.name.clone(),
+    };
+    format!(
+        "{}\t{}\t{}\t{}\n",
+        case.id,
+        case.dialect,
+        one_field(&name),
+        one_field(&case.file.display().to_string())
+    )
+}
+
+/// Text with no tab or line break, so that it stays one field of one line.
+fn one_field(text: &str) -> String {
+    text.replace(['\t', '\n', '\r'], " ")
 }
 
 /// Expands and loads `paths` within `limits`. A file named explicitly must be a test

@@ -1,12 +1,8 @@
 //! `assay list`: one line per case of every valid file.
 
-use assay_spec::plan::Target;
-use assay_spec::redact::Redactor;
-use assay_spec::{Case, Dialect, Env, Plan};
-
 use assay_run::select::Emptied;
-
 use assay_settings::{Overrides, Settings};
+use assay_spec::Env;
 use assay_spec::inputs::{Entry, load_paths};
 
 use super::report_empty;
@@ -26,22 +22,12 @@ pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
             .map(|s| s.input_limits())
             .unwrap_or_default(),
     );
-    let plan = Plan::new(inputs.entries.iter().flat_map(Entry::cases).collect());
-    let reports: Vec<_> = inputs.entries.iter().flat_map(Entry::reports).collect();
-    output::stderr(&output::render(&reports, color));
-    // Values read from the environment (`${OPENAI_API_KEY}`) are listed by name.
-    let mut redactor = Redactor::default();
-    for entry in &inputs.entries {
-        if let Entry::Loaded(loaded) = entry {
-            redactor.extend(&loaded.redactor);
-        }
-    }
+    output::stderr(&output::render(&inputs.reports(), color));
+    let cases = inputs.cases().len();
     let text = match args.format {
-        Format::Human => redactor.text(&plan.cases.iter().map(line).collect::<String>()),
+        Format::Human => inputs.listing(),
         Format::Json => {
-            let mut json = serde_json::to_value(&plan)?;
-            redactor.json(&mut json);
-            let mut text = serde_json::to_string_pretty(&json)?;
+            let mut text = serde_json::to_string_pretty(&inputs.listing_json())?;
             text.push('\n');
             text
         }
@@ -49,7 +35,7 @@ pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
     output::stdout(&text)?;
     let all_valid = inputs.entries.iter().all(Entry::is_valid);
     // No case to list, and no invalid file to explain it: the `--no-tests` rule of `run`.
-    let emptied = match (all_valid, inputs.test_files(), plan.cases.len()) {
+    let emptied = match (all_valid, inputs.test_files(), cases) {
         (true, 0, _) => Some(Emptied::NoFiles),
         (true, _, 0) => Some(Emptied::NoCases),
         _ => None,
@@ -61,26 +47,4 @@ pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::INVALID
     })
-}
-
-/// `id<TAB>dialect<TAB>name<TAB>file`; a data-driven case's name also names its agent.
-fn line(case: &Case) -> String {
-    let name = match (&case.target, case.dialect) {
-        (Target::Agent { agent, .. }, Dialect::DataDriven) => {
-            format!("{} (agent {agent})", case.name)
-        }
-        _ => case.name.clone(),
-    };
-    format!(
-        "{}\t{}\t{}\t{}\n",
-        case.id,
-        case.dialect,
-        one_field(&name),
-        one_field(&case.file.display().to_string())
-    )
-}
-
-/// Text with no tab or line break, so that it stays one field of one line.
-fn one_field(text: &str) -> String {
-    text.replace(['\t', '\n', '\r'], " ")
 }
