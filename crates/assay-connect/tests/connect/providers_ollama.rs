@@ -232,3 +232,72 @@ async fn the_timeout_is_enforced() {
     assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
     assert!(begin.elapsed() < Duration::from_secs(3));
 }
+
+/// "Is Ollama there?" goes through the provider's own client (`GET /api/tags`, once),
+/// and says no at once when nothing listens; the judge's pick from the environment asks
+/// it.
+#[tokio::test]
+async fn reachable_asks_the_tags_endpoint_through_the_provider() {
+    let fake = FakeOllama::start().await;
+    fake.models(&["llama3.1:8b"]);
+    let provider = ollama(&fake);
+    assert!(provider.reachable(Duration::from_secs(2)).await);
+    let asked = fake.requests();
+    assert_eq!(asked.len(), 1, "one request, no retry");
+    assert_eq!(
+        (asked[0].method.as_str(), asked[0].path.as_str()),
+        ("GET", "/api/tags")
+    );
+    // Nothing listens there any more.
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let gone = closed.local_addr().unwrap();
+    drop(closed);
+    let env: HashMap<String, String> = [("OLLAMA_HOST".to_owned(), gone.to_string())].into();
+    let settings = ProviderSettings::resolve(ProviderKind::Ollama, &env, None).unwrap();
+    let absent = Ollama::new(
+        settings,
+        Transport::new(
+            ProviderKind::Ollama,
+            &HttpOptions::default(),
+            Limits::none(),
+        )
+        .unwrap(),
+    );
+    let started = Instant::now();
+    assert!(!absent.reachable(Duration::from_secs(2)).await);
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+/// Every attempt takes a rate slot: a call retried after a 503 sends its second
+/// attempt no sooner than the rate allows.
+#[tokio::test]
+async fn a_retried_attempt_takes_its_own_rate_slot() {
+    let fake = FakeOllama::start().await;
+    fake.script(Reply::error(503, "busy"));
+    fake.script(Reply::text("hi"));
+    let host = fake.base_url().replace("http://", "");
+    let env: HashMap<String, String> = [("OLLAMA_HOST".to_owned(), host)].into();
+    let settings = ProviderSettings::resolve(ProviderKind::Ollama, &env, None).unwrap();
+    let options = HttpOptions {
+        retry: RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(1),
+        },
+        ..HttpOptions::default()
+    };
+    // 120 a minute: one every 500 ms.
+    let provider = Ollama::new(
+        settings,
+        Transport::new(ProviderKind::Ollama, &options, Limits::new(None, Some(120))).unwrap(),
+    );
+    let answer = provider.complete(&ask("hello")).await.unwrap();
+    assert_eq!(answer.text, "hi");
+    let times: Vec<_> = fake.requests().iter().map(|r| r.received).collect();
+    assert_eq!(times.len(), 2);
+    assert!(
+        times[1] - times[0] >= Duration::from_millis(450),
+        "the retry came {:?} after the first attempt",
+        times[1] - times[0]
+    );
+}

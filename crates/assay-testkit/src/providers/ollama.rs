@@ -133,6 +133,16 @@ fn error(status: u16, message: impl Into<String>) -> Response<Body> {
 fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
     Box::pin(async move {
         state.record(request.clone());
+        // `GET /api/tags` lists the models pulled, as `ollama list` shows them.
+        if request.path == "/api/tags" && request.method == "GET" {
+            let models: Vec<Value> = state
+                .models()
+                .unwrap_or_default()
+                .iter()
+                .map(|name| json!({"name": name, "model": name}))
+                .collect();
+            return json_answer(200, &[], &json!({"models": models}));
+        }
         if request.path != "/api/chat" {
             return plain(404, "404 page not found");
         }

@@ -406,6 +406,11 @@ impl State {
             .is_none_or(|m| m.iter().any(|x| x == model))
     }
 
+    /// The models served, when set.
+    pub(crate) fn models(&self) -> Option<Vec<String>> {
+        self.lock().models.clone()
+    }
+
     pub(crate) fn record(&self, request: RecordedRequest) {
         self.lock().requests.push(request);
     }
