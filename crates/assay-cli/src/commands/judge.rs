@@ -32,6 +32,7 @@ pub(crate) fn check(args: &JudgeCheckArgs, color: bool) -> anyhow::Result<ExitCo
         Err(e) => return Ok(settings_error(&e, color)),
     };
     output::stderr(&output::render(&settings.reports, color));
+    output::stderr(&format!("{}\n", settings.found));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
