@@ -116,9 +116,9 @@ pub struct TargetArgs {
     /// Take this many samples of every case, keeping its pass rate: 7/10 becomes 14/20 [at most 100000]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=assay_spec::model::data_driven::MAX_SAMPLES as i64))]
     pub samples: Option<u32>,
-    /// The most samples in flight at once
-    #[arg(short = 'j', long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
-    pub jobs: u32,
+    /// The most samples in flight at once [default: `[concurrency] jobs` in assay.toml, else 32]
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
     /// Run only cases whose name, id, file or tag contains this text or matches this glob (repeatable)
     #[arg(long, value_name = "PATTERN")]
     pub filter: Vec<String>,
@@ -374,7 +374,7 @@ impl TargetArgs {
         Overrides {
             judge: self.judge.clone(),
             no_cache: self.no_cache,
-            jobs: Some(self.jobs as usize),
+            jobs: self.jobs.map(|n| n as usize),
             samples: self.samples,
             connections: self.connection.clone(),
             strict: self.strict,

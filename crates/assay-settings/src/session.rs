@@ -102,12 +102,18 @@ impl Session {
 }
 
 impl Settings {
-    /// The run options: `jobs` (default 32), `[concurrency] max_test_case_concurrency`,
-    /// `samples`, `connections`, and `judge`.
+    /// The run options: `jobs` (the override, else `[concurrency] jobs`, else 32),
+    /// `[concurrency] max_test_case_concurrency`, `samples`, `connections`, and `judge`.
     pub fn run_options(&self, judge: Option<Arc<dyn Judge>>) -> RunOptions {
         let defaults = RunOptions::default();
+        let configured = self
+            .config
+            .as_ref()
+            .and_then(|c| c.concurrency.as_ref())
+            .and_then(|c| c.jobs)
+            .map(|n| n as usize);
         RunOptions {
-            jobs: self.overrides.jobs.unwrap_or(defaults.jobs),
+            jobs: self.overrides.jobs.or(configured).unwrap_or(defaults.jobs),
             max_cases: self.max_cases(),
             samples: self.overrides.samples,
             connections: (!self.overrides.connections.is_empty())

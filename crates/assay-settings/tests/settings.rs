@@ -1,0 +1,102 @@
+//! Settings resolved once: which `assay.toml` (walking up), what the environment and the
+//! overrides add, and what a run gets from them.
+
+use assay_settings::{Found, Overrides, Settings, SettingsError, find_config};
+use assay_spec::Env;
+
+#[test]
+fn assay_toml_is_found_by_walking_up_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("tests/agents/deep");
+    std::fs::create_dir_all(&nested).unwrap();
+    assert_eq!(find_config(&nested), None);
+    let settings =
+        Settings::load_from(&nested, None, Env::default(), Overrides::default()).unwrap();
+    assert_eq!(
+        settings.found,
+        Found::None {
+            from: nested.clone()
+        }
+    );
+    assert!(
+        settings
+            .found
+            .to_string()
+            .starts_with("config: no assay.toml in ")
+    );
+
+    std::fs::write(dir.path().join("assay.toml"), "[concurrency]\njobs = 7\n").unwrap();
+    let settings =
+        Settings::load_from(&nested, None, Env::default(), Overrides::default()).unwrap();
+    assert_eq!(settings.found, Found::File(dir.path().join("assay.toml")));
+    assert_eq!(settings.project_dir(), dir.path());
+    // A nearer one wins.
+    std::fs::write(dir.path().join("tests/assay.toml"), "strict = true\n").unwrap();
+    let settings =
+        Settings::load_from(&nested, None, Env::default(), Overrides::default()).unwrap();
+    assert_eq!(
+        settings.found,
+        Found::File(dir.path().join("tests/assay.toml"))
+    );
+    assert!(settings.strict());
+}
+
+#[test]
+fn jobs_come_from_the_flag_else_assay_toml_else_32() {
+    let dir = tempfile::tempdir().unwrap();
+    let load =
+        |overrides| Settings::load_from(dir.path(), None, Env::default(), overrides).unwrap();
+    assert_eq!(load(Overrides::default()).run_options(None).jobs, 32);
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        "[concurrency]\njobs = 7\nmax_test_case_concurrency = 3\n",
+    )
+    .unwrap();
+    let options = load(Overrides::default()).run_options(None);
+    assert_eq!((options.jobs, options.max_cases), (7, Some(3)));
+    let flag = Overrides {
+        jobs: Some(2),
+        samples: Some(5),
+        ..Overrides::default()
+    };
+    let options = load(flag).run_options(None);
+    assert_eq!((options.jobs, options.samples), (2, Some(5)));
+}
+
+#[test]
+fn an_invalid_assay_toml_is_an_error_with_its_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("assay.toml"), "jbos = 3\n").unwrap();
+    let error =
+        Settings::load_from(dir.path(), None, Env::default(), Overrides::default()).unwrap_err();
+    let SettingsError::InvalidConfig { reports, .. } = error else {
+        panic!("{error}")
+    };
+    let text: Vec<String> = reports.iter().map(|r| r.plain()).collect();
+    assert!(text.join("\n").contains("jbos"), "{text:?}");
+}
+
+#[test]
+fn the_server_comes_from_the_flag_else_the_environment_else_assay_toml() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        "server = \"http://toml:1\"\n",
+    )
+    .unwrap();
+    let env = Env::from_pairs([("ASSAY_SERVER", "http://env:2")]);
+    let with = |env: Env, server: Option<&str>| {
+        let overrides = Overrides {
+            server: server.map(str::to_owned),
+            ..Overrides::default()
+        };
+        Settings::load_from(dir.path(), None, env, overrides)
+            .unwrap()
+            .server()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(with(Env::default(), None), "http://toml:1/");
+    assert_eq!(with(env.clone(), None), "http://env:2/");
+    assert_eq!(with(env, Some("http://flag:3")), "http://flag:3/");
+}
