@@ -39,6 +39,9 @@ pub const STDERR_KEPT: usize = 8 * 1024;
 /// of its stderr, before reporting without them.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
 
+/// How long an ended command's process group has between `SIGTERM` and `SIGKILL`.
+pub const GROUP_GRACE: Duration = Duration::from_secs(2);
+
 /// A command that speaks the direct protocol.
 ///
 /// `Debug` shows the environment's keys, never its values.
@@ -132,7 +135,13 @@ impl StdioCommand {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            // Elsewhere the command alone is killed when its conversation ends; on unix its
+            // whole process group is ended (`StdioConversation::end`).
+            .kill_on_drop(cfg!(not(unix)));
+        // Its own process group, so that what it starts (a wrapper's real agent: `sh -c`,
+        // `npm run`, `uv run`) ends with it.
+        #[cfg(unix)]
+        command.process_group(0);
         if let Some(cwd) = &self.cwd {
             command.current_dir(cwd);
         }
@@ -151,6 +160,7 @@ impl StdioCommand {
         tracing::debug!(command = %self.display(), "started an agent command");
         Ok(StdioConversation {
             peer: format!("command {}", self.display()),
+            group: child.id(),
             child,
             stdin,
             stdout: BufReader::new(stdout),
@@ -283,6 +293,8 @@ impl Connector for StdioConnector {
 #[derive(Debug)]
 pub struct StdioConversation {
     peer: String,
+    /// The process group the command leads (its pid), while it may still run.
+    group: Option<u32>,
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -322,18 +334,61 @@ impl Conversation for StdioConversation {
                 // The command is somewhere in the middle of an answer: nothing after
                 // this can be trusted to line up.
                 self.broken = Some("an earlier request failed".to_owned());
-                let _ = self.child.start_kill();
+                self.end();
             }
             result
         })
     }
 }
 
+impl Drop for StdioConversation {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
 impl StdioConversation {
+    /// Ends the command and everything it started: `SIGTERM` to its process group,
+    /// then `SIGKILL` after [`GROUP_GRACE`] to whatever is left of it (elsewhere than
+    /// unix: the command alone is killed).
+    fn end(&mut self) {
+        #[cfg(not(unix))]
+        let _ = self.child.start_kill();
+        #[cfg(unix)]
+        if let Some(pid) = self
+            .group
+            .take()
+            .and_then(|id| rustix::process::Pid::from_raw(i32::try_from(id).ok()?))
+        {
+            use rustix::process::{Signal, kill_process_group};
+            // An error means the group is gone already: nothing is left to end.
+            if kill_process_group(pid, Signal::TERM).is_err() {
+                return;
+            }
+            let kill = move || {
+                let _ = kill_process_group(pid, Signal::KILL);
+            };
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(async move {
+                        tokio::time::sleep(GROUP_GRACE).await;
+                        kill();
+                    });
+                }
+                Err(_) => {
+                    std::thread::spawn(move || {
+                        std::thread::sleep(GROUP_GRACE);
+                        kill();
+                    });
+                }
+            }
+        }
+    }
+
     async fn exchange(&mut self, request: &AgentRequest) -> Result<AgentResponse, ConnectError> {
         if self.busy {
             self.broken = Some("an earlier request was abandoned mid-answer".to_owned());
-            let _ = self.child.start_kill();
+            self.end();
         }
         if let Some(why) = &self.broken {
             return Err(ConnectError::protocol(

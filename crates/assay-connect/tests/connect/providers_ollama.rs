@@ -17,6 +17,11 @@ use assay_testkit::providers::ollama::FakeOllama;
 use serde_json::json;
 
 fn ollama(fake: &FakeOllama) -> Ollama {
+    ollama_with(fake, Duration::from_millis(20), Limits::none())
+}
+
+/// The provider for `fake`, retrying after `backoff`, within `limits`.
+fn ollama_with(fake: &FakeOllama, backoff: Duration, limits: Limits) -> Ollama {
     // OLLAMA_HOST as people write it: without a scheme.
     let host = fake.base_url().replace("http://", "");
     let env: HashMap<String, String> = [("OLLAMA_HOST".to_owned(), host)].into();
@@ -24,14 +29,14 @@ fn ollama(fake: &FakeOllama) -> Ollama {
     let options = HttpOptions {
         retry: RetryPolicy {
             max_attempts: 3,
-            base_delay: Duration::from_millis(20),
+            base_delay: backoff,
             max_delay: Duration::from_secs(3),
         },
         ..HttpOptions::default()
     };
     Ollama::new(
         settings,
-        Transport::new(ProviderKind::Ollama, &options, Limits::none()).unwrap(),
+        Transport::new(ProviderKind::Ollama, &options, limits).unwrap(),
     )
 }
 
@@ -275,21 +280,11 @@ async fn a_retried_attempt_takes_its_own_rate_slot() {
     let fake = FakeOllama::start().await;
     fake.script(Reply::error(503, "busy"));
     fake.script(Reply::text("hi"));
-    let host = fake.base_url().replace("http://", "");
-    let env: HashMap<String, String> = [("OLLAMA_HOST".to_owned(), host)].into();
-    let settings = ProviderSettings::resolve(ProviderKind::Ollama, &env, None).unwrap();
-    let options = HttpOptions {
-        retry: RetryPolicy {
-            max_attempts: 3,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(1),
-        },
-        ..HttpOptions::default()
-    };
     // 120 a minute: one every 500 ms.
-    let provider = Ollama::new(
-        settings,
-        Transport::new(ProviderKind::Ollama, &options, Limits::new(None, Some(120))).unwrap(),
+    let provider = ollama_with(
+        &fake,
+        Duration::from_millis(1),
+        Limits::new(None, Some(120)),
     );
     let answer = provider.complete(&ask("hello")).await.unwrap();
     assert_eq!(answer.text, "hi");

@@ -326,3 +326,89 @@ async fn the_documented_agent_works() {
     );
     assert_eq!(second.sly_data, Some(json!({"turns": 2, "user": null})));
 }
+
+/// Whether process `pid` is still running (a zombie, or no process, is not).
+#[cfg(target_os = "linux")]
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            // `pid (comm) S ...`: the state follows the last `)`.
+            let after = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(after != 'Z' && after != 'X')
+        })
+        .unwrap_or(false)
+}
+
+/// A command started through a wrapper (`sh -c`, as `npm run` or `uv run` start theirs)
+/// that times out leaves nothing running: its whole process group is ended, the
+/// grandchild that is the real agent included.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_timed_out_wrapper_leaves_no_grandchild_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("agent.pid");
+    // The wrapper starts the "real agent" (a long sleep) in the background, records its
+    // pid, and waits for it: it never answers.
+    let command = StdioCommand::new([
+        "sh".to_owned(),
+        "-c".to_owned(),
+        format!("sleep 300 & echo $! > {}; wait", pidfile.display()),
+    ]);
+    let connector = StdioConnector::new().with("wrapped", command);
+    let mut conversation = connector.open("wrapped").await.unwrap();
+    let request = AgentRequest::new("x").with_timeout(Duration::from_millis(500));
+    let error = conversation.send(&request).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Timeout);
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // TERM went to the group at once; `sleep` dies of it.
+    let deadline = std::time::Instant::now() + assay_connect::GROUP_GRACE + Duration::from_secs(3);
+    while running(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        !running(pid),
+        "the wrapper's child {pid} outlived the timeout"
+    );
+    drop(conversation);
+}
+
+/// A command that ignores `SIGTERM` is killed after the grace period, and so is
+/// everything it started.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_command_that_ignores_term_is_killed_after_the_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("agent.pid");
+    let command = StdioCommand::new([
+        "sh".to_owned(),
+        "-c".to_owned(),
+        format!(
+            "trap '' TERM; sh -c \"trap '' TERM; sleep 300\" & echo $! > {}; wait",
+            pidfile.display()
+        ),
+    ]);
+    let connector = StdioConnector::new().with("stubborn", command);
+    let mut conversation = connector.open("stubborn").await.unwrap();
+    let request = AgentRequest::new("x").with_timeout(Duration::from_millis(500));
+    assert!(conversation.send(&request).await.is_err());
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        running(pid),
+        "TERM is ignored, so it runs until the grace is over"
+    );
+    let deadline = std::time::Instant::now() + assay_connect::GROUP_GRACE + Duration::from_secs(3);
+    while running(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!running(pid), "KILL after the grace ends it");
+}
