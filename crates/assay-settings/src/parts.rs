@@ -112,6 +112,12 @@ impl Settings {
         }
     }
 
+    /// The neuro-san server's own client (to list its agents, say): [`Settings::server`]
+    /// with the connection options.
+    pub fn server_client(&self) -> Result<NeuroSanHttp, ConnectError> {
+        NeuroSanHttp::new(self.server()?, &self.http_options()?)
+    }
+
     /// The agent connectors: http, https and mcp to the server (an agent with its own
     /// `url` in `assay.toml` goes to its own, with its own time limit), `direct` to
     /// `assay.toml`'s commands, then neuro-san networks through the bridge.

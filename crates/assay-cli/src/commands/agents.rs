@@ -4,7 +4,7 @@
 //! `server` of the `assay.toml` found by walking up, else `http://localhost:8080`.
 
 use anyhow::Context;
-use assay_connect::{AgentInfo, ConnectError, ErrorKind, NeuroSanHttp};
+use assay_connect::{AgentInfo, ConnectError, ErrorKind};
 use assay_settings::Settings;
 
 use crate::args::{AgentsArgs, Format};
@@ -19,9 +19,9 @@ pub(crate) fn run(args: &AgentsArgs, color: bool) -> anyhow::Result<ExitCode> {
         Err(e) => return Ok(super::run::settings_error(&e, color)),
     };
     output::stderr(&output::render(&settings.reports, color));
-    let (options, base) = match settings
-        .http_options()
-        .and_then(|o| Ok((o, settings.server()?)))
+    let (server, base) = match settings
+        .server_client()
+        .and_then(|client| Ok((client, settings.server()?)))
     {
         Ok(resolved) => resolved,
         Err(error) => return Ok(report(&error)),
@@ -35,10 +35,7 @@ pub(crate) fn run(args: &AgentsArgs, color: bool) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let listed = runtime.block_on(async {
-        let server = NeuroSanHttp::new(base.clone(), &options)?;
-        server.list_agents().await
-    });
+    let listed = runtime.block_on(server.list_agents());
     let agents = match listed {
         Ok(agents) => agents,
         Err(error) => return Ok(report(&error)),

@@ -38,7 +38,7 @@ use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, serve}
 
 pub mod sigv4;
 
-pub use sigv4::{SigV4Header, canonical_request, parse_sigv4, sigv4_signature};
+pub use sigv4::{Malformed, SigV4Header, canonical_request, parse_sigv4, sigv4_signature};
 
 /// The top-level fields Converse accepts.
 const FIELDS: [&str; 10] = [
@@ -305,7 +305,7 @@ fn check_auth(request: &RecordedRequest, auth: &Auth) -> Result<(), String> {
     if matches!(auth, Auth::Bearer(_)) {
         return Err("Authentication failed: Please make sure your API Key is valid.".to_owned());
     }
-    let parsed = parse_sigv4(header)?;
+    let parsed = parse_sigv4(header).map_err(|e| e.0)?;
     let Some(amz_date) = request.header("x-amz-date") else {
         return Err(
             "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header."

@@ -21,14 +21,26 @@ pub struct SigV4Header {
     pub signature: String,
 }
 
+/// Why an `Authorization` header is not a SigV4 one, in the service's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed(pub String);
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Malformed {}
+
 /// Parses `AWS4-HMAC-SHA256 Credential=<id>/<date>/<region>/<service>/aws4_request,
 /// SignedHeaders=<a;b>, Signature=<hex>`, or says what is wrong in the service's words.
-pub fn parse_sigv4(header: &str) -> Result<SigV4Header, String> {
+pub fn parse_sigv4(header: &str) -> Result<SigV4Header, Malformed> {
     let Some(rest) = header.strip_prefix("AWS4-HMAC-SHA256 ") else {
-        return Err(format!(
+        return Err(Malformed(format!(
             "Authorization header requires 'Credential', 'Signature' and 'SignedHeaders' parameters, and the AWS4-HMAC-SHA256 algorithm. Authorization={}",
             header.split(' ').next().unwrap_or_default()
-        ));
+        )));
     };
     let mut credential = None;
     let mut signed = None;
@@ -40,33 +52,33 @@ pub fn parse_sigv4(header: &str) -> Result<SigV4Header, String> {
             "SignedHeaders" => signed = Some(value),
             "Signature" => signature = Some(value),
             _ => {
-                return Err(format!(
+                return Err(Malformed(format!(
                     "Authorization header has an unknown parameter '{key}'."
-                ));
+                )));
             }
         }
     }
     let (Some(credential), Some(signed), Some(signature)) = (credential, signed, signature) else {
-        return Err("Authorization header requires 'Credential', 'Signature' and 'SignedHeaders' parameters.".to_owned());
+        return Err(Malformed("Authorization header requires 'Credential', 'Signature' and 'SignedHeaders' parameters.".to_owned()));
     };
     let scope: Vec<&str> = credential.split('/').collect();
     let [id, date, region, service, terminator] = scope[..] else {
-        return Err(format!(
+        return Err(Malformed(format!(
             "Credential should have 5 parts separated by '/', not {}.",
             scope.len()
-        ));
+        )));
     };
     if terminator != "aws4_request" {
-        return Err(
+        return Err(Malformed(
             "Credential should be scoped with a valid terminator: 'aws4_request'.".to_owned(),
-        );
+        ));
     }
     if id.is_empty()
         || date.len() != 8
         || !date.bytes().all(|b| b.is_ascii_digit())
         || region.is_empty()
     {
-        return Err("Credential is malformed.".to_owned());
+        return Err(Malformed("Credential is malformed.".to_owned()));
     }
     let signed_headers: Vec<String> = signed.split(';').map(str::to_owned).collect();
     let sorted = signed_headers.windows(2).all(|w| w[0] < w[1]);
@@ -74,14 +86,18 @@ pub fn parse_sigv4(header: &str) -> Result<SigV4Header, String> {
         .iter()
         .all(|h| !h.is_empty() && h.bytes().all(|b| !b.is_ascii_uppercase()));
     if !sorted || !lowercase {
-        return Err("SignedHeaders must be lowercase and sorted.".to_owned());
+        return Err(Malformed(
+            "SignedHeaders must be lowercase and sorted.".to_owned(),
+        ));
     }
     if signature.len() != 64
         || !signature
             .bytes()
             .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     {
-        return Err("Signature must be 64 lowercase hexadecimal digits.".to_owned());
+        return Err(Malformed(
+            "Signature must be 64 lowercase hexadecimal digits.".to_owned(),
+        ));
     }
     Ok(SigV4Header {
         access_key_id: id.to_owned(),
