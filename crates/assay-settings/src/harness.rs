@@ -116,6 +116,12 @@ impl Harness {
         self
     }
 
+    /// Neither read nor write the judge's verdict cache.
+    pub fn no_cache(mut self) -> Harness {
+        self.overrides.no_cache = true;
+        self
+    }
+
     /// Run every case over these connections instead of its own.
     pub fn connections(mut self, connections: impl IntoIterator<Item = Connection>) -> Harness {
         self.overrides.connections = connections.into_iter().collect();

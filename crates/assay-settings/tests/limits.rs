@@ -238,9 +238,11 @@ fn the_harness_runs_sentinel_specs_and_gist_with_only_openai_variables() {
     let dir = tempfile::tempdir().unwrap();
     project(dir.path());
     std::fs::remove_file(dir.path().join("assay.toml")).unwrap();
+    // No cache: it would be written under the crate's folder, the harness's project.
     let trials = Harness::new(dir.path())
         .agents(Agents::Demo)
         .env(env(&fake))
+        .no_cache()
         .trials()
         .unwrap();
     let args = libtest_mimic::Arguments {
