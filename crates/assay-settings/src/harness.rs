@@ -168,6 +168,9 @@ impl Harness {
         for report in &settings.reports {
             eprintln!("{}", report.plain());
         }
+        if let Some(warning) = crate::files::fit_open_files(settings.run_options(None).jobs) {
+            eprintln!("{warning}");
+        }
         let runtime = Arc::new(
             tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

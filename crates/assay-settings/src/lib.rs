@@ -47,6 +47,7 @@
 pub mod demo;
 mod drive;
 mod error;
+mod files;
 pub mod harness;
 mod judge;
 mod parts;
@@ -55,6 +56,7 @@ mod settings;
 
 pub use drive::{Prepared, Ran, assess_unit, name_modes, prepare};
 pub use error::SettingsError;
+pub use files::{FILES_BASE, FILES_PER_JOB, files_needed, fit_open_files};
 pub use judge::{Chosen, plan_needs_judge};
 pub use parts::{Providers, seconds, with_providers};
 pub use session::Session;

@@ -12,7 +12,7 @@ use assay_report::{
     Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, Output, Reporters, Verbosity,
 };
 use assay_run::Summary;
-use assay_settings::{Prepared, Session, Settings, SettingsError, prepare};
+use assay_settings::{Prepared, Session, Settings, SettingsError, fit_open_files, prepare};
 
 use super::report_empty;
 use crate::args::{RunArgs, TargetArgs};
@@ -26,6 +26,9 @@ pub(crate) fn settings(target: &TargetArgs, color: bool) -> Result<Settings, Exi
         Ok(settings) => {
             output::stderr(&output::render(&settings.reports, color));
             output::stderr(&format!("{}\n", settings.found));
+            if let Some(warning) = fit_open_files(settings.run_options(None).jobs) {
+                output::stderr(&format!("{warning}\n"));
+            }
             Ok(settings)
         }
         Err(e) => Err(settings_error(&e, color)),
