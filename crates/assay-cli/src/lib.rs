@@ -45,13 +45,16 @@ pub fn main() -> ExitCode {
             return ExitCode::from_clap(&error);
         }
     };
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::ERROR
         }
-    }
+    };
+    // An agent that ignored SIGTERM is not left running once Assay has exited.
+    assay_connect::end_pending_groups();
+    code
 }
 
 /// Runs a parsed command line.

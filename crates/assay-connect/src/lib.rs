@@ -135,5 +135,7 @@ pub use neuro_san_direct::{DirectConnector, NeuroSanDirect};
 pub use reqwest::Url;
 pub use retry::{RetryPolicy, Statuses};
 pub use server::{DEFAULT_SERVER, SERVER_ENV, label, parse_server, resolve_server, with_scheme};
-pub use stdio::{GROUP_GRACE, STDERR_KEPT, StdioCommand, StdioConnector, StdioConversation};
+pub use stdio::{
+    GROUP_GRACE, STDERR_KEPT, StdioCommand, StdioConnector, StdioConversation, end_pending_groups,
+};
 pub use tls::{TlsOptions, client_config};

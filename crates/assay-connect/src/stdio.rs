@@ -42,6 +42,25 @@ const EXIT_GRACE: Duration = Duration::from_secs(5);
 /// How long an ended command's process group has between `SIGTERM` and `SIGKILL`.
 pub const GROUP_GRACE: Duration = Duration::from_secs(2);
 
+/// The process groups sent `SIGTERM` whose `SIGKILL` is still to come.
+#[cfg(unix)]
+fn pending_groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    static PENDING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+    PENDING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Sends `SIGKILL` now to every process group that was sent `SIGTERM` and is still
+/// within its [`GROUP_GRACE`]: a program calls this before it exits, so that an agent
+/// that ignores `SIGTERM` does not outlive it (the delayed kill dies with the program).
+pub fn end_pending_groups() {
+    #[cfg(unix)]
+    for raw in std::mem::take(&mut *pending_groups()) {
+        if let Some(pid) = rustix::process::Pid::from_raw(raw) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
 /// A command that speaks the direct protocol.
 ///
 /// `Debug` shows the environment's keys, never its values.
@@ -365,8 +384,14 @@ impl StdioConversation {
             if kill_process_group(pid, Signal::TERM).is_err() {
                 return;
             }
+            pending_groups().push(pid.as_raw_nonzero().get());
             let kill = move || {
-                let _ = kill_process_group(pid, Signal::KILL);
+                let raw = pid.as_raw_nonzero().get();
+                let mut pending = pending_groups();
+                if let Some(at) = pending.iter().position(|p| *p == raw) {
+                    pending.swap_remove(at);
+                    let _ = kill_process_group(pid, Signal::KILL);
+                }
             };
             match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => {

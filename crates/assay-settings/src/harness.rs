@@ -138,7 +138,11 @@ impl Harness {
     pub fn main(self) -> ExitCode {
         let args = Arguments::from_args();
         match self.trials() {
-            Ok(trials) => libtest_mimic::run(&args, trials).exit_code(),
+            Ok(trials) => {
+                let code = libtest_mimic::run(&args, trials).exit_code();
+                assay_connect::end_pending_groups();
+                code
+            }
             Err(e) => {
                 eprintln!("error: {e}");
                 if let SettingsError::InvalidConfig { reports, .. } = &e {

@@ -411,4 +411,22 @@ async fn a_command_that_ignores_term_is_killed_after_the_grace() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!running(pid), "KILL after the grace ends it");
+
+    // A program about to exit ends at once what is still within its grace
+    // (`end_pending_groups`), so an agent that ignores SIGTERM never outlives `assay run`.
+    // In this same test: it ends every pending group of the process.
+    let mut conversation = connector.open("stubborn").await.unwrap();
+    assert!(conversation.send(&request).await.is_err());
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(running(pid));
+    assay_connect::end_pending_groups();
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    while running(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!running(pid), "killed well within the grace");
 }
