@@ -317,10 +317,8 @@ fn der_time(tag: u8, contents: &[u8]) -> Option<u64> {
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
         return None;
     }
-    let seconds = days_from_civil(year, month, day) * 86_400
-        + field(4) * 3_600
-        + field(6) * 60
-        + field(8);
+    let seconds =
+        days_from_civil(year, month, day) * 86_400 + field(4) * 3_600 + field(6) * 60 + field(8);
     Some(u64::try_from(seconds).unwrap_or(0))
 }
 
@@ -391,8 +389,7 @@ fn certificate_words(reason: &CertificateError) -> String {
         ),
         E::Revoked => "the server's certificate has been revoked".to_owned(),
         E::UnhandledCriticalExtension => {
-            "the server's certificate has a critical extension this client does not know"
-                .to_owned()
+            "the server's certificate has a critical extension this client does not know".to_owned()
         }
         E::UnknownIssuer => {
             "the server's certificate is not signed by a trusted certificate authority".to_owned()
@@ -430,8 +427,7 @@ fn certificate_words(reason: &CertificateError) -> String {
             )
         }
         E::InvalidPurpose | E::InvalidPurposeContext { .. } => {
-            "the server's certificate is not meant for a TLS server (extended key usage)"
-                .to_owned()
+            "the server's certificate is not meant for a TLS server (extended key usage)".to_owned()
         }
         E::Other(other) => match other.0.downcast_ref::<webpki::Error>() {
             Some(webpki::Error::CaUsedAsEndEntity) => {
@@ -605,9 +601,9 @@ mod tests {
             explain(&e),
             "the server ended the handshake with the alert \"bad certificate\""
         );
-        let e = rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(
-            Arc::new(webpki::Error::CaUsedAsEndEntity),
-        )));
+        let e = rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(
+            webpki::Error::CaUsedAsEndEntity,
+        ))));
         assert!(
             explain(&e).starts_with("the server's certificate is a CA certificate, which is not"),
             "{}",

@@ -27,7 +27,9 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::transport::{BodyKind, Flow, Posted, Transport, body_kind};
-use super::{ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings, RawEvents};
+use super::{
+    ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings, RawEvents,
+};
 use crate::error::ConnectError;
 use crate::server::{endpoint, label};
 use crate::types::{Timings, TokenUsage};

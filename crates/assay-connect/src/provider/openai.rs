@@ -36,8 +36,8 @@ use serde_json::{Map, Value, json};
 
 use super::transport::{Flow, Posted, Reading, SseEnd, SseEvent, Transport, not_an_answer};
 use super::{
-    ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings, Secret,
-    RawEvents, unsupported,
+    ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
+    RawEvents, Secret, unsupported,
 };
 use crate::error::ConnectError;
 use crate::server::{endpoint, label};

@@ -110,7 +110,10 @@ async fn a_streamed_answer_is_joined_with_usage_and_time_to_first_token() {
 
 /// A text of `n` words, each streamed as its own delta by the fakes.
 fn long_text(n: usize) -> String {
-    (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ")
+    (0..n)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Issue 16: a stream of thousands of events keeps its whole text but only a bounded

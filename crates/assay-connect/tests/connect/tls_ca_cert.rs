@@ -16,8 +16,7 @@ use serde_json::json;
 /// `from` to `to` (years).
 fn certificate(names: &[&str], ca: bool, from: i32, to: i32) -> TlsIdentity {
     let mut params =
-        CertificateParams::new(names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>())
-            .unwrap();
+        CertificateParams::new(names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>()).unwrap();
     params
         .distinguished_name
         .push(DnType::CommonName, "assay test server");
@@ -59,13 +58,11 @@ async fn multiply(demo: &Demo, ca_pem: Option<&str>) -> Result<(), ConnectError>
 fn worded(e: ConnectError) -> String {
     assert_eq!(e.kind(), ErrorKind::Tls, "{e}");
     let text = e.to_string();
-    let debug_name = text
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .find(|w| {
-            w.as_bytes()
-                .windows(2)
-                .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
-        });
+    let debug_name = text.split(|c: char| !c.is_ascii_alphanumeric()).find(|w| {
+        w.as_bytes()
+            .windows(2)
+            .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
+    });
     assert_eq!(debug_name, None, "a Debug name in: {text}");
     text
 }
