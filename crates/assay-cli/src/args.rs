@@ -87,7 +87,8 @@ pub struct ServerArgs {
     /// The neuro-san server [default: $ASSAY_SERVER, else `server` in assay.toml, else http://localhost:8080]
     #[arg(long, value_name = "URL")]
     pub server: Option<String>,
-    /// A PEM file of certificate authorities to trust for https, besides the system's
+    /// A PEM file of certificate authorities to trust for https, besides the system's (a
+    /// self-signed server certificate given here is trusted as the server's own too)
     #[arg(long, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
     /// Do not verify https certificates (prints a warning)

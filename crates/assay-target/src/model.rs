@@ -125,8 +125,56 @@ pub struct ModelResponse {
     pub timings: Timings,
     /// Why the model stopped, in the provider's words.
     pub stop_reason: Option<String>,
-    /// The raw response bodies or stream events, for reports.
+    /// Raw response bodies or stream events, for reports: a whole answer's body; of a
+    /// stream, only the first event and the last few ([`RawEvents`], at most
+    /// [`RAW_EVENTS_KEPT`] in all), never every chunk.
     pub raw: Vec<Value>,
+    /// How many bodies or stream events the answer came in (`raw` keeps at most
+    /// [`RAW_EVENTS_KEPT`] of them).
+    pub events: u64,
+}
+
+/// How many raw events a [`ModelResponse`] keeps at most: the first and the last three.
+pub const RAW_EVENTS_KEPT: usize = 4;
+
+/// A stream's raw events as an answer keeps them: the first (which names the model
+/// and the message), the last few (which carry the finish reason and usage), and how
+/// many there were. Memory stays bounded however long the stream is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawEvents {
+    first: Option<Value>,
+    last: std::collections::VecDeque<Value>,
+    count: u64,
+}
+
+impl RawEvents {
+    /// Takes in one event: it is kept while it is the first or among the last few.
+    pub fn push(&mut self, event: Value) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some(event);
+            return;
+        }
+        if self.last.len() == RAW_EVENTS_KEPT - 1 {
+            self.last.pop_front();
+        }
+        self.last.push_back(event);
+    }
+
+    /// How many events were taken in.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Whether no event was taken in.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The kept events, in order: the first, then the last few.
+    pub fn into_vec(self) -> Vec<Value> {
+        self.first.into_iter().chain(self.last).collect()
+    }
 }
 
 /// A model provider.
@@ -162,4 +210,30 @@ pub fn unsupported(provider: ProviderKind, parameter: &str) -> ConnectError {
         "{} does not support `{parameter}`; remove it from model_config (or use another provider)",
         provider.name()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn raw_events_keep_the_first_and_the_last_few() {
+        let mut raw = RawEvents::default();
+        assert!(raw.is_empty());
+        for i in 0..10_000 {
+            raw.push(json!(i));
+        }
+        assert_eq!(raw.count(), 10_000);
+        assert_eq!(
+            raw.into_vec(),
+            vec![json!(0), json!(9_997), json!(9_998), json!(9_999)]
+        );
+        let mut few = RawEvents::default();
+        few.push(json!("a"));
+        few.push(json!("b"));
+        assert_eq!(few.count(), 2);
+        assert_eq!(few.into_vec(), vec![json!("a"), json!("b")]);
+    }
 }

@@ -45,6 +45,16 @@ pub struct Demo {
 pub async fn start_demo() -> Demo {
     let identity =
         TlsIdentity::self_signed().expect("a self-signed certificate for the demo server");
+    start_demo_with(identity).await
+}
+
+/// Starts a [`Demo`] whose https is served with `identity` (e.g. a certificate a test
+/// made with `rcgen`), on the current tokio runtime, on a free port.
+///
+/// # Panics
+///
+/// When the server cannot start (no loopback, no free port): a test cannot go on then.
+pub async fn start_demo_with(identity: TlsIdentity) -> Demo {
     let cert_pem = identity.cert_pem().to_owned();
     let server = DemoServer::builder()
         .tls(Some(identity))

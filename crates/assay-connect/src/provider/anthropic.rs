@@ -38,7 +38,7 @@ use serde_json::{Map, Value, json};
 use super::transport::{Flow, Posted, Reading, SseEvent, Transport, not_an_answer};
 use super::{
     ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
-    forced_tool, take_forced,
+    RawEvents, forced_tool, take_forced,
 };
 use crate::error::{ConnectError, cut};
 use crate::server::{endpoint, label};
@@ -266,7 +266,7 @@ struct Streamed {
     stop_reason: Option<String>,
     began: bool,
     ended: bool,
-    raw: Vec<Value>,
+    raw: RawEvents,
 }
 
 impl Streamed {
@@ -281,7 +281,7 @@ impl Streamed {
             stop_reason: None,
             began: false,
             ended: false,
-            raw: Vec::new(),
+            raw: RawEvents::default(),
         }
     }
 
@@ -416,7 +416,8 @@ impl Streamed {
                 total: self.started.elapsed(),
             },
             stop_reason: self.stop_reason,
-            raw: self.raw,
+            events: self.raw.count(),
+            raw: self.raw.into_vec(),
         })
     }
 }
@@ -463,6 +464,7 @@ fn whole_answer(
         },
         stop_reason: value["stop_reason"].as_str().map(str::to_owned),
         raw: vec![value],
+        events: 1,
     })
 }
 

@@ -418,6 +418,7 @@ fn converse_answer(
         },
         stop_reason: value["stopReason"].as_str().map(str::to_owned),
         raw: vec![value],
+        events: 1,
     })
 }
 

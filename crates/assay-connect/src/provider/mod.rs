@@ -24,8 +24,8 @@ pub use limits::Limits;
 pub use settings::{AwsCredentials, ProviderSettings, Secret};
 
 pub use assay_target::model::{
-    ChatMessage, ModelRequest, ModelResponse, ModelToolCall, Provider, ResponseFormat, Role,
-    Sampling, ToolDef, unsupported,
+    ChatMessage, ModelRequest, ModelResponse, ModelToolCall, Provider, RAW_EVENTS_KEPT, RawEvents,
+    ResponseFormat, Role, Sampling, ToolDef, unsupported,
 };
 
 use crate::error::ConnectError;

@@ -27,7 +27,9 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::transport::{BodyKind, Flow, Posted, Transport, body_kind};
-use super::{ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings};
+use super::{
+    ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings, RawEvents,
+};
 use crate::error::ConnectError;
 use crate::server::{endpoint, label};
 use crate::types::{Timings, TokenUsage};
@@ -213,7 +215,7 @@ struct Answer {
     usage: Option<TokenUsage>,
     stop_reason: Option<String>,
     done: bool,
-    raw: Vec<Value>,
+    raw: RawEvents,
 }
 
 impl Answer {
@@ -284,7 +286,8 @@ impl Answer {
                 total: started.elapsed(),
             },
             stop_reason: self.stop_reason,
-            raw: self.raw,
+            events: self.raw.count(),
+            raw: self.raw.into_vec(),
         })
     }
 }

@@ -36,8 +36,8 @@ use serde_json::{Map, Value, json};
 
 use super::transport::{Flow, Posted, Reading, SseEnd, SseEvent, Transport, not_an_answer};
 use super::{
-    ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings, Secret,
-    unsupported,
+    ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
+    RawEvents, Secret, unsupported,
 };
 use crate::error::ConnectError;
 use crate::server::{endpoint, label};
@@ -321,7 +321,7 @@ struct StreamedAnswer {
     calls: Vec<PartialCall>,
     usage: Option<TokenUsage>,
     stop_reason: Option<String>,
-    raw: Vec<Value>,
+    raw: RawEvents,
 }
 
 impl StreamedAnswer {
@@ -446,7 +446,8 @@ impl StreamedAnswer {
                 total: started.elapsed(),
             },
             stop_reason: self.stop_reason,
-            raw: self.raw,
+            events: self.raw.count(),
+            raw: self.raw.into_vec(),
         })
     }
 }
@@ -491,6 +492,7 @@ fn whole_answer(
         },
         stop_reason: choice["finish_reason"].as_str().map(str::to_owned),
         raw: vec![value],
+        events: 1,
     })
 }
 

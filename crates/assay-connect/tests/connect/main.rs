@@ -16,3 +16,4 @@ mod providers_openai;
 mod providers_structured;
 mod server;
 mod stdio;
+mod tls_ca_cert;

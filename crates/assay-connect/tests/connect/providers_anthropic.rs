@@ -10,7 +10,7 @@ use assay_connect::provider::anthropic::Anthropic;
 use assay_connect::provider::transport::Transport;
 use assay_connect::provider::{
     ChatMessage, Limits, ModelRequest, ModelToolCall, Provider, ProviderKind, ProviderSettings,
-    Role, Sampling, ToolDef,
+    RAW_EVENTS_KEPT, Role, Sampling, ToolDef,
 };
 use assay_connect::{ConnectError, ErrorKind, HttpOptions, RetryPolicy};
 use assay_testkit::providers::Reply;
@@ -77,12 +77,19 @@ async fn a_streamed_answer_is_joined_with_usage_and_time_to_first_token() {
     let usage = response.usage.expect("usage");
     assert_eq!((usage.input, usage.output), (Some(14), Some(8)));
     assert_eq!(response.stop_reason.as_deref(), Some("end_turn"));
-    let deltas = response
-        .raw
-        .iter()
-        .filter(|e| e["type"] == "content_block_delta")
-        .count();
-    assert_eq!(deltas, 6, "one text_delta a word");
+    // `message_start`, a block of one text_delta a word (six), `message_delta` and
+    // `message_stop` (the ping is not counted); the first and the last three are kept.
+    assert_eq!(response.events, 1 + (1 + 6 + 1) + 2);
+    let kinds: Vec<&Value> = response.raw.iter().map(|e| &e["type"]).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message_start",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ]
+    );
     let first = response.timings.first_byte.expect("time to first token");
     assert!(first >= Duration::from_millis(100), "{first:?}");
     assert!(response.timings.total >= first + Duration::from_millis(50));
@@ -99,6 +106,32 @@ async fn a_streamed_answer_is_joined_with_usage_and_time_to_first_token() {
     assert_eq!(request.header("content-type"), Some("application/json"));
     assert_eq!(request.header("accept"), Some("text/event-stream"));
     assert_eq!(request.header("authorization"), None);
+}
+
+/// A text of `n` words, each streamed as its own delta by the fakes.
+fn long_text(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Issue 16: a stream of thousands of events keeps its whole text but only a bounded
+/// number of raw events.
+#[tokio::test]
+async fn a_long_stream_keeps_the_whole_text_and_few_raw_events() {
+    let fake = started().await;
+    let text = long_text(5_000);
+    fake.script(Reply::text(&text).usage(3, 5_000));
+    let response = provider(&fake, Some(KEY))
+        .complete(&ask("count"))
+        .await
+        .unwrap();
+    assert_eq!(response.text, text);
+    assert_eq!(response.events, 1 + (1 + 5_000 + 1) + 2);
+    assert_eq!(response.raw.len(), RAW_EVENTS_KEPT);
+    assert_eq!(response.raw[0]["type"], "message_start");
+    assert_eq!(response.raw[3]["type"], "message_stop");
 }
 
 #[tokio::test]
@@ -149,12 +182,14 @@ async fn tool_calls_are_joined_from_input_json_deltas() {
         ]
     );
     assert_eq!(response.stop_reason.as_deref(), Some("tool_use"));
-    let pieces = response
-        .raw
-        .iter()
-        .filter(|e| e["delta"]["type"] == "input_json_delta" && e["index"] == 1)
-        .count();
-    assert!(pieces > 3, "the input arrived split across {pieces} events");
+    // Without the input's pieces the stream is 13 events: `message_start`, the text
+    // block (start, three words, stop), each call's start and stop, `clock`'s one piece,
+    // `message_delta` and `message_stop`.
+    assert!(
+        response.events > 13 + 3,
+        "the input arrived split across {} events",
+        response.events - 13
+    );
 }
 
 #[tokio::test]

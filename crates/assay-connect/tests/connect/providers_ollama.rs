@@ -9,7 +9,7 @@ use assay_connect::provider::ollama::Ollama;
 use assay_connect::provider::transport::Transport;
 use assay_connect::provider::{
     ChatMessage, Limits, ModelRequest, ModelToolCall, Provider, ProviderKind, ProviderSettings,
-    Role, Sampling, ToolDef,
+    RAW_EVENTS_KEPT, Role, Sampling, ToolDef,
 };
 use assay_connect::{ConnectError, ErrorKind, HttpOptions, RetryPolicy};
 use assay_testkit::providers::Reply;
@@ -70,13 +70,37 @@ async fn a_streamed_answer_is_joined_with_usage_and_timings() {
     let usage = response.usage.unwrap();
     assert_eq!((usage.input, usage.output), (Some(26), Some(5)));
     assert_eq!(response.stop_reason.as_deref(), Some("stop"));
-    assert_eq!(response.raw.len(), 5, "four words and the last line");
+    assert_eq!(response.events, 5, "four words and the last line");
+    assert_eq!(response.raw.len(), RAW_EVENTS_KEPT);
+    assert_eq!(response.raw[3]["done"], true);
     let first = response.timings.first_byte.unwrap();
     assert!(first >= Duration::from_millis(100), "{first:?}");
     assert!(first <= response.timings.total);
     let request = &fake.requests()[0];
     assert_eq!(request.path, "/api/chat");
     assert_eq!(request.header("authorization"), None);
+}
+
+/// A text of `n` words, each streamed as its own delta by the fakes.
+fn long_text(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Issue 16: a stream of thousands of lines keeps its whole text but only a bounded
+/// number of raw lines.
+#[tokio::test]
+async fn a_long_stream_keeps_the_whole_text_and_few_raw_lines() {
+    let fake = FakeOllama::start().await;
+    let text = long_text(5_000);
+    fake.script(Reply::text(&text).usage(3, 5_000));
+    let response = ollama(&fake).complete(&ask("count")).await.unwrap();
+    assert_eq!(response.text, text);
+    assert_eq!(response.events, 5_001, "a line a word and the last line");
+    assert_eq!(response.raw.len(), RAW_EVENTS_KEPT);
+    assert_eq!(response.raw[3]["done"], true);
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use assay_connect::provider::openai::OpenAi;
 use assay_connect::provider::transport::Transport;
 use assay_connect::provider::{
     ChatMessage, Limits, ModelRequest, ModelToolCall, Provider, ProviderKind, ProviderSettings,
-    Role, Sampling, ToolDef,
+    RAW_EVENTS_KEPT, Role, Sampling, ToolDef,
 };
 use assay_connect::{ConnectError, ErrorKind, HttpOptions, RetryPolicy};
 use assay_testkit::providers::Reply;
@@ -105,8 +105,12 @@ async fn a_streamed_answer_is_joined_with_usage_and_timings() {
     let usage = response.usage.expect("usage from the last chunk");
     assert_eq!((usage.input, usage.output), (Some(12), Some(7)));
     assert_eq!(response.stop_reason.as_deref(), Some("stop"));
-    // The role chunk, six words, the finish chunk and the usage chunk.
-    assert_eq!(response.raw.len(), 9);
+    // The role chunk, six words, the finish chunk and the usage chunk; of them the
+    // answer keeps the first and the last three.
+    assert_eq!(response.events, 9);
+    assert_eq!(response.raw.len(), RAW_EVENTS_KEPT);
+    assert_eq!(response.raw[0]["choices"][0]["delta"]["role"], "assistant");
+    assert_eq!(response.raw[3]["usage"]["prompt_tokens"], 12);
     let first = response.timings.first_byte.expect("time to first token");
     assert!(first >= Duration::from_millis(100), "{first:?}");
     assert!(first <= response.timings.total);
@@ -122,6 +126,33 @@ async fn a_streamed_answer_is_joined_with_usage_and_timings() {
     );
     assert_eq!(request.header("accept"), Some("text/event-stream"));
     assert_eq!(request.header("content-type"), Some("application/json"));
+}
+
+/// A text of `n` words, each streamed as its own delta by the fakes.
+fn long_text(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Issue 16: a stream of thousands of chunks keeps its whole text but only a bounded
+/// number of raw chunks (it used to keep every one: 482 MB for one 32 MiB stream).
+#[tokio::test]
+async fn a_long_stream_keeps_the_whole_text_and_few_raw_chunks() {
+    let fake = started().await;
+    let text = long_text(5_000);
+    fake.script(Reply::text(&text).usage(3, 5_000));
+    let response = openai(&fake, Some(KEY))
+        .complete(&ask("count"))
+        .await
+        .unwrap();
+    assert_eq!(response.text, text);
+    // The role chunk, 5,000 words, the finish chunk and the usage chunk.
+    assert_eq!(response.events, 5_003);
+    assert_eq!(response.raw.len(), RAW_EVENTS_KEPT);
+    assert_eq!(response.raw[0]["choices"][0]["delta"]["role"], "assistant");
+    assert_eq!(response.raw[3]["usage"]["completion_tokens"], 5_000);
 }
 
 #[tokio::test]
@@ -164,13 +195,9 @@ async fn tool_calls_are_gathered_from_split_arguments() {
     assert_eq!(streamed.text, "Let me check.");
     assert_eq!(streamed.tool_calls, want);
     assert_eq!(streamed.stop_reason.as_deref(), Some("tool_calls"));
-    // The arguments really came in several pieces.
-    let pieces = streamed
-        .raw
-        .iter()
-        .filter(|c| c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].is_string())
-        .count();
-    assert!(pieces > 4, "{pieces} argument pieces");
+    // The arguments really came in several pieces: the role chunk, three words, two
+    // names, the finish and usage chunks are 8 events; the rest are argument pieces.
+    assert!(streamed.events > 8 + 4, "{} events", streamed.events);
 
     let whole = provider
         .clone()
