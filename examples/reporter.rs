@@ -73,7 +73,7 @@ async fn main() {
     let plan = Plan::new(loaded.cases());
     // The settings layer gives the run options; the agent is ours.
     let settings = Settings::empty().with_overrides(Overrides::default());
-    let mut session = Session::new(&settings, &Plan { cases: Vec::new() })
+    let mut session = Session::new(&settings, &Plan::default())
         .await
         .expect("settings");
     session.connectors = Connectors::new().with(

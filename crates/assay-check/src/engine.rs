@@ -68,6 +68,30 @@ impl CheckResult {
             Outcome::Evaluated { message, .. } | Outcome::Errored { message } => message,
         }
     }
+
+    /// Hides every value `secrets` holds in what the result says: its message, what was
+    /// expected and found, the evaluation's metadata.
+    pub fn redact(&mut self, secrets: &assay_spec::redact::Redactor) {
+        if secrets.is_empty() {
+            return;
+        }
+        for value in [&mut self.expected, &mut self.found].into_iter().flatten() {
+            secrets.json(value);
+        }
+        match &mut self.outcome {
+            Outcome::Evaluated {
+                evaluation,
+                message,
+            } => {
+                *message = secrets.text(message);
+                evaluation
+                    .metadata
+                    .values_mut()
+                    .for_each(|v| secrets.json(v));
+            }
+            Outcome::Errored { message } => *message = secrets.text(message),
+        }
+    }
 }
 
 /// Runs one check. `judge` is needed only for `gist` and `not_gist`.

@@ -566,7 +566,9 @@ impl NeuroSanHttp {
 
     /// One exchange with `agent`, under the request's timeout (else the connector's
     /// default, [`HttpOptions::timeout`]). The exchange ends at the final message,
-    /// whether or not the server closes the stream after it.
+    /// whether or not the server closes the stream after it. The request's metadata
+    /// values (bearer tokens) are blanked out of any error, which may quote what the
+    /// server sent back.
     pub async fn chat(
         &self,
         agent: &str,
@@ -578,6 +580,7 @@ impl NeuroSanHttp {
             self.exchange(agent, request),
         )
         .await
+        .map_err(|e| e.redacted(&request.secrets()))
     }
 
     async fn exchange(

@@ -107,7 +107,12 @@ impl Conversation for McpConversation {
     ) -> BoxFuture<'a, Result<AgentResponse, ConnectError>> {
         let peer = self.inner.label.clone();
         let limit = self.inner.http.limit(request.timeout);
-        Box::pin(async move { with_timeout(&peer, limit, self.exchange(request)).await })
+        // Metadata values (bearer tokens) an error quotes from the server are blanked.
+        Box::pin(async move {
+            with_timeout(&peer, limit, self.exchange(request))
+                .await
+                .map_err(|e| e.redacted(&request.secrets()))
+        })
     }
 }
 

@@ -6,7 +6,9 @@
 //! (the same `ChatRequest` JSON as the http body, plus a `metadata` object); it answers
 //! with `ChatResponse` lines (`{"response": {...}}`) on stdout, and the answer ends with
 //! the first line holding an `AGENT_FRAMEWORK` message. Its stderr is kept (the last
-//! [`STDERR_KEPT`] bytes) and shown in errors.
+//! [`STDERR_KEPT`] bytes) and shown in errors, with the values of the variables that
+//! hold keys ([`KEY_VARIABLES`], [`StdioCommand::secret_variables`]) and of the
+//! request's metadata blanked out: an agent that prints its environment leaks nothing.
 //!
 //! Nothing waits forever: an exchange whose request sets no timeout gets the command's
 //! own ([`StdioCommand::timeout`], `timeout_in_seconds` of its `assay.toml` table), else
@@ -21,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use assay_spec::model::config::Config;
+use assay_spec::redact::{KEY_VARIABLES, Redactor};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
@@ -80,6 +83,10 @@ pub struct StdioCommand {
     /// How messages name the command, instead of its words (when those are long, as a
     /// program passed with `python -c` is).
     pub label: Option<String>,
+    /// Variables besides [`KEY_VARIABLES`] whose values are keys (a provider's
+    /// `api_key_env`): their values, from `env` or Assay's own environment (which the
+    /// command inherits), are blanked out of the stderr tail that messages quote.
+    pub secret_variables: Vec<String>,
 }
 
 impl fmt::Debug for StdioCommand {
@@ -91,6 +98,7 @@ impl fmt::Debug for StdioCommand {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("timeout", &self.timeout)
             .field("label", &self.label)
+            .field("secret_variables", &self.secret_variables)
             .finish()
     }
 }
@@ -105,7 +113,25 @@ impl StdioCommand {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             timeout: None,
             label: None,
+            secret_variables: Vec::new(),
         }
+    }
+
+    /// What the command's stderr may hold that messages must not show: the values of
+    /// [`KEY_VARIABLES`] and of `secret_variables`, as the command sees them.
+    fn secrets(&self) -> Redactor {
+        let mut secrets = Redactor::default();
+        let names = KEY_VARIABLES
+            .iter()
+            .copied()
+            .chain(self.secret_variables.iter().map(String::as_str));
+        secrets.secret_variables(names, |name| {
+            self.env
+                .get(name)
+                .cloned()
+                .or_else(|| std::env::var(name).ok())
+        });
+        secrets
     }
 
     /// The command as messages show it: `` `python3 agent.py` ``, or its `label`.
@@ -185,6 +211,7 @@ impl StdioCommand {
             stdout: BufReader::new(stdout),
             tail,
             stderr_task: Some(stderr_task),
+            secrets: self.secrets(),
             busy: false,
             broken: None,
             max_body_bytes: self.max_body_bytes,
@@ -253,13 +280,20 @@ impl StdioConnector {
 
     /// Every agent of `config` that has a `command`, run in `dir` (the folder of
     /// `assay.toml`, so that relative paths in the command mean the same from anywhere),
-    /// with its `env` and its `timeout_in_seconds`.
+    /// with its `env` and its `timeout_in_seconds`; every provider's `api_key_env` is
+    /// one of its [`StdioCommand::secret_variables`].
     pub fn from_config(config: &Config, dir: Option<&Path>) -> StdioConnector {
         let mut connector = StdioConnector::new();
+        let key_variables: Vec<String> = config
+            .providers
+            .values()
+            .filter_map(|p| p.api_key_env.clone())
+            .collect();
         for (name, agent) in &config.agents {
             if let Some(words) = &agent.command {
                 let mut command = StdioCommand::new(words.iter().cloned());
                 command.env = agent.env.clone();
+                command.secret_variables = key_variables.clone();
                 command.cwd = dir.map(Path::to_path_buf);
                 command.timeout = agent
                     .timeout_in_seconds
@@ -319,6 +353,8 @@ pub struct StdioConversation {
     stdout: BufReader<ChildStdout>,
     tail: Arc<Mutex<VecDeque<u8>>>,
     stderr_task: Option<JoinHandle<()>>,
+    /// The keys the command may print (its environment's), blanked out of messages.
+    secrets: Redactor,
     /// An exchange began and has not ended (it was dropped if a new one finds this set).
     busy: bool,
     /// Why the conversation cannot go on.
@@ -348,7 +384,9 @@ impl Conversation for StdioConversation {
         let peer = self.peer.clone();
         Box::pin(async move {
             let limit = request.timeout.or(self.timeout);
-            let result = with_timeout(&peer, limit, self.exchange(request)).await;
+            let result = with_timeout(&peer, limit, self.exchange(request))
+                .await
+                .map_err(|e| e.redacted(&request.secrets()));
             if result.is_err() && self.broken.is_none() {
                 // The command is somewhere in the middle of an answer: nothing after
                 // this can be trusted to line up.
@@ -548,7 +586,8 @@ impl StdioConversation {
         let tail = {
             let tail = self.tail.lock().unwrap_or_else(|p| p.into_inner());
             let bytes: Vec<u8> = tail.iter().copied().collect();
-            String::from_utf8_lossy(&bytes).trim().to_owned()
+            self.secrets
+                .string(String::from_utf8_lossy(&bytes).trim().to_owned())
         };
         if tail.is_empty() {
             text.push_str("; it wrote nothing to stderr");

@@ -11,6 +11,7 @@ use std::time::Duration;
 use assay_check::CheckResult;
 use assay_spec::model::data_driven::SuccessRatio;
 use assay_spec::plan::Dialect;
+use assay_spec::redact::Redactor;
 pub use assay_target::ErrorKind;
 use serde_json::Value;
 
@@ -37,6 +38,11 @@ impl UnitId {
     /// `name [connection]`, as reports show a unit.
     pub fn label(&self) -> String {
         format!("{} [{}]", self.name, self.connection)
+    }
+
+    fn redact(&mut self, secrets: &Redactor) {
+        self.name = secrets.text(&self.name);
+        self.target = secrets.text(&self.target);
     }
 }
 
@@ -86,7 +92,44 @@ pub struct SampleReport {
     pub error: Option<ErrorInfo>,
 }
 
+impl ErrorInfo {
+    fn redact(&mut self, secrets: &Redactor) {
+        self.message = secrets.text(&self.message);
+    }
+}
+
+impl InteractionReport {
+    /// Hides every value `secrets` holds in what was sent, what came back, the checks'
+    /// results and the error.
+    pub fn redact(&mut self, secrets: &Redactor) {
+        for text in [&mut self.sent, &mut self.answer].into_iter().flatten() {
+            *text = secrets.text(text);
+        }
+        for value in [&mut self.structure, &mut self.sly_data]
+            .into_iter()
+            .flatten()
+        {
+            secrets.json(value);
+        }
+        self.checks.iter_mut().for_each(|c| c.redact(secrets));
+        if let Some(error) = &mut self.error {
+            error.redact(secrets);
+        }
+    }
+}
+
 impl SampleReport {
+    /// Hides every value `secrets` holds in everything the sample reports.
+    pub fn redact(&mut self, secrets: &Redactor) {
+        if secrets.is_empty() {
+            return;
+        }
+        self.interactions.iter_mut().for_each(|i| i.redact(secrets));
+        if let Some(error) = &mut self.error {
+            error.redact(secrets);
+        }
+    }
+
     /// The checks that failed, across interactions.
     pub fn failures(&self) -> impl Iterator<Item = &CheckResult> {
         self.interactions
@@ -130,6 +173,17 @@ pub struct UnitReport {
     pub samples: Vec<SampleReport>,
     /// From its first sample's start to its verdict.
     pub duration: Duration,
+}
+
+impl UnitReport {
+    /// Hides every value `secrets` holds in everything the unit reports.
+    pub fn redact(&mut self, secrets: &Redactor) {
+        if secrets.is_empty() {
+            return;
+        }
+        self.unit.redact(secrets);
+        self.samples.iter_mut().for_each(|s| s.redact(secrets));
+    }
 }
 
 /// Totals of a run.
@@ -191,4 +245,23 @@ pub enum Event {
     UnitFinished(UnitReport),
     /// The run is over.
     RunFinished(Summary),
+}
+
+impl Event {
+    /// Hides every value `secrets` holds (`${VAR}` values of a test file, keys) in
+    /// everything the event reports, so that no reporter can show one.
+    pub fn redact(&mut self, secrets: &Redactor) {
+        if secrets.is_empty() {
+            return;
+        }
+        match self {
+            Event::RunStarted { .. } | Event::RunFinished(_) => {}
+            Event::UnitStarted { unit } => unit.redact(secrets),
+            Event::SampleFinished { unit, sample } => {
+                unit.redact(secrets);
+                sample.redact(secrets);
+            }
+            Event::UnitFinished(report) => report.redact(secrets),
+        }
+    }
 }

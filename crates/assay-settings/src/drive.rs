@@ -49,16 +49,18 @@ pub fn prepare(
     if inputs.invalid() > 0 {
         return Prepared {
             inputs,
-            plan: Plan { cases: Vec::new() },
+            plan: Plan::default(),
             empty: None,
         };
     }
     let selected = selection.select(Plan::new(inputs.cases()).cases);
     let empty = selected.empty_run(no_tests);
+    let secrets = inputs.redactor();
     Prepared {
         inputs,
         plan: Plan {
             cases: selected.cases,
+            secrets,
         },
         empty,
     }
@@ -75,11 +77,15 @@ pub struct Ran {
 impl Session {
     /// Runs `plan` into `reporters` (on a thread of their own, so a slow disk never holds
     /// the engine up), and returns the summary and the reports that could not be written.
+    /// Every event is redacted first ([`Session::secrets`] and the plan's own): no
+    /// reporter sees a value read from the environment or a key.
     pub async fn run_reported(&self, plan: &Plan, mut reporters: Reporters) -> Ran {
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
+        let secrets = self.secrets_of(plan);
         let report = tokio::task::spawn_blocking(move || {
             let mut failures = Vec::new();
-            while let Some(event) = rx.blocking_recv() {
+            while let Some(mut event) = rx.blocking_recv() {
+                event.redact(&secrets);
                 failures.extend(reporters.event(&event));
             }
             failures.extend(reporters.finish());
@@ -94,7 +100,8 @@ impl Session {
 
     /// Runs every sample of every case of `plan` (no early stop), calling `finished`
     /// as each unit ends, and assesses each unit against its own success ratio.
-    /// Units come back in a stable order (file, case, connection).
+    /// Units come back in a stable order (file, case, connection), redacted as
+    /// [`Session::run_reported`]'s events are.
     pub async fn assess(
         &self,
         plan: &Plan,
@@ -111,11 +118,13 @@ impl Session {
             ..self.options.clone()
         };
         let (tx, mut rx) = mpsc::unbounded_channel();
+        let secrets = self.secrets_of(plan);
         let run = run_plan(plan, &self.connectors, &options, tx);
         let collect = async {
             let mut units = Vec::new();
             while let Some(event) = rx.recv().await {
-                if let Event::UnitFinished(unit) = event {
+                if let Event::UnitFinished(mut unit) = event {
+                    unit.redact(&secrets);
                     finished(&unit);
                     units.push(unit);
                 }

@@ -190,6 +190,7 @@ impl Harness {
             session.connectors = crate::parts::with_providers(connectors, &session.providers);
         }
         let session = Arc::new(session);
+        let secrets = Arc::new(session.secrets_of(&plan));
         for case in plan.cases {
             let kind = case.dialect.name();
             let name = match case.dialect {
@@ -201,11 +202,13 @@ impl Harness {
             };
             let runtime = Arc::clone(&runtime);
             let session = Arc::clone(&session);
+            let secrets = Arc::clone(&secrets);
             trials.push(
                 Trial::test(name, move || {
                     let plan = Plan::new(vec![case]);
-                    let reports =
+                    let mut reports =
                         runtime.block_on(run_one(&plan, &session.connectors, &session.options));
+                    reports.iter_mut().for_each(|r| r.redact(&secrets));
                     verdict(&reports)
                 })
                 .with_kind(kind),
@@ -221,6 +224,7 @@ fn load(dir: &Path, settings: &Settings) -> (Vec<Trial>, Plan) {
     let limits = settings.input_limits();
     let mut trials = Vec::new();
     let mut cases = Vec::new();
+    let mut secrets = assay_spec::redact::Redactor::default();
     for found in assay_spec::load::discover(&[dir.to_path_buf()]) {
         let path = match found {
             Ok(path) => path,
@@ -260,9 +264,12 @@ fn load(dir: &Path, settings: &Settings) -> (Vec<Trial>, Plan) {
             }));
             continue;
         }
+        secrets.extend(&loaded.redactor);
         cases.extend(loaded.cases());
     }
-    (trials, Plan::new(cases))
+    let mut plan = Plan::new(cases);
+    plan.secrets = secrets;
+    (trials, plan)
 }
 
 async fn run_one(plan: &Plan, connectors: &Connectors, options: &RunOptions) -> Vec<UnitReport> {

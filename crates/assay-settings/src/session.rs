@@ -6,6 +6,7 @@ use std::sync::Arc;
 use assay_check::Judge;
 use assay_run::{Connectors, Event, RunOptions, Summary, run_plan};
 use assay_spec::Plan;
+use assay_spec::redact::{KEY_VARIABLES, Redactor};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
@@ -27,6 +28,9 @@ pub struct Session {
     /// Lines worth telling the user (which judge and why, where the demo agents
     /// listen), in order; the CLI prints them to stderr.
     pub notes: Vec<String>,
+    /// The keys of the environment ([`Settings::secrets`]), hidden in every event a run
+    /// reports (with the plan's own [`Plan::secrets`]).
+    pub secrets: Redactor,
     #[cfg(feature = "demo")]
     demo: Option<assay_demo::RunningServer>,
 }
@@ -76,9 +80,17 @@ impl Session {
             judge,
             options,
             notes,
+            secrets: settings.secrets(),
             #[cfg(feature = "demo")]
             demo,
         })
+    }
+
+    /// What a run of `plan` hides: the session's keys and the plan's `${VAR}` values.
+    pub fn secrets_of(&self, plan: &Plan) -> Redactor {
+        let mut secrets = self.secrets.clone();
+        secrets.extend(&plan.secrets);
+        secrets
     }
 
     /// Runs `plan`, sending every event to `events`, and returns the summary.
@@ -102,6 +114,26 @@ impl Session {
 }
 
 impl Settings {
+    /// The keys of the environment: the values of [`KEY_VARIABLES`] and of every
+    /// provider's `api_key_env`, each shown as `${NAME}`.
+    pub fn secrets(&self) -> Redactor {
+        let named: Vec<String> = self
+            .config
+            .iter()
+            .flat_map(|c| c.providers.values())
+            .filter_map(|p| p.api_key_env.clone())
+            .collect();
+        let mut secrets = Redactor::default();
+        secrets.secret_variables(
+            KEY_VARIABLES
+                .iter()
+                .copied()
+                .chain(named.iter().map(String::as_str)),
+            |name| self.env.get(name).map(str::to_owned),
+        );
+        secrets
+    }
+
     /// The run options: `jobs` (the override, else `[concurrency] jobs`, else 32),
     /// `[concurrency] max_test_case_concurrency`, `samples`, `connections`, and `judge`.
     pub fn run_options(&self, judge: Option<Arc<dyn Judge>>) -> RunOptions {

@@ -4,6 +4,7 @@
 //! editing an expectation keeps the id and editing an input changes it.
 
 use crate::model::provider::ProviderKind;
+use crate::redact::Redactor;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -65,6 +66,12 @@ impl fmt::Display for Dialect {
 pub struct Plan {
     /// The cases, in file order.
     pub cases: Vec<Case>,
+    /// The values the cases' files read from the environment (`${VAR}`), which the
+    /// cases send but nothing may show: a run hides them in every event it reports
+    /// (`assay_settings::Session`). Empty unless the loader fills it
+    /// ([`crate::inputs::Inputs::redactor`]).
+    #[serde(skip)]
+    pub secrets: Redactor,
 }
 
 /// One test case, ready to run.
@@ -531,7 +538,10 @@ impl Plan {
                 case.id = format!("{}-{n}", case.id);
             }
         }
-        Plan { cases }
+        Plan {
+            cases,
+            secrets: Redactor::default(),
+        }
     }
 
     /// Every check of every case, with its case.

@@ -5,6 +5,12 @@
 //! so it stays in the plan, but no diagnostic and no listing may show it: they show
 //! where it came from, `${OPENAI_API_KEY}`, instead. A [`Redactor`] holds the values
 //! one file read and rewrites text and JSON that might quote them.
+//!
+//! A [`Redactor`] also holds keys ([`Redactor::secret`]): a provider's key, a bearer
+//! token sent as metadata. Those are blanked whole and, for a key of at least
+//! [`PARTIAL_MIN_LEN`] characters, in part too: a run of at least [`MIN_LEN`] characters
+//! that starts a word with the key's start, or ends a word with its end, as a provider
+//! quotes a key it refused (`Incorrect API key provided: sk-abcd****wxyz`).
 
 use std::fmt;
 
@@ -16,12 +22,31 @@ use crate::syntax::Env;
 /// secret.
 const MIN_LEN: usize = 4;
 
+/// The environment variables that hold keys in every ecosystem Assay speaks to (a
+/// provider's `api_key_env` of `assay.toml` adds its own): their values are blanked
+/// out of every message, stderr tail and report.
+pub const KEY_VARIABLES: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "HF_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+];
+
+/// Keys at least this long are blanked in part too (their first or last [`MIN_LEN`] or
+/// more characters); a shorter one would leave too little of itself to hide.
+pub const PARTIAL_MIN_LEN: usize = 12;
+
 /// The values some environment variables hold, each with the `${NAME}` shown instead.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Redactor {
     /// `(${NAME}, value)`, longest value first so that a value that contains
     /// another is replaced whole.
     pairs: Vec<(String, String)>,
+    /// `(shown, key)` of the keys also blanked in part.
+    keys: Vec<(String, String)>,
 }
 
 impl fmt::Debug for Redactor {
@@ -29,7 +54,11 @@ impl fmt::Debug for Redactor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list()
             .entries(self.pairs.iter().map(|(name, _)| name))
-            .finish()
+            .finish()?;
+        if !self.keys.is_empty() {
+            write!(f, " and {} key(s)", self.keys.len())?;
+        }
+        Ok(())
     }
 }
 
@@ -47,10 +76,49 @@ impl Redactor {
     }
 
     fn add(&mut self, name: &str, value: &str) {
+        self.add_shown(format!("${{{name}}}"), value);
+    }
+
+    /// Hides `key` (a provider's key, a bearer token) as `shown`: whole, as JSON quotes
+    /// it, after a `Bearer ` scheme, and, when it has at least [`PARTIAL_MIN_LEN`]
+    /// characters, a word that starts with at least [`MIN_LEN`] of its first characters
+    /// or ends with at least [`MIN_LEN`] of its last ones. A key shorter than
+    /// [`MIN_LEN`] is hidden only where it is the whole text.
+    pub fn secret(&mut self, shown: impl Into<String>, key: &str) {
+        let shown = shown.into();
+        let key = key.trim();
+        let key = key
+            .strip_prefix("Bearer ")
+            .or_else(|| key.strip_prefix("bearer "))
+            .unwrap_or(key)
+            .trim();
+        if key.is_empty() {
+            return;
+        }
+        self.add_shown(shown.clone(), key);
+        if key.chars().count() >= PARTIAL_MIN_LEN && !self.keys.iter().any(|(_, k)| k == key) {
+            self.keys.push((shown, key.to_owned()));
+        }
+    }
+
+    /// Hides the value of each variable of `names` that `lookup` finds, as `${NAME}`,
+    /// as a key ([`Redactor::secret`]).
+    pub fn secret_variables<'a>(
+        &mut self,
+        names: impl IntoIterator<Item = &'a str>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) {
+        for name in names {
+            if let Some(value) = lookup(name) {
+                self.secret(format!("${{{name}}}"), &value);
+            }
+        }
+    }
+
+    fn add_shown(&mut self, shown: String, value: &str) {
         if value.is_empty() {
             return;
         }
-        let shown = format!("${{{name}}}");
         let mut forms = vec![value.to_owned()];
         // As a JSON preview quotes it, with its escapes.
         let escaped = serde_json::to_string(value).unwrap_or_default();
@@ -73,12 +141,27 @@ impl Redactor {
                 self.pairs.push((shown.clone(), value.clone()));
             }
         }
+        for (shown, key) in &other.keys {
+            if !self.keys.iter().any(|(_, k)| k == key) {
+                self.keys.push((shown.clone(), key.clone()));
+            }
+        }
         self.pairs.sort_by_key(|p| std::cmp::Reverse(p.1.len()));
     }
 
     /// Whether there is nothing to hide.
     pub fn is_empty(&self) -> bool {
         self.pairs.is_empty()
+    }
+
+    /// `text` with every value hidden, as [`Redactor::text`], or `text` itself when
+    /// there is nothing to hide.
+    pub fn string(&self, text: String) -> String {
+        if self.is_empty() {
+            text
+        } else {
+            self.text(&text)
+        }
     }
 
     /// `text` with every value replaced by its `${NAME}`, including a value cut short
@@ -115,6 +198,9 @@ impl Redactor {
                 }
             }
             out = joined;
+        }
+        for (shown, key) in &self.keys {
+            out = hide_parts(&out, key, shown);
         }
         out
     }
@@ -161,6 +247,83 @@ fn cut_tail(body: &str, value: &str) -> Option<usize> {
         .rev()
         .find(|&k| body.ends_with(&value[..k]))
         .map(|k| body.len() - k)
+}
+
+/// Whether `c` is part of a word as keys are written (`sk-proj_AbC1`).
+fn in_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '-' || c == '_'
+}
+
+/// `text` with every word start that begins like `key` (at least [`MIN_LEN`]
+/// characters of it) and every word end that ends like it replaced by `shown`.
+fn hide_parts(text: &str, key: &str, shown: &str) -> String {
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let starts_word = |i: usize| text[..i].chars().next_back().is_none_or(|c| !in_word(c));
+    let ends_word = |j: usize| text[j..].chars().next().is_none_or(|c| !in_word(c));
+    let boundaries: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([text.len()])
+        .collect();
+    for &i in &boundaries {
+        if !starts_word(i) {
+            continue;
+        }
+        let same = common_prefix(&text[i..], key);
+        if same >= MIN_LEN {
+            let end = i + text[i..]
+                .char_indices()
+                .nth(same)
+                .map_or(text.len() - i, |(b, _)| b);
+            cuts.push((i, end));
+        }
+    }
+    for &j in &boundaries {
+        if !ends_word(j) {
+            continue;
+        }
+        let same = common_suffix(&text[..j], key);
+        if same >= MIN_LEN {
+            let start = text[..j]
+                .char_indices()
+                .rev()
+                .nth(same - 1)
+                .map_or(0, |(b, _)| b);
+            cuts.push((start, j));
+        }
+    }
+    if cuts.is_empty() {
+        return text.to_owned();
+    }
+    cuts.sort();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end) in cuts {
+        if end <= at {
+            continue;
+        }
+        if start >= at {
+            out.push_str(&text[at..start]);
+            out.push_str(shown);
+        }
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// How many characters `a` and `b` start with alike.
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}
+
+/// How many characters `a` and `b` end with alike.
+fn common_suffix(a: &str, b: &str) -> usize {
+    a.chars()
+        .rev()
+        .zip(b.chars().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 #[cfg(test)]
@@ -211,6 +374,43 @@ mod tests {
         assert_eq!(
             json,
             serde_json::json!({"a": ["Bearer ${OPENAI_API_KEY}"], "n": 1})
+        );
+    }
+
+    #[test]
+    fn a_key_quoted_in_part_is_hidden() {
+        let mut r = Redactor::default();
+        r.secret("<redacted>", "Bearer sk-abcdEFGH12345678wxyz");
+        assert_eq!(
+            r.text("Incorrect API key provided: sk-abcd****wxyz. You can find your key"),
+            "Incorrect API key provided: <redacted>****<redacted>. You can find your key"
+        );
+        assert_eq!(r.text("key sk-abcdEFGH12345678wxyz!"), "key <redacted>!");
+        // Three characters are not a part worth hiding, and the middle of a word is
+        // not where a quoted key starts.
+        assert_eq!(
+            r.text("sk- and xyz and ask-abcd"),
+            "sk- and xyz and ask-abcd"
+        );
+        assert!(!format!("{r:?}").contains("sk-abcd"));
+    }
+
+    #[test]
+    fn a_short_key_is_hidden_only_whole() {
+        let mut r = Redactor::default();
+        r.secret("<redacted>", "abcdef");
+        assert_eq!(r.text("abcdef and abcd"), "<redacted> and abcd");
+    }
+
+    #[test]
+    fn secret_variables_show_their_names() {
+        let mut r = Redactor::default();
+        r.secret_variables(["HF_TOKEN", "UNSET"], |name| {
+            (name == "HF_TOKEN").then(|| "hf_0123456789abcdef".to_owned())
+        });
+        assert_eq!(
+            r.text("token hf_0123456789abcdef, then hf_0123…"),
+            "token ${HF_TOKEN}, then ${HF_TOKEN}…"
         );
     }
 }

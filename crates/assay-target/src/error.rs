@@ -192,6 +192,67 @@ impl ConnectError {
         }
     }
 
+    /// The error with every value `secrets` holds hidden in its text (a key or a
+    /// metadata value an error body, a message or a stderr tail quoted).
+    pub fn redacted(self, secrets: &assay_spec::redact::Redactor) -> ConnectError {
+        if secrets.is_empty() {
+            return self;
+        }
+        let r = |s: String| secrets.string(s);
+        match self {
+            ConnectError::Unreachable { server, reason } => ConnectError::Unreachable {
+                server: r(server),
+                reason: r(reason),
+            },
+            ConnectError::UnknownAgent { agent, server } => ConnectError::UnknownAgent {
+                agent: r(agent),
+                server: r(server),
+            },
+            ConnectError::Status {
+                server,
+                status,
+                body,
+                attempts,
+            } => ConnectError::Status {
+                server: r(server),
+                status,
+                body: r(body),
+                attempts,
+            },
+            ConnectError::Protocol { peer, message } => ConnectError::Protocol {
+                peer: r(peer),
+                message: r(message),
+            },
+            ConnectError::Timeout { peer, limit } => ConnectError::Timeout {
+                peer: r(peer),
+                limit,
+            },
+            ConnectError::Idle { peer, limit } => ConnectError::Idle {
+                peer: r(peer),
+                limit,
+            },
+            ConnectError::TooLarge { peer, limit } => ConnectError::TooLarge {
+                peer: r(peer),
+                limit,
+            },
+            ConnectError::Tls { server, reason } => ConnectError::Tls {
+                server: r(server),
+                reason: r(reason),
+            },
+            ConnectError::Io { peer, reason } => ConnectError::Io {
+                peer: r(peer),
+                reason: r(reason),
+            },
+            ConnectError::Spawn { command, reason } => ConnectError::Spawn {
+                command: r(command),
+                reason: r(reason),
+            },
+            ConnectError::Config { message } => ConnectError::Config {
+                message: r(message),
+            },
+        }
+    }
+
     /// A [`ConnectError::Config`] with a message.
     pub fn config(message: impl Into<String>) -> ConnectError {
         ConnectError::Config {

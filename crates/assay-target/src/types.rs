@@ -70,6 +70,17 @@ impl AgentRequest {
         self
     }
 
+    /// Its metadata values as secrets (each of four characters or more, shown as `<metadata KEY>`): a server or
+    /// agent that echoes a bearer token back must not get it into a message.
+    pub fn secrets(&self) -> assay_spec::redact::Redactor {
+        let mut secrets = assay_spec::redact::Redactor::default();
+        // A value of a few characters (the sample index) is no secret.
+        for (key, value) in self.metadata.iter().filter(|(_, v)| v.chars().count() >= 4) {
+            secrets.secret(format!("<metadata {key}>"), value);
+        }
+        secrets
+    }
+
     /// The same request with a time limit.
     pub fn with_timeout(mut self, timeout: Duration) -> AgentRequest {
         self.timeout = Some(timeout);

@@ -22,6 +22,7 @@
 
 use std::time::{Duration, Instant};
 
+use assay_spec::redact::Redactor;
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Response, StatusCode, Url};
@@ -235,12 +236,7 @@ impl Transport {
         let body = serde_json::to_vec(body)
             .map_err(|e| ConnectError::config(format!("cannot encode the request: {e}")))?;
         let mut headers = headers;
-        let secrets: Vec<String> = headers
-            .iter()
-            .filter(|(name, _)| KEY_HEADERS.contains(&name.as_str()))
-            .filter_map(|(_, v)| v.to_str().ok())
-            .flat_map(secret_forms)
-            .collect();
+        let secrets = key_secrets(&headers);
         for value in headers.values_mut() {
             value.set_sensitive(true);
         }
@@ -280,17 +276,16 @@ impl Transport {
         &self,
         answered: Answered,
         peer: &str,
-        secrets: &[String],
+        secrets: &Redactor,
     ) -> ConnectError {
         let Answered {
             response, attempts, ..
         } = answered;
         let status = response.status();
         let body = error_body(response).await;
-        let mut text = String::from_utf8_lossy(&body).into_owned();
-        for secret in secrets {
-            text = text.replace(secret.as_str(), "<redacted>");
-        }
+        // The key whole, and a part of it as a provider quotes one it refused
+        // (`Incorrect API key provided: sk-abcd****wxyz`).
+        let mut text = secrets.string(String::from_utf8_lossy(&body).into_owned());
         if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
             let check = match self.key_env {
                 Some(var) => format!("check {var}"),
@@ -424,18 +419,16 @@ impl Transport {
     }
 }
 
-/// The forms of a key header's value to blank out of an error body: the value, and the
-/// token after a `Bearer ` scheme (very short ones would blank out ordinary words).
-fn secret_forms(value: &str) -> Vec<String> {
-    let token = value
-        .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "));
-    [Some(value), token]
-        .into_iter()
-        .flatten()
-        .filter(|form| form.len() >= 4)
-        .map(str::to_owned)
-        .collect()
+/// The keys the key headers of a request hold, to blank out of an error body: whole,
+/// after a `Bearer ` scheme, and in part ([`Redactor::secret`]).
+fn key_secrets(headers: &HeaderMap) -> Redactor {
+    let mut secrets = Redactor::default();
+    headers
+        .iter()
+        .filter(|(name, _)| KEY_HEADERS.contains(&name.as_str()))
+        .filter_map(|(_, v)| v.to_str().ok())
+        .for_each(|key| secrets.secret("<redacted>", key));
+    secrets
 }
 
 /// One server-sent event.
@@ -635,10 +628,25 @@ mod tests {
 
     #[test]
     fn keys_are_recognised_in_header_values() {
-        assert_eq!(
-            secret_forms("Bearer sk-test-123"),
-            vec!["Bearer sk-test-123".to_owned(), "sk-test-123".to_owned()]
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "authorization",
+            HeaderValue::from_static("Bearer sk-test-1234567890"),
         );
-        assert!(secret_forms("abc").is_empty());
+        headers.insert("x-api-key", HeaderValue::from_static("abc"));
+        headers.insert(
+            "x-other",
+            HeaderValue::from_static("xo-other-value-abcdefgh"),
+        );
+        let secrets = key_secrets(&headers);
+        assert_eq!(
+            secrets.text("Bearer sk-test-1234567890; sk-test-****7890; abc; abcd"),
+            "Bearer <redacted>; <redacted>****<redacted>; abc; abcd"
+        );
+        assert_eq!(secrets.text("abc"), "<redacted>");
+        assert_eq!(
+            secrets.text("xo-other-value-abcdefgh"),
+            "xo-other-value-abcdefgh"
+        );
     }
 }

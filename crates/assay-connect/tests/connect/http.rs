@@ -8,7 +8,7 @@ use assay_connect::{
 };
 use serde_json::json;
 
-use crate::server::{Reply, Server};
+use crate::server::{Reply, Request, Server};
 
 /// Options with short retry waits, so that tests do not sleep long.
 fn options() -> HttpOptions {
@@ -536,4 +536,81 @@ async fn the_idle_limit_ends_a_silent_stream_but_not_a_slow_one() {
         .await
         .unwrap();
     assert_eq!(response.text.as_deref(), Some("slow but alive"));
+}
+
+/// What a server that echoes the request in its error says: every header, and the
+/// bearer token cut short as a log line might quote it.
+fn echo_headers(request: &Request) -> Vec<u8> {
+    let mut text = String::from("bad request; you sent:");
+    for (name, value) in &request.headers {
+        text.push_str(&format!(" {name}: {value};"));
+    }
+    if let Some(token) = request
+        .header("authorization")
+        .and_then(|v| v.strip_prefix("Bearer "))
+    {
+        text.push_str(&format!(
+            " token {}...{}",
+            &token[..8],
+            &token[token.len() - 5..]
+        ));
+    }
+    text.into_bytes()
+}
+
+const TOKEN: &str = "tok-Hq83kL0pZx4vB2";
+const TENANT: &str = "tenant-Mn47cV1bX9";
+
+fn with_secret_metadata() -> AgentRequest {
+    AgentRequest::new("x")
+        .with_metadata("authorization", format!("Bearer {TOKEN}"))
+        .with_metadata("x-tenant-token", TENANT)
+}
+
+fn assert_no_metadata_value(shown: &str) {
+    for leak in [TOKEN, TENANT, "tok-Hq83", "x4vB2"] {
+        assert!(!shown.contains(leak), "{leak} leaked: {shown}");
+    }
+}
+
+#[tokio::test]
+async fn metadata_values_a_server_echoes_in_an_error_body_are_blanked() {
+    let server =
+        Server::start(|_, request| Reply::Status(400, vec![], echo_headers(request))).await;
+    let e = chat(&server, &with_secret_metadata()).await.unwrap_err();
+    let shown = e.to_string();
+    assert_eq!(e.kind(), ErrorKind::Status, "{shown}");
+    // The request did carry them: the server saw them.
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(format!("Bearer {TOKEN}").as_str())
+    );
+    assert_no_metadata_value(&shown);
+    assert!(
+        shown.contains("authorization: Bearer <metadata authorization>;"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("x-tenant-token: <metadata x-tenant-token>;"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("token <metadata authorization>...<metadata authorization>"),
+        "{shown}"
+    );
+}
+
+#[tokio::test]
+async fn metadata_values_echoed_in_a_malformed_line_are_blanked() {
+    let server = Server::start(|_, request| {
+        let mut line = b"{not json ".to_vec();
+        line.extend(echo_headers(request));
+        line.push(b'\n');
+        Reply::Stream(vec![line])
+    })
+    .await;
+    let e = chat(&server, &with_secret_metadata()).await.unwrap_err();
+    let shown = e.to_string();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{shown}");
+    assert_no_metadata_value(&shown);
 }

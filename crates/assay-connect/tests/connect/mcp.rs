@@ -287,3 +287,53 @@ async fn a_silent_server_times_out_by_default() {
     assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
     assert!(e.to_string().ends_with("within 500ms"), "{e}");
 }
+
+#[tokio::test]
+async fn metadata_values_echoed_in_an_error_are_blanked() {
+    const TOKEN: &str = "mcp-Rt52yU8iO1pA";
+    // The handshake goes well; the call is refused with everything it was sent.
+    let server = mcp_server(|request| {
+        let mut text = String::from("refused:");
+        for (name, value) in &request.headers {
+            text.push_str(&format!(" {name}={value}"));
+        }
+        Reply::Status(500, vec![], text.into_bytes())
+    })
+    .await;
+    let connector = NeuroSanMcp::new(server.base.clone(), &HttpOptions::default()).unwrap();
+    let mut conversation = connector.open("math_guy").await.unwrap();
+    let e = conversation
+        .send(&AgentRequest::new("hi").with_metadata("authorization", format!("Bearer {TOKEN}")))
+        .await
+        .unwrap_err();
+    let shown = e.to_string();
+    assert_eq!(e.kind(), ErrorKind::Status, "{shown}");
+    assert!(!shown.contains(TOKEN), "{shown}");
+    assert!(
+        shown.contains("authorization=Bearer <metadata authorization>"),
+        "{shown}"
+    );
+
+    // A JSON-RPC error that quotes the token is blanked too.
+    let server = mcp_server(|request| {
+        let message = format!(
+            "token refused: {}",
+            request.header("authorization").unwrap()
+        );
+        reply(json!({"jsonrpc": "2.0", "id": request.json()["id"],
+            "error": {"code": -32000, "message": message}}))
+    })
+    .await;
+    let connector = NeuroSanMcp::new(server.base.clone(), &HttpOptions::default()).unwrap();
+    let mut conversation = connector.open("math_guy").await.unwrap();
+    let e = conversation
+        .send(&AgentRequest::new("hi").with_metadata("authorization", format!("Bearer {TOKEN}")))
+        .await
+        .unwrap_err();
+    let shown = e.to_string();
+    assert!(!shown.contains(TOKEN), "{shown}");
+    assert!(
+        shown.contains("token refused: Bearer <metadata authorization>"),
+        "{shown}"
+    );
+}

@@ -331,6 +331,43 @@ async fn a_refused_key_names_the_variable_and_never_shows_the_key() {
 }
 
 #[tokio::test]
+async fn a_refused_key_masked_as_openai_masks_it_shows_none_of_its_ends() {
+    let fake = started().await;
+    let wrong = "sk-wrong-secret-key-98765Qz4w";
+    let e = openai(&fake, Some(wrong))
+        .complete(&ask("hi"))
+        .await
+        .unwrap_err();
+    let text = e.to_string();
+    // The fake masks a wrong key as OpenAI does: `sk-` + stars + its last four.
+    assert!(
+        text.contains("Incorrect API key provided: sk-***"),
+        "{text}"
+    );
+    assert!(!text.contains("Qz4w"), "the key's last four leaked: {text}");
+    assert!(text.contains("*<redacted>. You can find"), "{text}");
+
+    // A provider that quotes more of each end is blanked the same way.
+    fake.script(Reply::error(
+        401,
+        format!(
+            "Incorrect API key provided: {}****{}",
+            &KEY[..7],
+            &KEY[KEY.len() - 4..]
+        ),
+    ));
+    let e = openai(&fake, Some(KEY))
+        .complete(&ask("hi"))
+        .await
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("Incorrect API key provided: <redacted>****<redacted>"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
 async fn an_echoed_key_is_blanked_out_of_error_bodies() {
     let fake = started().await;
     fake.script(Reply::error(

@@ -430,3 +430,66 @@ async fn a_command_that_ignores_term_is_killed_after_the_grace() {
     }
     assert!(!running(pid), "killed well within the grace");
 }
+
+/// An agent that prints its whole environment and the request it got to stderr, a
+/// key cut short as a log line might, then exits without answering.
+const LEAKY: &str = r#"
+import os, sys
+line = sys.stdin.readline()
+for name, value in sorted(os.environ.items()):
+    print(f"{name}={value}", file=sys.stderr)
+# Again at the end, in case the whole environment is longer than the tail kept.
+for name in sys.argv[1:]:
+    print(f"{name}={os.environ[name]}", file=sys.stderr)
+print("request: " + line.strip(), file=sys.stderr)
+print("using key " + os.environ["OPENAI_API_KEY"][:8] + "...", file=sys.stderr, flush=True)
+sys.exit(1)
+"#;
+
+#[tokio::test]
+async fn a_stderr_tail_never_shows_keys_or_metadata_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = script(dir.path(), "leaky.py", LEAKY);
+    let keys = [
+        ("OPENAI_API_KEY", "sk-openai-Zq81nQ4kVw0pLm"),
+        ("ANTHROPIC_API_KEY", "sk-ant-api03-Yx72bR5tUe"),
+        ("ANTHROPIC_AUTH_TOKEN", "anth-auth-Kj39sD0fGh"),
+        ("HF_TOKEN", "hf_Wd84mN1cXz6qAs"),
+        ("AWS_SECRET_ACCESS_KEY", "aws/secret+Pk27vB9nM"),
+        ("AWS_SESSION_TOKEN", "FwoGZXIvYXdzSess10nT0k"),
+        ("AWS_BEARER_TOKEN_BEDROCK", "bedrock-Bt55rE8wQ"),
+        ("MY_GATEWAY_KEY", "gw-Lq60tY3uIo9pZ"),
+    ];
+    for (name, value) in keys {
+        command.env.insert(name.into(), value.into());
+    }
+    command
+        .env
+        .insert("PLAIN_SETTING".into(), "visible-value".into());
+    command.secret_variables = vec!["MY_GATEWAY_KEY".into()];
+    command
+        .command
+        .extend(keys.iter().map(|(name, _)| (*name).to_owned()));
+    command.command.push("PLAIN_SETTING".into());
+    let connector = StdioConnector::new().with("leaky", command);
+    let mut conversation = connector.open("leaky").await.unwrap();
+    let request = AgentRequest::new("hello")
+        .with_metadata("authorization", "Bearer meta-Tk93hG6jF2dS")
+        .with_metadata("user_id", "alice-the-user");
+    let e = conversation.send(&request).await.unwrap_err();
+    let shown = e.to_string();
+
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{shown}");
+    assert!(shown.contains("its stderr ends with"), "{shown}");
+    // What is no secret is still there, so the tail is worth reading.
+    assert!(shown.contains("PLAIN_SETTING=visible-value"), "{shown}");
+    for (name, value) in keys {
+        assert!(!shown.contains(value), "{name}'s value leaked: {shown}");
+        assert!(shown.contains(&format!("{name}=${{{name}}}")), "{shown}");
+    }
+    assert!(!shown.contains("sk-opena"), "a cut key leaked: {shown}");
+    assert!(shown.contains("using key ${OPENAI_API_KEY}..."), "{shown}");
+    assert!(!shown.contains("meta-Tk93hG6jF2dS"), "{shown}");
+    assert!(!shown.contains("alice-the-user"), "{shown}");
+    assert!(shown.contains("<metadata authorization>"), "{shown}");
+}
