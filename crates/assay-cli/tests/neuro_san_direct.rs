@@ -122,8 +122,9 @@ fn running(pid: u32) -> bool {
 }
 
 /// `timeout_in_seconds` at the top of `assay.toml` limits a network's interaction over
-/// the bridge: a session that sleeps is an error that says it timed out, soon, and the
-/// bridge and what the session started are gone afterwards.
+/// the bridge: a session that sleeps is a timeout error (exit code 3, error kind
+/// `timeout` in the report, the 1 s limit in the message), soon, and the bridge and what
+/// the session started are gone afterwards.
 #[cfg(target_os = "linux")]
 #[test]
 fn assay_toml_s_timeout_reaches_a_network_run_through_the_bridge_and_ends_it() {
@@ -151,7 +152,7 @@ fn assay_toml_s_timeout_reaches_a_network_run_through_the_bridge_and_ends_it() {
     )
     .unwrap();
     let started = Instant::now();
-    let out = assay(&dir, &["run", "slow.json"], &[]);
+    let out = assay(&dir, &["run", "slow.json", "--json", "report.json"], &[]);
     let took = started.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -159,7 +160,16 @@ fn assay_toml_s_timeout_reaches_a_network_run_through_the_bridge_and_ends_it() {
         Some(3),
         "a timeout is an error, not a failure: {stderr}"
     );
-    assert!(stderr.contains("timed out"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "no complete answer from command `python3 <assay's neuro-san direct bridge> hello_world` within 1s"
+        ),
+        "{stderr}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let error = &report["units"][0]["samples"][0]["interactions"][0]["error"];
+    assert_eq!(error["kind"], "timeout", "{report:#}");
     assert!(
         took < Duration::from_secs(15),
         "the run took {took:?} with a 1 s limit: {stderr}"
