@@ -107,3 +107,86 @@ fn agent_manifest_file_alone_turns_the_bridge_on_and_without_it_the_error_says_h
         "{stderr}"
     );
 }
+
+/// Whether `pid` is a live process (neither gone nor a zombie).
+#[cfg(target_os = "linux")]
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            // `pid (comm) S ...`: the state follows the last `)`.
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
+
+/// `timeout_in_seconds` at the top of `assay.toml` limits a network's interaction over
+/// the bridge: a session that sleeps is a timeout error (exit code 3, error kind
+/// `timeout` in the report, the 1 s limit in the message), soon, and the bridge and what
+/// the session started are gone afterwards.
+#[cfg(target_os = "linux")]
+#[test]
+fn assay_toml_s_timeout_reaches_a_network_run_through_the_bridge_and_ends_it() {
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().canonicalize().unwrap();
+    std::fs::write(
+        dir.join("assay.toml"),
+        format!(
+            "timeout_in_seconds = 1\n\n[neuro_san]\npython = \"python3\"\nmanifest = \"registries/manifest.hocon\"\nenv = {{ PYTHONPATH = {:?} }}\n",
+            stand_in().display().to_string()
+        ),
+    )
+    .unwrap();
+    let pidfile = dir.join("pids");
+    std::fs::write(
+        dir.join("slow.json"),
+        format!(
+            r#"{{"agent": "hello_world", "interactions": [{{"text": "hi",
+                "sly_data": {{"sleep": 300, "pidfile": {:?}}},
+                "response": {{"text": {{"value": "hello_world says hi"}}}}}}]}}"#,
+            pidfile.display().to_string()
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = assay(&dir, &["run", "slow.json", "--json", "report.json"], &[]);
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a timeout is an error, not a failure: {stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "no complete answer from command `python3 <assay's neuro-san direct bridge> hello_world` within 1s"
+        ),
+        "{stderr}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let error = &report["units"][0]["samples"][0]["interactions"][0]["error"];
+    assert_eq!(error["kind"], "timeout", "{report:#}");
+    assert!(
+        took < Duration::from_secs(15),
+        "the run took {took:?} with a 1 s limit: {stderr}"
+    );
+    let pids: Vec<u32> = std::fs::read_to_string(&pidfile)
+        .unwrap_or_else(|e| panic!("the session never started ({e}): {stderr}"))
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "the bridge's pid and its sleep's: {pids:?}");
+    // SIGTERM went to the bridge's process group when the interaction timed out; what
+    // ignored it gets SIGKILL after the grace.
+    let deadline = Instant::now() + assay_connect::GROUP_GRACE + Duration::from_secs(3);
+    while pids.iter().any(|&p| running(p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for (what, pid) in ["the bridge", "the session's sleep"].iter().zip(&pids) {
+        assert!(!running(*pid), "{what} ({pid}) outlived the timeout");
+    }
+}
