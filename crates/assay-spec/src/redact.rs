@@ -20,7 +20,7 @@ use crate::syntax::Env;
 /// Values shorter than this are replaced only where they are the whole text: a
 /// one-character value replaced everywhere would garble every message, and is no
 /// secret.
-const MIN_LEN: usize = 4;
+pub const MIN_LEN: usize = 4;
 
 /// The environment variables that hold keys in every ecosystem Assay speaks to (a
 /// provider's `api_key_env` of `assay.toml` adds its own): their values are blanked
