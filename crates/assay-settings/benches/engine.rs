@@ -14,12 +14,11 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use assay_run::{RunOptions, run_plan};
-use assay_spec::model::data_driven::Connection;
+use assay_run::run_plan;
 use assay_spec::{Env, Plan, Unrecognized};
 
 mod common;
-use common::{cpu_seconds, peak_rss_kb};
+use common::{cpu_seconds, over_http, peak_rss_kb};
 
 const CASES: usize = 10_000;
 const LATENCY_MS: u64 = 20;
@@ -60,11 +59,7 @@ fn main() -> ExitCode {
         let demo = assay_settings::demo::start(0)
             .await
             .expect("the demo server starts");
-        let options = RunOptions {
-            jobs: JOBS,
-            connections: Some(vec![Connection::Http]),
-            ..RunOptions::default()
-        };
+        let options = over_http(JOBS);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         // A consumer, as the CLI has one; it only counts.
         let drain = tokio::spawn(async move {

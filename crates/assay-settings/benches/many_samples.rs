@@ -13,12 +13,12 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use assay_run::{RunOptions, Status, run_plan};
-use assay_spec::model::data_driven::{Connection, MAX_SAMPLES};
+use assay_run::{Status, run_plan};
+use assay_spec::model::data_driven::MAX_SAMPLES;
 use assay_spec::{Env, Plan, Unrecognized};
 
 mod common;
-use common::{cpu_seconds, peak_rss_kb};
+use common::{cpu_seconds, over_http, peak_rss_kb};
 
 const JOBS: usize = 32;
 const RSS_TARGET_MB: f64 = 30.0;
@@ -53,11 +53,7 @@ fn main() -> ExitCode {
         let demo = assay_settings::demo::start(0)
             .await
             .expect("the demo server starts");
-        let options = RunOptions {
-            jobs: JOBS,
-            connections: Some(vec![Connection::Http]),
-            ..RunOptions::default()
-        };
+        let options = over_http(JOBS);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let drain = tokio::spawn(async move {
             let mut ran = 0;

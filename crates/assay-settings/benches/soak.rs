@@ -18,12 +18,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use assay_run::{Event, RunOptions, run_plan};
-use assay_spec::model::data_driven::Connection;
+use assay_run::{Event, run_plan};
 use assay_spec::{Env, Plan, Unrecognized, load_str};
 
 mod common;
-use common::{cpu_seconds, peak_rss_kb};
+use common::{cpu_seconds, over_http, peak_rss_kb, rss_kb};
 
 const JOBS: usize = 256;
 const LATENCY_MS: u64 = 5;
@@ -57,11 +56,7 @@ fn main() -> ExitCode {
         let demo = assay_settings::demo::start(0)
             .await
             .expect("the demo server starts");
-        let options = RunOptions {
-            jobs: JOBS,
-            connections: Some(vec![Connection::Http]),
-            ..RunOptions::default()
-        };
+        let options = over_http(JOBS);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let counted = Arc::clone(&done);
         let drain = tokio::spawn(async move {
@@ -168,18 +163,6 @@ fn plan(cases: usize) -> Plan {
         all.extend(loaded.cases());
     }
     Plan::new(all)
-}
-
-/// The resident set size now, in KiB.
-fn rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// The open file descriptors now.

@@ -17,3 +17,12 @@ mod providers_structured;
 mod server;
 mod stdio;
 mod tls_ca_cert;
+
+/// A text of `n` words, each streamed as its own delta by the fakes (the long-stream
+/// tests of every provider).
+fn long_text(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -81,20 +81,12 @@ async fn a_streamed_answer_is_joined_with_usage_and_timings() {
     assert_eq!(request.header("authorization"), None);
 }
 
-/// A text of `n` words, each streamed as its own delta by the fakes.
-fn long_text(n: usize) -> String {
-    (0..n)
-        .map(|i| format!("w{i}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Issue 16: a stream of thousands of lines keeps its whole text but only a bounded
 /// number of raw lines.
 #[tokio::test]
 async fn a_long_stream_keeps_the_whole_text_and_few_raw_lines() {
     let fake = FakeOllama::start().await;
-    let text = long_text(5_000);
+    let text = crate::long_text(5_000);
     fake.script(Reply::text(&text).usage(3, 5_000));
     let response = ollama(&fake).complete(&ask("count")).await.unwrap();
     assert_eq!(response.text, text);

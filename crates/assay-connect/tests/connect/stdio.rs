@@ -340,6 +340,25 @@ fn running(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
+/// The pid a test agent wrote to `path`.
+#[cfg(target_os = "linux")]
+fn read_pid(path: &Path) -> u32 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Waits until process `pid` no longer runs, for at most `within`.
+#[cfg(target_os = "linux")]
+async fn until_gone(pid: u32, within: Duration) {
+    let deadline = std::time::Instant::now() + within;
+    while running(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// A command started through a wrapper (`sh -c`, as `npm run` or `uv run` start theirs)
 /// that times out leaves nothing running: its whole process group is ended, the
 /// grandchild that is the real agent included.
@@ -360,16 +379,9 @@ async fn a_timed_out_wrapper_leaves_no_grandchild_behind() {
     let request = AgentRequest::new("x").with_timeout(Duration::from_millis(500));
     let error = conversation.send(&request).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Timeout);
-    let pid: u32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = read_pid(&pidfile);
     // TERM went to the group at once; `sleep` dies of it.
-    let deadline = std::time::Instant::now() + assay_connect::GROUP_GRACE + Duration::from_secs(3);
-    while running(pid) && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until_gone(pid, assay_connect::GROUP_GRACE + Duration::from_secs(3)).await;
     assert!(
         !running(pid),
         "the wrapper's child {pid} outlived the timeout"
@@ -396,20 +408,13 @@ async fn a_command_that_ignores_term_is_killed_after_the_grace() {
     let mut conversation = connector.open("stubborn").await.unwrap();
     let request = AgentRequest::new("x").with_timeout(Duration::from_millis(500));
     assert!(conversation.send(&request).await.is_err());
-    let pid: u32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = read_pid(&pidfile);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         running(pid),
         "TERM is ignored, so it runs until the grace is over"
     );
-    let deadline = std::time::Instant::now() + assay_connect::GROUP_GRACE + Duration::from_secs(3);
-    while running(pid) && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until_gone(pid, assay_connect::GROUP_GRACE + Duration::from_secs(3)).await;
     assert!(!running(pid), "KILL after the grace ends it");
 
     // A program about to exit ends at once what is still within its grace
@@ -417,17 +422,10 @@ async fn a_command_that_ignores_term_is_killed_after_the_grace() {
     // In this same test: it ends every pending group of the process.
     let mut conversation = connector.open("stubborn").await.unwrap();
     assert!(conversation.send(&request).await.is_err());
-    let pid: u32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = read_pid(&pidfile);
     assert!(running(pid));
     assay_connect::end_pending_groups();
-    let deadline = std::time::Instant::now() + Duration::from_secs(1);
-    while running(pid) && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_gone(pid, Duration::from_secs(1)).await;
     assert!(!running(pid), "killed well within the grace");
 }
 

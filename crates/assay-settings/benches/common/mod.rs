@@ -29,12 +29,32 @@ fn clock_ticks_per_second() -> f64 {
 
 /// The peak resident set size, in KiB, from `/proc/self/status`.
 pub(crate) fn peak_rss_kb() -> u64 {
+    status_kb("VmHWM:")
+}
+
+/// The resident set size now, in KiB, from `/proc/self/status`.
+#[allow(dead_code)] // Only the soak benchmark reads it; each bench compiles this module.
+pub(crate) fn rss_kb() -> u64 {
+    status_kb("VmRSS:")
+}
+
+/// A field of `/proc/self/status` given in kB.
+fn status_kb(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .find_map(|l| l.strip_prefix(field))
                 .and_then(|v| v.split_whitespace().next()?.parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// The options of a benchmark run: every case over http, `jobs` samples in flight.
+pub(crate) fn over_http(jobs: usize) -> assay_run::RunOptions {
+    assay_run::RunOptions {
+        jobs,
+        connections: Some(vec![assay_spec::model::data_driven::Connection::Http]),
+        ..assay_run::RunOptions::default()
+    }
 }
