@@ -220,6 +220,7 @@ impl Collector {
                 })
             };
             self.usage = Some(TokenUsage {
+                reasoning: None,
                 input: count("prompt_tokens"),
                 output: count("completion_tokens"),
             });
@@ -420,6 +421,7 @@ mod tests {
         assert_eq!(
             r.usage,
             Some(TokenUsage {
+                reasoning: None,
                 input: Some(20),
                 output: Some(10)
             })

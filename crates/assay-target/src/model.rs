@@ -123,8 +123,12 @@ pub struct ModelResponse {
     pub usage: Option<TokenUsage>,
     /// Time to the first token (`first_byte`) and to the end.
     pub timings: Timings,
-    /// Why the model stopped, in the provider's words.
+    /// Why the model stopped, in the provider's words (`stop`, `length`,
+    /// `max_tokens`, `content_filter`, `refusal`, `guardrail_intervened`, ...).
     pub stop_reason: Option<String>,
+    /// Whether `text` is the model's refusal (OpenAI's `refusal`, a `refusal` stop
+    /// reason) rather than an answer.
+    pub refusal: bool,
     /// Raw response bodies or stream events, for reports: a whole answer's body; of a
     /// stream, only the first event and the last few ([`RawEvents`], at most
     /// [`RAW_EVENTS_KEPT`] in all), never every chunk.
@@ -132,6 +136,17 @@ pub struct ModelResponse {
     /// How many bodies or stream events the answer came in (`raw` keeps at most
     /// [`RAW_EVENTS_KEPT`] of them).
     pub events: u64,
+}
+
+impl ModelResponse {
+    /// Whether the answer was cut short by a token limit (stop reason `length`,
+    /// `max_tokens` or `model_context_window_exceeded`).
+    pub fn truncated(&self) -> bool {
+        matches!(
+            self.stop_reason.as_deref(),
+            Some("length" | "max_tokens" | "model_context_window_exceeded")
+        )
+    }
 }
 
 /// How many raw events a [`ModelResponse`] keeps at most: the first and the last three.

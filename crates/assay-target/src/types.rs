@@ -145,8 +145,21 @@ pub struct Timings {
 pub struct TokenUsage {
     /// Tokens sent to models (`prompt_tokens`).
     pub input: Option<u64>,
-    /// Tokens models generated (`completion_tokens`).
+    /// Tokens models generated (`completion_tokens`), hidden reasoning included where
+    /// the provider counts it there.
     pub output: Option<u64>,
+    /// Of `output`, the tokens of hidden reasoning, where the provider reports them
+    /// (OpenAI's `completion_tokens_details.reasoning_tokens`); the visible answer is
+    /// `output - reasoning`.
+    pub reasoning: Option<u64>,
+}
+
+impl TokenUsage {
+    /// The tokens of the visible answer: `output` less `reasoning`.
+    pub fn answer(&self) -> Option<u64> {
+        self.output
+            .map(|out| out.saturating_sub(self.reasoning.unwrap_or(0)))
+    }
 }
 
 /// One agent a server hosts, as `GET /api/v1/list` describes it.

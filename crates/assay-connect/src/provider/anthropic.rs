@@ -408,6 +408,7 @@ impl Streamed {
         }
         let usage = (self.usage != TokenUsage::default()).then_some(self.usage);
         Ok(ModelResponse {
+            refusal: false,
             text: self.text,
             tool_calls: self.calls,
             usage,
@@ -451,10 +452,12 @@ fn whole_answer(
         .get("usage")
         .filter(|u| u.is_object())
         .map(|u| TokenUsage {
+            reasoning: None,
             input: u["input_tokens"].as_u64(),
             output: u["output_tokens"].as_u64(),
         });
     Ok(ModelResponse {
+        refusal: false,
         text,
         tool_calls,
         usage,
@@ -606,6 +609,7 @@ mod tests {
         assert_eq!(
             r.usage,
             Some(TokenUsage {
+                reasoning: None,
                 input: Some(9),
                 output: Some(12)
             })

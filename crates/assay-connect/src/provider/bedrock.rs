@@ -405,10 +405,12 @@ fn converse_answer(
         .get("usage")
         .filter(|u| u.is_object())
         .map(|u| TokenUsage {
+            reasoning: None,
             input: u["inputTokens"].as_u64(),
             output: u["outputTokens"].as_u64(),
         });
     Ok(ModelResponse {
+        refusal: false,
         text,
         tool_calls,
         usage,

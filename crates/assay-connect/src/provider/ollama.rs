@@ -258,7 +258,11 @@ impl Answer {
             let input = line["prompt_eval_count"].as_u64();
             let output = line["eval_count"].as_u64();
             if input.is_some() || output.is_some() {
-                self.usage = Some(TokenUsage { input, output });
+                self.usage = Some(TokenUsage {
+                    input,
+                    output,
+                    reasoning: None,
+                });
             }
         }
         self.raw.push(line);
@@ -278,6 +282,7 @@ impl Answer {
             ));
         }
         Ok(ModelResponse {
+            refusal: false,
             text: self.text,
             tool_calls: self.tool_calls,
             usage: self.usage,

@@ -431,6 +431,7 @@ impl StreamedAnswer {
         let first_byte = end.first_byte;
         self.calls.sort_by_key(|c| c.index);
         Ok(ModelResponse {
+            refusal: false,
             text: self.text,
             tool_calls: self
                 .calls
@@ -483,6 +484,7 @@ fn whole_answer(
         })
         .collect();
     Ok(ModelResponse {
+        refusal: false,
         text: message["content"].as_str().unwrap_or_default().to_owned(),
         tool_calls,
         usage: usage_of(&value),
@@ -509,6 +511,7 @@ fn arguments_of(text: &str) -> Value {
 fn usage_of(value: &Value) -> Option<TokenUsage> {
     let usage = value.get("usage").filter(|u| u.is_object())?;
     Some(TokenUsage {
+        reasoning: None,
         input: usage["prompt_tokens"].as_u64(),
         output: usage["completion_tokens"].as_u64(),
     })

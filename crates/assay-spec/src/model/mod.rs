@@ -4,5 +4,6 @@
 
 pub mod config;
 pub mod data_driven;
+pub mod family;
 pub mod provider;
 pub mod sentinel;
