@@ -69,6 +69,53 @@ pub struct Sampling {
     pub seed: Option<i64>,
 }
 
+impl Sampling {
+    /// The parameters `model`, served by `kind`, takes (by
+    /// [`assay_spec::model::family::traits`]), and a note for each one left out: a
+    /// reasoning model's `temperature` and `top_p`, the sampling parameters newer Claude
+    /// models refuse, and `top_p` where only one sampler may be set (`temperature` is
+    /// kept). Parameters the provider has no name for at all stay, for the provider to
+    /// refuse by name.
+    pub fn fit(&self, kind: ProviderKind, model: &str) -> (Sampling, Vec<String>) {
+        use assay_spec::model::family::{Temperature, traits};
+        let traits = traits(kind, model);
+        let mut sampling = self.clone();
+        let mut notes = Vec::new();
+        if let Some(t) = sampling.temperature {
+            let why = match traits.temperature {
+                Temperature::Accepted => None,
+                Temperature::Fixed => {
+                    Some("is a reasoning model and takes only its default temperature, 1")
+                }
+                Temperature::Refused => Some("does not take temperature"),
+            };
+            if let Some(why) = why {
+                sampling.temperature = None;
+                notes.push(format!("temperature {t} not sent: {model} {why}"));
+            }
+        }
+        if let Some(p) = sampling.top_p {
+            if !traits.top_p {
+                sampling.top_p = None;
+                notes.push(format!("top_p {p} not sent: {model} does not take top_p"));
+            } else if traits.one_sampler && sampling.temperature.is_some() {
+                sampling.top_p = None;
+                notes.push(format!(
+                    "top_p {p} not sent: {model} takes temperature or top_p, not both; temperature was kept"
+                ));
+            }
+        }
+        if let Some(k) = sampling.top_k
+            && !traits.top_k
+            && traits.temperature == Temperature::Refused
+        {
+            sampling.top_k = None;
+            notes.push(format!("top_k {k} not sent: {model} does not take top_k"));
+        }
+        (sampling, notes)
+    }
+}
+
 /// One call to a model.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelRequest {
@@ -126,6 +173,10 @@ pub struct ModelResponse {
     /// Why the model stopped, in the provider's words (`stop`, `length`,
     /// `max_tokens`, `content_filter`, `refusal`, `guardrail_intervened`, ...).
     pub stop_reason: Option<String>,
+    /// What the provider changed about the request so that the model would take it
+    /// (a sampling parameter the model refuses, not sent; consecutive turns of one role,
+    /// merged), in words for reports.
+    pub notes: Vec<String>,
     /// Whether `text` is the model's refusal (OpenAI's `refusal`, a `refusal` stop
     /// reason) rather than an answer.
     pub refusal: bool,
@@ -232,6 +283,40 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn sampling_fits_the_model() {
+        let asked = Sampling {
+            temperature: Some(0.2),
+            top_p: Some(0.9),
+            top_k: Some(40),
+            max_tokens: Some(100),
+            ..Sampling::default()
+        };
+        let (sent, notes) = asked.fit(ProviderKind::Openai, "gpt-5.1");
+        assert_eq!((sent.temperature, sent.top_p), (None, None));
+        assert_eq!(
+            sent.top_k,
+            Some(40),
+            "left for the provider to refuse by name"
+        );
+        assert_eq!(sent.max_tokens, Some(100));
+        assert!(notes[0].starts_with("temperature 0.2 not sent: gpt-5.1 is a reasoning model"));
+        let (sent, notes) = asked.fit(ProviderKind::Anthropic, "claude-sonnet-4-5");
+        assert_eq!(
+            (sent.temperature, sent.top_p, sent.top_k),
+            (Some(0.2), None, Some(40))
+        );
+        assert_eq!(notes.len(), 1);
+        let (sent, notes) = asked.fit(ProviderKind::Anthropic, "claude-opus-4-7");
+        assert_eq!(
+            (sent.temperature, sent.top_p, sent.top_k),
+            (None, None, None)
+        );
+        assert_eq!(notes.len(), 3);
+        let (sent, notes) = asked.fit(ProviderKind::Ollama, "llama3.1:8b");
+        assert_eq!((sent, notes.len()), (asked.clone(), 0));
+    }
 
     #[test]
     fn raw_events_keep_the_first_and_the_last_few() {

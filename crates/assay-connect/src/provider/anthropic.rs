@@ -409,6 +409,7 @@ impl Streamed {
         let usage = (self.usage != TokenUsage::default()).then_some(self.usage);
         Ok(ModelResponse {
             refusal: false,
+            notes: Vec::new(),
             text: self.text,
             tool_calls: self.calls,
             usage,
@@ -458,6 +459,7 @@ fn whole_answer(
         });
     Ok(ModelResponse {
         refusal: false,
+        notes: Vec::new(),
         text,
         tool_calls,
         usage,

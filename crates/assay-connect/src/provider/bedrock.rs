@@ -411,6 +411,7 @@ fn converse_answer(
         });
     Ok(ModelResponse {
         refusal: false,
+        notes: Vec::new(),
         text,
         tool_calls,
         usage,

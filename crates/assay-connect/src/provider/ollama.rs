@@ -283,6 +283,7 @@ impl Answer {
         }
         Ok(ModelResponse {
             refusal: false,
+            notes: Vec::new(),
             text: self.text,
             tool_calls: self.tool_calls,
             usage: self.usage,

@@ -432,6 +432,7 @@ impl StreamedAnswer {
         self.calls.sort_by_key(|c| c.index);
         Ok(ModelResponse {
             refusal: false,
+            notes: Vec::new(),
             text: self.text,
             tool_calls: self
                 .calls
@@ -485,6 +486,7 @@ fn whole_answer(
         .collect();
     Ok(ModelResponse {
         refusal: false,
+        notes: Vec::new(),
         text: message["content"].as_str().unwrap_or_default().to_owned(),
         tool_calls,
         usage: usage_of(&value),

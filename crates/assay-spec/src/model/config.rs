@@ -148,12 +148,43 @@ pub struct JudgeConfig {
     /// Whether verdicts are cached under `.assay/cache`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<bool>,
+    /// The judge's temperature [default: 0 where the model takes a temperature; none
+    /// for reasoning models and models that refuse one].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 2.0))]
+    pub temperature: Option<f64>,
+    /// The most tokens one verdict may take [default: 400; 4000 for a reasoning model,
+    /// whose hidden reasoning counts against it].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_tokens: Option<u64>,
 }
 
 /// Settings for one provider.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
+    /// Which API this provider speaks, for a provider named other than its kind
+    /// (`[providers.vllm] kind = "openai"`) [default: the table's name].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ProviderKind>,
+    /// The name an OpenAI-compatible server takes the token limit under
+    /// [default: `max_completion_tokens` for OpenAI's and Azure's own hosts and for
+    /// reasoning models, `max_tokens` elsewhere].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens_field: Option<MaxTokensField>,
+    /// The shape of Chat Completions a Hugging Face endpoint speaks: `openai` (the
+    /// router) or `tgi` (TGI and Inference Endpoints, whose `response_format` differs)
+    /// [default: `openai` for `router.huggingface.co`, `tgi` elsewhere].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<ChatApi>,
+    /// Azure OpenAI's `api-version` query parameter [default: `OPENAI_API_VERSION`,
+    /// else none, for Azure's `/openai/v1` API].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// The AWS profile (Bedrock) [default: `AWS_PROFILE`, else `default`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// The endpoint, overriding the provider's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
@@ -171,6 +202,26 @@ pub struct ProviderConfig {
     /// The region (Bedrock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
+}
+
+/// The name an OpenAI-compatible server takes the token limit under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MaxTokensField {
+    /// `max_tokens`, deprecated by OpenAI, still what many compatible servers read.
+    MaxTokens,
+    /// `max_completion_tokens`, what OpenAI's current models require.
+    MaxCompletionTokens,
+}
+
+/// The shape of Chat Completions a Hugging Face endpoint speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatApi {
+    /// OpenAI's (Hugging Face's router).
+    Openai,
+    /// TGI's (TGI servers and Inference Endpoints).
+    Tgi,
 }
 
 /// Concurrency limits.

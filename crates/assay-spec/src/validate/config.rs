@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use super::cx::{At, Cx, Pyd};
 use crate::diag::Diagnostic;
 use crate::model::config::{
-    AgentConfig, ConcurrencyConfig, Config, IncludePolicy, JudgeConfig, NeuroSanConfig,
-    ProviderConfig,
+    AgentConfig, ChatApi, ConcurrencyConfig, Config, IncludePolicy, JudgeConfig, MaxTokensField,
+    NeuroSanConfig, ProviderConfig,
 };
 use crate::node::Node;
 
@@ -247,7 +247,12 @@ fn agent(node: &Node, at: &At, cx: &mut Cx) -> Option<AgentConfig> {
 
 fn judge_config(node: &Node, at: &At, cx: &mut Cx) -> Option<JudgeConfig> {
     let entries = cx.object(node, at)?;
-    cx.unknown_keys(entries, at, &["model", "votes", "cache"], |_| None);
+    cx.unknown_keys(
+        entries,
+        at,
+        &["model", "votes", "cache", "temperature", "max_tokens"],
+        |_| None,
+    );
     let model = node.get("model").and_then(|n| {
         let at = at.key("model");
         let s = cx.nonempty_string(n, &at)?;
@@ -281,21 +286,46 @@ fn judge_config(node: &Node, at: &At, cx: &mut Cx) -> Option<JudgeConfig> {
     let cache = node
         .get("cache")
         .and_then(|n| cx.boolean(n, &at.key("cache")));
+    let temperature = node.get("temperature").and_then(|n| {
+        let at = at.key("temperature");
+        let t = cx.number(n, &at)?;
+        if !(0.0..=2.0).contains(&t) {
+            let rule = "between 0 and 2";
+            cx.range_error(
+                n,
+                &at,
+                rule,
+                Pyd::new("range", "Input should be between 0 and 2"),
+            );
+            return None;
+        }
+        Some(t)
+    });
+    let max_tokens = node
+        .get("max_tokens")
+        .and_then(|n| cx.positive(n, &at.key("max_tokens")));
     Some(JudgeConfig {
         model,
         votes,
         cache,
+        temperature,
+        max_tokens,
     })
 }
 
 fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
     let entries = cx.object(node, at)?;
-    const KEYS: [&str; 5] = [
+    const KEYS: [&str; 10] = [
+        "kind",
         "base_url",
         "api_key_env",
         "max_concurrency",
         "requests_per_minute",
         "region",
+        "max_tokens_field",
+        "api",
+        "api_version",
+        "profile",
     ];
     let (secrets, others): (Vec<_>, Vec<_>) = entries
         .iter()
@@ -326,6 +356,39 @@ fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
         region: node
             .get("region")
             .and_then(|n| cx.nonempty_string(n, &at.key("region"))),
+        kind: node.get("kind").and_then(|n| {
+            let name = cx.choice(n, &at.key("kind"), &ProviderKind::NAMES, false)?;
+            ProviderKind::from_name(&name)
+        }),
+        max_tokens_field: node.get("max_tokens_field").and_then(|n| {
+            let allowed = ["max_tokens", "max_completion_tokens"];
+            Some(
+                match cx
+                    .choice(n, &at.key("max_tokens_field"), &allowed, false)?
+                    .as_str()
+                {
+                    "max_tokens" => MaxTokensField::MaxTokens,
+                    _ => MaxTokensField::MaxCompletionTokens,
+                },
+            )
+        }),
+        api: node.get("api").and_then(|n| {
+            Some(
+                match cx
+                    .choice(n, &at.key("api"), &["openai", "tgi"], false)?
+                    .as_str()
+                {
+                    "openai" => ChatApi::Openai,
+                    _ => ChatApi::Tgi,
+                },
+            )
+        }),
+        api_version: node
+            .get("api_version")
+            .and_then(|n| cx.nonempty_string(n, &at.key("api_version"))),
+        profile: node
+            .get("profile")
+            .and_then(|n| cx.nonempty_string(n, &at.key("profile"))),
     })
 }
 
