@@ -69,6 +69,18 @@ impl CheckResult {
         }
     }
 
+    /// Adds `note` to the message, after what the check found (e.g. that the answer it
+    /// looked at was cut short).
+    pub fn add_note(&mut self, note: &str) {
+        match &mut self.outcome {
+            Outcome::Evaluated { message, .. } | Outcome::Errored { message } => {
+                message.push_str(" (");
+                message.push_str(note);
+                message.push(')');
+            }
+        }
+    }
+
     /// Hides every value `secrets` holds in what the result says: its message, what was
     /// expected and found, the evaluation's metadata.
     pub fn redact(&mut self, secrets: &assay_spec::redact::Redactor) {

@@ -20,9 +20,21 @@ pub struct TokenUsage {
     /// Tokens sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<u64>,
-    /// Tokens generated.
+    /// Tokens generated, hidden reasoning included where the provider counts it there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<u64>,
+    /// Of `output`, the hidden reasoning tokens, where the provider reports them
+    /// (OpenAI's `completion_tokens_details.reasoning_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
+}
+
+impl TokenUsage {
+    /// The tokens of the visible answer: `output` less `reasoning`.
+    pub fn answer(&self) -> Option<u64> {
+        self.output
+            .map(|out| out.saturating_sub(self.reasoning.unwrap_or(0)))
+    }
 }
 
 /// A response, as every check sees it.
@@ -49,6 +61,13 @@ pub struct Response {
     /// Token counts, where the agent or provider reported them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<TokenUsage>,
+    /// Why the model stopped, in the provider's words (`stop`, `length`, `max_tokens`,
+    /// `content_filter`, `refusal`, `guardrail_intervened`, ...), where it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// Whether `text` is the model's refusal rather than an answer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refusal: bool,
     /// Every streamed message, raw.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<serde_json::Value>,
@@ -92,8 +111,27 @@ impl Response {
 
     /// Sets the token usage.
     pub fn with_usage(mut self, input: Option<u64>, output: Option<u64>) -> Response {
-        self.usage = Some(TokenUsage { input, output });
+        self.usage = Some(TokenUsage {
+            input,
+            output,
+            reasoning: None,
+        });
         self
+    }
+
+    /// Sets the stop reason.
+    pub fn with_stop_reason(mut self, reason: impl Into<String>) -> Response {
+        self.stop_reason = Some(reason.into());
+        self
+    }
+
+    /// Whether the answer was cut short by a token limit (stop reason `length`,
+    /// `max_tokens` or `model_context_window_exceeded`).
+    pub fn truncated(&self) -> bool {
+        matches!(
+            self.stop_reason.as_deref(),
+            Some("length" | "max_tokens" | "model_context_window_exceeded")
+        )
     }
 }
 

@@ -136,6 +136,37 @@ pub(crate) fn problems(unit: &UnitReport) -> Vec<Problem> {
     failures
 }
 
+/// What the unit's model calls said beyond their answers, each once in the order first
+/// seen: that the model refused, that an answer was cut short, and what the provider
+/// changed about the request (its notes).
+pub(crate) fn remarks(unit: &UnitReport) -> Vec<String> {
+    let mut remarks: Vec<String> = Vec::new();
+    let calls = unit
+        .samples
+        .iter()
+        .flat_map(|s| &s.interactions)
+        .map(|i| &i.call);
+    for call in calls {
+        let reason = call.stop_reason.as_deref().unwrap_or("none given");
+        let mut found = Vec::new();
+        if call.refusal {
+            found.push(format!("the model refused (stop reason `{reason}`)"));
+        }
+        if call.truncated() {
+            found.push(format!(
+                "an answer was cut short by a token limit (stop reason `{reason}`)"
+            ));
+        }
+        found.extend(call.notes.iter().map(|n| format!("note: {n}")));
+        for remark in found {
+            if !remarks.contains(&remark) {
+                remarks.push(remark);
+            }
+        }
+    }
+    remarks
+}
+
 /// The kind of each of [`assay_run::events::SampleReport::errors`], in the same order.
 fn error_kinds(sample: &assay_run::events::SampleReport) -> Vec<String> {
     let mut out = Vec::new();

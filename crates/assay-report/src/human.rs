@@ -39,7 +39,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 
 use crate::Reporter;
 use crate::ansi::{Colour, paint};
-use crate::digest::{clean, outcome, problems, seconds, summary_line};
+use crate::digest::{clean, outcome, problems, remarks, seconds, summary_line};
 
 /// How much the human reporter says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -189,6 +189,9 @@ impl Human {
             for more in lines {
                 text.push_str(&format!("      {}\n", clean(more)));
             }
+        }
+        for remark in remarks(unit) {
+            text.push_str(&format!("    {}\n", clean(&remark)));
         }
         text
     }

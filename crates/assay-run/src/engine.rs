@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use assay_check::{Judge, Response, run_checks};
+use assay_check::{CheckResult, Judge, Response, run_checks};
 use assay_spec::model::data_driven::{Connection, StockTest, SuccessRatio};
 use assay_spec::plan::{Case, Check, CheckKind, Part, Plan, Step, Target};
 use assay_spec::{ProviderKind, infer_provider};
@@ -30,7 +30,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{
-    ErrorInfo, ErrorKind, Event, InteractionReport, SampleReport, Summary, UnitId, UnitReport,
+    CallInfo, ErrorInfo, ErrorKind, Event, InteractionReport, SampleReport, Summary, UnitId,
+    UnitReport,
 };
 use crate::ratio::{Status, Tally};
 
@@ -426,6 +427,7 @@ async fn conversation(
                     duration: started.elapsed(),
                     checks: Vec::new(),
                     error: Some(error_info(&e)),
+                    call: CallInfo::default(),
                 });
                 return Ok(());
             }
@@ -434,6 +436,8 @@ async fn conversation(
         let extra = pattern_checks(&case.failure_patterns, index);
         let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
         checks.extend(run_checks(&extra, &response, ctx.judge.as_deref()).await);
+        let call = CallInfo::of(&response, Vec::new());
+        note_truncation(&mut checks, &call);
         if !carry.after(
             step,
             request.sly_data,
@@ -452,6 +456,7 @@ async fn conversation(
             duration: started.elapsed(),
             checks,
             error: None,
+            call,
         });
     }
     Ok(())
@@ -553,7 +558,10 @@ fn into_check_response(response: AgentResponse) -> (Response, Option<Value>) {
         usage: usage.map(|u| assay_check::TokenUsage {
             input: u.input,
             output: u.output,
+            reasoning: u.reasoning,
         }),
+        stop_reason: None,
+        refusal: false,
         messages,
     };
     (response, chat_context)
@@ -661,12 +669,16 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
                 duration: started.elapsed(),
                 checks: Vec::new(),
                 error: Some(error_info(&e)),
+                call: CallInfo::default(),
             });
             return Ok(());
         }
     };
+    let notes = response.notes.clone();
     let response = crate::model::to_check_response(response);
-    let checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
+    let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
+    let call = CallInfo::of(&response, notes);
+    note_truncation(&mut checks, &call);
     out.push(InteractionReport {
         index: 0,
         sent: step.input.text.clone(),
@@ -676,6 +688,23 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
         duration: started.elapsed(),
         checks,
         error: None,
+        call,
     });
     Ok(())
+}
+
+/// Says, next to every check that failed, that the answer it looked at was cut short
+/// by a token limit, when it was.
+fn note_truncation(checks: &mut [CheckResult], call: &CallInfo) {
+    if !call.truncated() {
+        return;
+    }
+    let reason = call.stop_reason.as_deref().unwrap_or_default();
+    let note = format!(
+        "the answer was cut short by a token limit (stop reason `{reason}`): raise max_tokens"
+    );
+    checks
+        .iter_mut()
+        .filter(|c| c.status() == assay_check::Status::Failed)
+        .for_each(|c| c.add_note(&note));
 }

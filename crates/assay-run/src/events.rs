@@ -56,6 +56,44 @@ pub struct ErrorInfo {
     pub message: String,
 }
 
+/// What the model or agent said about one call itself, beyond its answer: tokens,
+/// time to the first token, why it stopped, and what the provider changed about the
+/// request. Empty where the agent reports none of it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallInfo {
+    /// Token usage, as reported (hidden reasoning tokens apart, where reported).
+    pub usage: Option<assay_check::TokenUsage>,
+    /// From the request to the first byte (the first token of a stream).
+    pub time_to_first_byte: Option<Duration>,
+    /// Why the model stopped, in the provider's words.
+    pub stop_reason: Option<String>,
+    /// Whether the answer is the model's refusal.
+    pub refusal: bool,
+    /// What the provider changed about the request so the model would take it.
+    pub notes: Vec<String>,
+}
+
+impl CallInfo {
+    /// What `response` says about its call, with the provider's `notes`.
+    pub fn of(response: &assay_check::Response, notes: Vec<String>) -> CallInfo {
+        CallInfo {
+            usage: response.usage,
+            time_to_first_byte: response.time_to_first_byte,
+            stop_reason: response.stop_reason.clone(),
+            refusal: response.refusal,
+            notes,
+        }
+    }
+
+    /// Whether the answer was cut short by a token limit.
+    pub fn truncated(&self) -> bool {
+        matches!(
+            self.stop_reason.as_deref(),
+            Some("length" | "max_tokens" | "model_context_window_exceeded")
+        )
+    }
+}
+
 /// One interaction of a sample: what came back and how the checks came out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InteractionReport {
@@ -75,6 +113,8 @@ pub struct InteractionReport {
     pub checks: Vec<CheckResult>,
     /// Why the interaction could not complete, when it could not.
     pub error: Option<ErrorInfo>,
+    /// Usage, time to first token, stop reason and notes of the call.
+    pub call: CallInfo,
 }
 
 /// One sample of a unit.
@@ -114,6 +154,9 @@ impl InteractionReport {
         self.checks.iter_mut().for_each(|c| c.redact(secrets));
         if let Some(error) = &mut self.error {
             error.redact(secrets);
+        }
+        for note in &mut self.call.notes {
+            *note = secrets.text(note);
         }
     }
 }

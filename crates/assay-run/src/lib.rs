@@ -56,7 +56,7 @@ pub mod select;
 pub mod suite;
 
 pub use engine::{Connectors, RunOptions, run_plan};
-pub use events::{Event, Summary, UnitId, UnitReport};
+pub use events::{CallInfo, Event, Summary, UnitId, UnitReport};
 pub use ratio::{Status, Tally};
 pub use select::{NoTests, Partition, Selected, Selection};
 pub use suite::{

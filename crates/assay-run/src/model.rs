@@ -149,7 +149,10 @@ pub fn to_check_response(response: ModelResponse) -> Response {
         usage: response.usage.map(|u| TokenUsage {
             input: u.input,
             output: u.output,
+            reasoning: u.reasoning,
         }),
+        stop_reason: response.stop_reason,
+        refusal: response.refusal,
         messages: response.raw,
     }
 }

@@ -7,7 +7,7 @@ use assay_run::{Event, UnitReport};
 
 use super::{
     Check, CheckOutcome, Dialect, Error, Evaluation, Interaction, Line, Record, Report,
-    SCHEMA_VERSION, Sample, Status, Summary, Tally, Threshold, Unit, UnitId,
+    SCHEMA_VERSION, Sample, Status, Summary, Tally, Threshold, Unit, UnitId, Usage,
 };
 
 impl Report {
@@ -138,6 +138,17 @@ impl From<&InteractionReport> for Interaction {
             duration: i.duration.as_secs_f64(),
             checks: i.checks.iter().map(Check::from).collect(),
             error: i.error.as_ref().map(Error::from),
+            usage: i.call.usage.map(|u| Usage {
+                input: u.input,
+                output: u.output,
+                reasoning: u.reasoning,
+                answer: u.answer(),
+            }),
+            time_to_first_token: i.call.time_to_first_byte.map(|d| d.as_secs_f64()),
+            stop_reason: i.call.stop_reason.clone(),
+            truncated: i.call.truncated(),
+            refusal: i.call.refusal,
+            notes: i.call.notes.clone(),
         }
     }
 }

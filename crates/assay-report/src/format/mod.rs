@@ -235,6 +235,45 @@ pub struct Interaction {
     pub checks: Vec<Check>,
     /// Why the interaction could not complete, when it could not.
     pub error: Option<Error>,
+    /// Token usage of the call, as the provider or agent reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Seconds from the request to the first byte (the first token of a stream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_first_token: Option<f64>,
+    /// Why the model stopped, in the provider's words: `stop`, `end_turn`, `length`,
+    /// `max_tokens`, `content_filter`, `refusal`, `guardrail_intervened`, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// Whether the answer was cut short by a token limit (`length`, `max_tokens`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// Whether `answer` is the model's refusal rather than an answer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refusal: bool,
+    /// What the provider changed about the request so that the model would take it
+    /// (a sampling parameter the model refuses, not sent; turns merged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Token counts of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Usage {
+    /// Tokens sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<u64>,
+    /// Tokens generated, hidden reasoning included where the provider counts it there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<u64>,
+    /// Of `output`, the hidden reasoning tokens, where the provider reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
+    /// The visible answer's tokens: `output` less `reasoning` (what `max_tokens` and
+    /// `min_tokens` checks count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<u64>,
 }
 
 /// Why something could not complete.

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use assay_check::{CheckResult, Evaluation, Outcome, Response, run_check};
-use assay_run::events::{ErrorInfo, InteractionReport, SampleReport};
+use assay_run::events::{CallInfo, ErrorInfo, InteractionReport, SampleReport};
 use assay_run::{Event, Status, Summary, Tally, UnitId, UnitReport};
 use assay_spec::model::data_driven::{StockTest, SuccessRatio};
 use assay_spec::plan::{Check, CheckKind, Dialect, Part};
@@ -118,8 +118,25 @@ pub(crate) fn sample(
             duration: Duration::from_millis(90),
             checks,
             error,
+            call: CallInfo::default(),
         }],
         error: None,
+    }
+}
+
+/// What a reasoning model's call that hit its token limit reports: 509 output tokens,
+/// 500 of them hidden reasoning, and the temperature it was not sent.
+pub(crate) fn truncated_call() -> CallInfo {
+    CallInfo {
+        usage: Some(assay_check::TokenUsage {
+            input: Some(12),
+            output: Some(509),
+            reasoning: Some(500),
+        }),
+        time_to_first_byte: Some(Duration::from_millis(40)),
+        stop_reason: Some("length".into()),
+        refusal: false,
+        notes: vec!["temperature 0.2 not sent: gpt-5.1 is a reasoning model and takes only its default temperature, 1".into()],
     }
 }
 
@@ -160,12 +177,14 @@ pub(crate) fn passed_unit() -> UnitReport {
 /// `greets [http]`: 1 of 3 passed, 2/3 needed; the same keyword check failed twice.
 pub(crate) fn failed_unit() -> UnitReport {
     let failing = |i| {
-        sample(
+        let mut s = sample(
             i,
             Status::Failed,
             vec![passed_check(), failed_check()],
             None,
-        )
+        );
+        s.interactions[0].call = truncated_call();
+        s
     };
     let samples = vec![
         failing(0),

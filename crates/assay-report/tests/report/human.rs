@@ -33,17 +33,26 @@ fn prints_failures_errors_and_the_summary() {
         "{out}"
     );
     assert!(lines[1].ends_with(" (2 samples)"), "{out}");
+    // What the calls said beyond their answers, once for the unit.
     assert_eq!(
         lines[2],
+        "    an answer was cut short by a token limit (stop reason `length`)"
+    );
+    assert!(
+        lines[3].starts_with("    note: temperature 0.2 not sent: gpt-5.1 is a reasoning model"),
+        "{out}"
+    );
+    assert_eq!(
+        lines[4],
         "ERROR looks up [http] 0 passed, 2 errored (need 1/2) in 0.30s"
     );
-    assert_eq!(lines[3], format!("    error: interaction 0: {UNREACHABLE}"));
-    assert_eq!(lines[4], "    error: text: the judge failed: timed out");
+    assert_eq!(lines[5], format!("    error: interaction 0: {UNREACHABLE}"));
+    assert_eq!(lines[6], "    error: text: the judge failed: timed out");
     assert_eq!(
-        lines[5],
+        lines[7],
         "1 passed, 1 failed, 1 errored, 1 skipped in 1.23s"
     );
-    assert_eq!(lines.len(), 6, "{out}");
+    assert_eq!(lines.len(), 8, "{out}");
     assert!(!out.contains("PASS"), "{out}");
 }
 

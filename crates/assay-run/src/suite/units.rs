@@ -9,7 +9,9 @@ use assay_spec::Dialect;
 use assay_spec::model::data_driven::SuccessRatio;
 
 use super::{CaseReport, EvaluationReport, EvaluationResult, GridCombination};
-use crate::events::{ErrorInfo, ErrorKind, InteractionReport, SampleReport, UnitId, UnitReport};
+use crate::events::{
+    CallInfo, ErrorInfo, ErrorKind, InteractionReport, SampleReport, UnitId, UnitReport,
+};
 use crate::ratio::Tally;
 
 /// The unit of case `hash` of suite `suite` under `grid`: dialect
@@ -62,6 +64,7 @@ pub fn unit_report(unit: UnitId, case: &CaseReport, total: Duration) -> UnitRepo
             duration: case.duration,
             checks,
             error,
+            call: CallInfo::default(),
         }],
         error: None,
     };
