@@ -7,6 +7,8 @@
 //! is needed by Hugging Face's own hosts (`*.huggingface.co`, `*.huggingface.cloud`); a
 //! local TGI takes none.
 
+use reqwest::Url;
+use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::openai::ChatCompletions;
@@ -37,6 +39,14 @@ impl HuggingFace {
     /// The request body for `request`; an unsupported parameter is an error naming it.
     pub fn body(&self, request: &ModelRequest) -> Result<Value, ConnectError> {
         self.0.body(request)
+    }
+
+    /// The url, headers and body a call for `request` sends, without sending it.
+    pub fn prepared(
+        &self,
+        request: &ModelRequest,
+    ) -> Result<(Url, HeaderMap, Value), ConnectError> {
+        self.0.prepared(request)
     }
 }
 
