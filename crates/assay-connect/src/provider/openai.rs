@@ -1,31 +1,46 @@
-//! OpenAI Chat Completions, and every server that speaks it: vLLM, llama.cpp's server,
-//! LM Studio, OpenRouter, Hugging Face's router and TGI ([`super::huggingface`]).
+//! OpenAI Chat Completions, and every server that speaks it: Azure OpenAI, vLLM,
+//! llama.cpp's server, LM Studio, OpenRouter, Hugging Face's router and TGI
+//! ([`super::huggingface`]).
 //!
-//! A call is `POST {base}/chat/completions` with `Authorization: Bearer {key}`, streamed
+//! A call is `POST {base}/chat/completions` (Azure: see below), streamed
 //! (`"stream": true`, `"stream_options": {"include_usage": true}`) as server-sent events:
-//! text deltas are joined, tool-call deltas gathered by `index` (their arguments arrive
-//! as pieces of a JSON string, parsed once joined; a string that is not JSON stays a
-//! string, an empty one is `{}`), the usage taken from the last chunk and the finish
-//! reason from the chunk that has one. The stream is whole only when a `finish_reason`
-//! came and it ended with `data: [DONE]`; a stream cut short is an error, never an
-//! answer. A plain JSON body to a streaming request is read as the whole answer when it
-//! is a chat completion; any other `Content-Type` (an HTML error page from a proxy,
-//! say) is an error that names it.
+//! text deltas are joined, refusal deltas too, tool-call deltas gathered by `index`
+//! (their arguments arrive as pieces of a JSON string, parsed once joined; a string that
+//! is not JSON stays a string, an empty one is `{}`), the usage taken from the last chunk
+//! and the finish reason from the chunk that has one. The stream is whole only when a
+//! `finish_reason` came and it ended with `data: [DONE]`; a stream cut short is an
+//! error, never an answer. A plain JSON body to a streaming request is read as the whole
+//! answer when it is a chat completion; any other `Content-Type` (an HTML error page
+//! from a proxy, say) is an error that names it.
 //!
 //! | [`ModelRequest`] | request |
 //! |---|---|
 //! | `system` | a first `{"role": "system"}` message |
 //! | `messages` | `{"role", "content"}` messages |
 //! | `tools` | `[{"type": "function", "function": {"name", "description", "parameters"}}]` |
+//! | `sampling` | first fitted to the model ([`crate::provider::Sampling::fit`]): a reasoning model's `temperature` and `top_p` are left out, each with a note in [`ModelResponse::notes`] |
 //! | `temperature`, `top_p`, `seed` | the same names |
-//! | `max_tokens` | `max_tokens`; `max_completion_tokens` for o-series models (`o1`, `o3-mini`, `openai/o4-mini`) |
+//! | `max_tokens` | `max_completion_tokens` to `api.openai.com`, to Azure and to reasoning models anywhere; `max_tokens` to other servers; `max_tokens_field` in `assay.toml` overrides |
 //! | `stop_sequences` | `stop` |
 //! | `top_k` | unsupported: an error naming it, before anything is sent |
-//! | `response_format` | `"response_format": {"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}`; the JSON is the message's text |
+//! | `response_format` | `"response_format": {"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}`; TGI: `{"type": "json", "value": schema}`; the JSON is the message's text |
 //!
-//! The key is needed only by the provider's own hosts (`api.openai.com`; Hugging Face's
-//! `*.huggingface.co` and `*.huggingface.cloud`): local servers take none, and then no
-//! `Authorization` header is sent.
+//! | answer | [`ModelResponse`] |
+//! |---|---|
+//! | `content` | `text` |
+//! | `refusal` (streamed or whole) | `text`, with `refusal: true` |
+//! | `finish_reason` | `stop_reason`, as sent (`stop`, `length`, `tool_calls`, `content_filter`) |
+//! | `usage.prompt_tokens`, `completion_tokens`, `completion_tokens_details.reasoning_tokens` | `usage.input`, `output`, `reasoning` |
+//!
+//! The key goes as `Authorization: Bearer`, and is needed only by the provider's own
+//! hosts (`api.openai.com`, Azure's; Hugging Face's `*.huggingface.co` and
+//! `*.huggingface.cloud`): local servers take none, and then no `Authorization` header
+//! is sent. `OPENAI_ORG_ID` and `OPENAI_PROJECT_ID` go as `OpenAI-Organization` and
+//! `OpenAI-Project`. An Azure OpenAI resource (`*.openai.azure.com`,
+//! `*.cognitiveservices.azure.com`, `*.services.ai.azure.com`) gets the key as
+//! `api-key`, and the url `{resource}/openai/deployments/{model}/chat/completions?api-version=`
+//! when an `api-version` is set, else its v1 API's `{resource}/openai/v1/chat/completions`
+//! (`request.rs`).
 
 use std::sync::Arc;
 use std::time::Instant;

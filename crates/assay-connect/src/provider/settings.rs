@@ -309,6 +309,45 @@ mod tests {
     }
 
     #[test]
+    fn openai_reads_azure_s_and_the_sdk_s_variables() {
+        let env = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        let azure = env(&[
+            ("AZURE_OPENAI_ENDPOINT", "https://r.openai.azure.com"),
+            ("OPENAI_API_KEY", "sk-fallback"),
+            ("OPENAI_API_VERSION", "2024-10-21"),
+            ("OPENAI_ORG_ID", "org-1"),
+            ("OPENAI_PROJECT_ID", "proj-1"),
+        ]);
+        let s = ProviderSettings::resolve(ProviderKind::Openai, &azure, None).unwrap();
+        assert_eq!(s.base_url.as_str(), "https://r.openai.azure.com/");
+        assert_eq!(s.api_key.unwrap().expose(), "sk-fallback");
+        assert_eq!(s.chat.api_version.as_deref(), Some("2024-10-21"));
+        assert_eq!(s.chat.organization.as_deref(), Some("org-1"));
+        assert_eq!(s.chat.project.as_deref(), Some("proj-1"));
+        let config = assay_spec::model::config::ProviderConfig {
+            api_version: Some("2025-01-01-preview".into()),
+            ..Default::default()
+        };
+        let s = ProviderSettings::resolve(ProviderKind::Openai, &azure, Some(&config)).unwrap();
+        assert_eq!(s.chat.api_version.as_deref(), Some("2025-01-01-preview"));
+        let mut both = azure.clone();
+        both.insert("OPENAI_BASE_URL".into(), "http://127.0.0.1:1/v1".into());
+        let s = ProviderSettings::resolve(ProviderKind::Openai, &both, None).unwrap();
+        assert_eq!(s.base_url.as_str(), "http://127.0.0.1:1/v1");
+        assert!(azure_host(
+            &Url::parse("https://x.services.ai.azure.com").unwrap()
+        ));
+        assert!(!azure_host(
+            &Url::parse("https://azure.com.example").unwrap()
+        ));
+    }
+
+    #[test]
     fn settings_follow_each_ecosystem_s_variables() {
         let env: HashMap<String, String> = [
             ("OPENAI_BASE_URL", "http://127.0.0.1:9999/v1"),

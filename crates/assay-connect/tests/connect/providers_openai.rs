@@ -951,3 +951,102 @@ async fn limits_bound_calls_in_flight() {
         "one at a time"
     );
 }
+
+/// Captured requests × features, each checked by the fake against OpenAI's published
+/// definition and its model rules: every feature to a current model of each family.
+#[tokio::test]
+async fn every_feature_to_every_family_is_a_request_openai_s_definition_takes() {
+    let fake = started().await;
+    let tools = vec![
+        ToolDef {
+            name: "get_weather".into(),
+            description: Some("Looks the weather up".into()),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        },
+        ToolDef {
+            name: "now".into(),
+            description: None,
+            parameters: json!({"type": "object", "properties": {}}),
+        },
+    ];
+    let sampling = Sampling {
+        temperature: Some(0.4),
+        max_tokens: Some(300),
+        top_p: Some(0.8),
+        top_k: None,
+        stop_sequences: vec!["END".into(), "STOP".into()],
+        seed: Some(-5),
+    };
+    let history = vec![
+        ChatMessage {
+            role: Role::User,
+            content: "hi".into(),
+        },
+        ChatMessage {
+            role: Role::Assistant,
+            content: "hello".into(),
+        },
+        ChatMessage {
+            role: Role::User,
+            content: "and now?".into(),
+        },
+    ];
+    let format = assay_connect::provider::ResponseFormat {
+        name: "verdict".into(),
+        schema: json!({"type": "object", "properties": {"pass": {"type": "boolean"},
+            "reason": {"type": "string"}}, "required": ["pass", "reason"],
+            "additionalProperties": false}),
+    };
+    let models = [
+        "gpt-4o-mini",
+        "gpt-4.1",
+        "gpt-5",
+        "gpt-5.1",
+        "gpt-5-chat-latest",
+        "o3-mini",
+        "o4-mini",
+    ];
+    for model in models {
+        for stream in [true, false] {
+            let features = [
+                ("system prompt and history", ask("x")),
+                (
+                    "tools",
+                    ModelRequest {
+                        tools: tools.clone(),
+                        ..ask("x")
+                    },
+                ),
+                (
+                    "model_config",
+                    ModelRequest {
+                        sampling: sampling.clone(),
+                        ..ask("x")
+                    },
+                ),
+                (
+                    "judge",
+                    ModelRequest {
+                        response_format: Some(format.clone()),
+                        ..ask("x")
+                    },
+                ),
+            ];
+            for (feature, mut request) in features {
+                request.model = model.into();
+                request.system = Some("You are terse.".into());
+                request.messages = history.clone();
+                if feature == "judge" {
+                    fake.script(Reply::structured(json!({"pass": true, "reason": "ok"})));
+                }
+                let provider = openai(&fake, Some(KEY)).streaming(stream);
+                let response = provider.complete(&request).await;
+                assert!(
+                    response.is_ok(),
+                    "{model} {feature} stream={stream}: {response:?}"
+                );
+            }
+        }
+    }
+    assert_eq!(fake.requests().len(), models.len() * 2 * 4);
+}

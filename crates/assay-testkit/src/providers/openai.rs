@@ -1,9 +1,14 @@
 //! [`FakeOpenAi`]: an OpenAI Chat Completions server on 127.0.0.1 (`POST
-//! /v1/chat/completions`), which also stands in for Hugging Face's router and TGI, and
-//! for vLLM, llama.cpp and LM Studio.
+//! /v1/chat/completions`), which also stands in for Hugging Face's router, for vLLM,
+//! llama.cpp and LM Studio, and ([`FakeOpenAi::azure`]) for an Azure OpenAI resource
+//! (TGI has its own fake, [`super::tgi`]).
 //!
 //! It validates requests as the real API does and rejects malformed ones with the real
-//! error shape, `{"error": {"message", "type", "param", "code"}}`:
+//! error shape, `{"error": {"message", "type", "param", "code"}}`: first the checks
+//! below, with the real API's own messages, then the whole body against OpenAI's
+//! published definition of the request (`definition.rs`: `CreateChatCompletionRequest`
+//! from OpenAI's OpenAPI document, vendored under `data/openai/`), a 400 naming the first
+//! problem:
 //!
 //! | request | answer |
 //! |---|---|
@@ -12,17 +17,20 @@
 //! | no bearer, when a key is expected | 401 `You didn't provide an API key...` |
 //! | another bearer | 401 `Incorrect API key provided...`, code `invalid_api_key` |
 //! | a body that is not a JSON object | 400 `We could not parse the JSON body...` |
-//! | an unknown top-level field (`top_k`) | 400 `Unrecognized request argument supplied: top_k` |
+//! | a top-level field the definition does not name (`top_k`) | 400 `Unrecognized request argument supplied: top_k` |
 //! | no `model` | 400 `you must provide a model parameter` |
 //! | no `messages`, or empty | 400, code `missing_required_parameter` / `empty_array` |
 //! | a message with an unknown role, or no content | 400, param `messages[i].role` / `.content` |
 //! | a tool that is not `{"type": "function", "function": {"name", ...}}` | 400, param `tools[i]...` |
 //! | `temperature` outside 0..=2, `top_p` outside 0..=1, a `stop` of more than 4 | 400 |
 //! | a non-integer `seed`, `max_tokens` or `max_completion_tokens` | 400, code `invalid_type` |
-//! | `max_tokens`, or a `temperature` other than 1, to an o-series model | 400, code `unsupported_parameter` / `unsupported_value` |
+//! | `max_tokens`, or a `temperature` other than 1, to a reasoning model (o-series, `gpt-5*` but `-chat`, `codex-*`) | 400, code `unsupported_parameter` / `unsupported_value` |
 //! | `stream_options` without `stream: true` | 400 |
 //! | a `response_format` whose `type` is not `text`, `json_object` or `json_schema`; a `json_schema` without `name` or `schema`, or whose schema strict mode refuses; `json_object` without the word "json" in the messages | 400, param `response_format...` |
 //! | a model not in [`FakeOpenAi::models`], when set | 404, code `model_not_found` |
+//! | anything else the definition refuses (a wrong type, an unknown enum value, a wrongly shaped `response_format` or `stream_options`) | 400, param where it is |
+//! | Azure: another path, or a deployment path without `api-version` | 404 `Resource not found` |
+//! | Azure: no `api-key` header, or another key | 401 `Access denied due to invalid subscription key...` |
 //!
 //! A valid request gets the next [`Reply`]: a `chat.completion`, or with `stream: true`
 //! server-sent `chat.completion.chunk` events (the role first, text piece by piece, each
