@@ -256,7 +256,7 @@ fn key_of(
             )
         }
         _ => (
-            kind.key_env().and_then(|v| get(v)).map(Secret::new),
+            kind.key_env().and_then(get).map(Secret::new),
             kind.key_env().map(str::to_owned),
         ),
     }
