@@ -30,7 +30,7 @@ pub(super) struct Shape {
     pub(super) max_tokens_field: Option<MaxTokensField>,
     /// Azure's `api-version`.
     pub(super) api_version: Option<String>,
-    /// `OpenAI-Organization` and `OpenAI-Project`.
+    /// `OpenAI-Organization`.
     pub(super) organization: Option<String>,
     /// `OpenAI-Project`.
     pub(super) project: Option<String>,
