@@ -105,7 +105,7 @@ impl ChatCompletions {
     }
 
     /// The url a call for `model` goes to (on Azure, the deployment is the model).
-    pub fn url(&self, model: &str) -> Url {
+    pub fn url(&self, model: &str) -> Result<Url, ConnectError> {
         self.inner.shape.url(model)
     }
 
@@ -132,7 +132,7 @@ impl ChatCompletions {
     ) -> Result<(Url, HeaderMap, Value), ConnectError> {
         let body = self.body(request)?;
         let headers = self.inner.shape.auth_headers(self.key()?)?;
-        Ok((self.url(&request.model), headers, body))
+        Ok((self.url(&request.model)?, headers, body))
     }
 
     async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ConnectError> {
@@ -146,7 +146,7 @@ impl ChatCompletions {
         headers.insert(ACCEPT, HeaderValue::from_static(accept));
         let transport = &self.inner.transport;
         let peer = self.inner.peer.as_str();
-        let url = self.url(&request.model);
+        let url = self.url(&request.model)?;
         let Posted {
             response,
             started,
@@ -680,8 +680,18 @@ mod tests {
         ];
         for (base, config, want) in cases {
             let shape = shape(ProviderKind::Openai, base, config.cloned());
-            assert_eq!(shape.url("my gpt").as_str(), want, "{base}");
+            assert_eq!(shape.url("my gpt").unwrap().as_str(), want, "{base}");
         }
+        let unversioned = shape(
+            ProviderKind::Openai,
+            "https://r.openai.azure.com/openai/deployments/d",
+            None,
+        );
+        let e = unversioned.url("d").unwrap_err().to_string();
+        assert!(
+            e.contains("needs an api-version") && e.contains("OPENAI_API_VERSION"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -68,12 +68,20 @@ impl Shape {
     /// deployment gets `/chat/completions`; the resource itself (or its `/openai`) gets
     /// `/openai/deployments/{model}/chat/completions` when an `api-version` is set, else
     /// the v1 API's `/openai/v1/chat/completions`. Every url but the v1 API's carries
-    /// `?api-version=`.
-    pub(super) fn url(&self, model: &str) -> Url {
+    /// `?api-version=`; a deployment url without one is an error that says how to set it.
+    pub(super) fn url(&self, model: &str) -> Result<Url, ConnectError> {
         if !self.azure {
-            return endpoint(&self.base, &["chat/completions"]);
+            return Ok(endpoint(&self.base, &["chat/completions"]));
         }
         let path = self.base.path().trim_end_matches('/').to_owned();
+        if path.contains("/openai/deployments/") && self.api_version.is_none() {
+            return Err(ConnectError::config(format!(
+                "openai: the Azure deployment url {} needs an api-version: set `api_version` \
+                 in [providers.openai] of assay.toml or OPENAI_API_VERSION, or use the v1 API \
+                 at {{resource}}/openai/v1",
+                self.base
+            )));
+        }
         let given = path.ends_with("/openai/v1") || path.contains("/openai/deployments/");
         let mut url = if given {
             endpoint(&self.base, &["chat/completions"])
@@ -95,7 +103,7 @@ impl Shape {
         if let (Some(version), false) = (&self.api_version, v1) {
             url.query_pairs_mut().append_pair("api-version", version);
         }
-        url
+        Ok(url)
     }
 
     /// The headers that authenticate: `api-key` on Azure, else `Authorization: Bearer`
