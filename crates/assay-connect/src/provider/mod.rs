@@ -21,7 +21,7 @@ use serde_json::Value;
 
 pub use assay_spec::{ProviderKind, infer_provider};
 pub use limits::Limits;
-pub use settings::{AwsCredentials, ProviderSettings, Secret};
+pub use settings::{AwsCredentials, ChatSettings, ProviderSettings, Secret};
 
 pub use assay_target::model::{
     ChatMessage, ModelRequest, ModelResponse, ModelToolCall, Provider, RAW_EVENTS_KEPT, RawEvents,

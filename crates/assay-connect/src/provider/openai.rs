@@ -1,46 +1,64 @@
-//! OpenAI Chat Completions, and every server that speaks it: vLLM, llama.cpp's server,
-//! LM Studio, OpenRouter, Hugging Face's router and TGI ([`super::huggingface`]).
+//! OpenAI Chat Completions, and every server that speaks it: Azure OpenAI, vLLM,
+//! llama.cpp's server, LM Studio, OpenRouter, Hugging Face's router and TGI
+//! ([`super::huggingface`]).
 //!
-//! A call is `POST {base}/chat/completions` with `Authorization: Bearer {key}`, streamed
+//! A call is `POST {base}/chat/completions` (Azure: see below), streamed
 //! (`"stream": true`, `"stream_options": {"include_usage": true}`) as server-sent events:
-//! text deltas are joined, tool-call deltas gathered by `index` (their arguments arrive
-//! as pieces of a JSON string, parsed once joined; a string that is not JSON stays a
-//! string, an empty one is `{}`), the usage taken from the last chunk and the finish
-//! reason from the chunk that has one. The stream is whole only when a `finish_reason`
-//! came and it ended with `data: [DONE]`; a stream cut short is an error, never an
-//! answer. A plain JSON body to a streaming request is read as the whole answer when it
-//! is a chat completion; any other `Content-Type` (an HTML error page from a proxy,
-//! say) is an error that names it.
+//! text deltas are joined, refusal deltas too, tool-call deltas gathered by `index`
+//! (their arguments arrive as pieces of a JSON string, parsed once joined; a string that
+//! is not JSON stays a string, an empty one is `{}`), the usage taken from the last chunk
+//! and the finish reason from the chunk that has one. The stream is whole only when a
+//! `finish_reason` came and it ended with `data: [DONE]`; a stream cut short is an
+//! error, never an answer. A plain JSON body to a streaming request is read as the whole
+//! answer when it is a chat completion; any other `Content-Type` (an HTML error page
+//! from a proxy, say) is an error that names it.
 //!
 //! | [`ModelRequest`] | request |
 //! |---|---|
 //! | `system` | a first `{"role": "system"}` message |
 //! | `messages` | `{"role", "content"}` messages |
 //! | `tools` | `[{"type": "function", "function": {"name", "description", "parameters"}}]` |
+//! | `sampling` | first fitted to the model ([`crate::provider::Sampling::fit`]): a reasoning model's `temperature` and `top_p` are left out, each with a note in [`ModelResponse::notes`] |
 //! | `temperature`, `top_p`, `seed` | the same names |
-//! | `max_tokens` | `max_tokens`; `max_completion_tokens` for o-series models (`o1`, `o3-mini`, `openai/o4-mini`) |
+//! | `max_tokens` | `max_completion_tokens` to `api.openai.com`, to Azure and to reasoning models anywhere; `max_tokens` to other servers; `max_tokens_field` in `assay.toml` overrides |
 //! | `stop_sequences` | `stop` |
 //! | `top_k` | unsupported: an error naming it, before anything is sent |
-//! | `response_format` | `"response_format": {"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}`; the JSON is the message's text |
+//! | `response_format` | `"response_format": {"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}`; TGI: `{"type": "json", "value": schema}`; the JSON is the message's text |
 //!
-//! The key is needed only by the provider's own hosts (`api.openai.com`; Hugging Face's
-//! `*.huggingface.co` and `*.huggingface.cloud`): local servers take none, and then no
-//! `Authorization` header is sent.
+//! | answer | [`ModelResponse`] |
+//! |---|---|
+//! | `content` | `text` |
+//! | `refusal` (streamed or whole) | `text`, with `refusal: true` |
+//! | `finish_reason` | `stop_reason`, as sent (`stop`, `length`, `tool_calls`, `content_filter`) |
+//! | `usage.prompt_tokens`, `completion_tokens`, `completion_tokens_details.reasoning_tokens` | `usage.input`, `output`, `reasoning` |
+//!
+//! The key goes as `Authorization: Bearer`, and is needed only by the provider's own
+//! hosts (`api.openai.com`, Azure's; Hugging Face's `*.huggingface.co` and
+//! `*.huggingface.cloud`): local servers take none, and then no `Authorization` header
+//! is sent. `OPENAI_ORG_ID` and `OPENAI_PROJECT_ID` go as `OpenAI-Organization` and
+//! `OpenAI-Project`. An Azure OpenAI resource (`*.openai.azure.com`,
+//! `*.cognitiveservices.azure.com`, `*.services.ai.azure.com`) gets the key as
+//! `api-key`, and the url `{resource}/openai/deployments/{model}/chat/completions?api-version=`
+//! when an `api-version` is set, else its v1 API's `{resource}/openai/v1/chat/completions`
+//! (`request.rs`).
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use reqwest::Url;
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
-use serde_json::{Map, Value, json};
+use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+
+mod request;
+use request::Shape;
 
 use super::transport::{Flow, Posted, Reading, SseEnd, SseEvent, Transport, not_an_answer};
 use super::{
     ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
-    RawEvents, Secret, unsupported,
+    RawEvents, Secret,
 };
 use crate::error::ConnectError;
-use crate::server::{endpoint, label};
+use crate::server::label;
 use crate::types::{Timings, TokenUsage};
 use crate::{BoxFuture, with_timeout};
 
@@ -54,24 +72,23 @@ pub struct ChatCompletions {
 
 #[derive(Debug, Clone)]
 struct Inner {
-    kind: ProviderKind,
     settings: ProviderSettings,
-    url: Url,
+    shape: Shape,
     peer: String,
     transport: Transport,
     stream: bool,
 }
 
 impl ChatCompletions {
-    /// The endpoint `{settings.base_url}/chat/completions`, reached through `transport`.
+    /// The endpoint of `settings` (`{base_url}/chat/completions`, or Azure's forms),
+    /// reached through `transport`.
     pub fn new(kind: ProviderKind, settings: ProviderSettings, transport: Transport) -> Self {
-        let url = endpoint(&settings.base_url, &["chat/completions"]);
-        let peer = format!("{} ({})", kind.name(), label(&url));
+        let shape = Shape::of(kind, &settings);
+        let peer = format!("{} ({})", kind.name(), label(&settings.base_url));
         ChatCompletions {
             inner: Arc::new(Inner {
-                kind,
                 settings,
-                url,
+                shape,
                 peer,
                 transport,
                 stream: true,
@@ -87,16 +104,16 @@ impl ChatCompletions {
         }
     }
 
-    /// The url calls go to.
-    pub fn url(&self) -> &Url {
-        &self.inner.url
+    /// The url a call for `model` goes to (on Azure, the deployment is the model).
+    pub fn url(&self, model: &str) -> Result<Url, ConnectError> {
+        self.inner.shape.url(model)
     }
 
     /// The key, when the endpoint needs one; a hosted endpoint without a key is an
     /// error naming the variable to set.
     fn key(&self) -> Result<Option<&Secret>, ConnectError> {
         let settings = &self.inner.settings;
-        if settings.api_key.is_some() || !needs_key(self.inner.kind, &settings.base_url) {
+        if settings.api_key.is_some() || !needs_key(&self.inner.shape) {
             return Ok(settings.api_key.as_ref());
         }
         settings.require_key().map(Some)
@@ -104,23 +121,23 @@ impl ChatCompletions {
 
     /// The request body for `request`; an unsupported parameter is an error naming it.
     pub fn body(&self, request: &ModelRequest) -> Result<Value, ConnectError> {
-        request_body(self.inner.kind, request, self.inner.stream)
+        Ok(self.inner.shape.body(request, self.inner.stream)?.0)
+    }
+
+    /// The url, headers and body a call for `request` sends, without sending it (a
+    /// dry run): the key's header is marked sensitive, so `Debug` does not show it.
+    pub fn prepared(
+        &self,
+        request: &ModelRequest,
+    ) -> Result<(Url, HeaderMap, Value), ConnectError> {
+        let body = self.body(request)?;
+        let headers = self.inner.shape.auth_headers(self.key()?)?;
+        Ok((self.url(&request.model)?, headers, body))
     }
 
     async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ConnectError> {
-        let body = self.body(request)?;
-        let mut headers = HeaderMap::new();
-        if let Some(key) = self.key()? {
-            let mut value =
-                HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
-                    ConnectError::config(format!(
-                        "the {} key holds characters that cannot be sent in a header",
-                        self.inner.kind.name()
-                    ))
-                })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
+        let (body, notes) = self.inner.shape.body(request, self.inner.stream)?;
+        let mut headers = self.inner.shape.auth_headers(self.key()?)?;
         let accept = if self.inner.stream {
             "text/event-stream"
         } else {
@@ -129,12 +146,13 @@ impl ChatCompletions {
         headers.insert(ACCEPT, HeaderValue::from_static(accept));
         let transport = &self.inner.transport;
         let peer = self.inner.peer.as_str();
+        let url = self.url(&request.model)?;
         let Posted {
             response,
             started,
             permit,
         } = transport
-            .post_json_held(self.inner.url.clone(), headers, &body, None, peer)
+            .post_json_held(url, headers, &body, None, peer)
             .await?;
         let result = match Reading::of(self.inner.stream, response.headers()) {
             Reading::Events => {
@@ -155,13 +173,13 @@ impl ChatCompletions {
             Reading::Unexpected => Err(transport.unexpected_body(response, peer, accept).await),
         };
         drop(permit);
-        result
+        result.map(|response| ModelResponse { notes, ..response })
     }
 }
 
 impl Provider for ChatCompletions {
     fn kind(&self) -> ProviderKind {
-        self.inner.kind
+        self.inner.shape.kind
     }
 
     fn complete<'a>(
@@ -199,6 +217,14 @@ impl OpenAi {
     pub fn body(&self, request: &ModelRequest) -> Result<Value, ConnectError> {
         self.0.body(request)
     }
+
+    /// The url, headers and body a call for `request` sends, without sending it.
+    pub fn prepared(
+        &self,
+        request: &ModelRequest,
+    ) -> Result<(Url, HeaderMap, Value), ConnectError> {
+        self.0.prepared(request)
+    }
 }
 
 impl Provider for OpenAi {
@@ -214,95 +240,22 @@ impl Provider for OpenAi {
     }
 }
 
-/// Whether `kind`'s endpoint at `base` is a hosted one that needs a key.
-fn needs_key(kind: ProviderKind, base: &Url) -> bool {
-    let host = base.host_str().unwrap_or_default().to_ascii_lowercase();
-    match kind {
+/// Whether the endpoint is a hosted one that needs a key: OpenAI's own host, an Azure
+/// resource, Hugging Face's hosts (`*.huggingface.co`, `*.huggingface.cloud`).
+fn needs_key(shape: &Shape) -> bool {
+    let host = shape
+        .base
+        .host_str()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    match shape.kind {
         ProviderKind::Huggingface => {
             host == "huggingface.co"
                 || host.ends_with(".huggingface.co")
                 || host.ends_with(".huggingface.cloud")
         }
-        _ => host == "api.openai.com",
+        _ => shape.openai_host || shape.azure,
     }
-}
-
-/// Whether `model` is an o-series reasoning model (`o1`, `o3-mini`, `openai/o4-mini`),
-/// which takes `max_completion_tokens` instead of `max_tokens`.
-pub fn o_series(model: &str) -> bool {
-    let name = model.rsplit('/').next().unwrap_or(model);
-    let mut chars = name.chars();
-    matches!(chars.next(), Some('o' | 'O')) && chars.next().is_some_and(|c| c.is_ascii_digit())
-}
-
-/// The Chat Completions body for `request`.
-pub fn request_body(
-    kind: ProviderKind,
-    request: &ModelRequest,
-    stream: bool,
-) -> Result<Value, ConnectError> {
-    let sampling = &request.sampling;
-    if sampling.top_k.is_some() {
-        return Err(unsupported(kind, "top_k"));
-    }
-    let mut messages = Vec::new();
-    if let Some(system) = &request.system {
-        messages.push(json!({"role": "system", "content": system}));
-    }
-    for message in &request.messages {
-        messages.push(json!({"role": message.role.name(), "content": message.content}));
-    }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    body.insert("messages".into(), Value::Array(messages));
-    if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|tool| {
-                let mut function = Map::new();
-                function.insert("name".into(), json!(tool.name));
-                if let Some(description) = &tool.description {
-                    function.insert("description".into(), json!(description));
-                }
-                function.insert("parameters".into(), tool.parameters.clone());
-                json!({"type": "function", "function": function})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(t) = sampling.temperature {
-        body.insert("temperature".into(), json!(t));
-    }
-    if let Some(p) = sampling.top_p {
-        body.insert("top_p".into(), json!(p));
-    }
-    if let Some(n) = sampling.max_tokens {
-        let name = if o_series(&request.model) {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
-        };
-        body.insert(name.into(), json!(n));
-    }
-    if !sampling.stop_sequences.is_empty() {
-        body.insert("stop".into(), json!(sampling.stop_sequences));
-    }
-    if let Some(seed) = sampling.seed {
-        body.insert("seed".into(), json!(seed));
-    }
-    if let Some(format) = &request.response_format {
-        body.insert(
-            "response_format".into(),
-            json!({"type": "json_schema", "json_schema": {
-                "name": format.name, "schema": format.schema, "strict": true}}),
-        );
-    }
-    if stream {
-        body.insert("stream".into(), json!(true));
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-    }
-    Ok(Value::Object(body))
 }
 
 /// A tool call gathered from deltas.
@@ -318,6 +271,7 @@ struct PartialCall {
 #[derive(Debug, Default)]
 struct StreamedAnswer {
     text: String,
+    refusal: String,
     calls: Vec<PartialCall>,
     usage: Option<TokenUsage>,
     stop_reason: Option<String>,
@@ -352,6 +306,9 @@ impl StreamedAnswer {
             let delta = &choice["delta"];
             if let Some(text) = delta["content"].as_str() {
                 self.text.push_str(text);
+            }
+            if let Some(text) = delta["refusal"].as_str() {
+                self.refusal.push_str(text);
             }
             let calls = match &delta["tool_calls"] {
                 Value::Array(calls) => calls.iter().collect(),
@@ -430,10 +387,11 @@ impl StreamedAnswer {
         }
         let first_byte = end.first_byte;
         self.calls.sort_by_key(|c| c.index);
+        let (text, refusal) = with_refusal(self.text, self.refusal);
         Ok(ModelResponse {
-            refusal: false,
+            refusal,
             notes: Vec::new(),
-            text: self.text,
+            text,
             tool_calls: self
                 .calls
                 .into_iter()
@@ -484,10 +442,14 @@ fn whole_answer(
             },
         })
         .collect();
+    let (text, refusal) = with_refusal(
+        message["content"].as_str().unwrap_or_default().to_owned(),
+        message["refusal"].as_str().unwrap_or_default().to_owned(),
+    );
     Ok(ModelResponse {
-        refusal: false,
+        refusal,
         notes: Vec::new(),
-        text: message["content"].as_str().unwrap_or_default().to_owned(),
+        text,
         tool_calls,
         usage: usage_of(&value),
         timings: Timings {
@@ -498,6 +460,16 @@ fn whole_answer(
         raw: vec![value],
         events: 1,
     })
+}
+
+/// The text of an answer and whether it is a refusal: OpenAI sends a refusal in its
+/// own field (`refusal`), with no `content`; it becomes the text, marked.
+fn with_refusal(text: String, refusal: String) -> (String, bool) {
+    match (refusal.is_empty(), text.is_empty()) {
+        (true, _) => (text, false),
+        (false, true) => (refusal, true),
+        (false, false) => (format!("{text}{refusal}"), true),
+    }
 }
 
 /// The arguments of a tool call: the JSON they spell, a string when they are not JSON,
@@ -513,7 +485,7 @@ fn arguments_of(text: &str) -> Value {
 fn usage_of(value: &Value) -> Option<TokenUsage> {
     let usage = value.get("usage").filter(|u| u.is_object())?;
     Some(TokenUsage {
-        reasoning: None,
+        reasoning: usage["completion_tokens_details"]["reasoning_tokens"].as_u64(),
         input: usage["prompt_tokens"].as_u64(),
         output: usage["completion_tokens"].as_u64(),
     })
@@ -539,6 +511,7 @@ fn stream_error(error: &Value, peer: &str) -> ConnectError {
 mod tests {
     use super::*;
     use crate::provider::{ChatMessage, Role, Sampling, ToolDef};
+    use assay_spec::model::config::{ChatApi, MaxTokensField, ProviderConfig};
 
     fn request() -> ModelRequest {
         ModelRequest {
@@ -559,22 +532,61 @@ mod tests {
         }
     }
 
+    /// The shape of `kind`'s endpoint at `base`, with `config`.
+    fn shape(kind: ProviderKind, base: &str, config: Option<ProviderConfig>) -> Shape {
+        let env = [(kind.endpoint_env().to_owned(), base.to_owned())].into();
+        let settings = ProviderSettings::resolve(kind, &env, config.as_ref()).unwrap();
+        Shape::of(kind, &settings)
+    }
+
+    fn body(shape: &Shape, r: &ModelRequest) -> Value {
+        shape.body(r, false).unwrap().0
+    }
+
+    /// The token limit's name by host, model family and setting.
     #[test]
-    fn o_series_takes_max_completion_tokens() {
+    fn the_token_limit_goes_under_the_name_each_endpoint_takes() {
         let mut r = request();
         r.sampling.max_tokens = Some(10);
-        let body = request_body(ProviderKind::Openai, &r, false).unwrap();
-        assert_eq!(body["max_tokens"], 10);
-        r.model = "o3-mini".into();
-        let body = request_body(ProviderKind::Openai, &r, false).unwrap();
-        assert_eq!(body["max_completion_tokens"], 10);
-        assert!(body.get("max_tokens").is_none());
-        assert!(o_series("openai/o4-mini") && !o_series("gpt-4o") && !o_series("omni"));
+        let openai = shape(ProviderKind::Openai, "https://api.openai.com/v1", None);
+        let azure = shape(ProviderKind::Openai, "https://x.openai.azure.com", None);
+        let vllm = shape(ProviderKind::Openai, "http://127.0.0.1:8000/v1", None);
+        let forced = ProviderConfig {
+            max_tokens_field: Some(MaxTokensField::MaxTokens),
+            ..ProviderConfig::default()
+        };
+        let forced = shape(
+            ProviderKind::Openai,
+            "https://api.openai.com/v1",
+            Some(forced),
+        );
+        let cases = [
+            (&openai, "gpt-4o-mini", "max_completion_tokens"),
+            (&openai, "gpt-5.1", "max_completion_tokens"),
+            (&azure, "gpt-4o", "max_completion_tokens"),
+            (&vllm, "meta-llama/Llama-3.1-8B-Instruct", "max_tokens"),
+            (&vllm, "o3-mini", "max_completion_tokens"),
+            (&vllm, "openai/gpt-5-mini", "max_completion_tokens"),
+            (&vllm, "gpt-5-chat-latest", "max_tokens"),
+            (&forced, "gpt-5", "max_tokens"),
+        ];
+        for (shape, model, want) in cases {
+            r.model = model.into();
+            let body = body(shape, &r);
+            assert_eq!(body[want], 10, "{model} at {}", shape.base);
+            let other = if want == "max_tokens" {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            assert!(body.get(other).is_none(), "{model} at {}", shape.base);
+        }
     }
 
     #[test]
     fn tools_without_description_omit_it() {
-        let body = request_body(ProviderKind::Openai, &request(), true).unwrap();
+        let vllm = shape(ProviderKind::Openai, "http://127.0.0.1:8000/v1", None);
+        let (body, _) = vllm.body(&request(), true).unwrap();
         assert_eq!(
             body["tools"],
             json!([{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}])
@@ -582,18 +594,103 @@ mod tests {
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
     }
 
+    /// The router takes OpenAI's spelling; TGI and Inference Endpoints their own.
     #[test]
-    fn response_format_is_a_strict_json_schema() {
+    fn response_format_is_openai_s_or_tgi_s() {
         let mut r = request();
+        r.tools.clear();
         r.response_format = Some(crate::provider::ResponseFormat {
             name: "verdict".into(),
             schema: json!({"type": "object"}),
         });
-        let body = request_body(ProviderKind::Huggingface, &r, false).unwrap();
+        let router = shape(
+            ProviderKind::Huggingface,
+            "https://router.huggingface.co/v1",
+            None,
+        );
         assert_eq!(
-            body["response_format"],
+            body(&router, &r)["response_format"],
             json!({"type": "json_schema", "json_schema": {"name": "verdict",
                 "schema": {"type": "object"}, "strict": true}})
+        );
+        let tgi = shape(
+            ProviderKind::Huggingface,
+            "https://x.endpoints.huggingface.cloud/v1",
+            None,
+        );
+        let want = json!({"type": "json", "value": {"type": "object"}});
+        assert_eq!(body(&tgi, &r)["response_format"], want);
+        let local = shape(ProviderKind::Huggingface, "http://127.0.0.1:8080/v1", None);
+        assert_eq!(body(&local, &r)["response_format"], want);
+        let told = ProviderConfig {
+            api: Some(ChatApi::Tgi),
+            ..ProviderConfig::default()
+        };
+        let told = shape(
+            ProviderKind::Huggingface,
+            "https://router.huggingface.co/v1",
+            Some(told),
+        );
+        assert_eq!(body(&told, &r)["response_format"], want);
+    }
+
+    /// Azure's deployment and v1 url forms, and the `api-version` they carry.
+    #[test]
+    fn azure_urls_follow_the_sdk_s_forms() {
+        let versioned = ProviderConfig {
+            api_version: Some("2024-10-21".into()),
+            ..ProviderConfig::default()
+        };
+        let cases = [
+            (
+                "https://r.openai.azure.com",
+                None,
+                "https://r.openai.azure.com/openai/v1/chat/completions",
+            ),
+            (
+                "https://r.openai.azure.com/openai/v1",
+                None,
+                "https://r.openai.azure.com/openai/v1/chat/completions",
+            ),
+            (
+                "https://r.openai.azure.com/",
+                Some(&versioned),
+                "https://r.openai.azure.com/openai/deployments/my%20gpt/chat/completions?api-version=2024-10-21",
+            ),
+            (
+                "https://r.cognitiveservices.azure.com/openai",
+                Some(&versioned),
+                "https://r.cognitiveservices.azure.com/openai/deployments/my%20gpt/chat/completions?api-version=2024-10-21",
+            ),
+            (
+                "https://r.services.ai.azure.com/openai/deployments/d",
+                Some(&versioned),
+                "https://r.services.ai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21",
+            ),
+            (
+                "https://r.openai.azure.com/openai/v1/",
+                Some(&versioned),
+                "https://r.openai.azure.com/openai/v1/chat/completions",
+            ),
+            (
+                "https://api.openai.com/v1",
+                Some(&versioned),
+                "https://api.openai.com/v1/chat/completions",
+            ),
+        ];
+        for (base, config, want) in cases {
+            let shape = shape(ProviderKind::Openai, base, config.cloned());
+            assert_eq!(shape.url("my gpt").unwrap().as_str(), want, "{base}");
+        }
+        let unversioned = shape(
+            ProviderKind::Openai,
+            "https://r.openai.azure.com/openai/deployments/d",
+            None,
+        );
+        let e = unversioned.url("d").unwrap_err().to_string();
+        assert!(
+            e.contains("needs an api-version") && e.contains("OPENAI_API_VERSION"),
+            "{e}"
         );
     }
 
@@ -645,26 +742,24 @@ mod tests {
 
     #[test]
     fn hosted_endpoints_need_keys() {
-        let u = |s: &str| Url::parse(s).unwrap();
-        assert!(needs_key(
-            ProviderKind::Openai,
-            &u("https://api.openai.com/v1")
-        ));
-        assert!(!needs_key(
-            ProviderKind::Openai,
-            &u("http://localhost:8000/v1")
-        ));
-        assert!(needs_key(
-            ProviderKind::Huggingface,
-            &u("https://router.huggingface.co/v1")
-        ));
-        assert!(needs_key(
-            ProviderKind::Huggingface,
-            &u("https://x.us-east-1.aws.endpoints.huggingface.cloud/v1")
-        ));
-        assert!(!needs_key(
-            ProviderKind::Huggingface,
-            &u("http://tgi:8080/v1")
-        ));
+        let cases = [
+            (ProviderKind::Openai, "https://api.openai.com/v1", true),
+            (ProviderKind::Openai, "https://r.openai.azure.com", true),
+            (ProviderKind::Openai, "http://localhost:8000/v1", false),
+            (
+                ProviderKind::Huggingface,
+                "https://router.huggingface.co/v1",
+                true,
+            ),
+            (
+                ProviderKind::Huggingface,
+                "https://x.us-east-1.aws.endpoints.huggingface.cloud/v1",
+                true,
+            ),
+            (ProviderKind::Huggingface, "http://tgi:8080/v1", false),
+        ];
+        for (kind, base, want) in cases {
+            assert_eq!(needs_key(&shape(kind, base, None)), want, "{base}");
+        }
     }
 }

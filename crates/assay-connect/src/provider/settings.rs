@@ -3,10 +3,12 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 use reqwest::Url;
 
 use assay_spec::ProviderKind;
+use assay_spec::model::config::{ChatApi, MaxTokensField};
 
 use crate::error::ConnectError;
 
@@ -95,6 +97,29 @@ pub struct ProviderSettings {
     pub region: Option<String>,
     /// The standard AWS variables, for Bedrock's SigV4 signing when there is no bearer key.
     pub aws: Option<AwsCredentials>,
+    /// Where the key came from, for the error when it is missing (`OPENAI_API_KEY`,
+    /// `AZURE_OPENAI_API_KEY`, `HF_TOKEN` or the token file, ...).
+    pub key_source: Option<String>,
+    /// OpenAI-compatible endpoints: what `assay.toml` and the environment say about the
+    /// shape of the request beyond url and key.
+    pub chat: ChatSettings,
+}
+
+/// How an OpenAI-compatible endpoint (OpenAI, Azure OpenAI, Hugging Face, any
+/// compatible server) wants its requests, from `[providers.<name>]` and the environment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatSettings {
+    /// `max_tokens_field`: the token limit's name, overriding the default by host and model.
+    pub max_tokens_field: Option<MaxTokensField>,
+    /// `api`: OpenAI's or TGI's shape of Chat Completions (Hugging Face).
+    pub api: Option<ChatApi>,
+    /// Azure OpenAI's `api-version`: `api_version` in `assay.toml`, else
+    /// `OPENAI_API_VERSION`.
+    pub api_version: Option<String>,
+    /// `OPENAI_ORG_ID`, sent as `OpenAI-Organization`.
+    pub organization: Option<String>,
+    /// `OPENAI_PROJECT_ID`, sent as `OpenAI-Project`.
+    pub project: Option<String>,
 }
 
 /// AWS credentials for SigV4.
@@ -121,6 +146,12 @@ impl ProviderSettings {
             .or_else(|| get("AWS_DEFAULT_REGION"))
             .or_else(|| config.and_then(|c| c.region.clone()));
         let endpoint = get(kind.endpoint_env())
+            .or_else(|| {
+                // The Azure SDKs' own variable, when OpenAI's is not set.
+                (kind == ProviderKind::Openai)
+                    .then(|| get("AZURE_OPENAI_ENDPOINT"))
+                    .flatten()
+            })
             .or_else(|| config.and_then(|c| c.base_url.clone()))
             .unwrap_or_else(|| kind.default_endpoint(region.as_deref()));
         let endpoint = match kind {
@@ -135,10 +166,7 @@ impl ProviderSettings {
                 kind.name()
             ))
         })?;
-        let key_var = config
-            .and_then(|c| c.api_key_env.clone())
-            .or_else(|| kind.key_env().map(str::to_owned));
-        let api_key = key_var.and_then(|v| get(&v)).map(Secret::new);
+        let (api_key, key_source) = key_of(kind, &get, config, &base_url);
         let aws = match (get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY")) {
             (Some(id), Some(secret)) => Some(AwsCredentials {
                 access_key_id: Secret::new(id),
@@ -147,12 +175,23 @@ impl ProviderSettings {
             }),
             _ => None,
         };
+        let chat = ChatSettings {
+            max_tokens_field: config.and_then(|c| c.max_tokens_field),
+            api: config.and_then(|c| c.api),
+            api_version: config
+                .and_then(|c| c.api_version.clone())
+                .or_else(|| get("OPENAI_API_VERSION")),
+            organization: get("OPENAI_ORG_ID"),
+            project: get("OPENAI_PROJECT_ID"),
+        };
         Ok(ProviderSettings {
             kind,
             base_url,
             api_key,
             region,
             aws,
+            key_source,
+            chat,
         })
     }
 
@@ -162,10 +201,81 @@ impl ProviderSettings {
             ConnectError::config(format!(
                 "{} needs a key: set {}",
                 self.kind.name(),
-                self.kind.key_env().unwrap_or("its key variable")
+                self.key_source
+                    .as_deref()
+                    .or(self.kind.key_env())
+                    .unwrap_or("its key variable")
             ))
         })
     }
+}
+
+/// Whether `url` is an Azure OpenAI resource (`*.openai.azure.com`,
+/// `*.cognitiveservices.azure.com`, `*.services.ai.azure.com`).
+pub(crate) fn azure_host(url: &Url) -> bool {
+    let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+    [
+        ".openai.azure.com",
+        ".cognitiveservices.azure.com",
+        ".services.ai.azure.com",
+    ]
+    .iter()
+    .any(|suffix| host.ends_with(suffix))
+}
+
+/// The key and the words that say where it is looked for: the variable `assay.toml`
+/// names in `api_key_env`, else the provider's own places: `AZURE_OPENAI_API_KEY` then
+/// `OPENAI_API_KEY` for an Azure host; `HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`, then the
+/// token file of `hf auth login` ([`hf_token_file`]) for Hugging Face.
+fn key_of(
+    kind: ProviderKind,
+    get: &dyn Fn(&str) -> Option<String>,
+    config: Option<&assay_spec::model::config::ProviderConfig>,
+    base_url: &Url,
+) -> (Option<Secret>, Option<String>) {
+    if let Some(var) = config.and_then(|c| c.api_key_env.clone()) {
+        return (get(&var).map(Secret::new), Some(var));
+    }
+    match kind {
+        ProviderKind::Openai if azure_host(base_url) => (
+            get("AZURE_OPENAI_API_KEY")
+                .or_else(|| get("OPENAI_API_KEY"))
+                .map(Secret::new),
+            Some("AZURE_OPENAI_API_KEY".to_owned()),
+        ),
+        ProviderKind::Huggingface => {
+            let token = get("HF_TOKEN")
+                .or_else(|| get("HUGGING_FACE_HUB_TOKEN"))
+                .or_else(|| {
+                    let text = std::fs::read_to_string(hf_token_file(get)?).ok()?;
+                    Some(text.trim().to_owned()).filter(|t| !t.is_empty())
+                });
+            (
+                token.map(Secret::new),
+                Some("HF_TOKEN (or log in with `hf auth login`)".to_owned()),
+            )
+        }
+        _ => (
+            kind.key_env().and_then(get).map(Secret::new),
+            kind.key_env().map(str::to_owned),
+        ),
+    }
+}
+
+/// Where `huggingface_hub` keeps the token `hf auth login` writes: `HF_TOKEN_PATH`,
+/// else `$HF_HOME/token`, else `$XDG_CACHE_HOME/huggingface/token`, else
+/// `~/.cache/huggingface/token`; `None` without any of these variables.
+pub(crate) fn hf_token_file(get: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if let Some(path) = get("HF_TOKEN_PATH") {
+        return Some(PathBuf::from(path));
+    }
+    let home = get("HF_HOME").map(PathBuf::from).or_else(|| {
+        let cache = get("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| get("HOME").map(|home| Path::new(&home).join(".cache")))?;
+        Some(cache.join("huggingface"))
+    })?;
+    Some(home.join("token"))
 }
 
 #[cfg(test)]
@@ -196,6 +306,45 @@ mod tests {
         for (value, want) in cases {
             assert_eq!(ollama_host(value), want, "{value:?}");
         }
+    }
+
+    #[test]
+    fn openai_reads_azure_s_and_the_sdk_s_variables() {
+        let env = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        let azure = env(&[
+            ("AZURE_OPENAI_ENDPOINT", "https://r.openai.azure.com"),
+            ("OPENAI_API_KEY", "sk-fallback"),
+            ("OPENAI_API_VERSION", "2024-10-21"),
+            ("OPENAI_ORG_ID", "org-1"),
+            ("OPENAI_PROJECT_ID", "proj-1"),
+        ]);
+        let s = ProviderSettings::resolve(ProviderKind::Openai, &azure, None).unwrap();
+        assert_eq!(s.base_url.as_str(), "https://r.openai.azure.com/");
+        assert_eq!(s.api_key.unwrap().expose(), "sk-fallback");
+        assert_eq!(s.chat.api_version.as_deref(), Some("2024-10-21"));
+        assert_eq!(s.chat.organization.as_deref(), Some("org-1"));
+        assert_eq!(s.chat.project.as_deref(), Some("proj-1"));
+        let config = assay_spec::model::config::ProviderConfig {
+            api_version: Some("2025-01-01-preview".into()),
+            ..Default::default()
+        };
+        let s = ProviderSettings::resolve(ProviderKind::Openai, &azure, Some(&config)).unwrap();
+        assert_eq!(s.chat.api_version.as_deref(), Some("2025-01-01-preview"));
+        let mut both = azure.clone();
+        both.insert("OPENAI_BASE_URL".into(), "http://127.0.0.1:1/v1".into());
+        let s = ProviderSettings::resolve(ProviderKind::Openai, &both, None).unwrap();
+        assert_eq!(s.base_url.as_str(), "http://127.0.0.1:1/v1");
+        assert!(azure_host(
+            &Url::parse("https://x.services.ai.azure.com").unwrap()
+        ));
+        assert!(!azure_host(
+            &Url::parse("https://azure.com.example").unwrap()
+        ));
     }
 
     #[test]

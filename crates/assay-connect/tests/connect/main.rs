@@ -11,6 +11,7 @@ mod neuro_san_direct;
 mod providers_anthropic;
 mod providers_bedrock;
 mod providers_fakes;
+mod providers_huggingface;
 mod providers_ollama;
 mod providers_openai;
 mod providers_structured;

@@ -103,6 +103,28 @@ async fn the_openai_fake_validates_like_the_real_api() {
             json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], "stop": ["a", "b", "c", "d", "e"]}),
             "Invalid 'stop': array too long",
         ),
+        // OpenAI's model rules, which the published definition cannot say.
+        (
+            json!({"model": "gpt-5.1", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 5}),
+            "Unsupported parameter: 'max_tokens'",
+        ),
+        (
+            json!({"model": "gpt-5-mini", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.0}),
+            "Unsupported value: 'temperature'",
+        ),
+        // The published definition: TGI's grammar is not OpenAI's `response_format`.
+        (
+            json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json", "value": {}}}),
+            "Invalid value: 'json'",
+        ),
+        (
+            json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], "stream_options": {"include_usage": "yes"}, "stream": true}),
+            "Invalid 'stream_options'",
+        ),
+        (
+            json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], "reasoning_effort": "extreme"}),
+            "Invalid 'reasoning_effort'",
+        ),
     ];
     for (request, message) in cases {
         let (status, body) = post(&url, Some("sk-good"), &request).await;
@@ -126,7 +148,7 @@ async fn the_openai_fake_validates_like_the_real_api() {
             .starts_with("Invalid URL")
     );
     // Every request is recorded, the refused ones too.
-    assert_eq!(fake.requests().len(), 3 + 11 + 1);
+    assert_eq!(fake.requests().len(), 3 + 16 + 1);
 }
 
 #[tokio::test]

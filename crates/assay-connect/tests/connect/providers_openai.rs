@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use assay_connect::provider::huggingface::HuggingFace;
 use assay_connect::provider::openai::OpenAi;
 use assay_connect::provider::transport::Transport;
 use assay_connect::provider::{
@@ -14,6 +13,7 @@ use assay_connect::provider::{
     RAW_EVENTS_KEPT, Role, Sampling, ToolDef,
 };
 use assay_connect::{ConnectError, ErrorKind, HttpOptions, RetryPolicy};
+use assay_spec::model::config::{MaxTokensField, ProviderConfig};
 use assay_testkit::providers::Reply;
 use assay_testkit::providers::openai::FakeOpenAi;
 use serde_json::json;
@@ -269,19 +269,288 @@ async fn model_config_is_mapped_exactly() {
     );
 }
 
+/// The provider for `fake` with `config` as its `[providers.openai]` table.
+fn openai_configured(fake: &FakeOpenAi, config: &ProviderConfig, vars: &[(&str, &str)]) -> OpenAi {
+    let base = fake.base_url();
+    let mut env: HashMap<String, String> = vars
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    env.insert("OPENAI_BASE_URL".into(), base);
+    env.insert("OPENAI_API_KEY".into(), KEY.into());
+    let settings = ProviderSettings::resolve(ProviderKind::Openai, &env, Some(config)).unwrap();
+    OpenAi::new(settings, transport(ProviderKind::Openai, Limits::none()))
+}
+
+/// Reasoning models get `max_completion_tokens` from any server, other models
+/// `max_tokens` from a compatible server; `max_tokens_field` overrides, and the fake
+/// (OpenAI's definition and model rules) refuses `max_tokens` to a reasoning model.
 #[tokio::test]
-async fn o_series_models_get_max_completion_tokens() {
+async fn the_token_limit_goes_under_the_name_the_model_takes() {
+    let fake = started().await;
+    let cases = [
+        ("o3-mini", "max_completion_tokens"),
+        ("gpt-5", "max_completion_tokens"),
+        ("gpt-5-mini", "max_completion_tokens"),
+        ("gpt-5.1", "max_completion_tokens"),
+        ("openai/gpt-5-nano", "max_completion_tokens"),
+        ("codex-mini-latest", "max_completion_tokens"),
+        ("gpt-4o", "max_tokens"),
+        ("gpt-5-chat-latest", "max_tokens"),
+    ];
+    for (model, field) in cases {
+        let mut request = ask("hi");
+        request.model = model.into();
+        request.sampling.max_tokens = Some(100);
+        request.sampling.seed = Some(7);
+        openai(&fake, Some(KEY)).complete(&request).await.unwrap();
+        let body = fake.last_body();
+        assert_eq!(body[field], 100, "{model}");
+        assert_eq!(body.as_object().unwrap().len(), 6, "{model}: {body}");
+    }
+    let forced = ProviderConfig {
+        max_tokens_field: Some(MaxTokensField::MaxCompletionTokens),
+        ..ProviderConfig::default()
+    };
+    let mut request = ask("hi");
+    request.sampling.max_tokens = Some(100);
+    openai_configured(&fake, &forced, &[])
+        .complete(&request)
+        .await
+        .unwrap();
+    assert_eq!(fake.last_body()["max_completion_tokens"], 100);
+
+    let old = ProviderConfig {
+        max_tokens_field: Some(MaxTokensField::MaxTokens),
+        ..ProviderConfig::default()
+    };
+    request.model = "gpt-5.1".into();
+    let e = openai_configured(&fake, &old, &[])
+        .complete(&request)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, ConnectError::Status { status: 400, .. }),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("Use 'max_completion_tokens' instead"),
+        "{e}"
+    );
+}
+
+/// A reasoning model gets no `temperature` or `top_p`, and the answer says why.
+#[tokio::test]
+async fn sampling_a_model_refuses_is_left_out_with_a_note() {
     let fake = started().await;
     let mut request = ask("hi");
-    request.model = "o3-mini".into();
-    request.sampling.max_tokens = Some(100);
-    request.sampling.seed = Some(7);
-    // The fake refuses `max_tokens` for o-series models, as the real API does.
-    openai(&fake, Some(KEY)).complete(&request).await.unwrap();
+    request.model = "gpt-5-mini".into();
+    request.sampling.temperature = Some(0.2);
+    request.sampling.top_p = Some(0.9);
+    let response = openai(&fake, Some(KEY)).complete(&request).await.unwrap();
     let body = fake.last_body();
-    assert_eq!(body["max_completion_tokens"], 100);
-    assert_eq!(body["seed"], 7);
-    assert!(body.get("max_tokens").is_none());
+    assert!(
+        body.get("temperature").is_none() && body.get("top_p").is_none(),
+        "{body}"
+    );
+    assert_eq!(response.notes.len(), 2, "{:?}", response.notes);
+    assert!(
+        response.notes[0].starts_with("temperature 0.2 not sent: gpt-5-mini"),
+        "{:?}",
+        response.notes
+    );
+    assert!(
+        response.notes[1].starts_with("top_p 0.9 not sent"),
+        "{:?}",
+        response.notes
+    );
+
+    request.model = "gpt-4.1-mini".into();
+    let response = openai(&fake, Some(KEY)).complete(&request).await.unwrap();
+    assert!(response.notes.is_empty());
+    assert_eq!(fake.last_body()["temperature"], 0.2);
+}
+
+/// `OPENAI_ORG_ID` and `OPENAI_PROJECT_ID` go as OpenAI's SDKs send them.
+#[tokio::test]
+async fn organization_and_project_are_sent_as_headers() {
+    let fake = started().await;
+    let vars = [
+        ("OPENAI_ORG_ID", "org-abc"),
+        ("OPENAI_PROJECT_ID", "proj_xyz"),
+    ];
+    openai_configured(&fake, &ProviderConfig::default(), &vars)
+        .complete(&ask("hi"))
+        .await
+        .unwrap();
+    let sent = &fake.requests()[0];
+    assert_eq!(sent.header("openai-organization"), Some("org-abc"));
+    assert_eq!(sent.header("openai-project"), Some("proj_xyz"));
+    openai(&fake, Some(KEY)).complete(&ask("hi")).await.unwrap();
+    assert_eq!(fake.requests()[1].header("openai-organization"), None);
+}
+
+/// A streamed `delta.refusal` and a whole `message.refusal` become the text, marked;
+/// the finish reason and the reasoning tokens are kept.
+#[tokio::test]
+async fn refusals_stop_reasons_and_reasoning_tokens_are_kept() {
+    let fake = started().await;
+    let chunk = |delta: serde_json::Value, finish: Option<&str>| {
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-5",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let usage = json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-5",
+        "choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 509, "total_tokens": 518,
+        "completion_tokens_details": {"reasoning_tokens": 500}}});
+    let events = [
+        chunk(
+            json!({"role": "assistant", "content": null, "refusal": ""}),
+            None,
+        ),
+        chunk(json!({"refusal": "I'm sorry, "}), None),
+        chunk(json!({"refusal": "I can't help with that."}), None),
+        chunk(json!({}), Some("stop")),
+        usage,
+    ];
+    let mut sse: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    sse.push_str("data: [DONE]\n\n");
+    fake.script(Reply::raw(200, sse).content_type("text/event-stream"));
+    let mut request = ask("something refused");
+    request.model = "gpt-5".into();
+    let response = openai(&fake, Some(KEY)).complete(&request).await.unwrap();
+    assert_eq!(response.text, "I'm sorry, I can't help with that.");
+    assert!(response.refusal);
+    assert_eq!(response.stop_reason.as_deref(), Some("stop"));
+    let usage = response.usage.unwrap();
+    assert_eq!((usage.output, usage.reasoning), (Some(509), Some(500)));
+    assert_eq!(usage.answer(), Some(9));
+
+    let whole = json!({"id": "c", "object": "chat.completion", "created": 1, "model": "gpt-4o",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+        "content": null, "refusal": "I can't help with that."}}],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 7, "total_tokens": 16}});
+    fake.script(Reply::raw(200, whole.to_string()));
+    let response = openai(&fake, Some(KEY))
+        .streaming(false)
+        .complete(&ask("x"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (response.text.as_str(), response.refusal),
+        ("I can't help with that.", true)
+    );
+    assert_eq!(response.usage.unwrap().reasoning, None);
+
+    for reason in ["length", "content_filter"] {
+        fake.script(Reply::text("cut").finish_reason(reason));
+        let response = openai(&fake, Some(KEY)).complete(&ask("x")).await.unwrap();
+        assert_eq!(response.stop_reason.as_deref(), Some(reason));
+        assert!(!response.refusal);
+        assert_eq!(response.truncated(), reason == "length");
+    }
+}
+
+/// Azure OpenAI: the key as `api-key`, the deployment in the path with `api-version`,
+/// or the v1 API; sent to the fake in its Azure mode (which stands on 127.0.0.1, so the
+/// request the provider builds is sent there as built).
+#[tokio::test]
+async fn azure_gets_its_key_header_its_urls_and_its_api_version() {
+    let fake = FakeOpenAi::start().await;
+    fake.expect_key("azure-key-0123").azure();
+    let env = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    let vars = env(&[
+        ("AZURE_OPENAI_ENDPOINT", "https://res.openai.azure.com"),
+        ("AZURE_OPENAI_API_KEY", "azure-key-0123"),
+        ("OPENAI_API_KEY", "sk-not-this-one"),
+        ("OPENAI_API_VERSION", "2024-10-21"),
+    ]);
+    let settings = ProviderSettings::resolve(ProviderKind::Openai, &vars, None).unwrap();
+    assert_eq!(
+        settings.api_key.as_ref().unwrap().expose(),
+        "azure-key-0123"
+    );
+    let provider = OpenAi::new(settings, transport(ProviderKind::Openai, Limits::none()));
+    let mut request = ask("hi");
+    request.model = "my-gpt-5".into();
+    request.sampling.max_tokens = Some(30);
+    let (url, headers, body) = provider.prepared(&request).unwrap();
+    assert_eq!(
+        url.as_str(),
+        "https://res.openai.azure.com/openai/deployments/my-gpt-5/chat/completions?api-version=2024-10-21"
+    );
+    assert_eq!(headers.get("api-key").unwrap(), "azure-key-0123");
+    assert!(headers.get("authorization").is_none());
+    assert_eq!(body["max_completion_tokens"], 30);
+    assert_eq!(send_to(&fake, &url, &headers, &body).await, 200);
+
+    // Without an api-version: the v1 API, which takes none.
+    let vars = env(&[
+        (
+            "OPENAI_BASE_URL",
+            "https://res.cognitiveservices.azure.com/",
+        ),
+        ("OPENAI_API_KEY", "azure-key-0123"),
+    ]);
+    let settings = ProviderSettings::resolve(ProviderKind::Openai, &vars, None).unwrap();
+    let provider = OpenAi::new(settings, transport(ProviderKind::Openai, Limits::none()));
+    let (url, headers, body) = provider.prepared(&request).unwrap();
+    assert_eq!(
+        url.as_str(),
+        "https://res.cognitiveservices.azure.com/openai/v1/chat/completions"
+    );
+    assert_eq!(send_to(&fake, &url, &headers, &body).await, 200);
+
+    // The fake refuses what Azure refuses: a bearer key, a deployment without a version.
+    let mut bearer = headers.clone();
+    bearer.remove("api-key");
+    bearer.insert("authorization", "Bearer azure-key-0123".parse().unwrap());
+    assert_eq!(send_to(&fake, &url, &bearer, &body).await, 401);
+    let unversioned = url
+        .as_str()
+        .replace("/openai/v1/", "/openai/deployments/d/");
+    let unversioned = reqwest::Url::parse(&unversioned).unwrap();
+    assert_eq!(send_to(&fake, &unversioned, &headers, &body).await, 404);
+
+    // No key for an Azure host names Azure's variable.
+    let vars = env(&[("AZURE_OPENAI_ENDPOINT", "https://res.openai.azure.com")]);
+    let settings = ProviderSettings::resolve(ProviderKind::Openai, &vars, None).unwrap();
+    let provider = OpenAi::new(settings, transport(ProviderKind::Openai, Limits::none()));
+    let e = provider.complete(&request).await.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "openai needs a key: set AZURE_OPENAI_API_KEY"
+    );
+}
+
+/// Sends a request built for another host to `fake`, path and query kept.
+async fn send_to(
+    fake: &FakeOpenAi,
+    url: &reqwest::Url,
+    headers: &reqwest::header::HeaderMap,
+    body: &serde_json::Value,
+) -> u16 {
+    let mut local = reqwest::Url::parse(&fake.base_url()).unwrap();
+    local.set_path(url.path());
+    local.set_query(url.query());
+    let client = Transport::default_for(ProviderKind::Openai)
+        .unwrap()
+        .client()
+        .clone();
+    let response = client
+        .post(local)
+        .headers(headers.clone())
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    response.status().as_u16()
 }
 
 #[tokio::test]
@@ -683,56 +952,101 @@ async fn limits_bound_calls_in_flight() {
     );
 }
 
+/// Captured requests × features, each checked by the fake against OpenAI's published
+/// definition and its model rules: every feature to a current model of each family.
 #[tokio::test]
-async fn hugging_face_uses_the_same_api_with_its_own_token() {
-    let fake = FakeOpenAi::start().await;
-    fake.expect_key("hf_token_abcdef123456");
-    fake.script(Reply::text("Bonjour").usage(3, 1));
-    let base = fake.base_url();
-    let hf = |token: &str| {
-        HuggingFace::new(
-            settings(
-                ProviderKind::Huggingface,
-                &[("HF_BASE_URL", &base), ("HF_TOKEN", token)],
-            ),
-            transport(ProviderKind::Huggingface, Limits::none()),
-        )
+async fn every_feature_to_every_family_is_a_request_openai_s_definition_takes() {
+    let fake = started().await;
+    let tools = vec![
+        ToolDef {
+            name: "get_weather".into(),
+            description: Some("Looks the weather up".into()),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        },
+        ToolDef {
+            name: "now".into(),
+            description: None,
+            parameters: json!({"type": "object", "properties": {}}),
+        },
+    ];
+    let sampling = Sampling {
+        temperature: Some(0.4),
+        max_tokens: Some(300),
+        top_p: Some(0.8),
+        top_k: None,
+        stop_sequences: vec!["END".into(), "STOP".into()],
+        seed: Some(-5),
     };
-    let mut request = ask("say hello in French");
-    request.model = "meta-llama/Llama-3.1-8B-Instruct".into();
-    request.sampling.seed = Some(3);
-    let provider = hf("hf_token_abcdef123456");
-    assert_eq!(provider.kind(), ProviderKind::Huggingface);
-    let response = provider.complete(&request).await.unwrap();
-    assert_eq!(response.text, "Bonjour");
-    let body = fake.last_body();
-    assert_eq!(body["model"], "meta-llama/Llama-3.1-8B-Instruct");
-    assert_eq!(body["seed"], 3);
-    assert_eq!(
-        fake.requests()[0].header("authorization"),
-        Some("Bearer hf_token_abcdef123456")
-    );
-
-    let e = hf("hf_wrong_token_999999")
-        .complete(&request)
-        .await
-        .unwrap_err();
-    assert!(e.to_string().contains("HF_TOKEN"), "{e}");
-    assert!(!e.to_string().contains("hf_wrong_token_999999"), "{e}");
-
-    request.sampling.top_k = Some(5);
-    let e = provider.complete(&request).await.unwrap_err();
-    assert!(
-        e.to_string()
-            .starts_with("huggingface does not support `top_k`"),
-        "{e}"
-    );
-
-    // The router itself needs the token.
-    let router = HuggingFace::new(
-        settings(ProviderKind::Huggingface, &[]),
-        transport(ProviderKind::Huggingface, Limits::none()),
-    );
-    let e = router.complete(&ask("hi")).await.unwrap_err();
-    assert_eq!(e.to_string(), "huggingface needs a key: set HF_TOKEN");
+    let history = vec![
+        ChatMessage {
+            role: Role::User,
+            content: "hi".into(),
+        },
+        ChatMessage {
+            role: Role::Assistant,
+            content: "hello".into(),
+        },
+        ChatMessage {
+            role: Role::User,
+            content: "and now?".into(),
+        },
+    ];
+    let format = assay_connect::provider::ResponseFormat {
+        name: "verdict".into(),
+        schema: json!({"type": "object", "properties": {"pass": {"type": "boolean"},
+            "reason": {"type": "string"}}, "required": ["pass", "reason"],
+            "additionalProperties": false}),
+    };
+    let models = [
+        "gpt-4o-mini",
+        "gpt-4.1",
+        "gpt-5",
+        "gpt-5.1",
+        "gpt-5-chat-latest",
+        "o3-mini",
+        "o4-mini",
+    ];
+    for model in models {
+        for stream in [true, false] {
+            let features = [
+                ("system prompt and history", ask("x")),
+                (
+                    "tools",
+                    ModelRequest {
+                        tools: tools.clone(),
+                        ..ask("x")
+                    },
+                ),
+                (
+                    "model_config",
+                    ModelRequest {
+                        sampling: sampling.clone(),
+                        ..ask("x")
+                    },
+                ),
+                (
+                    "judge",
+                    ModelRequest {
+                        response_format: Some(format.clone()),
+                        ..ask("x")
+                    },
+                ),
+            ];
+            for (feature, mut request) in features {
+                request.model = model.into();
+                request.system = Some("You are terse.".into());
+                request.messages = history.clone();
+                if feature == "judge" {
+                    fake.script(Reply::structured(json!({"pass": true, "reason": "ok"})));
+                }
+                let provider = openai(&fake, Some(KEY)).streaming(stream);
+                let response = provider.complete(&request).await;
+                assert!(
+                    response.is_ok(),
+                    "{model} {feature} stream={stream}: {response:?}"
+                );
+            }
+        }
+    }
+    assert_eq!(fake.requests().len(), models.len() * 2 * 4);
 }

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use assay_connect::provider::anthropic::Anthropic;
 use assay_connect::provider::bedrock::Bedrock;
-use assay_connect::provider::huggingface::HuggingFace;
 use assay_connect::provider::ollama::Ollama;
 use assay_connect::provider::openai::OpenAi;
 use assay_connect::provider::transport::Transport;
@@ -165,30 +164,6 @@ async fn openai_sends_a_strict_json_schema_and_reads_the_json_text() {
     assert_eq!(fake.last_body()["response_format"], openai_shape());
     let whole = provider.streaming(false).complete(&request).await.unwrap();
     assert_eq!(parsed(&whole.text), verdict());
-    assert_eq!(fake.last_body()["response_format"], openai_shape());
-}
-
-#[tokio::test]
-async fn hugging_face_sends_the_same_shape() {
-    let fake = FakeOpenAi::start().await;
-    fake.expect_key("hf_structured_token_0123");
-    fake.script(Reply::structured(verdict()));
-    let base = fake.base_url();
-    let provider = HuggingFace::new(
-        settings(
-            ProviderKind::Huggingface,
-            &[
-                ("HF_BASE_URL", &base),
-                ("HF_TOKEN", "hf_structured_token_0123"),
-            ],
-        ),
-        transport(ProviderKind::Huggingface),
-    );
-    let response = provider
-        .complete(&ask("meta-llama/Llama-3.1-8B-Instruct", Vec::new()))
-        .await
-        .unwrap();
-    assert_eq!(parsed(&response.text), verdict());
     assert_eq!(fake.last_body()["response_format"], openai_shape());
 }
 

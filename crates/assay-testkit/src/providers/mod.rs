@@ -67,6 +67,7 @@ pub mod ollama;
 pub mod openai;
 pub mod reply;
 mod scripted;
+pub mod tgi;
 
 pub use reply::{Reply, ScriptedToolCall};
 pub use scripted::RecordedRequest;

@@ -1,9 +1,14 @@
 //! [`FakeOpenAi`]: an OpenAI Chat Completions server on 127.0.0.1 (`POST
-//! /v1/chat/completions`), which also stands in for Hugging Face's router and TGI, and
-//! for vLLM, llama.cpp and LM Studio.
+//! /v1/chat/completions`), which also stands in for Hugging Face's router, for vLLM,
+//! llama.cpp and LM Studio, and ([`FakeOpenAi::azure`]) for an Azure OpenAI resource
+//! (TGI has its own fake, [`super::tgi`]).
 //!
 //! It validates requests as the real API does and rejects malformed ones with the real
-//! error shape, `{"error": {"message", "type", "param", "code"}}`:
+//! error shape, `{"error": {"message", "type", "param", "code"}}`: first the checks
+//! below, with the real API's own messages, then the whole body against OpenAI's
+//! published definition of the request (`definition.rs`: `CreateChatCompletionRequest`
+//! from OpenAI's OpenAPI document, vendored under `data/openai/`), a 400 naming the first
+//! problem:
 //!
 //! | request | answer |
 //! |---|---|
@@ -12,17 +17,20 @@
 //! | no bearer, when a key is expected | 401 `You didn't provide an API key...` |
 //! | another bearer | 401 `Incorrect API key provided...`, code `invalid_api_key` |
 //! | a body that is not a JSON object | 400 `We could not parse the JSON body...` |
-//! | an unknown top-level field (`top_k`) | 400 `Unrecognized request argument supplied: top_k` |
+//! | a top-level field the definition does not name (`top_k`) | 400 `Unrecognized request argument supplied: top_k` |
 //! | no `model` | 400 `you must provide a model parameter` |
 //! | no `messages`, or empty | 400, code `missing_required_parameter` / `empty_array` |
 //! | a message with an unknown role, or no content | 400, param `messages[i].role` / `.content` |
 //! | a tool that is not `{"type": "function", "function": {"name", ...}}` | 400, param `tools[i]...` |
 //! | `temperature` outside 0..=2, `top_p` outside 0..=1, a `stop` of more than 4 | 400 |
 //! | a non-integer `seed`, `max_tokens` or `max_completion_tokens` | 400, code `invalid_type` |
-//! | `max_tokens`, or a `temperature` other than 1, to an o-series model | 400, code `unsupported_parameter` / `unsupported_value` |
+//! | `max_tokens`, or a `temperature` other than 1, to a reasoning model (o-series, `gpt-5*` but `-chat`, `codex-*`) | 400, code `unsupported_parameter` / `unsupported_value` |
 //! | `stream_options` without `stream: true` | 400 |
 //! | a `response_format` whose `type` is not `text`, `json_object` or `json_schema`; a `json_schema` without `name` or `schema`, or whose schema strict mode refuses; `json_object` without the word "json" in the messages | 400, param `response_format...` |
 //! | a model not in [`FakeOpenAi::models`], when set | 404, code `model_not_found` |
+//! | anything else the definition refuses (a wrong type, an unknown enum value, a wrongly shaped `response_format` or `stream_options`) | 400, param where it is |
+//! | Azure: another path, or a deployment path without `api-version` | 404 `Resource not found` |
+//! | Azure: no `api-key` header, or another key | 401 `Access denied due to invalid subscription key...` |
 //!
 //! A valid request gets the next [`Reply`]: a `chat.completion`, or with `stream: true`
 //! server-sent `chat.completion.chunk` events (the role first, text piece by piece, each
@@ -33,6 +41,7 @@
 //! and proxies.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -42,42 +51,8 @@ use serde_json::{Map, Value, json};
 use super::reply::{Outcome, Reply, State, last_user_text, word_count};
 use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, pieces, relabel, serve};
 
+mod definition;
 mod response_format;
-
-/// The top-level fields Chat Completions knows.
-const KNOWN_FIELDS: [&str; 31] = [
-    "model",
-    "messages",
-    "tools",
-    "tool_choice",
-    "parallel_tool_calls",
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "max_completion_tokens",
-    "stop",
-    "seed",
-    "stream",
-    "stream_options",
-    "n",
-    "presence_penalty",
-    "frequency_penalty",
-    "logit_bias",
-    "logprobs",
-    "top_logprobs",
-    "user",
-    "response_format",
-    "reasoning_effort",
-    "metadata",
-    "store",
-    "service_tier",
-    "modalities",
-    "audio",
-    "prediction",
-    "web_search_options",
-    "functions",
-    "function_call",
-];
 
 /// The roles a message may have.
 const ROLES: [&str; 6] = [
@@ -94,6 +69,7 @@ const ROLES: [&str; 6] = [
 pub struct FakeOpenAi {
     served: Served,
     state: Arc<State>,
+    azure: Arc<AtomicBool>,
 }
 
 scripting!(FakeOpenAi);
@@ -107,9 +83,26 @@ impl FakeOpenAi {
     /// When no loopback port can be bound.
     pub async fn start() -> FakeOpenAi {
         let state = State::new();
-        let shared = Arc::clone(&state);
-        let served = serve(move |request| handle(Arc::clone(&shared), request)).await;
-        FakeOpenAi { served, state }
+        let azure = Arc::new(AtomicBool::new(false));
+        let (shared, on_azure) = (Arc::clone(&state), Arc::clone(&azure));
+        let served = serve(move |request| {
+            let azure = on_azure.load(Ordering::Relaxed);
+            handle(Arc::clone(&shared), request, azure)
+        })
+        .await;
+        FakeOpenAi {
+            served,
+            state,
+            azure,
+        }
+    }
+
+    /// Answers as an Azure OpenAI resource from now on: at
+    /// `/openai/deployments/{deployment}/chat/completions?api-version=...` and
+    /// `/openai/v1/chat/completions`, with the key in the `api-key` header.
+    pub fn azure(&self) -> &FakeOpenAi {
+        self.azure.store(true, Ordering::Relaxed);
+        self
     }
 
     /// Accepts only `Authorization: Bearer {key}` from now on.
@@ -155,10 +148,14 @@ struct Rejection {
     body: Value,
 }
 
-fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
+fn handle(state: Arc<State>, request: RecordedRequest, azure: bool) -> Answer {
     Box::pin(async move {
         state.record(request.clone());
-        match check(&state, &request) {
+        let checked = match azure {
+            true => check_azure(&state, &request),
+            false => check(&state, &request),
+        };
+        match checked.and_then(|()| check_body(&state, &request)) {
             Err(r) => json_answer(r.status, &[], &r.body),
             Ok(body) => {
                 let reply = state.next_for(&body, &last_user_text(&body));
@@ -169,8 +166,38 @@ fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
     })
 }
 
-/// The request's body when it is valid.
-fn check(state: &State, request: &RecordedRequest) -> Result<Value, Rejection> {
+/// Azure's path, `api-version` and `api-key` header, as an Azure resource checks them.
+fn check_azure(state: &State, request: &RecordedRequest) -> Result<(), Rejection> {
+    let azure_error = |status: u16, message: &str| Rejection {
+        status,
+        body: json!({"error": {"code": status.to_string(), "message": message}}),
+    };
+    let path = request.path.as_str();
+    let deployment = path
+        .strip_prefix("/openai/deployments/")
+        .and_then(|rest| rest.strip_suffix("/chat/completions"))
+        .is_some_and(|d| !d.is_empty() && !d.contains('/'));
+    let versioned = request.query.as_deref().is_some_and(|q| {
+        q.split('&')
+            .any(|p| p.starts_with("api-version=") && p.len() > 12)
+    });
+    let found = (deployment && versioned) || path == "/openai/v1/chat/completions";
+    if !found || request.method != "POST" {
+        return Err(azure_error(404, "Resource not found"));
+    }
+    if let Some(key) = state.key()
+        && request.header("api-key") != Some(key.as_str())
+    {
+        return Err(azure_error(
+            401,
+            "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.",
+        ));
+    }
+    Ok(())
+}
+
+/// OpenAI's own path and bearer key.
+fn check(state: &State, request: &RecordedRequest) -> Result<(), Rejection> {
     if request.path != "/v1/chat/completions" {
         return Err(Rejection {
             status: 404,
@@ -229,6 +256,11 @@ fn check(state: &State, request: &RecordedRequest) -> Result<Value, Rejection> {
             Some(_) => {}
         }
     }
+    Ok(())
+}
+
+/// The request's body when it is valid.
+fn check_body(state: &State, request: &RecordedRequest) -> Result<Value, Rejection> {
     let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
     let Some(fields) = body.as_object() else {
         return Err(invalid(
@@ -237,7 +269,11 @@ fn check(state: &State, request: &RecordedRequest) -> Result<Value, Rejection> {
             None,
         ));
     };
+    // The real API's own messages for what the fake checks by hand, then the
+    // published definition for everything else.
+    definition::check_fields(&body)?;
     validate(fields)?;
+    definition::check(&body)?;
     let model = fields["model"].as_str().unwrap_or_default();
     if !state.serves(model) {
         return Err(Rejection {
@@ -297,20 +333,20 @@ fn missing(param: &str) -> Rejection {
     )
 }
 
-/// Whether `model` is an o-series reasoning model (`o1`, `o3-mini`, `o4-mini`).
-fn o_series(model: &str) -> bool {
-    let mut chars = model.chars();
-    chars.next() == Some('o') && chars.next().is_some_and(|c| c.is_ascii_digit())
+/// Whether `model` is one of OpenAI's reasoning models, which answer 400 to
+/// `max_tokens` and to a `temperature` other than 1: the o-series (`o1`, `o3-mini`,
+/// `o4-mini`), `gpt-5*` but its `-chat` models, `codex-*` (an `openai/` owner prefix
+/// or a `ft:` fine-tune prefix allowed).
+fn reasoning(model: &str) -> bool {
+    let m = model.to_ascii_lowercase();
+    let m = m.strip_prefix("openai/").unwrap_or(&m);
+    let m = m.strip_prefix("ft:").unwrap_or(m);
+    let mut chars = m.chars();
+    let o_series = chars.next() == Some('o') && chars.next().is_some_and(|c| c.is_ascii_digit());
+    o_series || (m.starts_with("gpt-5") && !m.contains("-chat")) || m.starts_with("codex-")
 }
 
 fn validate(fields: &Map<String, Value>) -> Result<(), Rejection> {
-    if let Some(unknown) = fields.keys().find(|k| !KNOWN_FIELDS.contains(&k.as_str())) {
-        return Err(invalid(
-            format!("Unrecognized request argument supplied: {unknown}"),
-            None,
-            None,
-        ));
-    }
     let Some(model) = fields.get("model").and_then(Value::as_str) else {
         return Err(invalid(
             "you must provide a model parameter".to_owned(),
@@ -371,7 +407,7 @@ fn validate(fields: &Map<String, Value>) -> Result<(), Rejection> {
             other => return Err(wrong_type("stop", "a string or an array of strings", other)),
         }
     }
-    if o_series(model) {
+    if reasoning(model) {
         if fields.contains_key("max_tokens") {
             return Err(invalid(
                 "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.".to_owned(),
@@ -525,7 +561,7 @@ fn check_number(
 }
 
 /// The answer to a valid request.
-async fn answer(body: &Value, reply: Reply) -> Response<Body> {
+pub(super) async fn answer(body: &Value, reply: Reply) -> Response<Body> {
     let streaming = body["stream"].as_bool().unwrap_or(false) && !reply.whole;
     let (text, tool_calls) = match &reply.outcome {
         Outcome::Answer {
@@ -670,8 +706,20 @@ mod tests {
     }
 
     #[test]
-    fn o_series_models_are_recognised() {
-        assert!(o_series("o1") && o_series("o3-mini") && o_series("o4-mini"));
-        assert!(!o_series("omni") && !o_series("gpt-4o"));
+    fn reasoning_models_are_recognised() {
+        for model in [
+            "o1",
+            "o3-mini",
+            "o4-mini",
+            "gpt-5",
+            "gpt-5.1",
+            "openai/gpt-5-mini",
+            "codex-mini-latest",
+        ] {
+            assert!(reasoning(model), "{model}");
+        }
+        for model in ["omni", "gpt-4o", "gpt-5-chat-latest", "gpt-4.1-mini"] {
+            assert!(!reasoning(model), "{model}");
+        }
     }
 }
