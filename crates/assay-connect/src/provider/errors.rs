@@ -34,12 +34,7 @@ const CREDENTIAL_TYPES: [&str; 8] = [
 /// Words of a 403 message that speak of the credentials rather than of access to a
 /// resource (AWS's `Missing Authentication Token`, `The request signature we calculated
 /// does not match`, `The security token included in the request is invalid`).
-const CREDENTIAL_WORDS: [&str; 4] = [
-    "authenticat",
-    "signature",
-    "security token",
-    "credential",
-];
+const CREDENTIAL_WORDS: [&str; 4] = ["authenticat", "signature", "security token", "credential"];
 
 /// A provider's own error type and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,7 +137,8 @@ mod tests {
                 "Project does not have access to model gpt-5"
             )
         );
-        let bedrock = r#"{"message":"You don't have access to the model with the specified model ID."}"#;
+        let bedrock =
+            r#"{"message":"You don't have access to the model with the specified model ID."}"#;
         assert_eq!(
             provider_said(
                 Some("AccessDeniedException:http://internal.amazon.com/coral/com.amazon.bedrock/"),
@@ -182,7 +178,11 @@ mod tests {
         ));
         assert!(!refused_credentials(
             forbidden,
-            said(Some("AccessDeniedException"), "You don't have access to the model").as_ref()
+            said(
+                Some("AccessDeniedException"),
+                "You don't have access to the model"
+            )
+            .as_ref()
         ));
         assert!(refused_credentials(
             forbidden,

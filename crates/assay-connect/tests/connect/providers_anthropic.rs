@@ -238,7 +238,9 @@ async fn model_config_is_mapped_exactly() {
     // Claude 4.5 takes `temperature` or `top_p`: `top_p` is left out, with a note.
     assert_eq!(
         r.notes,
-        ["top_p 0.8 not sent: claude-sonnet-4-5 takes temperature or top_p, not both; temperature was kept"]
+        [
+            "top_p 0.8 not sent: claude-sonnet-4-5 takes temperature or top_p, not both; temperature was kept"
+        ]
     );
     assert_eq!(
         fake.last_body(),
@@ -515,7 +517,10 @@ async fn sampling_is_fitted_to_the_model_and_the_notes_say_what_was_left_out() {
     request.sampling.top_k = Some(5);
     let r = anthropic.complete(&request).await.unwrap();
     let body = fake.last_body();
-    assert!(body.get("temperature").is_none() && body.get("top_k").is_none(), "{body}");
+    assert!(
+        body.get("temperature").is_none() && body.get("top_k").is_none(),
+        "{body}"
+    );
     assert_eq!(r.notes.len(), 2, "{:?}", r.notes);
     assert!(
         r.notes[0].starts_with("temperature 0 not sent: claude-opus-4-7"),
@@ -590,7 +595,11 @@ async fn stop_reasons_are_kept_and_a_refusal_is_marked() {
         assert_eq!(r.stop_reason.as_deref(), Some(reason));
         assert!(r.truncated() && !r.refusal, "{reason}");
     }
-    fake.script(Reply::text("more to come").finish_reason("pause_turn").whole());
+    fake.script(
+        Reply::text("more to come")
+            .finish_reason("pause_turn")
+            .whole(),
+    );
     let r = anthropic.complete(&ask("hi")).await.unwrap();
     assert_eq!(r.stop_reason.as_deref(), Some("pause_turn"));
     assert!(!r.refusal && !r.truncated());
@@ -605,7 +614,10 @@ async fn an_auth_token_is_sent_as_a_bearer_token_without_x_api_key() {
     let r = gateway.complete(&ask("hi")).await.unwrap();
     assert_eq!(r.text, "ok");
     let sent = &fake.requests()[0];
-    assert_eq!(sent.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert_eq!(
+        sent.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
     assert_eq!(sent.header("x-api-key"), None);
     assert!(!format!("{gateway:?}").contains(KEY));
     // A refused token names its variable and is never shown.
@@ -630,10 +642,16 @@ async fn an_auth_token_is_sent_as_a_bearer_token_without_x_api_key() {
     .unwrap();
     let sent = fake.requests().pop().unwrap();
     assert_eq!(sent.header("x-api-key"), Some(KEY));
-    assert_eq!(sent.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert_eq!(
+        sent.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
     // Neither: an error naming both, before anything is sent.
     let before = fake.requests().len();
-    let e = provider_env(&fake, &[]).complete(&ask("hi")).await.unwrap_err();
+    let e = provider_env(&fake, &[])
+        .complete(&ask("hi"))
+        .await
+        .unwrap_err();
     assert!(e.to_string().contains("ANTHROPIC_AUTH_TOKEN"), "{e}");
     assert_eq!(fake.requests().len(), before);
 }

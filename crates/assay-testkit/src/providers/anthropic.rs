@@ -489,8 +489,7 @@ fn check_samplers(body: &Map<String, Value>) -> Result<(), Refusal> {
                 return Err(invalid(format!("`{name}` is deprecated for this model.")));
             }
         }
-    } else if version >= (4, 1) && body.contains_key("temperature") && body.contains_key("top_p")
-    {
+    } else if version >= (4, 1) && body.contains_key("temperature") && body.contains_key("top_p") {
         return Err(invalid(
             "`temperature` and `top_p` cannot both be specified for this model. Please use only one.",
         ));
