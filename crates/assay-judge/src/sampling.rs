@@ -9,7 +9,7 @@
 //! | refuses a temperature (Claude 4.7 and later) | none | [`ORDINARY_MAX_TOKENS`], or `[judge] max_tokens` |
 //!
 //! A `[judge] temperature` the model does not take is not sent, and
-//! [`temperature_warning`] says so once, where the judge is announced.
+//! [`JudgeSampling::temperature_warning`] says so once, where the judge is announced.
 
 use assay_connect::provider::{ProviderKind, Sampling};
 use assay_spec::model::family::{Temperature, traits};
