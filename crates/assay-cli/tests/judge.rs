@@ -293,3 +293,38 @@ fn judge_check_without_a_judge_explains_how_to_configure_one() {
     assert!(stderr.contains("no judge is configured"), "{stderr}");
     assert!(stderr.contains("--judge provider:model"), "{stderr}");
 }
+
+#[test]
+fn judge_check_warns_once_about_a_temperature_the_judge_does_not_take() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.default_reply(verdict(true, "names the band"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        "[judge]\nmodel = \"openai:o3-mini\"\ntemperature = 0.2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("set.yaml"),
+        r#"- {sample: "The Beatles recorded it.", criteria: "Names the band.", expected: pass, kind: plain}
+- {sample: "The Beatles again.", criteria: "Names the band.", expected: pass, kind: plain}
+"#,
+    )
+    .unwrap();
+    let out = assay(
+        dir.path(),
+        &["judge", "check", "set.yaml", "--no-cache"],
+        &openai_env(&fake),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let warning =
+        "warning: [judge] temperature 0.2 is not sent: openai:o3-mini is a reasoning model";
+    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+    for request in fake.requests() {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        assert!(body.get("temperature").is_none(), "{body}");
+    }
+    assert_eq!(fake.requests().len(), 2);
+}

@@ -345,7 +345,7 @@ fn live_providers_when_asked() {
     );
     let models = [
         ("openai", "gpt-4o-mini"),
-        ("anthropic", "claude-3-5-haiku-latest"),
+        ("anthropic", "claude-haiku-4-5"),
         ("ollama", "llama3.1:8b"),
         ("huggingface", "meta-llama/Llama-3.1-8B-Instruct"),
         ("bedrock", "anthropic.claude-3-haiku-20240307-v1:0"),

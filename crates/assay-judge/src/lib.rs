@@ -6,7 +6,9 @@
 //! - [`ModelJudge`]: any model provider of `assay-connect` (`openai:gpt-4o-mini`,
 //!   `anthropic:…`, `ollama:llama3.1`, …). Assay's own prompt ([`prompt`], versioned by
 //!   [`PROMPT_VERSION`]) asks for a structured verdict `{"verdict": "pass"|"fail",
-//!   "reason": "…"}` in the provider's structured-output mode, at temperature 0.
+//!   "reason": "…"}` in the provider's structured-output mode, with the sampling the
+//!   model takes ([`sampling`]: temperature 0 where it takes one, a larger token budget
+//!   for reasoning models).
 //! - [`NeuroSanJudge`]: a neuro-san agent (`neuro-san:<agent>`) over http, whose answer
 //!   holds a bare `pass` or `fail` as a whole word.
 //!
@@ -71,6 +73,7 @@ mod model;
 pub mod namer;
 mod neuro_san;
 pub mod prompt;
+pub mod sampling;
 pub mod select;
 pub mod voting;
 
@@ -80,5 +83,6 @@ pub use model::{DEFAULT_TIMEOUT, ModelJudge};
 pub use namer::{ModeInput, ModeNamer, ModelNamer, NAMER_PROMPT_VERSION, NoNames};
 pub use neuro_san::NeuroSanJudge;
 pub use prompt::{NoVerdict, PROMPT_VERSION};
-pub use select::{HOW_TO_CONFIGURE, JudgeSpec, Picked, SpecError, pick_from_env};
+pub use sampling::{DEFAULT_MODELS, JudgeSampling};
+pub use select::{HOW_TO_CONFIGURE, JudgeSpec, Picked, SpecError, key_vars, pick_from_env};
 pub use voting::{Votes, VotesError};

@@ -1,6 +1,9 @@
 //! [`ModelJudge`]: a model behind any [`Provider`] of `assay-connect` judges, with
 //! Assay's own prompt, a structured verdict in the provider's structured-output mode,
-//! at temperature 0.
+//! and the sampling the model takes ([`crate::sampling`]): temperature 0 where it takes
+//! one, none for reasoning models and models that refuse it, and a token budget that
+//! leaves a reasoning model room to reason. An empty answer cut at the token limit is
+//! an error that says to raise `[judge] max_tokens`.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -30,21 +33,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use assay_check::{BoxFuture, Judge, JudgeError, JudgeVerdict};
-use assay_connect::provider::{
-    ChatMessage, ModelRequest, Provider, ResponseFormat, Role, Sampling,
-};
+use assay_connect::provider::{ChatMessage, ModelRequest, Provider, ResponseFormat, Role};
 
 use crate::cache::Cache;
 use crate::prompt::{
     SYSTEM_PROMPT, VERDICT_NAME, Vote, parse_structured, user_message, verdict_schema,
 };
+use crate::sampling::JudgeSampling;
 use crate::voting::{Ask, AskError, Common, Votes};
 
 /// The limit on one call to the judge's model, unless set otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// The most tokens a verdict may take.
-const MAX_TOKENS: u64 = 400;
 
 /// A judge that asks a model.
 #[derive(Debug, Clone)]
@@ -58,6 +57,7 @@ struct Backend {
     provider: Arc<dyn Provider>,
     model: String,
     timeout: Duration,
+    sampling: JudgeSampling,
 }
 
 impl ModelJudge {
@@ -74,6 +74,7 @@ impl ModelJudge {
                 provider,
                 model,
                 timeout: DEFAULT_TIMEOUT,
+                sampling: JudgeSampling::default(),
             },
         }
     }
@@ -94,6 +95,19 @@ impl ModelJudge {
     pub fn with_timeout(mut self, timeout: Duration) -> ModelJudge {
         self.backend.timeout = timeout;
         self
+    }
+
+    /// Takes `[judge] temperature` and `max_tokens` (each where the model takes it).
+    pub fn with_sampling(mut self, sampling: JudgeSampling) -> ModelJudge {
+        self.backend.sampling = sampling;
+        self
+    }
+
+    /// The sentence to show once when `[judge] temperature` is set and the model takes
+    /// none; `None` otherwise.
+    pub fn warning(&self) -> Option<String> {
+        let b = &self.backend;
+        b.sampling.temperature_warning(b.provider.kind(), &b.model)
     }
 
     /// `provider:model`, as reports name the judge.
@@ -117,11 +131,7 @@ impl Backend {
                 content: user_message(criteria, sample),
             }],
             tools: Vec::new(),
-            sampling: Sampling {
-                temperature: Some(0.0),
-                max_tokens: Some(MAX_TOKENS),
-                ..Sampling::default()
-            },
+            sampling: self.sampling.for_model(self.provider.kind(), &self.model),
             timeout: Some(self.timeout),
             response_format: Some(ResponseFormat {
                 name: VERDICT_NAME.to_owned(),
@@ -144,9 +154,25 @@ impl Ask for Backend {
                 .complete(&request)
                 .await
                 .map_err(|e| AskError::Failed(e.to_string()))?;
+            if response.text.trim().is_empty() && response.truncated() {
+                return Err(AskError::Failed(cut_short(
+                    &request,
+                    response.stop_reason.as_deref(),
+                )));
+            }
             parse_structured(&response.text).map_err(|e| AskError::Unparseable(e.to_string()))
         })
     }
+}
+
+/// The error for an empty answer that stopped at the token limit (`stop_reason`).
+fn cut_short(request: &ModelRequest, stop_reason: Option<&str>) -> String {
+    let limit = request.sampling.max_tokens.unwrap_or_default();
+    format!(
+        "{} stopped at its token limit ({limit} tokens, stop reason `{}`) before it gave a verdict (a reasoning model spends tokens on hidden reasoning first); raise `[judge] max_tokens` in assay.toml",
+        request.model,
+        stop_reason.unwrap_or("length")
+    )
 }
 
 impl Judge for ModelJudge {

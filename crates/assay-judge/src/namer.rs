@@ -6,10 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use assay_check::{BoxFuture, JudgeError};
-use assay_connect::provider::{
-    ChatMessage, ModelRequest, Provider, ResponseFormat, Role, Sampling,
-};
+use assay_connect::provider::{ChatMessage, ModelRequest, Provider, ResponseFormat, Role};
 use serde_json::{Value, json};
+
+use assay_spec::model::family::traits;
+
+use crate::sampling::{JudgeSampling, REASONING_MAX_TOKENS};
 
 /// Version of the naming prompt, recorded with every named mode.
 pub const NAMER_PROMPT_VERSION: &str = "assay-modes-1";
@@ -42,7 +44,11 @@ pub struct ModelNamer {
     provider: Arc<dyn Provider>,
     model: String,
     timeout: Duration,
+    sampling: JudgeSampling,
 }
+
+/// The naming answer's budget for a model that answers at once: a name per mode.
+const NAMER_MAX_TOKENS: u64 = 600;
 
 impl ModelNamer {
     /// Names with `model` of `provider`.
@@ -51,11 +57,33 @@ impl ModelNamer {
             provider,
             model: model.into(),
             timeout: crate::DEFAULT_TIMEOUT,
+            sampling: JudgeSampling::default(),
         }
     }
 
+    /// Takes `[judge] temperature` and `max_tokens`, as the judge does.
+    pub fn with_sampling(mut self, sampling: JudgeSampling) -> ModelNamer {
+        self.sampling = sampling;
+        self
+    }
+
     /// The request for `modes`.
+    /// The sampling is the judge's ([`JudgeSampling::for_model`]), with a budget of
+    /// 600 tokens for a model that answers at once ([`REASONING_MAX_TOKENS`] for a
+    /// reasoning model) unless `[judge] max_tokens` sets one.
     pub fn request(&self, modes: &[ModeInput]) -> ModelRequest {
+        let kind = self.provider.kind();
+        let sampling = JudgeSampling {
+            max_tokens: self
+                .sampling
+                .max_tokens
+                .or(Some(if traits(kind, &self.model).reasoning {
+                    REASONING_MAX_TOKENS
+                } else {
+                    NAMER_MAX_TOKENS
+                })),
+            ..self.sampling
+        };
         let mut list = String::new();
         for (i, m) in modes.iter().enumerate() {
             list.push_str(&format!(
@@ -77,11 +105,7 @@ impl ModelNamer {
                 ),
             }],
             tools: Vec::new(),
-            sampling: Sampling {
-                temperature: Some(0.0),
-                max_tokens: Some(600),
-                ..Sampling::default()
-            },
+            sampling: sampling.for_model(kind, &self.model),
             timeout: Some(self.timeout),
             response_format: Some(ResponseFormat {
                 name: "mode_names".to_owned(),
@@ -164,6 +188,13 @@ impl ModeNamer for ModelNamer {
                     .complete(&request)
                     .await
                     .map_err(|e| JudgeError::new(format!("naming modes: {e}")))?;
+                if response.text.trim().is_empty() && response.truncated() {
+                    return Err(JudgeError::new(format!(
+                        "naming modes: {} stopped at its token limit ({} tokens) before it answered; raise `[judge] max_tokens` in assay.toml",
+                        self.model,
+                        request.sampling.max_tokens.unwrap_or_default()
+                    )));
+                }
                 match parse_names(&response.text, modes.len()) {
                     Ok(names) => return Ok(names),
                     Err(why) => last = why.to_string(),

@@ -13,7 +13,7 @@
 //!
 //! let env = HashMap::from([("ANTHROPIC_API_KEY".to_owned(), "k".to_owned())]);
 //! let picked = pick_from_env(&env, false).unwrap();
-//! assert_eq!(picked.spec.to_string(), "anthropic:claude-3-5-haiku-latest");
+//! assert_eq!(picked.spec.to_string(), "anthropic:claude-haiku-4-5");
 //! assert_eq!(picked.because, "ANTHROPIC_API_KEY is set");
 //! ```
 
@@ -22,12 +22,7 @@ use std::fmt;
 
 use assay_connect::provider::ProviderKind;
 
-/// The judge picked when `OPENAI_API_KEY` is set.
-pub const OPENAI_DEFAULT: &str = "gpt-4o-mini";
-/// The judge picked when `ANTHROPIC_API_KEY` is set.
-pub const ANTHROPIC_DEFAULT: &str = "claude-3-5-haiku-latest";
-/// The judge picked when a local Ollama answers.
-pub const OLLAMA_DEFAULT: &str = "llama3.1";
+use crate::sampling::DEFAULT_MODELS;
 
 /// What to write to configure a judge, for messages.
 pub const HOW_TO_CONFIGURE: &str = "name one with `--judge provider:model` (e.g. `--judge openai:gpt-4o-mini`) or `[judge] model = \"provider:model\"` in assay.toml, or set OPENAI_API_KEY or ANTHROPIC_API_KEY, or run Ollama locally";
@@ -115,39 +110,33 @@ pub struct Picked {
     pub because: String,
 }
 
-/// Picks a judge when none is named: `OPENAI_API_KEY` → `openai:gpt-4o-mini`, else
-/// `ANTHROPIC_API_KEY` → `anthropic:claude-3-5-haiku-latest`, else a reachable local
-/// Ollama → `ollama:llama3.1`; else none. Empty variables count as unset.
+/// Picks a judge when none is named, from [`DEFAULT_MODELS`] in its order:
+/// `OPENAI_API_KEY` → `openai:gpt-4o-mini`, else `ANTHROPIC_API_KEY` →
+/// `anthropic:claude-haiku-4-5`, else a reachable local Ollama → `ollama:llama3.1`;
+/// else none. Empty variables count as unset.
 pub fn pick_from_env(env: &HashMap<String, String>, ollama_reachable: bool) -> Option<Picked> {
     let set = |name: &str| env.get(name).is_some_and(|v| !v.trim().is_empty());
-    let model = |provider, model: &str, because: &str| Picked {
-        spec: JudgeSpec::Model {
-            provider,
-            model: model.to_owned(),
-        },
-        because: because.to_owned(),
-    };
-    if set("OPENAI_API_KEY") {
-        Some(model(
-            ProviderKind::Openai,
-            OPENAI_DEFAULT,
-            "OPENAI_API_KEY is set",
-        ))
-    } else if set("ANTHROPIC_API_KEY") {
-        Some(model(
-            ProviderKind::Anthropic,
-            ANTHROPIC_DEFAULT,
-            "ANTHROPIC_API_KEY is set",
-        ))
-    } else if ollama_reachable {
-        Some(model(
-            ProviderKind::Ollama,
-            OLLAMA_DEFAULT,
-            "a local Ollama answers",
-        ))
-    } else {
-        None
-    }
+    DEFAULT_MODELS
+        .iter()
+        .find(|(_, _, var)| match var {
+            Some(var) => set(var),
+            None => ollama_reachable,
+        })
+        .map(|(provider, model, var)| Picked {
+            spec: JudgeSpec::Model {
+                provider: *provider,
+                model: (*model).to_owned(),
+            },
+            because: match var {
+                Some(var) => format!("{var} is set"),
+                None => "a local Ollama answers".to_owned(),
+            },
+        })
+}
+
+/// The variables whose presence picks a judge ([`DEFAULT_MODELS`]).
+pub fn key_vars() -> impl Iterator<Item = &'static str> {
+    DEFAULT_MODELS.iter().filter_map(|(_, _, var)| *var)
 }
 
 #[cfg(test)]
@@ -188,6 +177,10 @@ mod tests {
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect()
         };
+        let anthropic = env(&[("ANTHROPIC_API_KEY", "b")]);
+        let picked = pick_from_env(&anthropic, true).unwrap();
+        assert_eq!(picked.spec.to_string(), "anthropic:claude-haiku-4-5");
+        assert_eq!(picked.because, "ANTHROPIC_API_KEY is set");
         let both = env(&[("OPENAI_API_KEY", "a"), ("ANTHROPIC_API_KEY", "b")]);
         assert_eq!(
             pick_from_env(&both, true).unwrap().spec.to_string(),

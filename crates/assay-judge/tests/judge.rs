@@ -11,7 +11,9 @@ use assay_check::Judge;
 use assay_connect::provider::{self, Limits, Provider, ProviderKind, ProviderSettings};
 use assay_connect::{HttpOptions, NeuroSanHttp, Url};
 use assay_judge::calibrate::{calibrate, parse_labeled};
-use assay_judge::{Cache, ModelJudge, NeuroSanJudge, PROMPT_VERSION, Votes};
+use assay_judge::{
+    Cache, JudgeSampling, ModeInput, ModelJudge, ModelNamer, NeuroSanJudge, PROMPT_VERSION, Votes,
+};
 use assay_testkit::providers::Reply;
 use assay_testkit::providers::anthropic::FakeAnthropic;
 use assay_testkit::providers::openai::FakeOpenAi;
@@ -231,11 +233,123 @@ async fn anthropic_answers_through_a_forced_tool() {
             ("ANTHROPIC_API_KEY", "sk-ant-test".to_owned()),
         ],
     );
-    let judge = ModelJudge::new(anthropic, "claude-3-5-haiku-latest");
+    let judge = ModelJudge::new(anthropic, "claude-haiku-4-5");
     let v = judge.judge(CRITERIA, "The Rolling Stones.").await.unwrap();
     assert!(!v.pass);
     assert_eq!(v.reason, "wrong band");
-    assert_eq!(v.metadata["judge"], "anthropic:claude-3-5-haiku-latest");
+    assert_eq!(v.metadata["judge"], "anthropic:claude-haiku-4-5");
+    let body = fake.last_body();
+    assert_eq!(
+        (body["temperature"].as_f64(), body["max_tokens"].as_u64()),
+        (Some(0.0), Some(400))
+    );
+}
+
+#[tokio::test]
+async fn a_claude_judge_that_refuses_temperature_is_sent_none() {
+    // The fake answers 400 "`temperature` is deprecated for this model." if one is sent.
+    let fake = FakeAnthropic::start().await;
+    fake.script(verdict(true, "names the Beatles"));
+    let anthropic = provider(
+        ProviderKind::Anthropic,
+        &[
+            ("ANTHROPIC_BASE_URL", fake.base_url()),
+            ("ANTHROPIC_API_KEY", "sk-ant-test".to_owned()),
+        ],
+    );
+    let judge = ModelJudge::new(anthropic, "claude-opus-4-7").with_sampling(JudgeSampling {
+        temperature: Some(0.3),
+        max_tokens: None,
+    });
+    assert!(
+        judge
+            .warning()
+            .unwrap()
+            .contains("anthropic:claude-opus-4-7 does not take a temperature")
+    );
+    let v = judge.judge(CRITERIA, SAMPLE).await.unwrap();
+    assert!(v.pass);
+    assert!(fake.last_body().get("temperature").is_none());
+}
+
+#[tokio::test]
+async fn a_reasoning_judge_gets_no_temperature_and_room_to_reason() {
+    let fake = FakeOpenAi::start().await;
+    fake.script(verdict(true, "names the Beatles"));
+    let judge = ModelJudge::new(openai(&fake), "o3-mini");
+    assert_eq!(
+        judge.request(CRITERIA, SAMPLE).sampling.max_tokens,
+        Some(4000)
+    );
+    assert!(judge.judge(CRITERIA, SAMPLE).await.unwrap().pass);
+    let body = fake.last_body();
+    assert!(body.get("temperature").is_none(), "{body}");
+    let budget = body
+        .get("max_completion_tokens")
+        .or_else(|| body.get("max_tokens"));
+    assert_eq!(budget.and_then(Value::as_u64), Some(4000), "{body}");
+    // `[judge]` overrides the budget and sets a temperature where the model takes one.
+    let set = JudgeSampling {
+        temperature: Some(0.2),
+        max_tokens: Some(800),
+    };
+    let judge = ModelJudge::new(openai(&fake), "gpt-4o-mini").with_sampling(set);
+    let sampling = judge.request(CRITERIA, SAMPLE).sampling;
+    assert_eq!(
+        (sampling.temperature, sampling.max_tokens),
+        (Some(0.2), Some(800))
+    );
+    assert_eq!(judge.warning(), None);
+}
+
+#[tokio::test]
+async fn the_mode_namer_samples_as_the_judge_does() {
+    let fake = FakeOpenAi::start().await;
+    let modes = [ModeInput {
+        signature: "contains:Paris".into(),
+        example: "no Paris".into(),
+        count: 2,
+    }];
+    let sampling = ModelNamer::new(openai(&fake), "gpt-5-mini")
+        .request(&modes)
+        .sampling;
+    assert_eq!(
+        (sampling.temperature, sampling.max_tokens),
+        (None, Some(4000))
+    );
+    let sampling = ModelNamer::new(openai(&fake), "gpt-4o-mini")
+        .request(&modes)
+        .sampling;
+    assert_eq!(
+        (sampling.temperature, sampling.max_tokens),
+        (Some(0.0), Some(600))
+    );
+    let set = JudgeSampling {
+        temperature: Some(0.5),
+        max_tokens: Some(1000),
+    };
+    let sampling = ModelNamer::new(openai(&fake), "gpt-4o-mini")
+        .with_sampling(set)
+        .request(&modes)
+        .sampling;
+    assert_eq!(
+        (sampling.temperature, sampling.max_tokens),
+        (Some(0.5), Some(1000))
+    );
+}
+
+#[tokio::test]
+async fn an_empty_answer_cut_at_the_token_limit_says_to_raise_max_tokens() {
+    let fake = FakeOpenAi::start().await;
+    fake.script(Reply::text("").finish_reason("length"));
+    let judge = ModelJudge::new(openai(&fake), "o3-mini");
+    let e = judge.judge(CRITERIA, SAMPLE).await.unwrap_err().to_string();
+    assert!(
+        e.contains("o3-mini stopped at its token limit (4000 tokens"),
+        "{e}"
+    );
+    assert!(e.contains("raise `[judge] max_tokens`"), "{e}");
+    assert_eq!(fake.requests().len(), 1, "not asked again");
 }
 
 #[tokio::test]

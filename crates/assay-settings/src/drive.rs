@@ -176,7 +176,11 @@ pub async fn name_modes(
             .map_err(|e| SettingsError::Judge(e.to_string()))?;
         case.modes = merge_named(std::mem::take(&mut case.modes), &names, case.samples);
     }
-    Ok(namer.announcement)
+    let mut announcement = namer.announcement;
+    for warning in &namer.warnings {
+        announcement.push_str(&format!("\nwarning: {warning}"));
+    }
+    Ok(announcement)
 }
 
 /// One unit (case × connection) as an assessment, held to `ratio`.

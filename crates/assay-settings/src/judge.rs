@@ -8,8 +8,8 @@ use std::time::Duration;
 use assay_check::Judge;
 use assay_connect::NeuroSanHttp;
 use assay_judge::{
-    Cache, HOW_TO_CONFIGURE, JudgeSpec, ModeNamer, ModelJudge, ModelNamer, NeuroSanJudge, Votes,
-    pick_from_env,
+    Cache, HOW_TO_CONFIGURE, JudgeSampling, JudgeSpec, ModeNamer, ModelJudge, ModelNamer,
+    NeuroSanJudge, Votes, key_vars, pick_from_env,
 };
 use assay_spec::model::data_driven::StockTest;
 use assay_spec::{CheckKind, Plan, ProviderKind};
@@ -27,6 +27,9 @@ pub struct Chosen<T: ?Sized> {
     pub judge: Arc<T>,
     /// `openai:gpt-4o-mini (from --judge, 3 votes)`.
     pub announcement: String,
+    /// What to warn about once, with the announcement: a `[judge] temperature` the
+    /// model does not take, say.
+    pub warnings: Vec<String>,
 }
 
 /// Whether any case of `plan` has a `gist` or `not_gist` check.
@@ -65,9 +68,7 @@ impl Settings {
             return Ok(Some((spec, "from assay.toml".to_owned())));
         }
         let env = self.env.vars();
-        let no_key = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
-            .iter()
-            .all(|k| env.get(*k).is_none_or(|v| v.trim().is_empty()));
+        let no_key = key_vars().all(|k| env.get(k).is_none_or(|v| v.trim().is_empty()));
         let ollama = match providers.get(ProviderKind::Ollama) {
             Some(ollama) if no_key => ollama.reachable(OLLAMA_PROBE).await,
             _ => false,
@@ -103,15 +104,19 @@ impl Settings {
         let no_cache = self.overrides.no_cache || table.and_then(|t| t.cache) == Some(false);
         let cache = (!no_cache)
             .then(|| Cache::new(self.project_dir().join(assay_judge::cache::DEFAULT_DIR)));
+        let mut warnings = Vec::new();
         let judge: Arc<dyn Judge> = match &spec {
             JudgeSpec::Model { provider, model } => {
                 let provider = providers.get(*provider).cloned().ok_or_else(|| {
                     SettingsError::Judge(format!("no {provider} provider is configured"))
                 })?;
-                let mut judge = ModelJudge::new(provider, model.clone()).with_votes(votes);
+                let mut judge = ModelJudge::new(provider, model.clone())
+                    .with_votes(votes)
+                    .with_sampling(self.judge_sampling());
                 if let Some(cache) = cache {
                     judge = judge.with_cache(cache);
                 }
+                warnings.extend(judge.warning());
                 Arc::new(judge)
             }
             JudgeSpec::NeuroSan { agent } => {
@@ -132,6 +137,7 @@ impl Settings {
         Ok(Some(Chosen {
             judge,
             announcement: format!("judge: {spec} ({because}{extras})"),
+            warnings,
         }))
     }
 
@@ -155,9 +161,24 @@ impl Settings {
             .get(*provider)
             .cloned()
             .ok_or_else(|| SettingsError::Judge(format!("no {provider} provider is configured")))?;
+        let sampling = self.judge_sampling();
+        let warnings = sampling
+            .temperature_warning(provider.kind(), model)
+            .into_iter()
+            .collect();
         Ok(Chosen {
-            judge: Arc::new(ModelNamer::new(provider, model.clone())),
+            judge: Arc::new(ModelNamer::new(provider, model.clone()).with_sampling(sampling)),
             announcement: format!("naming failure modes with {spec} ({because})"),
+            warnings,
         })
+    }
+
+    /// `[judge] temperature` and `max_tokens` from `assay.toml`.
+    pub fn judge_sampling(&self) -> JudgeSampling {
+        let table = self.config.as_ref().and_then(|c| c.judge.as_ref());
+        JudgeSampling {
+            temperature: table.and_then(|t| t.temperature),
+            max_tokens: table.and_then(|t| t.max_tokens),
+        }
     }
 }

@@ -69,6 +69,7 @@ impl Session {
         let judge = match settings.judge_for(plan, &providers).await? {
             Some(chosen) => {
                 notes.push(chosen.announcement);
+                notes.extend(chosen.warnings.into_iter().map(|w| format!("warning: {w}")));
                 Some(chosen.judge)
             }
             None => None,

@@ -45,6 +45,9 @@ pub(crate) fn check(args: &JudgeCheckArgs, color: bool) -> anyhow::Result<ExitCo
             Err(e) => return Err(e.to_string()),
         };
         output::stderr(&format!("{}\n", judge.announcement));
+        for warning in &judge.warnings {
+            output::stderr(&format!("warning: {warning}\n"));
+        }
         Ok(calibrate(judge.judge.as_ref(), &items).await)
     });
     let calibration = match result {

@@ -1,7 +1,9 @@
 //! Anthropic's Messages API.
 //!
 //! A call is `POST {base}/v1/messages` (`ANTHROPIC_BASE_URL` overrides the base) with
-//! `x-api-key: {ANTHROPIC_API_KEY}` and `anthropic-version: 2023-06-01`, streamed
+//! `x-api-key: {ANTHROPIC_API_KEY}` and/or, for gateways, `Authorization: Bearer
+//! {ANTHROPIC_AUTH_TOKEN}` (both headers when both are set, as the official SDK sends
+//! them), and `anthropic-version: 2023-06-01`, streamed
 //! (`"stream": true`) as server-sent events: `message_start` gives the input tokens,
 //! `content_block_start` opens a text or `tool_use` block (with its id and name),
 //! `content_block_delta` adds a `text_delta` or an `input_json_delta` (the tool input's
@@ -18,10 +20,15 @@
 //! | `system` | the top-level `system` (never a message) |
 //! | `messages` | `{"role", "content"}` messages |
 //! | `tools` | `[{"name", "description", "input_schema"}]` |
-//! | `temperature`, `top_p`, `top_k`, `stop_sequences` | the same names |
+//! | `temperature`, `top_p`, `top_k`, `stop_sequences` | the same names, as [`Sampling::fit`](crate::provider::Sampling::fit) leaves them for the model (a note in [`ModelResponse::notes`] for each left out) |
 //! | `max_tokens` | `max_tokens`, which the API requires: [`DEFAULT_MAX_TOKENS`] (1024) when the spec gives none |
 //! | `seed` | not sent: the API has no seed (a seed is passed only where supported) |
 //! | `response_format` | a forced tool: `{"name", "description": "Record the answer.", "input_schema"}` after the other tools, and `"tool_choice": {"type": "tool", "name"}` |
+//!
+//! The `stop_reason` is kept as the API says it (`end_turn`, `max_tokens`,
+//! `stop_sequence`, `tool_use`, `pause_turn`, `refusal`,
+//! `model_context_window_exceeded`); `refusal` marks the answer as one
+//! ([`ModelResponse::refusal`]).
 //!
 //! The answer to a `response_format` is the forced tool call's input, serialized as
 //! compact JSON, in [`ModelResponse::text`]; that call is not one of the tool calls.
@@ -32,9 +39,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::Url;
-use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
+use super::settings::ANTHROPIC_AUTH_TOKEN;
 use super::transport::{Flow, Posted, Reading, SseEvent, Transport, not_an_answer};
 use super::{
     ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
@@ -72,6 +80,12 @@ impl Anthropic {
     /// The endpoint `{settings.base_url}/v1/messages`, reached through `transport`.
     pub fn new(settings: ProviderSettings, transport: Transport) -> Anthropic {
         let url = endpoint(&settings.base_url, &["v1/messages"]);
+        let key_env = match (&settings.api_key, &settings.auth_token) {
+            (Some(_), Some(_)) => "ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN",
+            (None, Some(_)) => ANTHROPIC_AUTH_TOKEN,
+            _ => "ANTHROPIC_API_KEY",
+        };
+        let transport = transport.with_key_env(Some(key_env));
         let peer = format!("anthropic ({})", label(&settings.base_url));
         Anthropic {
             inner: Arc::new(Inner {
@@ -104,17 +118,12 @@ impl Anthropic {
     }
 
     async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ConnectError> {
-        let key = self.inner.settings.require_key()?;
+        let mut headers = auth_headers(&self.inner.settings)?;
         let body = self.body(request)?;
+        let (_, notes) = request
+            .sampling
+            .fit(ProviderKind::Anthropic, &request.model);
         let forced = request.response_format.as_ref().map(|f| f.name.as_str());
-        let mut headers = HeaderMap::new();
-        let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
-            ConnectError::config(
-                "the anthropic key (ANTHROPIC_API_KEY) holds characters that cannot be sent in a header",
-            )
-        })?;
-        value.set_sensitive(true);
-        headers.insert(HeaderName::from_static("x-api-key"), value);
         headers.insert(
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(API_VERSION),
@@ -155,6 +164,8 @@ impl Anthropic {
         let result = result.map(|mut r| {
             let (text, calls) = take_forced(forced, std::mem::take(&mut r.text), r.tool_calls);
             ModelResponse {
+                refusal: r.stop_reason.as_deref() == Some("refusal"),
+                notes,
                 text,
                 tool_calls: calls,
                 ..r
@@ -182,12 +193,47 @@ impl Provider for Anthropic {
     }
 }
 
-/// The Messages body for `request`. Every sampling parameter but `seed` is supported;
-/// `seed` is left out (the API has none). A response format named like one of the tools
-/// is an error.
+/// The key headers: `x-api-key` for `ANTHROPIC_API_KEY`, `Authorization: Bearer` for
+/// `ANTHROPIC_AUTH_TOKEN`, both when both are set (as the official SDK sends them);
+/// neither is an error that names both variables.
+fn auth_headers(settings: &ProviderSettings) -> Result<HeaderMap, ConnectError> {
+    let sensitive = |value: String, var: &str| {
+        let mut value = HeaderValue::from_str(&value).map_err(|_| {
+            ConnectError::config(format!(
+                "the anthropic key ({var}) holds characters that cannot be sent in a header"
+            ))
+        })?;
+        value.set_sensitive(true);
+        Ok::<_, ConnectError>(value)
+    };
+    let mut headers = HeaderMap::new();
+    if let Some(key) = &settings.api_key {
+        let value = sensitive(key.expose().to_owned(), "ANTHROPIC_API_KEY")?;
+        headers.insert(HeaderName::from_static("x-api-key"), value);
+    }
+    if let Some(token) = &settings.auth_token {
+        let value = sensitive(format!("Bearer {}", token.expose()), ANTHROPIC_AUTH_TOKEN)?;
+        headers.insert(AUTHORIZATION, value);
+    }
+    if headers.is_empty() {
+        return Err(ConnectError::config(
+            "anthropic needs a key: set ANTHROPIC_API_KEY, or ANTHROPIC_AUTH_TOKEN for a gateway that takes a bearer token",
+        ));
+    }
+    Ok(headers)
+}
+
+/// The Messages body for `request`. The sampling is what
+/// [`Sampling::fit`](crate::provider::Sampling::fit) leaves for the model (Claude 4.7
+/// and later take no `temperature`, `top_p` or `top_k`; 4.1 to 4.6 one of `temperature`
+/// and `top_p`); `seed` is left out (the API has none). A response format named like
+/// one of the tools is an error.
 pub fn request_body(request: &ModelRequest, stream: bool) -> Result<Value, ConnectError> {
     let forced = forced_tool(ProviderKind::Anthropic, request)?;
-    let sampling = &request.sampling;
+    let (sampling, _) = request
+        .sampling
+        .fit(ProviderKind::Anthropic, &request.model);
+    let sampling = &sampling;
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     body.insert(

@@ -10,6 +10,7 @@
 
 pub mod anthropic;
 pub mod bedrock;
+mod errors;
 pub mod huggingface;
 mod limits;
 pub mod ollama;
@@ -21,7 +22,7 @@ use serde_json::Value;
 
 pub use assay_spec::{ProviderKind, infer_provider};
 pub use limits::Limits;
-pub use settings::{AwsCredentials, ChatSettings, ProviderSettings, Secret};
+pub use settings::{ANTHROPIC_AUTH_TOKEN, AwsCredentials, ChatSettings, ProviderSettings, Secret};
 
 pub use assay_target::model::{
     ChatMessage, ModelRequest, ModelResponse, ModelToolCall, Provider, RAW_EVENTS_KEPT, RawEvents,

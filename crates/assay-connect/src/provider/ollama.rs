@@ -16,7 +16,11 @@
 //! | `stop_sequences` | `options.stop` |
 //! | `response_format` | `"format": <schema>` (Ollama takes a JSON schema there); the JSON is the message's text |
 //!
-//! Every sampling parameter is supported. Ollama needs no key; when `assay.toml` names
+//! Every sampling parameter is supported (the sampling goes through
+//! [`Sampling::fit`](crate::provider::Sampling::fit) as every provider's does, and a
+//! note for anything it leaves out lands in [`ModelResponse::notes`]). The last line's
+//! `done_reason` (`stop`, `length`, `load`, `unload`) is the answer's `stop_reason`, so
+//! an answer cut at `num_predict` is [`ModelResponse::truncated`]. Ollama needs no key; when `assay.toml` names
 //! one (`api_key_env`, for a server behind an authenticating proxy) it is sent as a
 //! bearer token.
 
@@ -118,7 +122,10 @@ impl Ollama {
             }
         };
         drop(permit);
-        answer.finish(peer, first_byte, started)
+        let (_, notes) = request.sampling.fit(ProviderKind::Ollama, &request.model);
+        answer
+            .finish(peer, first_byte, started)
+            .map(|response| ModelResponse { notes, ..response })
     }
 }
 
@@ -149,7 +156,9 @@ impl Provider for Ollama {
     }
 }
 
-/// The `/api/chat` body for `request`.
+/// The `/api/chat` body for `request`, with the sampling
+/// [`Sampling::fit`](crate::provider::Sampling::fit) leaves for the model (Ollama takes
+/// every parameter, so only a model's own refusals leave one out).
 pub fn request_body(request: &ModelRequest, stream: bool) -> Value {
     let mut messages = Vec::new();
     if let Some(system) = &request.system {
@@ -181,7 +190,8 @@ pub fn request_body(request: &ModelRequest, stream: bool) -> Value {
     if let Some(format) = &request.response_format {
         body.insert("format".into(), format.schema.clone());
     }
-    let sampling = &request.sampling;
+    let (sampling, _) = request.sampling.fit(ProviderKind::Ollama, &request.model);
+    let sampling = &sampling;
     let mut options = Map::new();
     if let Some(t) = sampling.temperature {
         options.insert("temperature".into(), json!(t));

@@ -83,6 +83,11 @@ impl ChatCompletions {
     /// The endpoint of `settings` (`{base_url}/chat/completions`, or Azure's forms),
     /// reached through `transport`.
     pub fn new(kind: ProviderKind, settings: ProviderSettings, transport: Transport) -> Self {
+        // A refused key names the variable it came from (Azure's, or assay.toml's).
+        let transport = match &settings.key_source {
+            Some(source) => transport.with_key_env(Some(source.clone())),
+            None => transport,
+        };
         let shape = Shape::of(kind, &settings);
         let peer = format!("{} ({})", kind.name(), label(&settings.base_url));
         ChatCompletions {

@@ -58,6 +58,9 @@ fn split_host_port(hostport: &str) -> Option<(&str, &str)> {
     (!host.contains(':')).then_some((host, port))
 }
 
+/// The variable of Anthropic's bearer token, for gateways.
+pub const ANTHROPIC_AUTH_TOKEN: &str = "ANTHROPIC_AUTH_TOKEN";
+
 /// A secret: shown as `<redacted>` by `Debug`, never printed.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
@@ -92,6 +95,9 @@ pub struct ProviderSettings {
     /// The key, from the environment variable `assay.toml` names in `api_key_env`, else
     /// the provider's own ([`ProviderKind::key_env`]).
     pub api_key: Option<Secret>,
+    /// Anthropic's bearer token for gateways (`ANTHROPIC_AUTH_TOKEN`), sent as
+    /// `Authorization: Bearer`; read for Anthropic only.
+    pub auth_token: Option<Secret>,
     /// Bedrock's region (`AWS_REGION`, else `AWS_DEFAULT_REGION`, else `region` in
     /// `assay.toml`).
     pub region: Option<String>,
@@ -167,6 +173,10 @@ impl ProviderSettings {
             ))
         })?;
         let (api_key, key_source) = key_of(kind, &get, config, &base_url);
+        let auth_token = (kind == ProviderKind::Anthropic)
+            .then(|| get(ANTHROPIC_AUTH_TOKEN))
+            .flatten()
+            .map(Secret::new);
         let aws = match (get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY")) {
             (Some(id), Some(secret)) => Some(AwsCredentials {
                 access_key_id: Secret::new(id),
@@ -188,6 +198,7 @@ impl ProviderSettings {
             kind,
             base_url,
             api_key,
+            auth_token,
             region,
             aws,
             key_source,
@@ -383,5 +394,13 @@ mod tests {
             e.to_string(),
             "anthropic needs a key: set ANTHROPIC_API_KEY"
         );
+        assert!(anthropic.auth_token.is_none());
+        let gateway: HashMap<String, String> =
+            [("ANTHROPIC_AUTH_TOKEN".to_owned(), "gw-token".to_owned())].into();
+        let anthropic = ProviderSettings::resolve(ProviderKind::Anthropic, &gateway, None).unwrap();
+        assert_eq!(anthropic.auth_token.as_ref().unwrap().expose(), "gw-token");
+        assert!(anthropic.api_key.is_none());
+        let openai = ProviderSettings::resolve(ProviderKind::Openai, &gateway, None).unwrap();
+        assert!(openai.auth_token.is_none(), "read for anthropic only");
     }
 }

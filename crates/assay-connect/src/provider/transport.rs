@@ -4,8 +4,10 @@
 //! tried again by the [`RetryPolicy`] after a connection that could not be made, and
 //! after `408`, `409`, `429` and any `5xx` ([`Statuses::Provider`], honouring
 //! `Retry-After`). Any other error status is a [`ConnectError::Status`] with the start
-//! of the body and, after retries, how many attempts were made; `401` and `403` say the
-//! key was refused and name the variable to check. The successful response is handed
+//! of the provider's own error type and message (or the start of the body) and, after
+//! retries, how many attempts were made; a `401`, and a `403` about the credentials
+//! rather than about access to a model, also says the key was refused and names the
+//! variable to check. The successful response is handed
 //! back for the caller to read: whole ([`Transport::read_json`]) or as it streams
 //! ([`Transport::read_sse`] for server-sent events, [`Transport::read_ndjson`] for JSON
 //! lines), each recording the time to the first byte from the start of the attempt
@@ -25,10 +27,11 @@ use std::time::{Duration, Instant};
 use assay_spec::redact::Redactor;
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
-use reqwest::{Response, StatusCode, Url};
+use reqwest::{Response, Url};
 use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
 
+use super::errors::{provider_said, refused_credentials};
 use super::{Limits, ProviderKind};
 use crate::decode::LineDecoder;
 use crate::error::{ConnectError, cut};
@@ -58,7 +61,7 @@ pub struct Transport {
     /// The provider's concurrency and rate limits.
     pub limits: Limits,
     /// The variable a refused key comes from, named by 401 and 403 errors.
-    pub key_env: Option<&'static str>,
+    pub key_env: Option<std::borrow::Cow<'static, str>>,
 }
 
 /// A successful response, with the permit of the provider's [`Limits`] that the call
@@ -172,7 +175,7 @@ impl Transport {
         Ok(Transport {
             http: HttpClient::new(options)?,
             limits,
-            key_env: kind.key_env(),
+            key_env: kind.key_env().map(std::borrow::Cow::Borrowed),
         })
     }
 
@@ -182,8 +185,14 @@ impl Transport {
     }
 
     /// Names another variable in 401 and 403 errors (Bedrock's SigV4 keys, say).
-    pub fn with_key_env(self, key_env: Option<&'static str>) -> Transport {
-        Transport { key_env, ..self }
+    pub fn with_key_env(
+        self,
+        key_env: Option<impl Into<std::borrow::Cow<'static, str>>>,
+    ) -> Transport {
+        Transport {
+            key_env: key_env.map(Into::into),
+            ..self
+        }
     }
 
     /// The reqwest client (rustls with `ring`, no redirects).
@@ -270,8 +279,10 @@ impl Transport {
         .await
     }
 
-    /// The error for a response with an error status: the start of its body, with any
-    /// key blanked out, and for 401 and 403 a word about the key.
+    /// The error for a response with an error status: what the provider said (its own
+    /// error type and message, else the start of the body), with any key blanked out,
+    /// and for refused credentials (every 401, a 403 about the credentials) the variable
+    /// to check.
     async fn status_error(
         &self,
         answered: Answered,
@@ -282,16 +293,25 @@ impl Transport {
             response, attempts, ..
         } = answered;
         let status = response.status();
+        let aws_type = response
+            .headers()
+            .get("x-amzn-errortype")
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         let body = error_body(response).await;
         // The key whole, and a part of it as a provider quotes one it refused
         // (`Incorrect API key provided: sk-abcd****wxyz`).
-        let mut text = secrets.string(String::from_utf8_lossy(&body).into_owned());
-        if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
-            let check = match self.key_env {
+        let raw = secrets.string(String::from_utf8_lossy(&body).into_owned());
+        let said = provider_said(aws_type.as_deref(), &raw);
+        let mut text = match &said {
+            Some(said) => said.to_string(),
+            None => raw.trim().to_owned(),
+        };
+        if refused_credentials(status, said.as_ref()) {
+            let check = match &self.key_env {
                 Some(var) => format!("check {var}"),
                 None => "check the provider's credentials".to_owned(),
             };
-            text = format!("the key was refused ({check}); {}", text.trim());
+            text = format!("{text}; the key was refused: {check}");
         }
         ConnectError::Status {
             server: peer.to_owned(),

@@ -10,6 +10,7 @@ mod mcp_chat_filter;
 mod neuro_san_direct;
 mod providers_anthropic;
 mod providers_bedrock;
+mod providers_errors;
 mod providers_fakes;
 mod providers_huggingface;
 mod providers_ollama;

@@ -20,10 +20,16 @@ use serde_json::{Value, json};
 const KEY: &str = "sk-ant-test-0123456789";
 
 fn provider(fake: &FakeAnthropic, key: Option<&str>) -> Anthropic {
+    let vars: Vec<(&str, &str)> = key.map(|k| ("ANTHROPIC_API_KEY", k)).into_iter().collect();
+    provider_env(fake, &vars)
+}
+
+/// The provider for `fake` with the variables `vars`.
+fn provider_env(fake: &FakeAnthropic, vars: &[(&str, &str)]) -> Anthropic {
     let base = fake.base_url();
     let mut env = HashMap::from([("ANTHROPIC_BASE_URL".to_owned(), base)]);
-    if let Some(key) = key {
-        env.insert("ANTHROPIC_API_KEY".to_owned(), key.to_owned());
+    for (k, v) in vars {
+        env.insert((*k).to_owned(), (*v).to_owned());
     }
     let settings = ProviderSettings::resolve(ProviderKind::Anthropic, &env, None).unwrap();
     let options = HttpOptions {
@@ -228,7 +234,14 @@ async fn model_config_is_mapped_exactly() {
         timeout: Some(Duration::from_secs(20)),
         response_format: None,
     };
-    provider(&fake, Some(KEY)).complete(&request).await.unwrap();
+    let r = provider(&fake, Some(KEY)).complete(&request).await.unwrap();
+    // Claude 4.5 takes `temperature` or `top_p`: `top_p` is left out, with a note.
+    assert_eq!(
+        r.notes,
+        [
+            "top_p 0.8 not sent: claude-sonnet-4-5 takes temperature or top_p, not both; temperature was kept"
+        ]
+    );
     assert_eq!(
         fake.last_body(),
         json!({
@@ -241,7 +254,6 @@ async fn model_config_is_mapped_exactly() {
                 {"role": "user", "content": "weather?"},
             ],
             "temperature": 0.3,
-            "top_p": 0.8,
             "top_k": 20,
             "stop_sequences": ["STOP", "END"],
             "tools": [
@@ -292,7 +304,7 @@ async fn a_missing_key_is_an_error_before_anything_is_sent() {
     assert_eq!(e.kind(), ErrorKind::Config);
     assert_eq!(
         e.to_string(),
-        "anthropic needs a key: set ANTHROPIC_API_KEY"
+        "anthropic needs a key: set ANTHROPIC_API_KEY, or ANTHROPIC_AUTH_TOKEN for a gateway that takes a bearer token"
     );
     assert!(fake.requests().is_empty());
 }
@@ -471,10 +483,11 @@ async fn the_fake_refuses_malformed_requests_as_the_api_does() {
             .contains("Unexpected role \"system\""),
         "{body}"
     );
+    // The API combines consecutive turns of one role; it does not refuse them.
     let mut not_alternating = good.clone();
     not_alternating["messages"] =
         json!([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]);
-    assert_eq!(post(&fake, &auth, &not_alternating).await.0, 400);
+    assert_eq!(post(&fake, &auth, &not_alternating).await.0, 200);
     let mut assistant_first = good.clone();
     assistant_first["messages"] = json!([{"role": "assistant", "content": "a"}]);
     assert_eq!(post(&fake, &auth, &assistant_first).await.0, 400);
@@ -491,4 +504,154 @@ async fn the_fake_refuses_malformed_requests_as_the_api_does() {
         )
     );
     assert_eq!(fake.requests().len(), 8, "every request is recorded");
+}
+
+#[tokio::test]
+async fn sampling_is_fitted_to_the_model_and_the_notes_say_what_was_left_out() {
+    let fake = started().await;
+    let anthropic = provider(&fake, Some(KEY));
+    // Claude 4.7 refuses every sampler: the fake answers 400 if one is sent.
+    let mut request = ask("hi");
+    request.model = "claude-opus-4-7".into();
+    request.sampling.temperature = Some(0.0);
+    request.sampling.top_k = Some(5);
+    let r = anthropic.complete(&request).await.unwrap();
+    let body = fake.last_body();
+    assert!(
+        body.get("temperature").is_none() && body.get("top_k").is_none(),
+        "{body}"
+    );
+    assert_eq!(r.notes.len(), 2, "{:?}", r.notes);
+    assert!(
+        r.notes[0].starts_with("temperature 0 not sent: claude-opus-4-7"),
+        "{:?}",
+        r.notes
+    );
+    // Claude 4.5 takes temperature or top_p: temperature is kept.
+    let mut request = ask("hi");
+    request.model = "claude-sonnet-4-5-20250929".into();
+    request.sampling.temperature = Some(0.3);
+    request.sampling.top_p = Some(0.9);
+    let r = anthropic.complete(&request).await.unwrap();
+    let body = fake.last_body();
+    assert_eq!(body["temperature"], 0.3);
+    assert!(body.get("top_p").is_none(), "{body}");
+    assert!(r.notes[0].contains("not both"), "{:?}", r.notes);
+    // An older model takes both, and nothing is noted.
+    let mut request = ask("hi");
+    request.sampling.temperature = Some(0.3);
+    request.sampling.top_p = Some(0.9);
+    let r = anthropic.complete(&request).await.unwrap();
+    assert_eq!(fake.last_body()["top_p"], 0.9);
+    assert!(r.notes.is_empty());
+}
+
+#[tokio::test]
+async fn the_fake_refuses_what_the_api_refuses_when_sent_as_is() {
+    let fake = started().await;
+    let mut request = ask("hi");
+    request.model = "claude-opus-4-7".into();
+    request.sampling.temperature = Some(0.0);
+    let body = provider(&fake, Some(KEY)).body(&request).unwrap();
+    assert!(body.get("temperature").is_none(), "the provider fits it");
+    let auth = [("x-api-key", KEY), ("anthropic-version", "2023-06-01")];
+    let mut sent = body.clone();
+    sent["temperature"] = json!(0.0);
+    let (status, error) = post(&fake, &auth, &sent).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        error["error"]["message"],
+        "`temperature` is deprecated for this model."
+    );
+}
+
+#[tokio::test]
+async fn consecutive_turns_of_one_role_are_taken_as_the_api_takes_them() {
+    let fake = started().await;
+    let mut request = ask("and another thing");
+    request.messages.insert(
+        0,
+        ChatMessage {
+            role: Role::User,
+            content: "one thing".into(),
+        },
+    );
+    let r = provider(&fake, Some(KEY)).complete(&request).await.unwrap();
+    assert_eq!(r.text, "ok");
+    assert_eq!(fake.last_body()["messages"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn stop_reasons_are_kept_and_a_refusal_is_marked() {
+    let fake = started().await;
+    let anthropic = provider(&fake, Some(KEY));
+    fake.script(Reply::text("I can't help with that.").finish_reason("refusal"));
+    let r = anthropic.complete(&ask("hi")).await.unwrap();
+    assert_eq!(r.stop_reason.as_deref(), Some("refusal"));
+    assert!(r.refusal && !r.truncated());
+    for reason in ["max_tokens", "model_context_window_exceeded"] {
+        fake.script(Reply::text("The answer is").finish_reason(reason));
+        let r = anthropic.complete(&ask("hi")).await.unwrap();
+        assert_eq!(r.stop_reason.as_deref(), Some(reason));
+        assert!(r.truncated() && !r.refusal, "{reason}");
+    }
+    fake.script(
+        Reply::text("more to come")
+            .finish_reason("pause_turn")
+            .whole(),
+    );
+    let r = anthropic.complete(&ask("hi")).await.unwrap();
+    assert_eq!(r.stop_reason.as_deref(), Some("pause_turn"));
+    assert!(!r.refusal && !r.truncated());
+    let r = anthropic.complete(&ask("hi")).await.unwrap();
+    assert_eq!(r.stop_reason.as_deref(), Some("end_turn"));
+}
+
+#[tokio::test]
+async fn an_auth_token_is_sent_as_a_bearer_token_without_x_api_key() {
+    let fake = started().await;
+    let gateway = provider_env(&fake, &[("ANTHROPIC_AUTH_TOKEN", KEY)]);
+    let r = gateway.complete(&ask("hi")).await.unwrap();
+    assert_eq!(r.text, "ok");
+    let sent = &fake.requests()[0];
+    assert_eq!(
+        sent.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(sent.header("x-api-key"), None);
+    assert!(!format!("{gateway:?}").contains(KEY));
+    // A refused token names its variable and is never shown.
+    let wrong = "gw-wrong-token-987654321";
+    let e = provider_env(&fake, &[("ANTHROPIC_AUTH_TOKEN", wrong)])
+        .complete(&ask("hi"))
+        .await
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.ends_with("the key was refused: check ANTHROPIC_AUTH_TOKEN"),
+        "{text}"
+    );
+    assert!(!text.contains("987654321") && !format!("{e:?}").contains("987654321"));
+    // Both set: both headers, as the official SDK sends them.
+    provider_env(
+        &fake,
+        &[("ANTHROPIC_API_KEY", KEY), ("ANTHROPIC_AUTH_TOKEN", KEY)],
+    )
+    .complete(&ask("hi"))
+    .await
+    .unwrap();
+    let sent = fake.requests().pop().unwrap();
+    assert_eq!(sent.header("x-api-key"), Some(KEY));
+    assert_eq!(
+        sent.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    // Neither: an error naming both, before anything is sent.
+    let before = fake.requests().len();
+    let e = provider_env(&fake, &[])
+        .complete(&ask("hi"))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("ANTHROPIC_AUTH_TOKEN"), "{e}");
+    assert_eq!(fake.requests().len(), before);
 }

@@ -312,3 +312,29 @@ async fn a_retried_attempt_takes_its_own_rate_slot() {
         times[1] - times[0]
     );
 }
+
+#[tokio::test]
+async fn every_sampling_parameter_is_sent_and_done_reason_is_the_stop_reason() {
+    let fake = FakeOllama::start().await;
+    let mut request = ask("hi");
+    request.sampling = Sampling {
+        temperature: Some(0.0),
+        top_p: Some(0.9),
+        top_k: Some(4),
+        seed: Some(7),
+        max_tokens: Some(3),
+        ..Sampling::default()
+    };
+    fake.script(Reply::text("one two three").finish_reason("length"));
+    let r = ollama(&fake).complete(&request).await.unwrap();
+    assert_eq!(
+        fake.last_body()["options"],
+        json!({"temperature": 0.0, "top_p": 0.9, "top_k": 4, "seed": 7, "num_predict": 3})
+    );
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+    assert_eq!(r.stop_reason.as_deref(), Some("length"));
+    assert!(r.truncated());
+    let r = ollama(&fake).complete(&ask("hi")).await.unwrap();
+    assert_eq!(r.stop_reason.as_deref(), Some("stop"));
+    assert!(!r.truncated());
+}

@@ -6,18 +6,23 @@
 //! | request | answer |
 //! |---|---|
 //! | another path or method | 404 `not_found_error` |
-//! | no `x-api-key` | 401 `authentication_error`, `x-api-key header is required` |
-//! | another key than [`FakeAnthropic::expect_key`]'s | 401 `authentication_error`, `invalid x-api-key` |
+//! | no `x-api-key` (nor `Authorization: Bearer`) | 401 `authentication_error`, `x-api-key header is required` |
+//! | another key (or bearer token) than [`FakeAnthropic::expect_key`]'s | 401 `authentication_error`, `invalid x-api-key` |
 //! | no `anthropic-version` header, or an unknown one | 400 `invalid_request_error` |
 //! | a body that is not a JSON object | 400 |
 //! | an unknown top-level field (`seed`, say) | 400 `seed: Extra inputs are not permitted` |
 //! | no `model`, `max_tokens` or `messages` | 400 `max_tokens: Field required`, ... |
 //! | a `system` role inside `messages` | 400 `messages: Unexpected role "system"...` |
-//! | messages that do not start with `user`, or do not alternate | 400 |
+//! | messages that do not start with `user` | 400 |
 //! | `temperature` or `top_p` outside 0..=1, a non-integer `top_k`, blank stop sequences | 400 |
-//! | a tool without a valid name or an `input_schema` of type `object` | 400 `tools.0.custom...` |
+//! | `temperature`, `top_p` or `top_k` for Claude 4.7 and later | 400 `` `temperature` is deprecated for this model. `` |
+//! | `temperature` and `top_p` together for Claude 4.1 to 4.6 | 400 `` `temperature` and `top_p` cannot both be specified for this model. Please use only one. `` |
+//! | a tool without a valid name (`^[a-zA-Z0-9_-]{1,64}$`) or an `input_schema` of type `object` | 400 `tools.0.custom...` |
 //! | two tools of the same name | 400 `tools: Tool names must be unique.` |
 //! | a `tool_choice` without `tools`, of an unknown type, or naming no tool of `tools` | 400 `tool_choice...` |
+//!
+//! Consecutive turns of the same role are taken, as the API takes them (it combines
+//! them into one turn, says `MessageCreateParams.messages` in the official SDK).
 //!
 //! When `tool_choice` forces a tool (`{"type": "tool", "name"}`), the answer is a call of
 //! it, as the API's is: a [`Reply::structured`] answer is its input, and a reply without
@@ -121,7 +126,7 @@ impl FakeAnthropic {
         FakeAnthropic { served, state }
     }
 
-    /// Takes only `key` in `x-api-key` from now on.
+    /// Takes only `key`, in `x-api-key` or as a bearer token, from now on.
     pub fn expect_key(&self, key: &str) -> &FakeAnthropic {
         self.state.set_key(Some(key.to_owned()));
         self
@@ -319,7 +324,11 @@ fn check(request: &RecordedRequest, expected_key: Option<&str>) -> Result<(), Re
             format!("Not Found: {} {}", request.method, request.path),
         ));
     }
-    match (request.header("x-api-key"), expected_key) {
+    // A gateway (or the API, for OAuth tokens) takes `Authorization: Bearer` instead.
+    let bearer = request
+        .header("authorization")
+        .and_then(|h| h.strip_prefix("Bearer "));
+    match (request.header("x-api-key").or(bearer), expected_key) {
         (None | Some(""), _) => {
             return Err((
                 401,
@@ -400,6 +409,7 @@ fn check_body(body: &Map<String, Value>) -> Result<(), Refusal> {
             }
         }
     }
+    check_samplers(body)?;
     if body.get("top_k").is_some_and(|v| v.as_u64().is_none()) {
         return Err(invalid("top_k: Input should be a valid integer"));
     }
@@ -446,6 +456,43 @@ fn check_body(body: &Map<String, Value>) -> Result<(), Refusal> {
     }
     if let Some(choice) = body.get("tool_choice") {
         check_tool_choice(choice, body.get("tools"))?;
+    }
+    Ok(())
+}
+
+/// The `(major, minor)` version of a Claude model id, read on its own here (not from
+/// Assay's model table, so that the fake cannot share its mistakes):
+/// `claude-opus-4-7` is 4.7, `claude-sonnet-4-5-20250929` 4.5, `claude-opus-4-20250514`
+/// 4.0, `claude-3-5-haiku-latest` 3.5.
+fn claude_version(model: &str) -> Option<(u64, u64)> {
+    let rest = model.strip_prefix("claude-")?;
+    let mut numbers = rest
+        .split('-')
+        .skip_while(|part| part.parse::<u64>().is_err())
+        .map_while(|part| part.parse::<u64>().ok());
+    let major = numbers.next()?;
+    let minor = numbers.next().filter(|n| *n < 100).unwrap_or(0);
+    Some((major, minor))
+}
+
+/// Refuses the samplers a model no longer takes, in the API's words: Claude 4.7 and
+/// later take none of `temperature`, `top_p` and `top_k`; Claude 4.1 to 4.6 take
+/// `temperature` or `top_p`, not both.
+fn check_samplers(body: &Map<String, Value>) -> Result<(), Refusal> {
+    let model = body["model"].as_str().unwrap_or_default();
+    let Some(version) = claude_version(model) else {
+        return Ok(());
+    };
+    if version >= (4, 7) {
+        for name in ["temperature", "top_p", "top_k"] {
+            if body.contains_key(name) {
+                return Err(invalid(format!("`{name}` is deprecated for this model.")));
+            }
+        }
+    } else if version >= (4, 1) && body.contains_key("temperature") && body.contains_key("top_p") {
+        return Err(invalid(
+            "`temperature` and `top_p` cannot both be specified for this model. Please use only one.",
+        ));
     }
     Ok(())
 }
@@ -505,7 +552,6 @@ fn check_messages(messages: &Value) -> Result<(), Refusal> {
     if messages.is_empty() {
         return Err(invalid("messages: at least one message is required"));
     }
-    let mut previous: Option<&str> = None;
     for (i, message) in messages.iter().enumerate() {
         let Some(message) = message.as_object() else {
             return Err(invalid(format!(
@@ -538,12 +584,6 @@ fn check_messages(messages: &Value) -> Result<(), Refusal> {
                 "messages: first message must use the \"user\" role",
             ));
         }
-        if previous == Some(role) {
-            return Err(invalid(format!(
-                "messages: roles must alternate between \"user\" and \"assistant\", but found multiple \"{role}\" roles in a row"
-            )));
-        }
-        previous = Some(role);
         match message.get("content") {
             Some(Value::String(s)) if !s.is_empty() => {}
             Some(Value::String(_)) => {
@@ -597,13 +637,13 @@ fn check_tools(tools: &Value) -> Result<(), Refusal> {
         }
         let name_ok = tool["name"].as_str().is_some_and(|n| {
             !n.is_empty()
-                && n.len() <= 128
+                && n.len() <= 64
                 && n.chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         });
         if !name_ok {
             return Err(invalid(format!(
-                "tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
+                "tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'"
             )));
         }
         if tool.get("description").is_some_and(|d| !d.is_string()) {
@@ -685,11 +725,40 @@ mod tests {
                 "messages": [{"role": "assistant", "content": "x"}]})),
             "messages: first message must use the \"user\" role"
         );
+        let merged = json!({"model": "m", "max_tokens": 1,
+            "messages": [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]});
+        assert!(check(&request(&GOOD, &merged), Some("k")).is_ok());
+        let long_name = "t".repeat(65);
         assert!(
             refusal(json!({"model": "m", "max_tokens": 1,
-                "messages": [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]}))
-            .contains("roles must alternate")
+                "messages": [{"role": "user", "content": "x"}],
+                "tools": [{"name": long_name, "input_schema": {"type": "object"}}]}))
+            .contains("{1,64}")
         );
+        let sampled = |model: &str, extra: Value| {
+            let mut body = json!({"model": model, "max_tokens": 1,
+                "messages": [{"role": "user", "content": "x"}]});
+            body.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            check(&request(&GOOD, &body), Some("k")).map_err(|r| r.2)
+        };
+        assert_eq!(
+            sampled("claude-opus-4-7", json!({"temperature": 0})).unwrap_err(),
+            "`temperature` is deprecated for this model."
+        );
+        assert!(sampled("claude-opus-4-7", json!({})).is_ok());
+        let both = json!({"temperature": 0, "top_p": 0.9});
+        assert!(
+            sampled("claude-sonnet-4-5-20250929", both.clone())
+                .unwrap_err()
+                .contains("cannot both be specified")
+        );
+        assert!(sampled("claude-haiku-4-5", json!({"temperature": 0})).is_ok());
+        assert!(sampled("claude-opus-4-20250514", both.clone()).is_ok());
+        assert!(sampled("claude-3-5-haiku-latest", both).is_ok());
+        assert_eq!(claude_version("claude-3-7-sonnet-latest"), Some((3, 7)));
+        assert_eq!(claude_version("gpt-4o"), None);
         assert!(
             refusal(json!({"model": "m", "max_tokens": 1,
                 "messages": [{"role": "user", "content": "x"}],
