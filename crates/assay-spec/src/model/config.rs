@@ -28,6 +28,7 @@ pub struct Config {
     /// provider of that kind, with its own endpoint, key variable and limits, which a
     /// spec's `provider` and the judge's `provider:model` can name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(schema_with = "providers_schema")]
     pub providers: BTreeMap<String, ProviderConfig>,
     /// Concurrency limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,6 +62,28 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_input_bytes: Option<u64>,
+}
+
+/// `[providers]`: a kind's own table by the kind's name; any other name (letters,
+/// digits, `_`, `-`; not `neuro-san`) must say its `kind`.
+fn providers_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let table = generator.subschema_for::<ProviderConfig>();
+    let kinds: serde_json::Map<String, serde_json::Value> = ProviderKind::NAMES
+        .iter()
+        .map(|name| ((*name).to_owned(), table.clone().to_value()))
+        .collect();
+    schemars::json_schema!({
+        "type": "object",
+        "propertyNames": {
+            "pattern": "^[A-Za-z0-9_-]+$",
+            "not": { "const": "neuro-san" }
+        },
+        "properties": kinds,
+        "additionalProperties": {
+            "allOf": [table],
+            "required": ["kind"]
+        }
+    })
 }
 
 /// neuro-san's `direct` connection. With this table (or with `AGENT_MANIFEST_FILE` set

@@ -59,7 +59,9 @@ fn each(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) {
         if let Some((path, node)) = field("tools") {
             tool_names(t, &path, node, cx);
         }
-        let Some(served) = provider_of(t.test, field("model"), cx) else {
+        // A `provider` written but invalid is an error already: no guess to warn of.
+        let model = field("model").filter(|_| field("provider").is_none());
+        let Some(served) = provider_of(t.test, model, cx) else {
             continue;
         };
         if let Some((path, node)) = field("model_config") {
@@ -96,8 +98,8 @@ impl Served {
 }
 
 /// The test's provider: its own `provider` (a named provider's kind), else the guess
-/// from the model name, with a warning when the guess is not sure. `None` when there
-/// is none to check against.
+/// from the model name, with a warning at `model` (when given) when the guess is not
+/// sure. `None` when there is none to check against.
 fn provider_of(test: &TestSpec, model: Option<(String, &Node)>, cx: &mut Cx) -> Option<Served> {
     match &test.provider {
         Some(ProviderName::Kind(kind)) => Some(Served {
