@@ -404,7 +404,11 @@ fn validate_checks_a_spec_provider_against_the_named_providers() {
         cmd.output().unwrap()
     };
     let out = assay(&["validate", "good.yaml"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = assay(&["validate", "--format", "short", "typo.yaml"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -417,5 +421,10 @@ fn validate_checks_a_spec_provider_against_the_named_providers() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("did you mean `vllm`?"), "{stdout}");
     let out = assay(&["run", "typo.yaml"]);
-    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -153,7 +153,10 @@ impl Settings {
             .then(|| Cache::new(self.project_dir().join(assay_judge::cache::DEFAULT_DIR)));
         let mut shown = spec.to_string();
         let judge: Arc<dyn Judge> = match &spec {
-            JudgeSpec::Model { provider: kind, model } => {
+            JudgeSpec::Model {
+                provider: kind,
+                model,
+            } => {
                 let provider;
                 (provider, shown) = self.judge_provider(providers, *kind, model)?;
                 let mut judge = ModelJudge::new(provider, model.clone()).with_votes(votes);

@@ -16,8 +16,8 @@ use assay_connect::{
 };
 use assay_run::Connectors;
 use assay_spec::model::config::ProviderConfig;
-use assay_spec::{ProviderKind, ProviderName};
 use assay_spec::model::data_driven::Connection;
+use assay_spec::{ProviderKind, ProviderName};
 use assay_target::model::Provider;
 use assay_target::{BoxFuture, ConnectError, Connector, Conversation, DEFAULT_TIMEOUT};
 
@@ -123,29 +123,29 @@ impl Settings {
     pub fn providers(&self) -> Result<Providers, ConnectError> {
         let options = self.http_options()?;
         let mut by_name = BTreeMap::new();
-        let build = |kind: ProviderKind,
-                     env: &HashMap<String, String>,
-                     table: Option<&ProviderConfig>| {
-            let settings = ProviderSettings::resolve(kind, env, table)?;
-            let limits = Limits::new(
-                table.and_then(|t| t.max_concurrency),
-                table.and_then(|t| t.requests_per_minute),
-            );
-            provider::build(kind, settings, &options, limits)
-        };
+        let build =
+            |kind: ProviderKind, env: &HashMap<String, String>, table: Option<&ProviderConfig>| {
+                let settings = ProviderSettings::resolve(kind, env, table)?;
+                let limits = Limits::new(
+                    table.and_then(|t| t.max_concurrency),
+                    table.and_then(|t| t.requests_per_minute),
+                );
+                provider::build(kind, settings, &options, limits)
+            };
         for kind in ProviderKind::ALL {
             let provider = build(kind, self.env.vars(), self.provider_table(kind))?;
             by_name.insert(ProviderName::Kind(kind), provider);
         }
         for (name, table) in self.config.iter().flat_map(|c| &c.providers) {
-            let Some(kind) = table.kind.filter(|_| ProviderKind::from_name(name).is_none())
+            let Some(kind) = table
+                .kind
+                .filter(|_| ProviderKind::from_name(name).is_none())
             else {
                 continue;
             };
             let env = named_env(kind, table, self.env.vars());
-            let provider = build(kind, &env, Some(table)).map_err(|e| {
-                ConnectError::config(format!("assay.toml [providers.{name}]: {e}"))
-            })?;
+            let provider = build(kind, &env, Some(table))
+                .map_err(|e| ConnectError::config(format!("assay.toml [providers.{name}]: {e}")))?;
             by_name.insert(ProviderName::Named(name.clone()), provider);
         }
         Ok(Providers { by_name })

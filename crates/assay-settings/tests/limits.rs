@@ -349,5 +349,8 @@ fn named_providers_reach_their_own_endpoints_with_their_own_keys() {
         "the judge's call, then the case's"
     );
     assert_eq!(seen(&studio), [("qwen2.5:7b".to_owned(), None)]);
-    assert_eq!(seen(&openai), [("gpt-4o-mini".to_owned(), bearer("sk-openai"))]);
+    assert_eq!(
+        seen(&openai),
+        [("gpt-4o-mini".to_owned(), bearer("sk-openai"))]
+    );
 }

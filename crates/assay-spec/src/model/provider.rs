@@ -417,10 +417,19 @@ mod tests {
 
     #[test]
     fn provider_names_are_kinds_or_configured_names() {
-        assert_eq!(ProviderName::new("openai"), ProviderName::Kind(ProviderKind::Openai));
-        assert_eq!(ProviderName::new("vllm"), ProviderName::Named("vllm".to_owned()));
+        assert_eq!(
+            ProviderName::new("openai"),
+            ProviderName::Kind(ProviderKind::Openai)
+        );
+        assert_eq!(
+            ProviderName::new("vllm"),
+            ProviderName::Named("vllm".to_owned())
+        );
         assert_eq!(ProviderName::new("vllm").kind(), None);
-        assert_eq!(ProviderName::new("bedrock").kind(), Some(ProviderKind::Bedrock));
+        assert_eq!(
+            ProviderName::new("bedrock").kind(),
+            Some(ProviderKind::Bedrock)
+        );
         for name in ["ollama", "vllm"] {
             let p = ProviderName::new(name);
             assert_eq!(p.to_string(), name);

@@ -367,8 +367,11 @@ fn named_provider(
                 list_kinds()
             ))
             .maybe_help(
-                crate::diag::did_you_mean(name, ProviderKind::NAMES)
-                    .or_else(|| Some(format!("add `kind = \"openai\"` (or another kind) to `[providers.{name}]`"))),
+                crate::diag::did_you_mean(name, ProviderKind::NAMES).or_else(|| {
+                    Some(format!(
+                        "add `kind = \"openai\"` (or another kind) to `[providers.{name}]`"
+                    ))
+                }),
             );
             cx.report(d, &at, None, None);
             None
@@ -557,7 +560,10 @@ mod tests {
         let (_, errors) = load("[providers.gpu]\nbase_url = \"http://localhost:1\"\n");
         assert!(errors[0].contains("says no `kind`"), "{errors:?}");
         let (_, errors) = load("[providers.openai]\nkind = \"ollama\"\n");
-        assert!(errors[0].starts_with("providers.openai.kind: "), "{errors:?}");
+        assert!(
+            errors[0].starts_with("providers.openai.kind: "),
+            "{errors:?}"
+        );
         let (_, errors) = load("[providers.\"a:b\"]\nkind = \"ollama\"\n");
         assert!(errors[0].contains("cannot name a provider"), "{errors:?}");
         let (_, errors) = load("[providers.vllm]\nkind = \"opnai\"\n");

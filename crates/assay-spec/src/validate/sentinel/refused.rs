@@ -143,10 +143,15 @@ fn guessed(
             also,
         } => (
             format!("no `provider` is given, so `{model}` goes to {chosen}: its id is {shape}"),
-            format!("{also}; set `provider` to say which ({})", choices(configured)),
+            format!(
+                "{also}; set `provider` to say which ({})",
+                choices(configured)
+            ),
         ),
         Guess::Unknown => (
-            format!("no `provider` is given, and none can be told from `{model}`: the test cannot run"),
+            format!(
+                "no `provider` is given, and none can be told from `{model}`: the test cannot run"
+            ),
             format!("set `provider` ({})", choices(configured)),
         ),
     };
@@ -167,7 +172,10 @@ fn choices(configured: &BTreeMap<String, ProviderKind>) -> String {
             .filter(|n| ProviderKind::from_name(n).is_none()),
     );
     let listed = list_names(&names);
-    if configured.keys().any(|n| ProviderKind::from_name(n).is_none()) {
+    if configured
+        .keys()
+        .any(|n| ProviderKind::from_name(n).is_none())
+    {
         format!("{listed}, the last from `[providers]` in assay.toml")
     } else {
         format!("{listed}, or a name of your own from `[providers]` in assay.toml")
@@ -237,7 +245,10 @@ fn tool_names(t: &Checked<'_>, path: &str, node: &Node, cx: &mut Cx) {
         }
         let (at_node, field) = match tool {
             Tool::Name(_) => (item, format!("{path}[{i}]")),
-            Tool::Spec(_) => (item.get("name").unwrap_or(item), format!("{path}[{i}].name")),
+            Tool::Spec(_) => (
+                item.get("name").unwrap_or(item),
+                format!("{path}[{i}].name"),
+            ),
         };
         let d = Diagnostic::new(
             "refused-value",
@@ -314,20 +325,38 @@ mod tests {
                 "{fields}"
             );
             let e = &errors[0];
-            assert!(e.message.contains("refuses a `temperature` above 1"), "{e:?}");
+            assert!(
+                e.message.contains("refuses a `temperature` above 1"),
+                "{e:?}"
+            );
             assert_eq!(e.found.as_deref(), Some("1.5"));
-            assert!(e.expected.as_deref().unwrap().starts_with("0 to 1"), "{e:?}");
+            assert!(
+                e.expected.as_deref().unwrap().starts_with("0 to 1"),
+                "{e:?}"
+            );
             assert!(e.span.is_some());
         }
-        let (errors, _) = diags(&spec("model: claude-sonnet-4-5\nprovider: gateway\nmodel_config: {temperature: 1.5}\n"));
-        assert!(errors[0].message.contains("provider `gateway` (the anthropic API)"), "{:?}", errors[0]);
+        let (errors, _) = diags(&spec(
+            "model: claude-sonnet-4-5\nprovider: gateway\nmodel_config: {temperature: 1.5}\n",
+        ));
+        assert!(
+            errors[0]
+                .message
+                .contains("provider `gateway` (the anthropic API)"),
+            "{:?}",
+            errors[0]
+        );
         for fields in [
             "model: gpt-4o-mini\n",
             "model: mistral-7b\nprovider: vllm\n",
             "model: llama3.1:8b\n",
             "model: claude-sonnet-4-5\n",
         ] {
-            let t = if fields.contains("claude") { "1" } else { "1.5" };
+            let t = if fields.contains("claude") {
+                "1"
+            } else {
+                "1.5"
+            };
             let text = spec(&format!("{fields}model_config: {{temperature: {t}}}\n"));
             let (errors, _) = diags(&text);
             assert!(errors.is_empty(), "{fields}: {errors:?}");
@@ -359,7 +388,11 @@ mod tests {
                 ("refused-value", "tools[4]"),
             ]
         );
-        assert!(errors[0].message.contains("`web.search`"), "{:?}", errors[0]);
+        assert!(
+            errors[0].message.contains("`web.search`"),
+            "{:?}",
+            errors[0]
+        );
         assert_eq!(errors[1].found.as_deref(), Some("`get weather`"));
         // Whatever the provider, even one that cannot be told.
         let text = spec("model: my-model\ntools: [web.search]\n");
@@ -382,7 +415,8 @@ mod tests {
 
     #[test]
     fn sampling_a_model_does_not_take_is_a_warning() {
-        let text = spec("model: o3-mini\nmodel_config: {temperature: 0.2, top_p: 0.9, max_tokens: 50}\n");
+        let text =
+            spec("model: o3-mini\nmodel_config: {temperature: 0.2, top_p: 0.9, max_tokens: 50}\n");
         let (errors, warnings) = diags(&text);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(
@@ -392,7 +426,11 @@ mod tests {
                 ("not-sent", "model_config.top_p")
             ]
         );
-        assert!(warnings[0].message.contains("will not be sent"), "{:?}", warnings[0]);
+        assert!(
+            warnings[0].message.contains("will not be sent"),
+            "{:?}",
+            warnings[0]
+        );
         // Claude 4.7 takes no temperature at all: not sent, so not refused either.
         let text = spec("model: claude-opus-4-7\nmodel_config: {temperature: 1.5}\n");
         let (errors, warnings) = diags(&text);
@@ -416,11 +454,19 @@ mod tests {
         assert!(help.contains("set `provider`"), "{help}");
         assert!(help.contains("`gateway` or `vllm`"), "{help}");
         let (_, warnings) = diags(&spec("model: Qwen/Qwen2.5-72B-Instruct\n"));
-        assert!(warnings[0].message.contains("goes to huggingface"), "{:?}", warnings[0]);
+        assert!(
+            warnings[0].message.contains("goes to huggingface"),
+            "{:?}",
+            warnings[0]
+        );
         assert!(warnings[0].help.as_deref().unwrap().contains("OpenRouter"));
         let (_, warnings) = diags(&spec("model: llama3.1\n"));
         assert_eq!(codes(&warnings), [("provider-guessed", "model")]);
-        assert!(warnings[0].message.contains("none can be told"), "{:?}", warnings[0]);
+        assert!(
+            warnings[0].message.contains("none can be told"),
+            "{:?}",
+            warnings[0]
+        );
         for fields in [
             "model: gpt-4o-mini\n",
             "model: llama3.1:8b\nprovider: ollama\n",
