@@ -723,3 +723,34 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
     });
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The message of a case with no provider names every value `provider` may take,
+    /// the named providers of `[providers]` included.
+    #[test]
+    fn no_provider_lists_the_named_providers() {
+        let named = ["lmstudio".to_owned(), "vllm".to_owned()];
+        assert_eq!(
+            no_provider("llama3.1", None, &named),
+            "cannot tell which provider serves `llama3.1`: set `provider` (openai, anthropic, ollama, huggingface or bedrock, or one of assay.toml's `[providers]`: lmstudio, vllm)"
+        );
+        let message = no_provider("m", Some(&ProviderName::new("gpu")), &named);
+        assert!(
+            message.starts_with(
+                "no provider named `gpu` is configured: add `[providers.gpu]` with its `kind` to assay.toml"
+            ),
+            "{message}"
+        );
+        assert_eq!(
+            no_provider("m", Some(&ProviderName::new("ollama")), &[]),
+            "no ollama provider is configured"
+        );
+        assert!(
+            no_provider("m", None, &[])
+                .ends_with("or a provider of your own in `[providers]` of assay.toml)")
+        );
+    }
+}

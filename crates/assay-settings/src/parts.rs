@@ -118,8 +118,9 @@ impl Settings {
     /// The five providers, each from its ecosystem's environment variables and its
     /// `[providers.<kind>]` table (endpoint, key variable, limits), and every named
     /// provider of `[providers]` (`[providers.vllm] kind = "openai"`), each from its own
-    /// table and with its own limiter (see [`named_env`] for what it reads of the
-    /// environment). A missing key is reported by the first call, not here.
+    /// table and with its own limiter, reading none of its kind's own variables of the
+    /// environment (`OPENAI_API_KEY`, ...). A missing key is reported by the first
+    /// call, not here.
     pub fn providers(&self) -> Result<Providers, ConnectError> {
         let options = self.http_options()?;
         let mut by_name = BTreeMap::new();
@@ -265,5 +266,89 @@ impl Connector for Routed {
             .get(agent)
             .unwrap_or(&self.default)
             .open(agent)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn kept(env: &HashMap<String, String>) -> Vec<&str> {
+        let mut names: Vec<&str> = env.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// A named provider never reads its kind's own endpoint and key variables, only
+    /// the one its `api_key_env` names.
+    #[test]
+    fn a_named_provider_reads_none_of_its_kinds_variables() {
+        let all = env(&[
+            ("OPENAI_API_KEY", "sk-openai"),
+            ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+            ("OPENAI_ORG_ID", "org"),
+            ("VLLM_KEY", "vk"),
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("HOME", "/home/me"),
+        ]);
+        let table = ProviderConfig {
+            kind: Some(ProviderKind::Openai),
+            api_key_env: Some("VLLM_KEY".to_owned()),
+            ..ProviderConfig::default()
+        };
+        assert_eq!(
+            kept(&named_env(ProviderKind::Openai, &table, &all)),
+            ["ANTHROPIC_API_KEY", "HOME", "VLLM_KEY"]
+        );
+        // Naming the kind's own variable on purpose keeps it.
+        let table = ProviderConfig {
+            api_key_env: Some("OPENAI_API_KEY".to_owned()),
+            ..table
+        };
+        assert!(named_env(ProviderKind::Openai, &table, &all).contains_key("OPENAI_API_KEY"));
+        let gateway = named_env(ProviderKind::Anthropic, &ProviderConfig::default(), &all);
+        assert!(!gateway.contains_key("ANTHROPIC_API_KEY"));
+        assert!(gateway.contains_key("OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn a_named_bedrock_provider_keeps_its_own_region_and_profile() {
+        let all = env(&[
+            ("AWS_REGION", "us-east-1"),
+            ("AWS_PROFILE", "dev"),
+            ("AWS_ACCESS_KEY_ID", "AKIA"),
+            ("AWS_SECRET_ACCESS_KEY", "secret"),
+            ("AWS_BEARER_TOKEN_BEDROCK", "token"),
+            ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "http://127.0.0.1:1"),
+        ]);
+        let own = ProviderConfig {
+            region: Some("eu-west-1".to_owned()),
+            profile: Some("eu".to_owned()),
+            ..ProviderConfig::default()
+        };
+        assert_eq!(
+            kept(&named_env(ProviderKind::Bedrock, &own, &all)),
+            ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]
+        );
+        assert_eq!(
+            kept(&named_env(
+                ProviderKind::Bedrock,
+                &ProviderConfig::default(),
+                &all
+            )),
+            [
+                "AWS_ACCESS_KEY_ID",
+                "AWS_PROFILE",
+                "AWS_REGION",
+                "AWS_SECRET_ACCESS_KEY"
+            ]
+        );
     }
 }
