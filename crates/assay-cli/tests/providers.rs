@@ -376,3 +376,55 @@ fn live_providers_when_asked() {
         );
     }
 }
+
+/// `assay validate` reads the names of `[providers]` from the `assay.toml` at hand: a
+/// spec's `provider` may name one, and a name that is none is an error with its
+/// file, line and column and the closest name. `assay run` refuses the same file.
+#[test]
+fn validate_checks_a_spec_provider_against_the_named_providers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        "[providers.vllm]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let spec = |provider: &str| {
+        format!(
+            "name: t\nmodel: mistral-7b\nprovider: {provider}\ninputs: {{query: hi}}\nassertions: [{{must_contain: a}}]\n"
+        )
+    };
+    std::fs::write(dir.path().join("good.yaml"), spec("vllm")).unwrap();
+    std::fs::write(dir.path().join("typo.yaml"), spec("vlm")).unwrap();
+    let assay = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
+        cmd.args(args).current_dir(dir.path()).env("NO_COLOR", "1");
+        for var in PROVIDER_VARS {
+            cmd.env_remove(var);
+        }
+        cmd.output().unwrap()
+    };
+    let out = assay(&["validate", "good.yaml"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = assay(&["validate", "--format", "short", "typo.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("typo.yaml:3:11: error[invalid-value]: provider: unknown value `vlm`"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("typo.yaml:").count(), 1, "{stderr}");
+    let out = assay(&["validate", "--format", "json", "typo.yaml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("did you mean `vllm`?"), "{stdout}");
+    let out = assay(&["run", "typo.yaml"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use assay_check::{CheckResult, Judge, Response, run_checks};
 use assay_spec::model::data_driven::{Connection, StockTest, SuccessRatio};
 use assay_spec::plan::{Case, Check, CheckKind, Part, Plan, Step, Target};
-use assay_spec::{ProviderKind, infer_provider};
+use assay_spec::{ProviderKind, ProviderName, infer_provider};
 use assay_target::model::Provider;
 use assay_target::{AgentRequest, AgentResponse, ConnectError, Connector, Conversation};
 use serde_json::Value;
@@ -37,11 +37,12 @@ use crate::ratio::{Status, Tally};
 
 pub use assay_target::SAMPLE_METADATA;
 
-/// How agents are reached, by connection, and models, by provider.
+/// How agents are reached, by connection, and models, by provider: a kind, or a
+/// named provider of `assay.toml`'s `[providers]`.
 #[derive(Clone, Default)]
 pub struct Connectors {
     by_connection: HashMap<Connection, Arc<dyn Connector>>,
-    providers: HashMap<ProviderKind, Arc<dyn Provider>>,
+    providers: HashMap<ProviderName, Arc<dyn Provider>>,
 }
 
 impl Connectors {
@@ -61,15 +62,31 @@ impl Connectors {
         self.by_connection.get(&connection)
     }
 
-    /// Sets the provider of `kind`.
-    pub fn with_provider(mut self, kind: ProviderKind, provider: Arc<dyn Provider>) -> Connectors {
-        self.providers.insert(kind, provider);
+    /// Sets the provider called `name` (a kind, or a name of `[providers]`).
+    pub fn with_provider(
+        mut self,
+        name: impl Into<ProviderName>,
+        provider: Arc<dyn Provider>,
+    ) -> Connectors {
+        self.providers.insert(name.into(), provider);
         self
     }
 
-    /// The provider of `kind`, if there is one.
-    pub fn provider(&self, kind: ProviderKind) -> Option<&Arc<dyn Provider>> {
-        self.providers.get(&kind)
+    /// The provider called `name`, if there is one.
+    pub fn provider(&self, name: &ProviderName) -> Option<&Arc<dyn Provider>> {
+        self.providers.get(name)
+    }
+
+    /// The names of the named providers (not the kinds), sorted.
+    fn named_providers(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .providers
+            .keys()
+            .filter(|p| p.kind().is_none())
+            .map(ToString::to_string)
+            .collect();
+        names.sort_unstable();
+        names
     }
 }
 
@@ -147,15 +164,17 @@ pub async fn run_plan(
     ));
     let mut summary = Summary::default();
     let mut tasks = JoinSet::new();
+    let named_providers: Arc<[String]> = connectors.named_providers().into();
     for (case, connection) in units {
         let ratio = match options.samples {
             Some(n) => case.success_ratio.scaled_to(n),
             None => case.success_ratio,
         };
-        let provider = provider_of(&case).and_then(|k| connectors.provider(k).cloned());
+        let provider = provider_of(&case).and_then(|p| connectors.provider(&p).cloned());
         let ctx = UnitCtx {
             unit: unit_id(&case, connection),
             provider,
+            named_providers: Arc::clone(&named_providers),
             connector: connection.and_then(|c| connectors.get(c).cloned()),
             connection,
             case,
@@ -200,6 +219,8 @@ struct UnitCtx {
     unit: UnitId,
     case: Arc<Case>,
     provider: Option<Arc<dyn Provider>>,
+    /// The named providers of `[providers]`, for the message when a case has none.
+    named_providers: Arc<[String]>,
     connection: Option<Connection>,
     connector: Option<Arc<dyn Connector>>,
     judge: Option<Arc<dyn Judge>>,
@@ -217,7 +238,7 @@ fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
             agent.clone(),
         ),
         Target::Model { model, .. } => (
-            provider_of(case).map_or_else(|| "model".to_owned(), |k| k.name().to_owned()),
+            provider_of(case).map_or_else(|| "model".to_owned(), |k| k.to_string()),
             model.clone(),
         ),
     };
@@ -285,6 +306,7 @@ async fn run_unit(ctx: &UnitCtx) -> UnitReport {
                 let sample = SampleCtx {
                     case: Arc::clone(&ctx.case),
                     provider: ctx.provider.clone(),
+                    named_providers: Arc::clone(&ctx.named_providers),
                     connector: ctx.connector.clone(),
                     connection: ctx.connection,
                     judge: ctx.judge.clone(),
@@ -331,6 +353,7 @@ fn panicked(e: &tokio::task::JoinError) -> SampleReport {
 struct SampleCtx {
     case: Arc<Case>,
     provider: Option<Arc<dyn Provider>>,
+    named_providers: Arc<[String]>,
     connector: Option<Arc<dyn Connector>>,
     connection: Option<Connection>,
     judge: Option<Arc<dyn Judge>>,
@@ -618,16 +641,42 @@ fn seconds(d: Duration) -> String {
     }
 }
 
-/// The provider a model case names, or the one its model name implies.
-fn provider_of(case: &Case) -> Option<ProviderKind> {
+/// The provider a model case names (a kind, or a named provider of `[providers]`), or
+/// the one its model name implies.
+fn provider_of(case: &Case) -> Option<ProviderName> {
     match &case.target {
         Target::Model {
             model, provider, ..
         } => match provider {
-            Some(p) => Some(*p),
-            None => infer_provider(model),
+            Some(p) => Some(p.clone()),
+            None => infer_provider(model).map(ProviderName::Kind),
         },
         Target::Agent { .. } => None,
+    }
+}
+
+/// Why a model case has no provider to call: none can be told from the model, or the
+/// one named is not configured. `named` are the configured names beyond the kinds.
+fn no_provider(model: &str, wanted: Option<&ProviderName>, named: &[String]) -> String {
+    let kinds = format!(
+        "{} or {}",
+        ProviderKind::NAMES[..4].join(", "),
+        ProviderKind::NAMES[4]
+    );
+    let choices = if named.is_empty() {
+        format!("{kinds}, or a provider of your own in `[providers]` of assay.toml")
+    } else {
+        format!(
+            "{kinds}, or one of assay.toml's `[providers]`: {}",
+            named.join(", ")
+        )
+    };
+    match wanted {
+        None => format!("cannot tell which provider serves `{model}`: set `provider` ({choices})"),
+        Some(ProviderName::Named(name)) => format!(
+            "no provider named `{name}` is configured: add `[providers.{name}]` with its `kind` to assay.toml, or set `provider` to one that is ({choices})"
+        ),
+        Some(ProviderName::Kind(kind)) => format!("no {kind} provider is configured"),
     }
 }
 
@@ -641,17 +690,12 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
         kind: ErrorKind::Config,
         message,
     };
-    let Some(kind) = provider_of(case) else {
-        return Err(config_error(format!(
-            "cannot tell which provider serves `{model}`: set `provider` ({} or {})",
-            ProviderKind::NAMES[..4].join(", "),
-            ProviderKind::NAMES[4]
-        )));
-    };
     let Some(provider) = &ctx.provider else {
-        return Err(config_error(format!(
-            "no {} provider is configured",
-            kind.name()
+        let wanted = provider_of(case);
+        return Err(config_error(no_provider(
+            model,
+            wanted.as_ref(),
+            &ctx.named_providers,
         )));
     };
     let request = crate::model::model_request(case).map_err(|e| config_error(e.to_string()))?;
@@ -707,4 +751,35 @@ fn note_truncation(checks: &mut [CheckResult], call: &CallInfo) {
         .iter_mut()
         .filter(|c| c.status() == assay_check::Status::Failed)
         .for_each(|c| c.add_note(&note));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The message of a case with no provider names every value `provider` may take,
+    /// the named providers of `[providers]` included.
+    #[test]
+    fn no_provider_lists_the_named_providers() {
+        let named = ["lmstudio".to_owned(), "vllm".to_owned()];
+        assert_eq!(
+            no_provider("llama3.1", None, &named),
+            "cannot tell which provider serves `llama3.1`: set `provider` (openai, anthropic, ollama, huggingface or bedrock, or one of assay.toml's `[providers]`: lmstudio, vllm)"
+        );
+        let message = no_provider("m", Some(&ProviderName::new("gpu")), &named);
+        assert!(
+            message.starts_with(
+                "no provider named `gpu` is configured: add `[providers.gpu]` with its `kind` to assay.toml"
+            ),
+            "{message}"
+        );
+        assert_eq!(
+            no_provider("m", Some(&ProviderName::new("ollama")), &[]),
+            "no ollama provider is configured"
+        );
+        assert!(
+            no_provider("m", None, &[])
+                .ends_with("or a provider of your own in `[providers]` of assay.toml)")
+        );
+    }
 }

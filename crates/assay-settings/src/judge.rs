@@ -58,12 +58,12 @@ impl Settings {
     ) -> Result<Option<(JudgeSpec, String)>, SettingsError> {
         let table = self.config.as_ref().and_then(|c| c.judge.as_ref());
         if let Some(flag) = &self.overrides.judge {
-            let spec = JudgeSpec::parse(flag)
+            let spec = JudgeSpec::parse(&self.as_kind(flag))
                 .map_err(|e| SettingsError::Judge(format!("--judge: {e}")))?;
             return Ok(Some((spec, "from --judge".to_owned())));
         }
         if let Some(model) = table.and_then(|t| t.model.as_deref()) {
-            let spec = JudgeSpec::parse(model)
+            let spec = JudgeSpec::parse(&self.as_kind(model))
                 .map_err(|e| SettingsError::Judge(format!("assay.toml [judge] model: {e}")))?;
             return Ok(Some((spec, "from assay.toml".to_owned())));
         }
@@ -75,6 +75,54 @@ impl Settings {
         };
         Ok(pick_from_env(env, ollama)
             .map(|picked| (picked.spec, format!("picked because {}", picked.because))))
+    }
+
+    /// `provider:model` with a named provider of `[providers]` (`vllm:mistral-7b`)
+    /// written as its kind (`openai:mistral-7b`), which [`JudgeSpec`] reads; anything
+    /// else as it is. [`Settings::named_judge`] says which named provider it was.
+    fn as_kind(&self, text: &str) -> String {
+        match self.named_judge_in(text) {
+            Some((name, kind)) => format!("{kind}{}", &text.trim()[name.len()..]),
+            None => text.to_owned(),
+        }
+    }
+
+    /// The named provider (not a kind) of `[providers]` that `text` (`provider:model`)
+    /// names, with its kind.
+    fn named_judge_in(&self, text: &str) -> Option<(&str, ProviderKind)> {
+        let (prefix, _) = text.trim().split_once(':')?;
+        let (name, table) = self.config.as_ref()?.providers.get_key_value(prefix)?;
+        let kind = table.kind?;
+        (ProviderKind::from_name(name).is_none()).then_some((name.as_str(), kind))
+    }
+
+    /// The named provider of `[providers]` the named judge (`--judge`, else `[judge]
+    /// model`) is on, e.g. `vllm` for `--judge vllm:mistral-7b`.
+    pub fn named_judge(&self) -> Option<&str> {
+        let text = match &self.overrides.judge {
+            Some(flag) => flag.as_str(),
+            None => self.config.as_ref()?.judge.as_ref()?.model.as_deref()?,
+        };
+        self.named_judge_in(text).map(|(name, _)| name)
+    }
+
+    /// The provider that serves a model judge of `kind`: the named one when the judge
+    /// names one, else the kind's own; with how the judge is shown (`vllm:mistral-7b`).
+    fn judge_provider(
+        &self,
+        providers: &Providers,
+        kind: ProviderKind,
+        model: &str,
+    ) -> Result<(Arc<dyn assay_target::model::Provider>, String), SettingsError> {
+        let (found, shown) = match self.named_judge() {
+            Some(name) => (providers.by_name(name), format!("{name}:{model}")),
+            None => (providers.get(kind), format!("{kind}:{model}")),
+        };
+        let provider = found.cloned().ok_or_else(|| {
+            let (name, _) = shown.split_once(':').unwrap_or((&shown, ""));
+            SettingsError::Judge(format!("no provider named `{name}` is configured"))
+        })?;
+        Ok((provider, shown))
     }
 
     /// The judge for `plan`, when it has a gist check and a judge is available.
@@ -105,11 +153,14 @@ impl Settings {
         let cache = (!no_cache)
             .then(|| Cache::new(self.project_dir().join(assay_judge::cache::DEFAULT_DIR)));
         let mut warnings = Vec::new();
+        let mut shown = spec.to_string();
         let judge: Arc<dyn Judge> = match &spec {
-            JudgeSpec::Model { provider, model } => {
-                let provider = providers.get(*provider).cloned().ok_or_else(|| {
-                    SettingsError::Judge(format!("no {provider} provider is configured"))
-                })?;
+            JudgeSpec::Model {
+                provider: kind,
+                model,
+            } => {
+                let provider;
+                (provider, shown) = self.judge_provider(providers, *kind, model)?;
                 let mut judge = ModelJudge::new(provider, model.clone())
                     .with_votes(votes)
                     .with_sampling(self.judge_sampling());
@@ -136,7 +187,7 @@ impl Settings {
         };
         Ok(Some(Chosen {
             judge,
-            announcement: format!("judge: {spec} ({because}{extras})"),
+            announcement: format!("judge: {shown} ({because}{extras})"),
             warnings,
         }))
     }
@@ -157,10 +208,7 @@ impl Settings {
                     .to_owned(),
             ));
         };
-        let provider = providers
-            .get(*provider)
-            .cloned()
-            .ok_or_else(|| SettingsError::Judge(format!("no {provider} provider is configured")))?;
+        let (provider, shown) = self.judge_provider(providers, *provider, model)?;
         let sampling = self.judge_sampling();
         let warnings = sampling
             .temperature_warning(provider.kind(), model)
@@ -168,7 +216,7 @@ impl Settings {
             .collect();
         Ok(Chosen {
             judge: Arc::new(ModelNamer::new(provider, model.clone()).with_sampling(sampling)),
-            announcement: format!("naming failure modes with {spec} ({because})"),
+            announcement: format!("naming failure modes with {shown} ({because})"),
             warnings,
         })
     }

@@ -1,6 +1,7 @@
 //! The parts a run is made of, built from [`Settings`]: connection options, the
-//! providers (one each, with its own limits, shared by the model cases and the judge),
-//! and the connectors of every connection.
+//! providers (the five kinds and every named provider of `[providers]`, one each, with
+//! its own limits, shared by the model cases and the judge), and the connectors of
+//! every connection.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -14,8 +15,9 @@ use assay_connect::{
     StdioConnector, TlsOptions, Url, parse_server, resolve_server,
 };
 use assay_run::Connectors;
-use assay_spec::ProviderKind;
+use assay_spec::model::config::ProviderConfig;
 use assay_spec::model::data_driven::Connection;
+use assay_spec::{ProviderKind, ProviderName};
 use assay_target::model::Provider;
 use assay_target::{BoxFuture, ConnectError, Connector, Conversation, DEFAULT_TIMEOUT};
 
@@ -28,28 +30,70 @@ pub fn seconds(seconds: Option<f64>) -> Option<Duration> {
 }
 
 /// Every provider, built once: the model cases and the judge call the same one, so a
-/// provider's `max_concurrency` and `requests_per_minute` hold for the whole run.
+/// provider's `max_concurrency` and `requests_per_minute` hold for the whole run. The
+/// five kinds are there by their names, each named provider of `[providers]` by its own.
 #[derive(Clone, Default)]
 pub struct Providers {
-    by_kind: BTreeMap<ProviderKind, Arc<dyn Provider>>,
+    by_name: BTreeMap<ProviderName, Arc<dyn Provider>>,
 }
 
 impl Providers {
-    /// The provider of `kind`, when it was built.
-    pub fn get(&self, kind: ProviderKind) -> Option<&Arc<dyn Provider>> {
-        self.by_kind.get(&kind)
+    /// The provider called `name` (a kind, or a name of `[providers]`), when it was built.
+    pub fn get(&self, name: impl Into<ProviderName>) -> Option<&Arc<dyn Provider>> {
+        self.by_name.get(&name.into())
     }
 
-    /// Every provider, by kind.
-    pub fn iter(&self) -> impl Iterator<Item = (ProviderKind, &Arc<dyn Provider>)> {
-        self.by_kind.iter().map(|(k, p)| (*k, p))
+    /// The provider a judge's `provider:model` names: a kind, or a name of `[providers]`.
+    pub fn by_name(&self, name: &str) -> Option<&Arc<dyn Provider>> {
+        self.get(ProviderName::new(name))
+    }
+
+    /// Every provider, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&ProviderName, &Arc<dyn Provider>)> {
+        self.by_name.iter()
     }
 }
 
 impl std::fmt::Debug for Providers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.by_kind.keys()).finish()
+        f.debug_list()
+            .entries(self.by_name.keys().map(ProviderName::as_str))
+            .finish()
     }
+}
+
+/// What a named provider reads of the environment: everything but its kind's own
+/// endpoint and credential variables (`OPENAI_BASE_URL`, `OPENAI_API_KEY`, ...), which
+/// belong to the provider of that kind, so that a vLLM server never receives OpenAI's
+/// key. The variable its `api_key_env` names is kept; a Bedrock provider that sets
+/// its own `region` or `profile` does not read `AWS_REGION` or `AWS_PROFILE`.
+pub(crate) fn named_env(
+    kind: ProviderKind,
+    table: &ProviderConfig,
+    env: &HashMap<String, String>,
+) -> HashMap<String, String> {
+    let prefixes: &[&str] = match kind {
+        ProviderKind::Openai => &["OPENAI_", "AZURE_OPENAI_"],
+        ProviderKind::Anthropic => &["ANTHROPIC_"],
+        ProviderKind::Ollama => &["OLLAMA_"],
+        ProviderKind::Huggingface => &["HF_", "HUGGING_FACE_"],
+        ProviderKind::Bedrock => &["AWS_ENDPOINT_URL", "AWS_BEARER_TOKEN_BEDROCK"],
+    };
+    let own_region = table.region.is_some();
+    let own_profile = table.profile.is_some();
+    env.iter()
+        .filter(|(name, _)| {
+            let name = name.as_str();
+            if table.api_key_env.as_deref() == Some(name) {
+                return true;
+            }
+            let region = matches!(name, "AWS_REGION" | "AWS_DEFAULT_REGION");
+            !(prefixes.iter().any(|p| name.starts_with(p))
+                || kind == ProviderKind::Bedrock
+                    && (own_region && region || own_profile && name == "AWS_PROFILE"))
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 impl Settings {
@@ -72,21 +116,40 @@ impl Settings {
     }
 
     /// The five providers, each from its ecosystem's environment variables and its
-    /// `[providers.<name>]` table (endpoint, key variable, limits). A missing key is
-    /// reported by the first call, not here.
+    /// `[providers.<kind>]` table (endpoint, key variable, limits), and every named
+    /// provider of `[providers]` (`[providers.vllm] kind = "openai"`), each from its own
+    /// table and with its own limiter, reading none of its kind's own variables of the
+    /// environment (`OPENAI_API_KEY`, ...). A missing key is reported by the first
+    /// call, not here.
     pub fn providers(&self) -> Result<Providers, ConnectError> {
         let options = self.http_options()?;
-        let mut by_kind = BTreeMap::new();
+        let mut by_name = BTreeMap::new();
+        let build =
+            |kind: ProviderKind, env: &HashMap<String, String>, table: Option<&ProviderConfig>| {
+                let settings = ProviderSettings::resolve(kind, env, table)?;
+                let limits = Limits::new(
+                    table.and_then(|t| t.max_concurrency),
+                    table.and_then(|t| t.requests_per_minute),
+                );
+                provider::build(kind, settings, &options, limits)
+            };
         for kind in ProviderKind::ALL {
-            let table = self.provider_table(kind);
-            let settings = ProviderSettings::resolve(kind, self.env.vars(), table)?;
-            let limits = Limits::new(
-                table.and_then(|t| t.max_concurrency),
-                table.and_then(|t| t.requests_per_minute),
-            );
-            by_kind.insert(kind, provider::build(kind, settings, &options, limits)?);
+            let provider = build(kind, self.env.vars(), self.provider_table(kind))?;
+            by_name.insert(ProviderName::Kind(kind), provider);
         }
-        Ok(Providers { by_kind })
+        for (name, table) in self.config.iter().flat_map(|c| &c.providers) {
+            let Some(kind) = table
+                .kind
+                .filter(|_| ProviderKind::from_name(name).is_none())
+            else {
+                continue;
+            };
+            let env = named_env(kind, table, self.env.vars());
+            let provider = build(kind, &env, Some(table))
+                .map_err(|e| ConnectError::config(format!("assay.toml [providers.{name}]: {e}")))?;
+            by_name.insert(ProviderName::Named(name.clone()), provider);
+        }
+        Ok(Providers { by_name })
     }
 
     /// The neuro-san server: `server` override, else `ASSAY_SERVER`, else `assay.toml`'s
@@ -179,8 +242,8 @@ impl Settings {
 
 /// Adds `providers` to `connectors`.
 pub fn with_providers(mut connectors: Connectors, providers: &Providers) -> Connectors {
-    for (kind, provider) in providers.iter() {
-        connectors = connectors.with_provider(kind, Arc::clone(provider));
+    for (name, provider) in providers.iter() {
+        connectors = connectors.with_provider(name.clone(), Arc::clone(provider));
     }
     connectors
 }
@@ -203,5 +266,89 @@ impl Connector for Routed {
             .get(agent)
             .unwrap_or(&self.default)
             .open(agent)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn kept(env: &HashMap<String, String>) -> Vec<&str> {
+        let mut names: Vec<&str> = env.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// A named provider never reads its kind's own endpoint and key variables, only
+    /// the one its `api_key_env` names.
+    #[test]
+    fn a_named_provider_reads_none_of_its_kinds_variables() {
+        let all = env(&[
+            ("OPENAI_API_KEY", "sk-openai"),
+            ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+            ("OPENAI_ORG_ID", "org"),
+            ("VLLM_KEY", "vk"),
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("HOME", "/home/me"),
+        ]);
+        let table = ProviderConfig {
+            kind: Some(ProviderKind::Openai),
+            api_key_env: Some("VLLM_KEY".to_owned()),
+            ..ProviderConfig::default()
+        };
+        assert_eq!(
+            kept(&named_env(ProviderKind::Openai, &table, &all)),
+            ["ANTHROPIC_API_KEY", "HOME", "VLLM_KEY"]
+        );
+        // Naming the kind's own variable on purpose keeps it.
+        let table = ProviderConfig {
+            api_key_env: Some("OPENAI_API_KEY".to_owned()),
+            ..table
+        };
+        assert!(named_env(ProviderKind::Openai, &table, &all).contains_key("OPENAI_API_KEY"));
+        let gateway = named_env(ProviderKind::Anthropic, &ProviderConfig::default(), &all);
+        assert!(!gateway.contains_key("ANTHROPIC_API_KEY"));
+        assert!(gateway.contains_key("OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn a_named_bedrock_provider_keeps_its_own_region_and_profile() {
+        let all = env(&[
+            ("AWS_REGION", "us-east-1"),
+            ("AWS_PROFILE", "dev"),
+            ("AWS_ACCESS_KEY_ID", "AKIA"),
+            ("AWS_SECRET_ACCESS_KEY", "secret"),
+            ("AWS_BEARER_TOKEN_BEDROCK", "token"),
+            ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "http://127.0.0.1:1"),
+        ]);
+        let own = ProviderConfig {
+            region: Some("eu-west-1".to_owned()),
+            profile: Some("eu".to_owned()),
+            ..ProviderConfig::default()
+        };
+        assert_eq!(
+            kept(&named_env(ProviderKind::Bedrock, &own, &all)),
+            ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]
+        );
+        assert_eq!(
+            kept(&named_env(
+                ProviderKind::Bedrock,
+                &ProviderConfig::default(),
+                &all
+            )),
+            [
+                "AWS_ACCESS_KEY_ID",
+                "AWS_PROFILE",
+                "AWS_REGION",
+                "AWS_SECRET_ACCESS_KEY"
+            ]
+        );
     }
 }

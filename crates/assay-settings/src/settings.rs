@@ -197,9 +197,12 @@ impl Settings {
         }
     }
 
-    /// `[providers.<name>]` of `kind`.
+    /// `[providers.<kind>]`, the table of `kind`'s own provider (a named provider of
+    /// that kind has its own table, under its own name).
     pub fn provider_table(&self, kind: ProviderKind) -> Option<&ProviderConfig> {
-        self.config.as_ref().and_then(|c| c.providers.get(&kind))
+        self.config
+            .as_ref()
+            .and_then(|c| c.providers.get(kind.name()))
     }
 
     /// The most cases in flight: `[concurrency] max_test_case_concurrency`.

@@ -218,6 +218,54 @@ async fn a_model_case_without_its_provider_errors_and_says_so() {
     );
 }
 
+/// A case that names a provider of `[providers]` that this run does not have, or whose
+/// provider cannot be told, is a configuration error that says how to set one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_case_naming_an_unconfigured_provider_is_a_config_error() {
+    let limits = assay_spec::limits::Limits {
+        providers: [("vllm".to_owned(), assay_spec::ProviderKind::Openai)].into(),
+        ..assay_spec::limits::Limits::default()
+    };
+    let text = "name: s\ndefaults:\n  inputs: {query: hi}\n  assertions: [{must_contain: a}]\ntests:\n  - {name: named, model: mistral-7b, provider: vllm}\n  - {name: untold, model: llama3.1}\n";
+    let loaded = assay_spec::load::load_str_with(
+        Path::new("named.yaml"),
+        text,
+        &Env::default(),
+        Unrecognized::Error,
+        &limits,
+    )
+    .unwrap();
+    assert!(loaded.is_valid(), "{:?}", loaded.outcome);
+    let plan = Plan::new(loaded.cases());
+    let (summary, events) = run(&plan, RunOptions::default()).await;
+    assert_eq!((summary.errored, summary.passed), (2, 0));
+    let error = |name: &str| {
+        let u = units(&events)
+            .into_iter()
+            .find(|u| u.unit.name == name)
+            .unwrap();
+        u.samples[0].error.clone().unwrap()
+    };
+    let named = error("named");
+    assert_eq!(named.kind, assay_run::events::ErrorKind::Config);
+    assert!(
+        named
+            .message
+            .starts_with("no provider named `vllm` is configured: add `[providers.vllm]`"),
+        "{}",
+        named.message
+    );
+    let untold = error("untold");
+    assert_eq!(untold.kind, assay_run::events::ErrorKind::Config);
+    assert!(
+        untold
+            .message
+            .starts_with("cannot tell which provider serves `llama3.1`: set `provider`"),
+        "{}",
+        untold.message
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_stops_the_run_and_still_reports_every_unit() {
     let text = "agent: slow\nconnections: [direct, http]\ninteractions:\n  - text: wait\n    sly_data: {delay_ms: 60000}\n";

@@ -267,3 +267,90 @@ fn the_harness_runs_sentinel_specs_and_gist_with_only_openai_variables() {
         1
     );
 }
+
+/// Named providers: two OpenAI-compatible servers beside OpenAI itself in one run, each
+/// reached at its own endpoint with its own key variable (and never OpenAI's key), each
+/// selected by a spec's `provider`, and the judge on one of them by `name:model`.
+#[test]
+fn named_providers_reach_their_own_endpoints_with_their_own_keys() {
+    let rt = runtime();
+    let openai = fake(&rt);
+    let vllm = fake(&rt);
+    let studio = fake(&rt);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        format!(
+            "[providers.vllm]\nkind = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"VLLM_KEY\"\nmax_concurrency = 4\n\n[providers.studio]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[judge]\nmodel = \"vllm:mistral-7b\"\ncache = false\n",
+            vllm.base_url(),
+            studio.base_url()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("suite.yaml"),
+        "name: named\ndefaults:\n  inputs: {query: hi}\n  assertions: [{must_contain: a}]\ntests:\n  - {name: on-vllm, model: mistral-7b, provider: vllm}\n  - {name: on-studio, model: qwen2.5:7b, provider: studio}\n  - {name: on-openai, model: gpt-4o-mini, provider: openai}\n",
+    )
+    .unwrap();
+    let env = Env::from_pairs([
+        ("OPENAI_BASE_URL", openai.base_url()),
+        ("OPENAI_API_KEY", "sk-openai".to_owned()),
+        ("VLLM_KEY", "vk-vllm".to_owned()),
+    ]);
+    let settings = Settings::load_from(dir.path(), None, env, Overrides::default()).unwrap();
+    let prepared = prepare(
+        &settings,
+        &[dir.path().to_path_buf()],
+        &Selection::all(),
+        None,
+    );
+    assert_eq!(
+        prepared.plan.cases.len(),
+        3,
+        "{:?}",
+        prepared.inputs.reports()
+    );
+    rt.block_on(async {
+        let providers = settings.providers().unwrap();
+        assert_eq!(
+            format!("{providers:?}"),
+            r#"["openai", "anthropic", "ollama", "huggingface", "bedrock", "studio", "vllm"]"#
+        );
+        let chosen = settings.judge(&providers).await.unwrap().unwrap();
+        assert_eq!(
+            chosen.announcement,
+            "judge: vllm:mistral-7b (from assay.toml, no cache)"
+        );
+        chosen.judge.judge("says hello", "hello").await.unwrap();
+        let session = Session::new(&settings, &prepared.plan).await.unwrap();
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let summary = session.run(&prepared.plan, tx).await;
+        assert_eq!(summary.errored, 0, "{summary:?}");
+        session.shutdown().await;
+    });
+    let seen = |fake: &FakeOpenAi| -> Vec<(String, Option<String>)> {
+        fake.requests()
+            .iter()
+            .map(|r| {
+                (
+                    r.json()["model"].as_str().unwrap().to_owned(),
+                    r.header("authorization").map(str::to_owned),
+                )
+            })
+            .collect()
+    };
+    let bearer = |key: &str| Some(format!("Bearer {key}"));
+    assert_eq!(
+        seen(&vllm),
+        [
+            ("mistral-7b".to_owned(), bearer("vk-vllm")),
+            ("mistral-7b".to_owned(), bearer("vk-vllm"))
+        ],
+        "the judge's call, then the case's"
+    );
+    assert_eq!(seen(&studio), [("qwen2.5:7b".to_owned(), None)]);
+    assert_eq!(
+        seen(&openai),
+        [("gpt-4o-mini".to_owned(), bearer("sk-openai"))]
+    );
+}

@@ -67,7 +67,7 @@ mod validate;
 
 pub use diag::{Diagnostic, Report};
 pub use load::{Document, Loaded, Unrecognized, load_file, load_str};
-pub use model::provider::{ProviderKind, infer_provider};
+pub use model::provider::{Guess, ProviderKind, ProviderName, guess_provider, infer_provider};
 pub use plan::{Case, Check, CheckKind, Dialect, Plan};
 pub use source::{Source, Syntax};
 pub use syntax::Env;

@@ -5,7 +5,8 @@
 //! or memory. Every limit here is refused with a diagnostic that names the limit;
 //! `docs/reliability.md` lists them all with their defaults and how to change them.
 //!
-//! Two of them are settings ([`Limits`], from `assay.toml`): the size of a file
+//! Two of them are settings ([`Limits`], from `assay.toml`, which also carries the
+//! provider names the configuration lets a test give): the size of a file
 //! together with everything it includes (`max_input_bytes`), and whether includes
 //! may leave the project's folder (`includes = "project"`). The others are fixed:
 //! they are far above anything a real test file needs.
@@ -41,6 +42,9 @@ pub struct Limits {
     pub max_input_bytes: u64,
     /// Where HOCON `include` may read from.
     pub includes: IncludeScope,
+    /// The providers `assay.toml` names in `[providers]`, with their kinds: the names
+    /// a test's `provider` may give besides the five kinds. Empty without a config.
+    pub providers: std::collections::BTreeMap<String, crate::model::provider::ProviderKind>,
 }
 
 impl Default for Limits {
@@ -48,6 +52,7 @@ impl Default for Limits {
         Limits {
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
             includes: IncludeScope::Anywhere,
+            providers: std::collections::BTreeMap::new(),
         }
     }
 }

@@ -3,12 +3,14 @@
 //!
 //! One bad file never stops the others: every file gets its own [`Loaded`] outcome.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::diag::{Diagnostic, Report, Severity, did_you_mean};
 use crate::limits::{Limits, read_regular};
 use crate::model::config::Config;
 use crate::model::data_driven::DataDrivenCase;
+use crate::model::provider::ProviderKind;
 use crate::model::sentinel::{TestSpec, TestSuite};
 use crate::node::{Node, Span};
 use crate::plan::{Case, Dialect};
@@ -388,7 +390,7 @@ fn load_unredacted(
         // aliases are expanded; the tree, and `assay convert`'s output, go without them.
         crate::validate::sentinel::drop_anchor_holders(&mut tree);
     }
-    let (outcome, warnings) = validate(&tree, dialect);
+    let (outcome, warnings) = validate_with(&tree, dialect, &limits.providers);
     Some(Loaded {
         source,
         syntax,
@@ -405,11 +407,22 @@ pub fn validate(
     tree: &Node,
     dialect: Dialect,
 ) -> (Result<Document, Vec<Diagnostic>>, Vec<Diagnostic>) {
+    validate_with(tree, dialect, &BTreeMap::new())
+}
+
+/// [`validate`], where a test's `provider` may also name one of `providers` (the
+/// names of `assay.toml`'s `[providers]`, with their kinds).
+pub fn validate_with(
+    tree: &Node,
+    dialect: Dialect,
+    providers: &BTreeMap<String, ProviderKind>,
+) -> (Result<Document, Vec<Diagnostic>>, Vec<Diagnostic>) {
     let style = match dialect {
         Dialect::SentinelSpec | Dialect::SentinelSuite => Style::Sentinel,
         Dialect::DataDriven | Dialect::Config | Dialect::RustSuite => Style::Plain,
     };
     let mut cx = Cx::new(style);
+    cx.providers = providers.clone();
     let doc = match dialect {
         Dialect::DataDriven => {
             crate::validate::data_driven::validate(tree, &mut cx).map(Document::DataDriven)

@@ -3,7 +3,7 @@
 //! Later crates consume only this. A case's [`Case::id`] is a hash of its inputs, so
 //! editing an expectation keeps the id and editing an input changes it.
 
-use crate::model::provider::ProviderKind;
+use crate::model::provider::ProviderName;
 use crate::redact::Redactor;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -123,8 +123,8 @@ pub enum Target {
     Model {
         /// The model's name.
         model: String,
-        /// The provider, when given.
-        provider: Option<ProviderKind>,
+        /// The provider, when given: a kind, or a name from `[providers]`.
+        provider: Option<ProviderName>,
         /// Tools offered.
         tools: Vec<Tool>,
         /// The framework, when given.
@@ -481,7 +481,7 @@ impl TestSpec {
             category: self.category.clone(),
             target: Target::Model {
                 model: self.model.clone(),
-                provider: self.provider,
+                provider: self.provider.clone(),
                 tools: self.tools.clone().unwrap_or_default(),
                 framework: self.framework,
                 framework_config: self.framework_config.clone(),

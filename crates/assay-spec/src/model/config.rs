@@ -23,9 +23,13 @@ pub struct Config {
     /// The gist judge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeConfig>,
-    /// Model providers by name.
+    /// Model providers by name: a kind's own name (`[providers.openai]`) sets that
+    /// provider up; any other name (`[providers.vllm]`, with `kind`) is one more
+    /// provider of that kind, with its own endpoint, key variable and limits, which a
+    /// spec's `provider` and the judge's `provider:model` can name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub providers: BTreeMap<ProviderKind, ProviderConfig>,
+    #[schemars(schema_with = "providers_schema")]
+    pub providers: BTreeMap<String, ProviderConfig>,
     /// Concurrency limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<ConcurrencyConfig>,
@@ -58,6 +62,28 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_input_bytes: Option<u64>,
+}
+
+/// `[providers]`: a kind's own table by the kind's name; any other name (letters,
+/// digits, `_`, `-`; not `neuro-san`) must say its `kind`.
+fn providers_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let table = generator.subschema_for::<ProviderConfig>();
+    let kinds: serde_json::Map<String, serde_json::Value> = ProviderKind::NAMES
+        .iter()
+        .map(|name| ((*name).to_owned(), table.clone().to_value()))
+        .collect();
+    schemars::json_schema!({
+        "type": "object",
+        "propertyNames": {
+            "pattern": "^[A-Za-z0-9_-]+$",
+            "not": { "const": "neuro-san" }
+        },
+        "properties": kinds,
+        "additionalProperties": {
+            "allOf": [table],
+            "required": ["kind"]
+        }
+    })
 }
 
 /// neuro-san's `direct` connection. With this table (or with `AGENT_MANIFEST_FILE` set
@@ -98,7 +124,20 @@ pub enum IncludePolicy {
 }
 
 impl Config {
-    /// The limits on reading test files that this configuration sets, for a project
+    /// The kind of every provider of `[providers]`, by name (validation gives each
+    /// its kind: its own `kind`, else its name's).
+    pub fn provider_kinds(&self) -> BTreeMap<String, ProviderKind> {
+        self.providers
+            .iter()
+            .filter_map(|(name, p)| {
+                let kind = p.kind.or_else(|| ProviderKind::from_name(name))?;
+                Some((name.clone(), kind))
+            })
+            .collect()
+    }
+
+    /// The limits on reading test files that this configuration sets (and the provider
+    /// names a test may give), for a project
     /// whose folder (the one holding `assay.toml`) is `project`.
     pub fn limits(&self, project: &std::path::Path) -> crate::limits::Limits {
         let mut limits = crate::limits::Limits::default();
@@ -108,6 +147,7 @@ impl Config {
         if self.includes == Some(IncludePolicy::Project) {
             limits.includes = crate::limits::IncludeScope::Within(project.to_path_buf());
         }
+        limits.providers = self.provider_kinds();
         limits
     }
 }
@@ -137,9 +177,10 @@ pub struct AgentConfig {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JudgeConfig {
-    /// `provider:model` (e.g. `openai:gpt-4o-mini`) or `neuro-san:<agent>`.
+    /// `provider:model` (e.g. `openai:gpt-4o-mini`, or `vllm:mistral-7b` for a name
+    /// of `[providers]`) or `neuro-san:<agent>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^[a-z][a-z-]*:.+$"))]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_-]+:.+$"))]
     pub model: Option<String>,
     /// How many votes to take; odd.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -164,8 +205,9 @@ pub struct JudgeConfig {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
-    /// Which API this provider speaks, for a provider named other than its kind
-    /// (`[providers.vllm] kind = "openai"`) [default: the table's name].
+    /// Which API this provider speaks; required for a provider named other than its
+    /// kind (`[providers.vllm] kind = "openai"`) [default: the table's name, when it is
+    /// a kind's].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<ProviderKind>,
     /// The name an OpenAI-compatible server takes the token limit under

@@ -101,6 +101,82 @@ impl fmt::Display for ProviderKind {
     }
 }
 
+/// What a spec's `provider` names: one of the five kinds, or a provider named in
+/// `assay.toml`'s `[providers]` (`[providers.vllm] kind = "openai"`), which speaks one of
+/// them at its own endpoint. Serialized as the name, as written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProviderName {
+    /// A provider kind, by its own name (`openai`, ...).
+    Kind(ProviderKind),
+    /// A name from `[providers]` that is not a kind's.
+    Named(String),
+}
+
+impl ProviderName {
+    /// `name` as a kind when it is one, else as a configured name.
+    pub fn new(name: &str) -> ProviderName {
+        match ProviderKind::from_name(name) {
+            Some(kind) => ProviderName::Kind(kind),
+            None => ProviderName::Named(name.to_owned()),
+        }
+    }
+
+    /// The name, as written.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ProviderName::Kind(kind) => kind.name(),
+            ProviderName::Named(name) => name,
+        }
+    }
+
+    /// The kind, when the name is a kind's own.
+    pub fn kind(&self) -> Option<ProviderKind> {
+        match self {
+            ProviderName::Kind(kind) => Some(*kind),
+            ProviderName::Named(_) => None,
+        }
+    }
+}
+
+impl From<ProviderKind> for ProviderName {
+    fn from(kind: ProviderKind) -> ProviderName {
+        ProviderName::Kind(kind)
+    }
+}
+
+impl fmt::Display for ProviderName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ProviderName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl JsonSchema for ProviderName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProviderName".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let kinds = generator.subschema_for::<ProviderKind>();
+        schemars::json_schema!({
+            "description": "A provider kind, or the name of a provider in `[providers]` of assay.toml (e.g. `vllm` for `[providers.vllm]`).",
+            "anyOf": [
+                kinds,
+                {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "A name from `[providers]` in assay.toml; `assay validate` checks it against that file."
+                }
+            ]
+        })
+    }
+}
+
 /// The provider a model name implies, by the shape each provider's catalogue gives
 /// its ids, checked in this order:
 /// - a Bedrock ARN (`arn:aws:bedrock:...`) → bedrock;
@@ -144,6 +220,52 @@ pub fn infer_provider(model: &str) -> Option<ProviderKind> {
         return Some(ProviderKind::Openai);
     }
     None
+}
+
+/// How sure [`infer_provider`]'s guess is, for a test that names no `provider`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guess {
+    /// Only one provider's catalogue has ids of this shape (`gpt-4o`, `claude-...`,
+    /// Bedrock ids and ARNs, OpenAI fine-tunes, `hf.co/...` for Ollama).
+    Sure(ProviderKind),
+    /// The shape is one provider's, and other servers use it too.
+    Ambiguous {
+        /// The provider the case goes to.
+        chosen: ProviderKind,
+        /// The shape, as a message says it: "`name:tag`, as Ollama names its models".
+        shape: &'static str,
+        /// Who else uses that shape.
+        also: &'static str,
+    },
+    /// No provider can be told from the name (`llama3.1`, `my-model`).
+    Unknown,
+}
+
+/// [`infer_provider`]'s guess for `model`, with how sure it is: an `owner/name` id is
+/// Hugging Face's, and also OpenRouter's, vLLM's and other OpenAI-compatible servers';
+/// a `name:tag` id is Ollama's, and also what an OpenAI-compatible server may serve.
+pub fn guess_provider(model: &str) -> Guess {
+    let Some(chosen) = infer_provider(model) else {
+        return Guess::Unknown;
+    };
+    let m = model.trim().to_ascii_lowercase();
+    let special = m.starts_with("arn:")
+        || m.starts_with("ft:")
+        || m.starts_with("hf.co/")
+        || m.starts_with("huggingface.co/");
+    match chosen {
+        ProviderKind::Huggingface if !special => Guess::Ambiguous {
+            chosen,
+            shape: "`owner/name`, as Hugging Face names its models",
+            also: "OpenRouter, vLLM and other OpenAI-compatible servers name models the same way",
+        },
+        ProviderKind::Ollama if !special => Guess::Ambiguous {
+            chosen,
+            shape: "`name:tag`, as Ollama names its models",
+            also: "an OpenAI-compatible server (vLLM, LM Studio, llama.cpp) may serve a model of that name",
+        },
+        _ => Guess::Sure(chosen),
+    }
 }
 
 /// `vendor.model...` for a vendor whose models Bedrock serves, after an optional
@@ -249,6 +371,69 @@ mod tests {
         ];
         for (model, want) in cases {
             assert_eq!(infer_provider(model), want, "{model}");
+        }
+    }
+
+    /// Ids whose shape more than one kind of server uses are guessed, and say so.
+    #[test]
+    fn ambiguous_guesses_are_told_apart() {
+        use ProviderKind::{Anthropic, Bedrock, Huggingface, Ollama, Openai};
+        let sure = [
+            ("gpt-4o-mini", Openai),
+            ("o3-mini", Openai),
+            ("ft:gpt-4o-mini-2024-07-18:my-org::abc123", Openai),
+            ("claude-sonnet-4-5", Anthropic),
+            ("us.anthropic.claude-3-5-haiku-20241022-v1:0", Bedrock),
+            ("openai.gpt-oss-20b-1:0", Bedrock),
+            (
+                "arn:aws:bedrock:us-west-2::foundation-model/anthropic.claude-v2",
+                Bedrock,
+            ),
+            ("hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M", Ollama),
+        ];
+        for (model, kind) in sure {
+            assert_eq!(guess_provider(model), Guess::Sure(kind), "{model}");
+        }
+        let ambiguous = [
+            ("llama3.1:8b", Ollama),
+            ("gpt-oss:20b", Ollama),
+            ("qwen2.5-coder:7b-instruct-q4_K_M", Ollama),
+            ("deepseek-r1:latest", Ollama),
+            ("meta-llama/Llama-3.1-8B-Instruct", Huggingface),
+            ("Qwen/Qwen2.5-72B-Instruct:together", Huggingface),
+            ("mistralai/Mistral-7B-Instruct-v0.3", Huggingface),
+            ("anthropic/claude-3.5-sonnet", Huggingface),
+        ];
+        for (model, kind) in ambiguous {
+            match guess_provider(model) {
+                Guess::Ambiguous { chosen, .. } => assert_eq!(chosen, kind, "{model}"),
+                other => panic!("{model}: {other:?}"),
+            }
+        }
+        for model in ["llama3.1", "mistral-7b-instruct", "my-model", "phi3"] {
+            assert_eq!(guess_provider(model), Guess::Unknown, "{model}");
+        }
+    }
+
+    #[test]
+    fn provider_names_are_kinds_or_configured_names() {
+        assert_eq!(
+            ProviderName::new("openai"),
+            ProviderName::Kind(ProviderKind::Openai)
+        );
+        assert_eq!(
+            ProviderName::new("vllm"),
+            ProviderName::Named("vllm".to_owned())
+        );
+        assert_eq!(ProviderName::new("vllm").kind(), None);
+        assert_eq!(
+            ProviderName::new("bedrock").kind(),
+            Some(ProviderKind::Bedrock)
+        );
+        for name in ["ollama", "vllm"] {
+            let p = ProviderName::new(name);
+            assert_eq!(p.to_string(), name);
+            assert_eq!(serde_json::to_value(&p).unwrap(), serde_json::json!(name));
         }
     }
 

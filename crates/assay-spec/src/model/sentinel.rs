@@ -3,7 +3,7 @@
 //! [`TestSpec`] is a test with every field resolved (a suite's defaults already applied).
 //! [`SuiteTest`] and [`Defaults`] exist to describe a suite file's shape in its schema.
 
-use crate::model::provider::ProviderKind;
+use crate::model::provider::ProviderName;
 use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
@@ -39,9 +39,10 @@ pub struct TestSpec {
     /// the plan also makes it a tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
-    /// The provider; inferred from the model name when absent.
+    /// The provider: a kind, or a name from `[providers]` of `assay.toml`; inferred
+    /// from the model name when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider: Option<ProviderKind>,
+    pub provider: Option<ProviderName>,
     /// Tools offered to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<Tool>>,
@@ -121,7 +122,7 @@ pub struct SuiteTest {
     /// See [`TestSpec::category`].
     pub category: Option<String>,
     /// See [`TestSpec::provider`].
-    pub provider: Option<ProviderKind>,
+    pub provider: Option<ProviderName>,
     /// See [`TestSpec::tools`].
     pub tools: Option<Vec<Tool>>,
     /// See [`TestSpec::framework`].
@@ -162,7 +163,7 @@ pub struct Defaults {
     pub category: Option<String>,
     /// See [`TestSpec::provider`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub provider: Option<ProviderKind>,
+    pub provider: Option<ProviderName>,
     /// See [`TestSpec::tools`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<Tool>>,

@@ -60,17 +60,8 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     if let Some(providers) = root.get("providers") {
         let at = at.key("providers");
         for (key, node) in cx.object(providers, &at).unwrap_or_default() {
-            let Some(name) = ProviderKind::from_name(&key.name) else {
-                cx.unknown_keys(
-                    std::slice::from_ref(&(key.clone(), node.clone())),
-                    &at,
-                    &ProviderKind::NAMES,
-                    |_| None,
-                );
-                continue;
-            };
-            if let Some(p) = provider(node, &at.key(&key.name), cx) {
-                config.providers.insert(name, p);
+            if let Some(p) = named_provider(key, node, &at, cx) {
+                config.providers.insert(key.name.clone(), p);
             }
         }
     }
@@ -261,7 +252,7 @@ fn judge_config(node: &Node, at: &At, cx: &mut Cx) -> Option<JudgeConfig> {
         {
             let d = Diagnostic::new("invalid-value", &at.path, "expected `provider:model`")
                 .at(n.span)
-                .expected("e.g. `openai:gpt-4o-mini`, `ollama:llama3.1` or `neuro-san:gist`");
+                .expected("e.g. `openai:gpt-4o-mini`, `ollama:llama3.1`, `vllm:mistral-7b` (a name from `[providers]`) or `neuro-san:gist`");
             cx.report(d, &at, None, Some(n));
             return None;
         }
@@ -311,6 +302,86 @@ fn judge_config(node: &Node, at: &At, cx: &mut Cx) -> Option<JudgeConfig> {
         temperature,
         max_tokens,
     })
+}
+
+/// `[providers.<name>]`: a kind's own table, or a named provider that says its `kind`.
+/// Validation gives every provider its kind.
+fn named_provider(
+    key: &crate::node::Key,
+    node: &Node,
+    at: &At,
+    cx: &mut Cx,
+) -> Option<ProviderConfig> {
+    let at = at.key(&key.name);
+    let name = key.name.as_str();
+    let bad_name = name == "neuro-san"
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bad_name {
+        let d = Diagnostic::new(
+            "invalid-provider",
+            &at.path,
+            format!("`{name}` cannot name a provider"),
+        )
+        .at(key.span)
+        .expected("letters, digits, `_` and `-`, and not `neuro-san` (the judge's agents)")
+        .help("a provider's name is written before the colon of `provider:model`");
+        cx.report(d, &at, None, None);
+        return None;
+    }
+    let mut p = provider(node, &at, cx)?;
+    let own = ProviderKind::from_name(name);
+    match (own, p.kind) {
+        (Some(own), Some(kind)) if own != kind => {
+            let span = node.get("kind").map_or(key.span, |n| n.span);
+            let d = Diagnostic::new(
+                "invalid-provider",
+                at.key("kind").path,
+                format!("`[providers.{name}]` is the {name} provider; it cannot speak `{kind}`"),
+            )
+            .at(span)
+            .expected(format!("`kind = \"{name}\"`, or no `kind`"))
+            .found(format!("`kind = \"{kind}\"`"))
+            .help(format!(
+                "to reach a {kind} server under another name, use a table of its own, e.g. `[providers.my-{kind}] kind = \"{kind}\"`"
+            ));
+            cx.report(d, &at.key("kind"), None, None);
+            None
+        }
+        (Some(own), _) => {
+            p.kind = Some(own);
+            Some(p)
+        }
+        (None, Some(_)) => Some(p),
+        (None, None) if node.get("kind").is_some() => None,
+        (None, None) => {
+            let d = Diagnostic::new(
+                "invalid-provider",
+                &at.path,
+                format!("`{name}` is not a provider kind, and its table says no `kind`"),
+            )
+            .at(key.span)
+            .expected(format!(
+                "a kind ({}), or `kind = ...` in the table for a provider of your own name",
+                list_kinds()
+            ))
+            .maybe_help(
+                crate::diag::did_you_mean(name, ProviderKind::NAMES).or_else(|| {
+                    Some(format!(
+                        "add `kind = \"openai\"` (or another kind) to `[providers.{name}]`"
+                    ))
+                }),
+            );
+            cx.report(d, &at, None, None);
+            None
+        }
+    }
+}
+
+/// The kinds, as a message lists them.
+fn list_kinds() -> String {
+    super::cx::list_names(&ProviderKind::NAMES)
 }
 
 fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
@@ -443,6 +514,61 @@ mod tests {
                     .collect(),
             ),
         }
+    }
+
+    #[test]
+    fn named_providers_say_their_kind() {
+        use crate::model::provider::ProviderKind;
+        let (config, errors) = load(
+            "[providers.vllm]\nkind = \"openai\"\nbase_url = \"http://gpu:8000/v1\"\napi_key_env = \"VLLM_KEY\"\nmax_concurrency = 4\n\n[providers.ollama]\nmax_concurrency = 1\n",
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let config = config.unwrap();
+        let vllm = &config.providers["vllm"];
+        assert_eq!(vllm.kind, Some(ProviderKind::Openai));
+        assert_eq!(vllm.base_url.as_deref(), Some("http://gpu:8000/v1"));
+        assert_eq!(vllm.api_key_env.as_deref(), Some("VLLM_KEY"));
+        assert_eq!(vllm.max_concurrency, Some(4));
+        assert_eq!(config.providers["ollama"].kind, Some(ProviderKind::Ollama));
+        let kinds = config.provider_kinds();
+        assert_eq!(kinds["vllm"], ProviderKind::Openai);
+        assert_eq!(kinds["ollama"], ProviderKind::Ollama);
+        assert_eq!(
+            config.limits(Path::new(".")).providers,
+            kinds,
+            "the names reach the loading of test files"
+        );
+    }
+
+    #[test]
+    fn a_provider_name_without_a_kind_is_an_error() {
+        let (_, errors) = load("[providers.anthropc]\nbase_url = \"http://localhost:1\"\n");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].starts_with("providers.anthropc: "), "{errors:?}");
+        assert!(errors[0].contains("says no `kind`"), "{errors:?}");
+        let loaded = load_str(
+            Path::new("assay.toml"),
+            "[providers.anthropc]\nbase_url = \"http://localhost:1\"\n",
+            &Env::default(),
+            Unrecognized::Error,
+        )
+        .unwrap();
+        let Err(diags) = loaded.outcome else {
+            panic!("valid")
+        };
+        assert_eq!(diags[0].help.as_deref(), Some("did you mean `anthropic`?"));
+        let (_, errors) = load("[providers.gpu]\nbase_url = \"http://localhost:1\"\n");
+        assert!(errors[0].contains("says no `kind`"), "{errors:?}");
+        let (_, errors) = load("[providers.openai]\nkind = \"ollama\"\n");
+        assert!(
+            errors[0].starts_with("providers.openai.kind: "),
+            "{errors:?}"
+        );
+        let (_, errors) = load("[providers.\"a:b\"]\nkind = \"ollama\"\n");
+        assert!(errors[0].contains("cannot name a provider"), "{errors:?}");
+        let (_, errors) = load("[providers.vllm]\nkind = \"opnai\"\n");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].starts_with("providers.vllm.kind: "), "{errors:?}");
     }
 
     #[test]

@@ -116,6 +116,8 @@ pub(crate) struct Cx {
         std::collections::HashMap<String, Result<crate::model::sentinel::Pattern, String>>,
     /// The Sentinel block entry of each diagnostic that has one, by index into `diags`.
     entries: std::collections::HashMap<usize, Entry>,
+    /// The providers of `assay.toml`'s `[providers]`, by name, that a test may name.
+    pub(crate) providers: std::collections::BTreeMap<String, crate::model::provider::ProviderKind>,
 }
 
 impl Cx {
@@ -125,6 +127,7 @@ impl Cx {
             diags: Vec::new(),
             regexes: std::collections::HashMap::new(),
             entries: std::collections::HashMap::new(),
+            providers: std::collections::BTreeMap::new(),
         }
     }
 

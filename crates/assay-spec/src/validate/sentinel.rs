@@ -5,10 +5,11 @@
 //! rules say that they are Assay's.
 
 mod assertions;
+mod refused;
 
 use super::cx::{At, Cx, Pyd, list_names, optional};
 use crate::diag::Diagnostic;
-use crate::model::provider::ProviderKind;
+use crate::model::provider::{ProviderKind, ProviderName};
 use crate::model::sentinel::{
     Defaults, Framework, InputSpec, Message, ModelConfig, Role, TestSpec, TestSuite, Tool, ToolSpec,
 };
@@ -70,6 +71,13 @@ pub(crate) fn validate_spec(root: &Node, cx: &mut Cx) -> Option<TestSpec> {
     let spec = resolve(root, &at, fields, &Defaults::default(), cx);
     if let Some(spec) = &spec {
         framework_not_applied(std::iter::once((spec, root, String::new())), None, cx);
+        let checked = refused::Checked {
+            test: spec,
+            node: root,
+            prefix: String::new(),
+            at: at.clone(),
+        };
+        refused::check(std::slice::from_ref(&checked), None, cx);
     }
     (cx.errors() == before).then_some(spec).flatten()
 }
@@ -149,7 +157,7 @@ fn suite_tests(
     cx: &mut Cx,
 ) -> Option<Vec<TestSpec>> {
     let items = cx.nonempty_list(node, at)?;
-    let tests: Vec<(TestSpec, &Node, String)> = items
+    let tests: Vec<(TestSpec, &Node, String, At)> = items
         .iter()
         .enumerate()
         .filter_map(|(i, item)| {
@@ -160,16 +168,26 @@ fn suite_tests(
             });
             let fields = fields(item, &at, cx);
             let test = resolve(item, &at, fields, defaults, cx)?;
-            Some((test, item, format!("tests[{i}].")))
+            Some((test, item, format!("tests[{i}]."), at))
         })
         .collect();
     let from_defaults = root.get("defaults").and_then(|d| d.get("framework"));
     framework_not_applied(
-        tests.iter().map(|(t, n, p)| (t, *n, p.clone())),
+        tests.iter().map(|(t, n, p, _)| (t, *n, p.clone())),
         from_defaults,
         cx,
     );
-    Some(tests.into_iter().map(|(t, _, _)| t).collect())
+    let checked: Vec<refused::Checked<'_>> = tests
+        .iter()
+        .map(|(test, node, prefix, at)| refused::Checked {
+            test,
+            node,
+            prefix: prefix.clone(),
+            at: at.clone(),
+        })
+        .collect();
+    refused::check(&checked, root.get("defaults"), cx);
+    Some(tests.into_iter().map(|(t, _, _, _)| t).collect())
 }
 
 /// Frameworks do not run yet: one warning per file, at the first test that names one
@@ -288,8 +306,7 @@ fn fields(node: &Node, at: &At, cx: &mut Cx) -> Defaults {
             cx.string(n, &at.key("category"))
         })),
         provider: flat(optional(node, "provider", |n| {
-            let name = cx.choice(n, &at.key("provider"), &SENTINEL_PROVIDERS, true)?;
-            ProviderKind::from_name(&name)
+            provider(n, &at.key("provider"), cx)
         })),
         tools: flat(optional(node, "tools", |n| tools(n, &at.key("tools"), cx))),
         framework: flat(optional(node, "framework", |n| {
@@ -315,6 +332,29 @@ fn fields(node: &Node, at: &At, cx: &mut Cx) -> Defaults {
 /// The test's own value when it sets the field (null clears a default), else the default.
 fn pick<T: Clone>(set: bool, own: Option<T>, default: &Option<T>) -> Option<T> {
     if set { own } else { default.clone() }
+}
+
+/// `provider`: one of Sentinel's five, or a name from `[providers]` of `assay.toml`.
+fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderName> {
+    let configured: Vec<String> = cx
+        .providers
+        .keys()
+        .filter(|k| ProviderKind::from_name(k).is_none())
+        .cloned()
+        .collect();
+    if let Value::String(s) = &node.value
+        && configured.contains(s)
+    {
+        return Some(ProviderName::Named(s.clone()));
+    }
+    if configured.is_empty() {
+        let name = cx.choice(node, at, &SENTINEL_PROVIDERS, true)?;
+        return Some(ProviderName::new(&name));
+    }
+    let mut allowed: Vec<&str> = SENTINEL_PROVIDERS.to_vec();
+    allowed.extend(configured.iter().map(String::as_str));
+    let name = cx.choice(node, at, &allowed, true)?;
+    Some(ProviderName::new(&name))
 }
 
 fn flat<T>(r: Option<Option<T>>) -> Option<T> {
