@@ -10,26 +10,6 @@ use assay_testkit::providers::Reply;
 use assay_testkit::providers::openai::FakeOpenAi;
 use serde_json::json;
 
-/// Every variable a provider or the judge's pick reads, so a developer's own keys never
-/// leak in.
-const PROVIDER_VARS: [&str; 15] = [
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OLLAMA_HOST",
-    "HF_TOKEN",
-    "HF_BASE_URL",
-    "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
-    "AWS_BEARER_TOKEN_BEDROCK",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-    "ASSAY_SERVER",
-];
-
 const KEY: &str = "sk-cli-judge-test";
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -61,9 +41,7 @@ fn write_gist_case(dir: &Path) {
 fn assay(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
     cmd.args(args).current_dir(dir).env("NO_COLOR", "1");
-    for var in PROVIDER_VARS {
-        cmd.env_remove(var);
-    }
+    assay_testkit::env::isolate(&mut cmd, dir);
     // Nothing listens on port 1: the pick never finds a developer's own Ollama.
     cmd.env("OLLAMA_HOST", "127.0.0.1:1");
     for (k, v) in env {

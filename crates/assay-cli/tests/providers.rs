@@ -21,24 +21,6 @@ use serde_json::json;
 const QUESTION: &str = "What is the capital of France? Answer in one word.";
 const SEARCH: &str = "Find laptops under $1000";
 
-/// Every variable a provider reads, so that a developer's own keys never leak in.
-const PROVIDER_VARS: [&str; 14] = [
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OLLAMA_HOST",
-    "HF_TOKEN",
-    "HF_BASE_URL",
-    "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
-    "AWS_BEARER_TOKEN_BEDROCK",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-];
-
 /// The suite for one model: two specs that pass and one that fails.
 fn write_suite(dir: &Path, provider: &str, model: &str) {
     std::fs::write(
@@ -79,9 +61,7 @@ fn run(dir: &Path, env: &[(&str, String)]) -> (Output, serde_json::Value) {
     cmd.args(["run", "suite.yaml", "--json", "report.json"])
         .current_dir(dir)
         .env("NO_COLOR", "1");
-    for var in PROVIDER_VARS {
-        cmd.env_remove(var);
-    }
+    assay_testkit::env::isolate(&mut cmd, dir);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -398,9 +378,7 @@ fn validate_checks_a_spec_provider_against_the_named_providers() {
     let assay = |args: &[&str]| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
         cmd.args(args).current_dir(dir.path()).env("NO_COLOR", "1");
-        for var in PROVIDER_VARS {
-            cmd.env_remove(var);
-        }
+        assay_testkit::env::isolate(&mut cmd, dir.path());
         cmd.output().unwrap()
     };
     let out = assay(&["validate", "good.yaml"]);

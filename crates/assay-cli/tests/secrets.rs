@@ -14,22 +14,6 @@ use std::process::{Command, Output};
 
 use assay_testkit::providers::openai::FakeOpenAi;
 
-/// Every variable that holds a key or points a provider elsewhere, so that a
-/// developer's own never leak in.
-const PROVIDER_VARS: [&str; 11] = [
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "HF_TOKEN",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_BEARER_TOKEN_BEDROCK",
-    "ASSAY_SERVER",
-    "ASSAY_JUDGE",
-];
-
 /// The report flags of `assay run`, each with its file.
 const REPORTS: [(&str, &str); 4] = [
     ("--json", "report.json"),
@@ -41,9 +25,7 @@ const REPORTS: [(&str, &str); 4] = [
 fn assay(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
     cmd.args(args).current_dir(dir).env("NO_COLOR", "1");
-    for var in PROVIDER_VARS {
-        cmd.env_remove(var);
-    }
+    assay_testkit::env::isolate(&mut cmd, dir);
     for (k, v) in env {
         cmd.env(k, v);
     }

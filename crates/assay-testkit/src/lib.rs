@@ -19,6 +19,7 @@
 //! A synchronous test (one that runs the `assay` binary, say) uses
 //! [`start_demo_background`], which runs the server on a runtime of its own.
 
+pub mod env;
 pub mod providers;
 mod tls_proxy;
 
