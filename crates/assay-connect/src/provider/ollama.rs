@@ -172,20 +172,7 @@ pub fn request_body(request: &ModelRequest, stream: bool) -> Value {
     body.insert("messages".into(), Value::Array(messages));
     body.insert("stream".into(), json!(stream));
     if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|tool| {
-                let mut function = Map::new();
-                function.insert("name".into(), json!(tool.name));
-                if let Some(description) = &tool.description {
-                    function.insert("description".into(), json!(description));
-                }
-                function.insert("parameters".into(), tool.parameters.clone());
-                json!({"type": "function", "function": function})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), super::openai::request::tools(request));
     }
     if let Some(format) = &request.response_format {
         body.insert("format".into(), format.schema.clone());

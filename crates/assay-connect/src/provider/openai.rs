@@ -49,7 +49,7 @@ use reqwest::Url;
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 
-mod request;
+pub(crate) mod request;
 use request::Shape;
 
 use super::transport::{Flow, Posted, Reading, SseEnd, SseEvent, Transport, not_an_answer};

@@ -243,8 +243,9 @@ fn messages(request: &ModelRequest) -> Value {
     Value::Array(messages)
 }
 
-/// The tools as functions.
-fn tools(request: &ModelRequest) -> Value {
+/// The tools as functions (`{"type": "function", "function": {"name", "description",
+/// "parameters"}}`), the shape Chat Completions and Ollama's `/api/chat` share.
+pub(crate) fn tools(request: &ModelRequest) -> Value {
     request
         .tools
         .iter()
