@@ -18,15 +18,21 @@
 //! | [`ModelRequest`] | request |
 //! |---|---|
 //! | `system` | `"system": [{"text"}]` |
-//! | `messages` | `{"role", "content": [{"text"}]}` messages |
+//! | `messages` | `{"role", "content": [{"text"}]}` messages; consecutive turns of one role become one message with one `text` block per turn, in order, and a conversation that starts with the assistant gets a user turn ([`LEADING_USER_TURN`]) first, as Converse takes only alternating turns that start with the user's; each change is a note in [`ModelResponse::notes`] |
 //! | `tools` | `"toolConfig": {"tools": [{"toolSpec": {"name", "description", "inputSchema": {"json"}}}]}` |
-//! | `max_tokens`, `temperature`, `top_p`, `stop_sequences` | `inferenceConfig`'s `maxTokens`, `temperature`, `topP`, `stopSequences` |
+//! | `max_tokens`, `temperature`, `top_p`, `stop_sequences` | `inferenceConfig`'s `maxTokens`, `temperature`, `topP`, `stopSequences`, after [`super::Sampling::fit`] for the model (Claude 4.7+ takes no temperature, `top_p` or `top_k`; Claude 4.1–4.6 take temperature or `top_p`): what is left out is a note |
 //! | `top_k` | `"additionalModelRequestFields": {"top_k"}` for Anthropic's models (an id containing `anthropic.`); unsupported otherwise: an error naming it, before anything is sent |
 //! | `seed` | not sent: Converse has no seed (a seed is passed only where supported) |
-//! | `response_format` | a forced tool: a `toolSpec` `{"name", "description": "Record the answer.", "inputSchema": {"json"}}` after the other tools, and `"toolChoice": {"tool": {"name"}}` |
+//! | `response_format` | by the model's family ([`structured_mode`]): `"outputConfig": {"textFormat": {"type": "json_schema", "structure": {"jsonSchema": {"schema": "<the schema as a JSON string>", "name"}}}}`; or a forced tool (a `toolSpec` `{"name", "description": "Record the answer.", "inputSchema": {"json"}}` after the other tools, and `"toolChoice": {"tool": {"name"}}`); or, for the rest, [`prompt_instruction`] appended to the system prompt |
 //!
-//! The answer to a `response_format` is the forced `toolUse`'s input, serialized as
-//! compact JSON, in [`ModelResponse::text`]; that call is not one of the tool calls.
+//! The answer to a `response_format` is the text (`outputConfig`, prompt), or the
+//! forced `toolUse`'s input serialized as compact JSON, in [`ModelResponse::text`];
+//! that call is not one of the tool calls. `stopReason` is kept as Converse says it
+//! (`end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, `guardrail_intervened`,
+//! `content_filtered`, ...); with `guardrail_intervened` or `content_filtered` the text
+//! is what the guardrail or filter put in place of an answer, and
+//! [`ModelResponse::refusal`] is set. Converse reports no reasoning tokens apart, so
+//! [`TokenUsage::reasoning`] is `None`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -34,13 +40,20 @@ use std::time::{Duration, Instant, SystemTime};
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use reqwest::Url;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+
+mod request;
+
+pub use request::{
+    LEADING_USER_TURN, Prepared, StructuredMode, is_anthropic_model, prepare, prompt_instruction,
+    request_body, structured_mode,
+};
 
 use super::settings::AwsCredentials;
 use super::transport::{BodyKind, Posted, Transport, body_kind};
 use super::{
     ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
-    forced_tool, take_forced, unsupported,
+    take_forced,
 };
 use crate::error::{ConnectError, cut};
 use crate::server::label;
@@ -135,7 +148,11 @@ impl Bedrock {
     }
 
     async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ConnectError> {
-        let body = self.body(request)?;
+        let Prepared {
+            body,
+            notes,
+            structured,
+        } = prepare(request)?;
         let url = self.url(&request.model);
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
@@ -187,12 +204,17 @@ impl Bedrock {
         }
         let (value, first_byte) = transport.read_json(response, started, peer).await?;
         drop(permit);
-        let forced = request.response_format.as_ref().map(|f| f.name.as_str());
+        let forced = request
+            .response_format
+            .as_ref()
+            .filter(|_| structured == Some(StructuredMode::ForcedTool))
+            .map(|f| f.name.as_str());
         converse_answer(value, peer, first_byte, started).map(|mut r| {
             let (text, calls) = take_forced(forced, std::mem::take(&mut r.text), r.tool_calls);
             ModelResponse {
                 text,
                 tool_calls: calls,
+                notes,
                 ..r
             }
         })
@@ -235,78 +257,6 @@ pub fn converse_url(base: &Url, model: &str) -> Url {
     // `%` is kept as is by `set_path`, so the encoding above is what is sent.
     url.set_path(&path);
     url
-}
-
-/// Whether `model` is one of Anthropic's on Bedrock (a model id, an inference profile
-/// such as `us.anthropic.…`, or an ARN naming one), which take `top_k`.
-pub fn is_anthropic_model(model: &str) -> bool {
-    model.contains("anthropic.")
-}
-
-/// The Converse body for `request`.
-pub fn request_body(request: &ModelRequest) -> Result<Value, ConnectError> {
-    let forced = forced_tool(ProviderKind::Bedrock, request)?;
-    let sampling = &request.sampling;
-    let top_k = match sampling.top_k {
-        Some(k) if is_anthropic_model(&request.model) => Some(k),
-        Some(_) => return Err(unsupported(ProviderKind::Bedrock, "top_k")),
-        None => None,
-    };
-    let mut body = Map::new();
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .map(|m| json!({"role": m.role.name(), "content": [{"text": m.content}]}))
-        .collect();
-    body.insert("messages".into(), Value::Array(messages));
-    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
-        body.insert("system".into(), json!([{"text": system}]));
-    }
-    let mut config = Map::new();
-    if let Some(n) = sampling.max_tokens {
-        config.insert("maxTokens".into(), json!(n));
-    }
-    if let Some(t) = sampling.temperature {
-        config.insert("temperature".into(), json!(t));
-    }
-    if let Some(p) = sampling.top_p {
-        config.insert("topP".into(), json!(p));
-    }
-    if !sampling.stop_sequences.is_empty() {
-        config.insert("stopSequences".into(), json!(sampling.stop_sequences));
-    }
-    if !config.is_empty() {
-        body.insert("inferenceConfig".into(), Value::Object(config));
-    }
-    let mut tools: Vec<Value> = request
-        .tools
-        .iter()
-        .map(|tool| {
-            let mut spec = Map::new();
-            spec.insert("name".into(), json!(tool.name));
-            if let Some(description) = tool.description.as_deref().filter(|d| !d.is_empty()) {
-                spec.insert("description".into(), json!(description));
-            }
-            spec.insert("inputSchema".into(), json!({"json": tool.parameters}));
-            json!({"toolSpec": spec})
-        })
-        .collect();
-    if let Some(format) = forced {
-        tools.push(
-            json!({"toolSpec": {"name": format.name, "description": "Record the answer.",
-            "inputSchema": {"json": format.schema}}}),
-        );
-        body.insert(
-            "toolConfig".into(),
-            json!({"tools": tools, "toolChoice": {"tool": {"name": format.name}}}),
-        );
-    } else if !tools.is_empty() {
-        body.insert("toolConfig".into(), json!({"tools": tools}));
-    }
-    if let Some(k) = top_k {
-        body.insert("additionalModelRequestFields".into(), json!({"top_k": k}));
-    }
-    Ok(Value::Object(body))
 }
 
 /// The SigV4 headers (`authorization`, `x-amz-date`, and `x-amz-security-token` with a
@@ -369,6 +319,15 @@ pub fn sigv4_headers(
         .collect()
 }
 
+/// Whether a stop reason says the text is not the model's answer but what a guardrail
+/// or a content filter put in its place (`guardrail_intervened`, `content_filtered`).
+pub fn blocked(stop_reason: Option<&str>) -> bool {
+    matches!(
+        stop_reason,
+        Some("guardrail_intervened" | "content_filtered")
+    )
+}
+
 /// A Converse answer: `output.message.content` (`text` and `toolUse` blocks),
 /// `stopReason`, `usage`.
 fn converse_answer(
@@ -409,8 +368,9 @@ fn converse_answer(
             input: u["inputTokens"].as_u64(),
             output: u["outputTokens"].as_u64(),
         });
+    let stop_reason = value["stopReason"].as_str().map(str::to_owned);
     Ok(ModelResponse {
-        refusal: false,
+        refusal: blocked(stop_reason.as_deref()) && tool_calls.is_empty(),
         notes: Vec::new(),
         text,
         tool_calls,
@@ -419,7 +379,7 @@ fn converse_answer(
             first_byte,
             total: started.elapsed(),
         },
-        stop_reason: value["stopReason"].as_str().map(str::to_owned),
+        stop_reason,
         raw: vec![value],
         events: 1,
     })
