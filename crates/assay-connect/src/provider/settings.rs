@@ -84,8 +84,9 @@ impl fmt::Debug for Secret {
 pub struct ProviderSettings {
     /// Which provider.
     pub kind: ProviderKind,
-    /// The endpoint: the environment variable of [`ProviderKind::endpoint_env`], else
-    /// `base_url` in `assay.toml`, else the provider's default.
+    /// The endpoint: the environment variable of [`ProviderKind::endpoint_env`] (for
+    /// Bedrock, `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`, then AWS's general
+    /// `AWS_ENDPOINT_URL`), else `base_url` in `assay.toml`, else the provider's default.
     pub base_url: Url,
     /// The key, from the environment variable `assay.toml` names in `api_key_env`, else
     /// the provider's own ([`ProviderKind::key_env`]).
@@ -120,7 +121,14 @@ impl ProviderSettings {
         let region = get("AWS_REGION")
             .or_else(|| get("AWS_DEFAULT_REGION"))
             .or_else(|| config.and_then(|c| c.region.clone()));
+        // AWS's service-specific endpoint variable wins over its general one.
+        let aws_endpoint = || {
+            (kind == ProviderKind::Bedrock)
+                .then(|| get("AWS_ENDPOINT_URL"))
+                .flatten()
+        };
         let endpoint = get(kind.endpoint_env())
+            .or_else(aws_endpoint)
             .or_else(|| config.and_then(|c| c.base_url.clone()))
             .unwrap_or_else(|| kind.default_endpoint(region.as_deref()));
         let endpoint = match kind {
@@ -228,6 +236,18 @@ mod tests {
             bedrock.base_url.as_str(),
             "https://bedrock-runtime.eu-west-1.amazonaws.com/"
         );
+        let mut aws = env.clone();
+        aws.insert("AWS_ENDPOINT_URL".into(), "http://127.0.0.1:4566".into());
+        let bedrock = ProviderSettings::resolve(ProviderKind::Bedrock, &aws, None).unwrap();
+        assert_eq!(bedrock.base_url.as_str(), "http://127.0.0.1:4566/");
+        aws.insert(
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME".into(),
+            "http://127.0.0.1:4567".into(),
+        );
+        let bedrock = ProviderSettings::resolve(ProviderKind::Bedrock, &aws, None).unwrap();
+        assert_eq!(bedrock.base_url.as_str(), "http://127.0.0.1:4567/");
+        let openai = ProviderSettings::resolve(ProviderKind::Openai, &aws, None).unwrap();
+        assert_eq!(openai.base_url.as_str(), "http://127.0.0.1:9999/v1");
         let anthropic = ProviderSettings::resolve(ProviderKind::Anthropic, &env, None).unwrap();
         let e = anthropic.require_key().unwrap_err();
         assert_eq!(

@@ -802,3 +802,33 @@ async fn captured_requests_match_botocores_model() {
     }
     assert_eq!(captured, models.len() * 7);
 }
+
+/// A 403 leads with the service's message; only a refused credential names the key.
+#[tokio::test]
+async fn a_403_says_what_bedrock_said() {
+    let fake = FakeBedrock::start().await;
+    fake.script(Reply::error(
+        403,
+        "You don't have access to the model with the specified model ID.",
+    ));
+    let e = bearer(&fake)
+        .complete(&ask(CLAUDE, "hi"))
+        .await
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("403") && text.contains(": You don't have access to the model"),
+        "{text}"
+    );
+    assert!(text.contains("lack access"), "{text}");
+    assert!(!text.contains("AWS_BEARER_TOKEN_BEDROCK"), "{text}");
+    fake.expect_bearer("another-key");
+    let e = bearer(&fake)
+        .complete(&ask(CLAUDE, "hi"))
+        .await
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("Authentication failed"), "{text}");
+    assert!(text.contains("check AWS_BEARER_TOKEN_BEDROCK"), "{text}");
+    assert!(!text.contains(TOKEN), "{text}");
+}

@@ -119,6 +119,16 @@ impl Bedrock {
         converse_url(&self.inner.settings.base_url, model)
     }
 
+    /// The variables the credentials of a call come from, for errors.
+    fn key_vars(&self) -> &'static str {
+        match self.inner.auth {
+            Auth::SigV4(_) => {
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and the region they sign for)"
+            }
+            _ => "AWS_BEARER_TOKEN_BEDROCK",
+        }
+    }
+
     /// Whether calls are signed with SigV4 (rather than sent with the API key).
     pub fn signs(&self) -> bool {
         matches!(self.inner.auth, Auth::SigV4(_))
@@ -193,7 +203,8 @@ impl Bedrock {
             permit,
         } = transport
             .post_json_held(url, headers, &body, None, peer)
-            .await?;
+            .await
+            .map_err(|e| explain_refusal(e, self.key_vars()))?;
         if !matches!(
             body_kind(response.headers()),
             BodyKind::Json | BodyKind::Unlabelled
@@ -317,6 +328,57 @@ pub fn sigv4_headers(
             Ok((name, value))
         })
         .collect()
+}
+
+/// A `403` as Bedrock means it: the service's own message first. Bedrock answers 403
+/// both for credentials it does not take (`UnrecognizedClientException`, a signature
+/// that does not match, a bad API key) and for an account or role without access to
+/// the model (`AccessDeniedException`); only the first is about the key.
+fn explain_refusal(error: ConnectError, key_vars: &str) -> ConnectError {
+    let ConnectError::Status {
+        server,
+        status: 403,
+        body,
+        attempts,
+    } = error
+    else {
+        return error;
+    };
+    // The transport puts a word about the key before the body: keep the body.
+    let raw = body
+        .find('{')
+        .map_or(body.as_str(), |at| &body[at..])
+        .trim();
+    let message = serde_json::from_str::<Value>(raw)
+        .ok()
+        .and_then(|v| {
+            v.get("message")
+                .or_else(|| v.get("Message"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| raw.to_owned());
+    let lower = message.to_ascii_lowercase();
+    let about_key = [
+        "security token",
+        "signature",
+        "api key",
+        "authentication",
+        "credential",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
+    let hint = if about_key {
+        format!("the credentials were refused: check {key_vars}")
+    } else {
+        "the credentials were accepted but lack access: check that this account or role may invoke this model in this region (model access in the Bedrock console, IAM bedrock:InvokeModel)".to_owned()
+    };
+    ConnectError::Status {
+        server,
+        status: 403,
+        body: format!("{message} ({hint})"),
+        attempts,
+    }
 }
 
 /// Whether a stop reason says the text is not the model's answer but what a guardrail
