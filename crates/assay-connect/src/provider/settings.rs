@@ -92,10 +92,13 @@ pub struct ProviderSettings {
     /// the provider's own ([`ProviderKind::key_env`]).
     pub api_key: Option<Secret>,
     /// Bedrock's region (`AWS_REGION`, else `AWS_DEFAULT_REGION`, else `region` in
-    /// `assay.toml`).
+    /// `assay.toml`; past these, the AWS profile's, read on the first call).
     pub region: Option<String>,
     /// The standard AWS variables, for Bedrock's SigV4 signing when there is no bearer key.
     pub aws: Option<AwsCredentials>,
+    /// Where Bedrock looks for AWS credentials and its region past the variables above
+    /// (profiles, web identity, container and instance roles); `None` for the others.
+    pub aws_sources: Option<crate::provider::bedrock::AwsSources>,
 }
 
 /// AWS credentials for SigV4.
@@ -129,8 +132,15 @@ impl ProviderSettings {
         };
         let endpoint = get(kind.endpoint_env())
             .or_else(aws_endpoint)
-            .or_else(|| config.and_then(|c| c.base_url.clone()))
-            .unwrap_or_else(|| kind.default_endpoint(region.as_deref()));
+            .or_else(|| config.and_then(|c| c.base_url.clone()));
+        let aws_sources = (kind == ProviderKind::Bedrock).then(|| {
+            crate::provider::bedrock::AwsSources::from_env(
+                env,
+                config.and_then(|c| c.profile.as_deref()),
+                endpoint.is_none(),
+            )
+        });
+        let endpoint = endpoint.unwrap_or_else(|| kind.default_endpoint(region.as_deref()));
         let endpoint = match kind {
             ProviderKind::Ollama => ollama_host(&endpoint),
             // A URL without a scheme means http, as `OLLAMA_HOST` taught people to write.
@@ -161,6 +171,7 @@ impl ProviderSettings {
             api_key,
             region,
             aws,
+            aws_sources,
         })
     }
 

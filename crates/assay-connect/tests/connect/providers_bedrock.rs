@@ -4,7 +4,7 @@
 //! SigV4 whose signature the fake recomputes), retries, timeouts, the fake's own
 //! refusals; turns merged, sampling fitted per model, the judge's structured verdict
 //! on every family, stop reasons, and captured requests checked against botocore's
-//! service model.
+//! service model. AWS profiles and the rest of the credential chain: [`credentials`].
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -22,6 +22,9 @@ use assay_testkit::providers::Reply;
 use assay_testkit::providers::bedrock::{FakeBedrock, ServiceModel, parse_sigv4};
 use serde_json::{Value, json};
 
+#[cfg(unix)]
+mod credentials;
+
 const TOKEN: &str = "bedrock-api-key-0123456789";
 const ACCESS_KEY_ID: &str = "AKIAFAKEEXAMPLE12345";
 const SECRET: &str = "fake/secret+access+key/0123456789abcdefABCD";
@@ -37,6 +40,8 @@ fn provider(fake: &FakeBedrock, vars: &[(&str, &str)]) -> Bedrock {
         "AWS_ENDPOINT_URL_BEDROCK_RUNTIME".to_owned(),
         fake.base_url(),
     );
+    // Nothing leaves 127.0.0.1: no instance metadata service (and no HOME, so no profile).
+    env.insert("AWS_EC2_METADATA_DISABLED".to_owned(), "true".to_owned());
     let settings = ProviderSettings::resolve(ProviderKind::Bedrock, &env, None).unwrap();
     let options = HttpOptions {
         retry: RetryPolicy {

@@ -9,11 +9,14 @@
 //!
 //! **Credentials**, in order: a Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`) is sent as
 //! `Authorization: Bearer {key}`; else the standard AWS variables (`AWS_ACCESS_KEY_ID`,
-//! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`) sign the request with SigV4 for the
-//! service `bedrock` in the region (`AWS_REGION`, `AWS_DEFAULT_REGION`, `region` in
-//! `assay.toml`, else the one in a `bedrock-runtime.{region}.amazonaws.com` endpoint),
-//! with the AWS SDK's own signer (`aws-sigv4`); with neither, the call is an error that
-//! names both ways.
+//! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`), else what the AWS SDK's providers find
+//! ([`credentials`]: the shared profile, web identity, container and instance roles)
+//! sign the request with SigV4 for the service `bedrock` in the region (`AWS_REGION`,
+//! `AWS_DEFAULT_REGION`, `region` in `assay.toml`, the profile's `region`, else the one
+//! in a `bedrock-runtime.{region}.amazonaws.com` endpoint), with the AWS SDK's own
+//! signer (`aws-sigv4`); when nothing is found, the call is an error that lists what
+//! was tried. With the default endpoint, a region found only in the profile also picks
+//! the endpoint (`https://bedrock-runtime.{region}.amazonaws.com`).
 //!
 //! | [`ModelRequest`] | request |
 //! |---|---|
@@ -41,8 +44,12 @@ use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, si
 use reqwest::Url;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
+use tokio::sync::OnceCell;
 
+pub mod credentials;
 mod request;
+
+pub use credentials::{AwsSources, ProfileOrigin, WebIdentity};
 
 pub use request::{
     LEADING_USER_TURN, Prepared, StructuredMode, is_anthropic_model, prepare, prompt_instruction,
@@ -64,14 +71,19 @@ use crate::{BoxFuture, with_timeout};
 const SERVICE: &str = "bedrock";
 
 /// How a call authenticates.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Auth {
     /// `Authorization: Bearer` with the Bedrock API key.
     Bearer,
-    /// SigV4 with these credentials.
-    SigV4(AwsCredentials),
-    /// Nothing to authenticate with: calls fail with an error naming both ways.
-    Missing,
+    /// SigV4 with what the credential chain finds (the environment keys first).
+    SigV4(Box<credentials::Chain>),
+}
+
+/// Where calls go and the region they are signed for, settled on the first call.
+#[derive(Debug)]
+struct Place {
+    base_url: Url,
+    region: Option<String>,
 }
 
 /// AWS Bedrock's Converse API.
@@ -86,47 +98,50 @@ pub struct Bedrock {
 struct Inner {
     settings: ProviderSettings,
     auth: Auth,
+    place: OnceCell<Place>,
     peer: String,
     transport: Transport,
 }
 
 impl Bedrock {
-    /// The provider for `settings`, reached through `transport`. A refused SigV4 key
-    /// names `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`; a refused API key names
+    /// The provider for `settings`, reached through `transport`. Nothing is read or
+    /// reached here: the credential chain and a region from the AWS profile are found on
+    /// the first call. A refused SigV4 key names where it came from (`AWS_ACCESS_KEY_ID`
+    /// and `AWS_SECRET_ACCESS_KEY`, the profile, ...); a refused API key names
     /// `AWS_BEARER_TOKEN_BEDROCK`.
     pub fn new(settings: ProviderSettings, transport: Transport) -> Bedrock {
-        let (auth, transport) = match (&settings.api_key, &settings.aws) {
-            (Some(_), _) => (Auth::Bearer, transport),
-            (None, Some(credentials)) => (
-                Auth::SigV4(credentials.clone()),
-                transport.with_key_env(Some("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")),
-            ),
-            (None, None) => (Auth::Missing, transport),
+        let (auth, transport) = match &settings.api_key {
+            Some(_) => (Auth::Bearer, transport),
+            None => {
+                let sources = settings
+                    .aws_sources
+                    .clone()
+                    .unwrap_or_else(|| AwsSources::from_env(&Default::default(), None, false));
+                (
+                    Auth::SigV4(Box::new(credentials::Chain::new(
+                        settings.aws.clone(),
+                        sources,
+                    ))),
+                    transport.with_key_env(Some("the AWS credentials")),
+                )
+            }
         };
         let peer = format!("bedrock ({})", label(&settings.base_url));
         Bedrock {
             inner: Arc::new(Inner {
                 settings,
                 auth,
+                place: OnceCell::new(),
                 peer,
                 transport,
             }),
         }
     }
 
-    /// The url a call to `model` goes to.
+    /// The url a call to `model` goes to with the configured endpoint (a region found
+    /// only in the AWS profile changes the default endpoint on the first call).
     pub fn url(&self, model: &str) -> Url {
         converse_url(&self.inner.settings.base_url, model)
-    }
-
-    /// The variables the credentials of a call come from, for errors.
-    fn key_vars(&self) -> &'static str {
-        match self.inner.auth {
-            Auth::SigV4(_) => {
-                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and the region they sign for)"
-            }
-            _ => "AWS_BEARER_TOKEN_BEDROCK",
-        }
     }
 
     /// Whether calls are signed with SigV4 (rather than sent with the API key).
@@ -139,22 +154,36 @@ impl Bedrock {
         request_body(request)
     }
 
-    /// The region SigV4 signs for.
-    fn region(&self) -> Result<String, ConnectError> {
-        if let Some(region) = &self.inner.settings.region {
-            return Ok(region.clone());
-        }
-        let host = self.inner.settings.base_url.host_str().unwrap_or_default();
-        let mut parts = host.split('.');
-        if let (Some(service), Some(region)) = (parts.next(), parts.next())
-            && service.starts_with("bedrock-runtime")
-            && host.ends_with(".amazonaws.com")
-        {
-            return Ok(region.to_owned());
-        }
-        Err(ConnectError::config(
-            "bedrock signs its requests for a region: set AWS_REGION",
-        ))
+    /// The endpoint and the region, settled once: the region of the settings, else the
+    /// AWS profile's `region` (read only when the settings have none), else the one in a
+    /// `bedrock-runtime.{region}.amazonaws.com` endpoint. With the default endpoint, a
+    /// region from the profile picks the endpoint too.
+    async fn place(&self) -> Result<&Place, ConnectError> {
+        let settings = &self.inner.settings;
+        self.inner
+            .place
+            .get_or_try_init(|| async {
+                let mut base_url = settings.base_url.clone();
+                let mut region = settings.region.clone();
+                if region.is_none()
+                    && let Some(sources) = &settings.aws_sources
+                {
+                    region = sources.profile_region().await;
+                    if let Some(r) = region.as_deref()
+                        && sources.endpoint_is_default
+                    {
+                        let default = settings.kind.default_endpoint(Some(r));
+                        base_url = Url::parse(&default).map_err(|e| {
+                            ConnectError::config(format!(
+                                "the bedrock endpoint `{default}` for the AWS profile's region is not a url: {e}"
+                            ))
+                        })?;
+                    }
+                }
+                let region = region.or_else(|| host_region(&base_url));
+                Ok(Place { base_url, region })
+            })
+            .await
     }
 
     async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ConnectError> {
@@ -163,10 +192,11 @@ impl Bedrock {
             notes,
             structured,
         } = prepare(request)?;
-        let url = self.url(&request.model);
+        let place = self.place().await?;
+        let url = converse_url(&place.base_url, &request.model);
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
-        match &self.inner.auth {
+        let key_vars: Arc<str> = match &self.inner.auth {
             Auth::Bearer => {
                 let key = self.inner.settings.require_key()?;
                 let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
@@ -177,24 +207,26 @@ impl Bedrock {
                     })?;
                 value.set_sensitive(true);
                 headers.insert(AUTHORIZATION, value);
+                Arc::from("AWS_BEARER_TOKEN_BEDROCK")
             }
-            Auth::SigV4(credentials) => {
+            Auth::SigV4(chain) => {
+                let region = place.region.as_deref().ok_or_else(|| {
+                    ConnectError::config(
+                        "bedrock signs its requests for a region: set AWS_REGION, `region` in [providers.bedrock], or `region` in the AWS profile",
+                    )
+                })?;
+                let found = chain.credentials(region).await?;
                 // The transport sends `serde_json::to_vec(&body)`: sign those bytes.
                 let bytes = serde_json::to_vec(&body)
                     .map_err(|e| ConnectError::config(format!("cannot encode the request: {e}")))?;
-                let region = self.region()?;
                 for (name, value) in
-                    sigv4_headers(credentials, &region, &url, &bytes, SystemTime::now())?
+                    sigv4_headers(&found.credentials, region, &url, &bytes, SystemTime::now())?
                 {
                     headers.insert(name, value);
                 }
+                Arc::from(format!("{} (and the region they sign for)", found.source))
             }
-            Auth::Missing => {
-                return Err(ConnectError::config(
-                    "bedrock needs credentials: set AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials) to sign with SigV4",
-                ));
-            }
-        }
+        };
         let transport = &self.inner.transport;
         let peer = self.inner.peer.as_str();
         let Posted {
@@ -204,7 +236,7 @@ impl Bedrock {
         } = transport
             .post_json_held(url, headers, &body, None, peer)
             .await
-            .map_err(|e| explain_refusal(e, self.key_vars()))?;
+            .map_err(|e| explain_refusal(e, &key_vars))?;
         if !matches!(
             body_kind(response.headers()),
             BodyKind::Json | BodyKind::Unlabelled
@@ -268,6 +300,20 @@ pub fn converse_url(base: &Url, model: &str) -> Url {
     // `%` is kept as is by `set_path`, so the encoding above is what is sent.
     url.set_path(&path);
     url
+}
+
+/// The region in a `bedrock-runtime[-fips].{region}.amazonaws.com` endpoint.
+fn host_region(url: &Url) -> Option<String> {
+    let host = url.host_str()?;
+    let mut parts = host.split('.');
+    match (parts.next(), parts.next()) {
+        (Some(service), Some(region))
+            if service.starts_with("bedrock-runtime") && host.ends_with(".amazonaws.com") =>
+        {
+            Some(region.to_owned())
+        }
+        _ => None,
+    }
 }
 
 /// The SigV4 headers (`authorization`, `x-amz-date`, and `x-amz-security-token` with a
