@@ -43,6 +43,7 @@ use serde_json::{Value, json};
 use super::reply::{Outcome, Reply, State, last_user_text, word_count};
 use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, serve};
 
+pub mod container;
 pub mod shapes;
 pub mod sigv4;
 
