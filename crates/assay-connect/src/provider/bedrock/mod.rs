@@ -84,6 +84,8 @@ enum Auth {
 struct Place {
     base_url: Url,
     region: Option<String>,
+    /// How errors name the endpoint: `bedrock (host)`.
+    peer: String,
 }
 
 /// AWS Bedrock's Converse API.
@@ -181,7 +183,12 @@ impl Bedrock {
                     }
                 }
                 let region = region.or_else(|| host_region(&base_url));
-                Ok(Place { base_url, region })
+                let peer = format!("bedrock ({})", label(&base_url));
+                Ok(Place {
+                    base_url,
+                    region,
+                    peer,
+                })
             })
             .await
     }
@@ -228,7 +235,7 @@ impl Bedrock {
             }
         };
         let transport = &self.inner.transport;
-        let peer = self.inner.peer.as_str();
+        let peer = place.peer.as_str();
         let Posted {
             response,
             started,
