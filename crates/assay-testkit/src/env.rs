@@ -21,7 +21,7 @@ use std::process::Command;
 /// Every variable Assay reads to find a provider, its key, the judge or a server.
 /// `crates/assay-cli/tests/env.rs` checks that every such name in the providers' and
 /// the settings' sources is here.
-pub const VARIABLES: [&str; 32] = [
+pub const VARIABLES: [&str; 36] = [
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "OPENAI_ORG_ID",
@@ -52,6 +52,10 @@ pub const VARIABLES: [&str; 32] = [
     "AWS_SHARED_CREDENTIALS_FILE",
     "AWS_WEB_IDENTITY_TOKEN_FILE",
     "AWS_ROLE_ARN",
+    "AWS_ROLE_SESSION_NAME",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_EC2_METADATA_DISABLED",
     "ASSAY_SERVER",
     "ASSAY_JUDGE",
 ];
@@ -61,12 +65,6 @@ pub const VARIABLES: [&str; 32] = [
 /// turns off the EC2 instance metadata service and container credentials.
 pub fn isolate<'c>(cmd: &'c mut Command, scratch: &Path) -> &'c mut Command {
     for var in VARIABLES {
-        cmd.env_remove(var);
-    }
-    for var in [
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    ] {
         cmd.env_remove(var);
     }
     cmd.env("HF_HOME", scratch.join("no-hf-home"))

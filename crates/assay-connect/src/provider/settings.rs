@@ -89,8 +89,9 @@ impl fmt::Debug for Secret {
 pub struct ProviderSettings {
     /// Which provider.
     pub kind: ProviderKind,
-    /// The endpoint: the environment variable of [`ProviderKind::endpoint_env`], else
-    /// `base_url` in `assay.toml`, else the provider's default.
+    /// The endpoint: the environment variable of [`ProviderKind::endpoint_env`] (for
+    /// Bedrock, `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`, then AWS's general
+    /// `AWS_ENDPOINT_URL`), else `base_url` in `assay.toml`, else the provider's default.
     pub base_url: Url,
     /// The key, from the environment variable `assay.toml` names in `api_key_env`, else
     /// the provider's own ([`ProviderKind::key_env`]).
@@ -99,7 +100,7 @@ pub struct ProviderSettings {
     /// `Authorization: Bearer`; read for Anthropic only.
     pub auth_token: Option<Secret>,
     /// Bedrock's region (`AWS_REGION`, else `AWS_DEFAULT_REGION`, else `region` in
-    /// `assay.toml`).
+    /// `assay.toml`; past these, the AWS profile's, read on the first call).
     pub region: Option<String>,
     /// The standard AWS variables, for Bedrock's SigV4 signing when there is no bearer key.
     pub aws: Option<AwsCredentials>,
@@ -109,6 +110,9 @@ pub struct ProviderSettings {
     /// OpenAI-compatible endpoints: what `assay.toml` and the environment say about the
     /// shape of the request beyond url and key.
     pub chat: ChatSettings,
+    /// Where Bedrock looks for AWS credentials and its region past the variables above
+    /// (profiles, web identity, container and instance roles); `None` for the others.
+    pub aws_sources: Option<crate::provider::bedrock::AwsSources>,
 }
 
 /// How an OpenAI-compatible endpoint (OpenAI, Azure OpenAI, Hugging Face, any
@@ -151,15 +155,29 @@ impl ProviderSettings {
         let region = get("AWS_REGION")
             .or_else(|| get("AWS_DEFAULT_REGION"))
             .or_else(|| config.and_then(|c| c.region.clone()));
+        // AWS's service-specific endpoint variable wins over its general one.
+        let aws_endpoint = || {
+            (kind == ProviderKind::Bedrock)
+                .then(|| get("AWS_ENDPOINT_URL"))
+                .flatten()
+        };
         let endpoint = get(kind.endpoint_env())
+            .or_else(aws_endpoint)
             .or_else(|| {
                 // The Azure SDKs' own variable, when OpenAI's is not set.
                 (kind == ProviderKind::Openai)
                     .then(|| get("AZURE_OPENAI_ENDPOINT"))
                     .flatten()
             })
-            .or_else(|| config.and_then(|c| c.base_url.clone()))
-            .unwrap_or_else(|| kind.default_endpoint(region.as_deref()));
+            .or_else(|| config.and_then(|c| c.base_url.clone()));
+        let aws_sources = (kind == ProviderKind::Bedrock).then(|| {
+            crate::provider::bedrock::AwsSources::from_env(
+                env,
+                config.and_then(|c| c.profile.as_deref()),
+                endpoint.is_none(),
+            )
+        });
+        let endpoint = endpoint.unwrap_or_else(|| kind.default_endpoint(region.as_deref()));
         let endpoint = match kind {
             ProviderKind::Ollama => ollama_host(&endpoint),
             // A URL without a scheme means http, as `OLLAMA_HOST` taught people to write.
@@ -203,6 +221,7 @@ impl ProviderSettings {
             aws,
             key_source,
             chat,
+            aws_sources,
         })
     }
 
@@ -388,6 +407,18 @@ mod tests {
             bedrock.base_url.as_str(),
             "https://bedrock-runtime.eu-west-1.amazonaws.com/"
         );
+        let mut aws = env.clone();
+        aws.insert("AWS_ENDPOINT_URL".into(), "http://127.0.0.1:4566".into());
+        let bedrock = ProviderSettings::resolve(ProviderKind::Bedrock, &aws, None).unwrap();
+        assert_eq!(bedrock.base_url.as_str(), "http://127.0.0.1:4566/");
+        aws.insert(
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME".into(),
+            "http://127.0.0.1:4567".into(),
+        );
+        let bedrock = ProviderSettings::resolve(ProviderKind::Bedrock, &aws, None).unwrap();
+        assert_eq!(bedrock.base_url.as_str(), "http://127.0.0.1:4567/");
+        let openai = ProviderSettings::resolve(ProviderKind::Openai, &aws, None).unwrap();
+        assert_eq!(openai.base_url.as_str(), "http://127.0.0.1:9999/v1");
         let anthropic = ProviderSettings::resolve(ProviderKind::Anthropic, &env, None).unwrap();
         let e = anthropic.require_key().unwrap_err();
         assert_eq!(

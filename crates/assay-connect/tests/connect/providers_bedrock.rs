@@ -1,22 +1,29 @@
 //! The Bedrock provider end to end against `assay-testkit`'s fake Converse API on
 //! 127.0.0.1: answers, tool calls, usage, timings, the exact request mapping (`top_k`
 //! for Anthropic's models only), both ways to authenticate (a Bedrock API key, and
-//! SigV4 whose signature the fake recomputes), retries, timeouts, and the fake's own
-//! refusals.
+//! SigV4 whose signature the fake recomputes), retries, timeouts, the fake's own
+//! refusals; turns merged, sampling fitted per model, the judge's structured verdict
+//! on every family, stop reasons, and captured requests checked against botocore's
+//! service model. AWS profiles and the rest of the credential chain: [`credentials`].
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use assay_connect::provider::bedrock::Bedrock;
+use assay_connect::provider::bedrock::{
+    Bedrock, LEADING_USER_TURN, StructuredMode, structured_mode,
+};
 use assay_connect::provider::transport::Transport;
 use assay_connect::provider::{
     ChatMessage, Limits, ModelRequest, ModelToolCall, Provider, ProviderKind, ProviderSettings,
-    Role, Sampling, ToolDef,
+    ResponseFormat, Role, Sampling, ToolDef,
 };
 use assay_connect::{ConnectError, ErrorKind, HttpOptions, RetryPolicy};
 use assay_testkit::providers::Reply;
-use assay_testkit::providers::bedrock::{FakeBedrock, parse_sigv4};
+use assay_testkit::providers::bedrock::{FakeBedrock, ServiceModel, parse_sigv4};
 use serde_json::{Value, json};
+
+#[cfg(unix)]
+mod credentials;
 
 const TOKEN: &str = "bedrock-api-key-0123456789";
 const ACCESS_KEY_ID: &str = "AKIAFAKEEXAMPLE12345";
@@ -33,6 +40,8 @@ fn provider(fake: &FakeBedrock, vars: &[(&str, &str)]) -> Bedrock {
         "AWS_ENDPOINT_URL_BEDROCK_RUNTIME".to_owned(),
         fake.base_url(),
     );
+    // Nothing leaves 127.0.0.1: no instance metadata service (and no HOME, so no profile).
+    env.insert("AWS_EC2_METADATA_DISABLED".to_owned(), "true".to_owned());
     let settings = ProviderSettings::resolve(ProviderKind::Bedrock, &env, None).unwrap();
     let options = HttpOptions {
         retry: RetryPolicy {
@@ -493,4 +502,338 @@ async fn the_fake_refuses_what_the_service_refuses() {
             .unwrap()
             .contains("extraneous key [top_k]")
     );
+}
+
+fn turn(role: Role, content: &str) -> ChatMessage {
+    ChatMessage {
+        role,
+        content: content.into(),
+    }
+}
+
+#[tokio::test]
+async fn consecutive_turns_are_merged_and_a_first_assistant_turn_follows_a_user_turn() {
+    let fake = FakeBedrock::start().await;
+    fake.script(Reply::text("ok"));
+    let mut request = ask(CLAUDE, "unused");
+    request.messages = vec![
+        turn(Role::Assistant, "Welcome! Ask me anything."),
+        turn(Role::User, "first part"),
+        turn(Role::User, "second part"),
+        turn(Role::Assistant, "a"),
+        turn(Role::Assistant, "b"),
+        turn(Role::User, "go on"),
+    ];
+    let response = bearer(&fake).complete(&request).await.unwrap();
+    assert_eq!(response.text, "ok");
+    assert_eq!(
+        fake.last_body()["messages"],
+        json!([
+            {"role": "user", "content": [{"text": LEADING_USER_TURN}]},
+            {"role": "assistant", "content": [{"text": "Welcome! Ask me anything."}]},
+            {"role": "user", "content": [{"text": "first part"}, {"text": "second part"}]},
+            {"role": "assistant", "content": [{"text": "a"}, {"text": "b"}]},
+            {"role": "user", "content": [{"text": "go on"}]},
+        ])
+    );
+    assert_eq!(response.notes.len(), 2, "{:?}", response.notes);
+    assert!(
+        response.notes[0].starts_with("2 turn(s) merged"),
+        "{:?}",
+        response.notes
+    );
+    assert!(
+        response.notes[1].contains("user turn"),
+        "{:?}",
+        response.notes
+    );
+    // Sent as they were, the same turns are refused by the fake, as by the service.
+    let (status, body) = post(
+        &fake,
+        &[("authorization", "Bearer x")],
+        &json!({"messages": [
+            {"role": "user", "content": [{"text": "a"}]},
+            {"role": "user", "content": [{"text": "b"}]}]}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(
+        body["message"].as_str().unwrap().contains("alternate"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn sampling_is_fitted_to_the_model_and_what_is_left_out_is_noted() {
+    let fake = FakeBedrock::start().await;
+    let provider = bearer(&fake);
+    // Claude Opus 4.7 takes no temperature, top_p or top_k.
+    fake.script(Reply::text("ok"));
+    let response = provider
+        .complete(&configured("us.anthropic.claude-opus-4-7"))
+        .await
+        .unwrap();
+    let body = fake.last_body();
+    assert_eq!(
+        body["inferenceConfig"],
+        json!({"maxTokens": 200, "stopSequences": ["STOP"]})
+    );
+    assert!(body.get("additionalModelRequestFields").is_none(), "{body}");
+    let notes = response.notes.join(" | ");
+    for left_out in ["temperature 0.3", "top_p 0.8", "top_k 20"] {
+        assert!(notes.contains(left_out), "{notes}");
+    }
+    // Claude Sonnet 4.5 takes temperature or top_p: temperature is kept.
+    fake.script(Reply::text("ok"));
+    let response = provider
+        .complete(&configured("anthropic.claude-sonnet-4-5-20250929-v1:0"))
+        .await
+        .unwrap();
+    let body = fake.last_body();
+    assert_eq!(body["inferenceConfig"]["temperature"], json!(0.3));
+    assert!(body["inferenceConfig"].get("topP").is_none(), "{body}");
+    assert_eq!(body["additionalModelRequestFields"], json!({"top_k": 20}));
+    assert_eq!(response.notes.len(), 1, "{:?}", response.notes);
+    // Claude 3 takes all three; nothing is noted.
+    fake.script(Reply::text("ok"));
+    let response = provider.complete(&configured(CLAUDE)).await.unwrap();
+    assert!(response.notes.is_empty(), "{:?}", response.notes);
+}
+
+fn verdict_format() -> ResponseFormat {
+    ResponseFormat {
+        name: "verdict".into(),
+        schema: json!({"type": "object",
+            "properties": {"verdict": {"type": "string", "enum": ["pass", "fail"]},
+                "reason": {"type": "string"}},
+            "required": ["verdict", "reason"], "additionalProperties": false}),
+    }
+}
+
+fn judge_request(model: &str) -> ModelRequest {
+    ModelRequest {
+        system: Some("You are a strict judge.".into()),
+        response_format: Some(verdict_format()),
+        sampling: Sampling {
+            temperature: Some(0.0),
+            max_tokens: Some(512),
+            ..Sampling::default()
+        },
+        ..ask(model, "Does the answer say Paris?")
+    }
+}
+
+/// The judge's structured verdict on every family: `outputConfig` for Claude 4.5+, a
+/// forced tool for Claude 3-4.1 and Nova, and a prompt-only JSON verdict for the rest;
+/// each request is one the fake (and botocore's model) takes, and the text is the JSON.
+#[tokio::test]
+async fn the_judge_gets_a_json_verdict_from_every_family() {
+    let fake = FakeBedrock::start().await;
+    let provider = bearer(&fake);
+    let verdict = json!({"verdict": "pass", "reason": "it says Paris"});
+    let cases = [
+        (
+            "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            StructuredMode::OutputConfig,
+        ),
+        (
+            "us.anthropic.claude-opus-4-6-v1",
+            StructuredMode::OutputConfig,
+        ),
+        (CLAUDE, StructuredMode::ForcedTool),
+        ("us.amazon.nova-pro-v1:0", StructuredMode::ForcedTool),
+        (LLAMA, StructuredMode::Prompt),
+        ("mistral.mistral-large-2407-v1:0", StructuredMode::Prompt),
+        ("cohere.command-r-plus-v1:0", StructuredMode::Prompt),
+        ("us.deepseek.r1-v1:0", StructuredMode::Prompt),
+        ("openai.gpt-oss-120b-1:0", StructuredMode::Prompt),
+    ];
+    for (model, mode) in cases {
+        assert_eq!(structured_mode(model), mode, "{model}");
+        fake.script(Reply::structured(verdict.clone()));
+        let response = provider.complete(&judge_request(model)).await.unwrap();
+        let parsed: Value = serde_json::from_str(&response.text)
+            .unwrap_or_else(|e| panic!("{model}: {e}: {}", response.text));
+        assert_eq!(parsed, verdict, "{model}");
+        let body = fake.last_body();
+        let system = body["system"][0]["text"].as_str().unwrap();
+        match mode {
+            StructuredMode::OutputConfig => {
+                let format = &body["outputConfig"]["textFormat"];
+                assert_eq!(format["type"], "json_schema", "{body}");
+                let schema = format["structure"]["jsonSchema"]["schema"]
+                    .as_str()
+                    .unwrap();
+                assert_eq!(
+                    serde_json::from_str::<Value>(schema).unwrap(),
+                    verdict_format().schema
+                );
+                assert!(body.get("toolConfig").is_none(), "{body}");
+                assert_eq!(system, "You are a strict judge.");
+            }
+            StructuredMode::ForcedTool => {
+                assert_eq!(
+                    body["toolConfig"]["toolChoice"],
+                    json!({"tool": {"name": "verdict"}})
+                );
+                assert!(body.get("outputConfig").is_none(), "{body}");
+            }
+            StructuredMode::Prompt => {
+                assert!(body.get("toolConfig").is_none(), "{body}");
+                assert!(body.get("outputConfig").is_none(), "{body}");
+                assert!(
+                    system.starts_with("You are a strict judge.\n\n"),
+                    "{system}"
+                );
+                assert!(
+                    system.contains(&verdict_format().schema.to_string()),
+                    "{system}"
+                );
+            }
+        }
+    }
+    // What the old mapping sent a Llama judge is refused, as by the service.
+    let mut old = fake.last_body();
+    old["toolConfig"] = json!({"tools": [{"toolSpec": {"name": "verdict",
+        "inputSchema": {"json": {"type": "object"}}}}],
+        "toolChoice": {"tool": {"name": "verdict"}}});
+    let (status, body) = post(&fake, &[("authorization", "Bearer x")], &old).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("toolChoice.tool"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn stop_reasons_are_kept_and_a_guardrail_message_is_a_refusal() {
+    let fake = FakeBedrock::start().await;
+    let provider = bearer(&fake);
+    let cases = [
+        ("guardrail_intervened", true, false),
+        ("content_filtered", true, false),
+        ("max_tokens", false, true),
+        ("model_context_window_exceeded", false, true),
+        ("end_turn", false, false),
+        ("stop_sequence", false, false),
+    ];
+    for (stop, refusal, truncated) in cases {
+        fake.script(Reply::text("Sorry, the model cannot answer this.").finish_reason(stop));
+        let response = provider.complete(&ask(CLAUDE, "hi")).await.unwrap();
+        assert_eq!(response.stop_reason.as_deref(), Some(stop));
+        assert_eq!(response.refusal, refusal, "{stop}");
+        assert_eq!(response.truncated(), truncated, "{stop}");
+        assert_eq!(response.text, "Sorry, the model cannot answer this.");
+        assert_eq!(response.usage.unwrap().reasoning, None);
+    }
+}
+
+/// Captured requests, one per feature and model family, each checked against botocore's
+/// service model and taken by the fake.
+#[tokio::test]
+async fn captured_requests_match_botocores_model() {
+    let fake = FakeBedrock::start().await;
+    let provider = bearer(&fake);
+    let models = [
+        CLAUDE,
+        "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "us.anthropic.claude-opus-4-7",
+        "us.amazon.nova-lite-v1:0",
+        LLAMA,
+        "mistral.mistral-large-2407-v1:0",
+        "openai.gpt-oss-20b-1:0",
+    ];
+    let mut captured = 0;
+    for model in models {
+        let anthropic = model.contains("anthropic.");
+        let mut features: Vec<(&str, ModelRequest)> = vec![
+            ("plain", ask(model, "hi")),
+            (
+                "system prompt",
+                ModelRequest {
+                    system: Some("Be brief.".into()),
+                    ..ask(model, "hi")
+                },
+            ),
+            (
+                "history",
+                ModelRequest {
+                    messages: configured(model).messages,
+                    ..ask(model, "hi")
+                },
+            ),
+            (
+                "tools as names",
+                ModelRequest {
+                    tools: vec![ToolDef {
+                        name: "get_weather".into(),
+                        description: None,
+                        parameters: json!({"type": "object"}),
+                    }],
+                    ..ask(model, "hi")
+                },
+            ),
+            (
+                "tools as schemas",
+                ModelRequest {
+                    tools: configured(model).tools,
+                    ..ask(model, "hi")
+                },
+            ),
+            ("judge", judge_request(model)),
+        ];
+        let mut every = configured(model);
+        if !anthropic {
+            every.sampling.top_k = None;
+        }
+        features.push(("every model_config field", every));
+        for (feature, request) in features {
+            fake.script(Reply::structured(
+                json!({"verdict": "pass", "reason": "ok"}),
+            ));
+            provider
+                .complete(&request)
+                .await
+                .unwrap_or_else(|e| panic!("{model} / {feature}: {e}"));
+            let body = fake.last_body();
+            ServiceModel::bedrock_runtime()
+                .validate_input("Converse", &body)
+                .unwrap_or_else(|e| panic!("{model} / {feature}: {e}: {body}"));
+            captured += 1;
+        }
+    }
+    assert_eq!(captured, models.len() * 7);
+}
+
+/// A 403 leads with the service's message; only a refused credential names the key.
+#[tokio::test]
+async fn a_403_says_what_bedrock_said() {
+    let fake = FakeBedrock::start().await;
+    fake.script(Reply::error(
+        403,
+        "You don't have access to the model with the specified model ID.",
+    ));
+    let e = bearer(&fake)
+        .complete(&ask(CLAUDE, "hi"))
+        .await
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("403") && text.contains(": You don't have access to the model"),
+        "{text}"
+    );
+    assert!(text.contains("lack access"), "{text}");
+    assert!(!text.contains("AWS_BEARER_TOKEN_BEDROCK"), "{text}");
+    fake.expect_bearer("another-key");
+    let e = bearer(&fake)
+        .complete(&ask(CLAUDE, "hi"))
+        .await
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("Authentication failed"), "{text}");
+    assert!(text.contains("check AWS_BEARER_TOKEN_BEDROCK"), "{text}");
+    assert!(!text.contains(TOKEN), "{text}");
 }

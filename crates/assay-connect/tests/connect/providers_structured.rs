@@ -445,7 +445,7 @@ async fn the_bedrock_fake_refuses_malformed_tool_choices() {
         ),
         (
             json!({"auto": {}, "tool": {"name": "verdict"}}),
-            "exactly one member",
+            "exactly one of its members set",
         ),
         (json!({"required": {}}), "Unknown field 'required'"),
     ] {

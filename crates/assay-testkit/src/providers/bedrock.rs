@@ -11,12 +11,16 @@
 //!   `x-amz-date`, whose key id, date or region is wrong, or (with
 //!   [`FakeBedrock::expect_sigv4`]) whose signature does not match the one the fake
 //!   computes itself from the secret key;
-//! - `400 ValidationException`: a body that is not JSON, an unknown field, no messages,
-//!   a conversation that does not start with `user` or does not alternate, a role other
-//!   than `user`/`assistant`, empty text, unknown `inferenceConfig` keys or out-of-range
-//!   values, malformed tools (or two of the same name), a `toolChoice` that is not one
-//!   of `{"auto": {}}`, `{"any": {}}`, `{"tool": {"name"}}` or names no tool of
-//!   `toolConfig.tools`, and `additionalModelRequestFields` for a model that is not
+//! - `400 ValidationException`: a body that is not JSON or does not match the input
+//!   shape of Converse in botocore's service model, vendored under
+//!   `data/bedrock/` ([`ServiceModel`]: unknown members, missing required ones, wrong
+//!   types, enum values, unions with other than one member, lengths, ranges and
+//!   patterns such as tool names' `[a-zA-Z0-9_-]+` of 1 to 64 characters); and what the
+//!   model cannot say: a conversation that does not start with `user` or does not
+//!   alternate, a role other than `user`/`assistant`, blank text, two tools of one
+//!   name, a `toolChoice.tool` naming no tool or sent to a model other than Claude 3+
+//!   and Nova, `outputConfig` for a model other than Claude 4.5+ or with a schema that
+//!   is not a JSON object, and `additionalModelRequestFields` for a model that is not
 //!   Anthropic's (the real service passes them to the model, which refuses them);
 //! - `404`: any other path.
 //!
@@ -31,28 +35,21 @@
 
 use std::sync::{Arc, Mutex};
 
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde_json::{Value, json};
 
 use super::reply::{Outcome, Reply, State, last_user_text, word_count};
 use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, serve};
 
+pub mod container;
+pub mod shapes;
 pub mod sigv4;
 
-pub use sigv4::{Malformed, SigV4Header, canonical_request, parse_sigv4, sigv4_signature};
+pub use shapes::ServiceModel;
 
-/// The top-level fields Converse accepts.
-const FIELDS: [&str; 10] = [
-    "messages",
-    "system",
-    "inferenceConfig",
-    "toolConfig",
-    "guardrailConfig",
-    "additionalModelRequestFields",
-    "additionalModelResponseFieldPaths",
-    "promptVariables",
-    "requestMetadata",
-    "performanceConfig",
-];
+pub use sigv4::{Malformed, SigV4Header, canonical_request, parse_sigv4, sigv4_signature};
 
 /// The tool a request forces with `"toolChoice": {"tool": {"name"}}`.
 fn forced_tool(body: &Value) -> Option<&str> {
@@ -378,192 +375,100 @@ fn check_auth(request: &RecordedRequest, auth: &Auth) -> Result<(), String> {
 
 type Checked = Result<(), String>;
 
-/// `1 validation error detected: ...`, Coral's way of saying a value is wrong.
-fn constraint(path: &str, what: &str) -> String {
-    format!("1 validation error detected: Value at '{path}' failed to satisfy constraint: {what}")
-}
-
-/// Checks a Converse body as the service does.
+/// Checks a Converse body as the service does: against the input shape of botocore's
+/// service model ([`ServiceModel`]), then the rules the model cannot express
+/// ([`check_rules`]).
 fn check_body(body: &[u8], model: &str) -> Checked {
     let body: Value =
         serde_json::from_slice(body).map_err(|e| format!("Malformed request body: {e}"))?;
-    let Some(body) = body.as_object() else {
+    if !body.is_object() {
         return Err("Malformed request body: expected an object".to_owned());
-    };
-    for key in body.keys() {
-        if !FIELDS.contains(&key.as_str()) {
-            return Err(format!("Unknown field '{key}' in the request body."));
-        }
     }
-    check_messages(body.get("messages"))?;
-    if let Some(system) = body.get("system") {
-        let ok = system.as_array().is_some_and(|blocks| {
-            blocks.iter().all(|b| {
-                b.get("text")
-                    .and_then(Value::as_str)
-                    .is_some_and(|t| !t.is_empty())
-            })
-        });
-        if !ok {
-            return Err(constraint(
-                "system",
-                "Member must be a list of {\"text\": ...} blocks with non-empty text",
-            ));
-        }
-    }
-    if let Some(config) = body.get("inferenceConfig") {
-        check_inference(config)?;
-    }
-    if let Some(tools) = body.get("toolConfig") {
-        check_tools(tools)?;
-    }
-    if let Some(extra) = body.get("additionalModelRequestFields") {
-        let Some(extra) = extra.as_object() else {
-            return Err(constraint(
-                "additionalModelRequestFields",
-                "Member must be an object",
-            ));
-        };
-        if !model.contains("anthropic.")
-            && let Some(key) = extra.keys().next()
-        {
-            return Err(format!(
-                "The model returned the following errors: Malformed input request: #: extraneous key [{key}] is not permitted, please reformat your input and try again."
-            ));
-        }
-    }
-    Ok(())
+    ServiceModel::bedrock_runtime().validate_input("Converse", &body)?;
+    check_rules(&body, model)
 }
 
-fn check_messages(messages: Option<&Value>) -> Checked {
-    let Some(messages) = messages.and_then(Value::as_array) else {
-        return Err(constraint("messages", "Member must not be null"));
-    };
-    if messages.is_empty() {
-        return Err("A conversation must start with a user message. Try again with a conversation that starts with a user message.".to_owned());
-    }
+const START_WITH_USER: &str = "A conversation must start with a user message. Try again with a conversation that starts with a user message.";
+
+/// The rules Converse enforces beyond its shapes: a conversation of alternating `user`
+/// and `assistant` turns that starts with the user's, no blank text, unique tool names,
+/// a `toolChoice.tool` that names a tool and only for the models that take it (Claude
+/// 3 and later, Nova), `outputConfig` only for the models that take it (Claude 4.5 and
+/// later) with a schema that is a JSON object, and `additionalModelRequestFields` only
+/// for Anthropic's models (the service passes them to the model, which refuses them).
+fn check_rules(body: &Value, model: &str) -> Checked {
+    let messages = body["messages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
     let mut previous = None;
     for (i, message) in messages.iter().enumerate() {
-        let Some(message) = message.as_object() else {
-            return Err(constraint(
-                &format!("messages.{}.member", i + 1),
-                "Member must be an object",
-            ));
-        };
-        if let Some(key) = message.keys().find(|k| *k != "role" && *k != "content") {
-            return Err(format!("Unknown field '{key}' in messages.{i}."));
-        }
-        let role = message
-            .get("role")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let role = message["role"].as_str().unwrap_or_default();
         if role != "user" && role != "assistant" {
             return Err(format!(
-                "1 validation error detected: Value '{role}' at 'messages.{}.member.role' failed to satisfy constraint: Member must satisfy enum value set: [user, assistant]",
-                i + 1
+                "The role '{role}' at messages.{i} is not supported: a conversation holds user and assistant messages; put system instructions in the system field."
             ));
         }
         if i == 0 && role != "user" {
-            return Err("A conversation must start with a user message. Try again with a conversation that starts with a user message.".to_owned());
+            return Err(START_WITH_USER.to_owned());
         }
         if previous == Some(role) {
             return Err("A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.".to_owned());
         }
         previous = Some(role);
-        let Some(content) = message
-            .get("content")
-            .and_then(Value::as_array)
-            .filter(|c| !c.is_empty())
-        else {
-            return Err(constraint(
-                &format!("messages.{}.member.content", i + 1),
-                "Member must have length greater than or equal to 1",
-            ));
-        };
-        for (j, block) in content.iter().enumerate() {
-            let keys: Vec<&String> = block
-                .as_object()
-                .map(|b| b.keys().collect())
-                .unwrap_or_default();
-            if keys.len() != 1 {
-                return Err(format!(
-                    "The content block at messages.{i}.content.{j} must have exactly one member."
-                ));
-            }
-            if let Some(text) = block.get("text") {
-                if text.as_str().is_none_or(|t| t.trim().is_empty()) {
-                    return Err(format!(
-                        "The text field in the ContentBlock object at messages.{i}.content.{j} is blank. Add text to the text field, and try again."
-                    ));
-                }
-            } else if ![
-                "image",
-                "document",
-                "toolUse",
-                "toolResult",
-                "video",
-                "reasoningContent",
-                "cachePoint",
-            ]
-            .contains(&keys[0].as_str())
+        for (j, block) in message["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if block
+                .get("text")
+                .is_some_and(|t| t.as_str().is_none_or(|t| t.trim().is_empty()))
             {
                 return Err(format!(
-                    "Unknown content block '{}' at messages.{i}.content.{j}.",
-                    keys[0]
+                    "The text field in the ContentBlock object at messages.{i}.content.{j} is blank. Add text to the text field, and try again."
                 ));
             }
         }
     }
-    Ok(())
-}
-
-fn check_inference(config: &Value) -> Checked {
-    let Some(config) = config.as_object() else {
-        return Err(constraint("inferenceConfig", "Member must be an object"));
-    };
-    for (key, value) in config {
-        let ok = match key.as_str() {
-            "maxTokens" => value.as_u64().is_some_and(|n| n >= 1),
-            "temperature" | "topP" => value.as_f64().is_some_and(|x| (0.0..=1.0).contains(&x)),
-            "stopSequences" => value.as_array().is_some_and(|s| {
-                s.len() <= 2500 && s.iter().all(|x| x.as_str().is_some_and(|x| !x.is_empty()))
-            }),
-            _ => return Err(format!("Unknown field '{key}' in inferenceConfig.")),
-        };
-        if !ok {
-            return Err(constraint(
-                &format!("inferenceConfig.{key}"),
-                "Member is out of range or of the wrong type",
+    if messages.is_empty() {
+        return Err(START_WITH_USER.to_owned());
+    }
+    check_tools(&body["toolConfig"], model)?;
+    if let Some(format) = body.get("outputConfig").and_then(|c| c.get("textFormat")) {
+        if !takes_output_config(model) {
+            return Err(format!(
+                "The model {model} does not support structured outputs (outputConfig.textFormat). Remove outputConfig and try again."
             ));
         }
+        let schema = format["structure"]["jsonSchema"]["schema"]
+            .as_str()
+            .unwrap_or_default();
+        if !serde_json::from_str::<Value>(schema).is_ok_and(|s| s.is_object()) {
+            return Err(
+                "The JSON schema in outputConfig.textFormat is not a valid JSON object.".to_owned(),
+            );
+        }
+    }
+    if let Some(key) = body["additionalModelRequestFields"]
+        .as_object()
+        .and_then(|extra| extra.keys().next())
+        && !model.contains("anthropic.")
+    {
+        return Err(format!(
+            "The model returned the following errors: Malformed input request: #: extraneous key [{key}] is not permitted, please reformat your input and try again."
+        ));
     }
     Ok(())
 }
 
-fn check_tools(config: &Value) -> Checked {
-    let Some(tools) = config
-        .get("tools")
-        .and_then(Value::as_array)
-        .filter(|t| !t.is_empty())
-    else {
-        return Err(constraint(
-            "toolConfig.tools",
-            "Member must have length greater than or equal to 1",
-        ));
-    };
-    if let Some(key) = config
-        .as_object()
-        .and_then(|c| c.keys().find(|k| *k != "tools" && *k != "toolChoice"))
-    {
-        return Err(format!("Unknown field '{key}' in toolConfig."));
-    }
+/// Unique tool names, and a `toolChoice.tool` naming one of them, for a model that
+/// takes it.
+fn check_tools(config: &Value, model: &str) -> Checked {
     let mut names = Vec::new();
-    for (i, tool) in tools.iter().enumerate() {
-        let path = format!("toolConfig.tools.{}.member.toolSpec", i + 1);
-        let Some(spec) = tool.get("toolSpec").and_then(Value::as_object) else {
-            return Err(constraint(&path, "Member must not be null"));
-        };
-        if let Some(name) = spec.get("name").and_then(Value::as_str) {
+    for tool in config["tools"].as_array().into_iter().flatten() {
+        if let Some(name) = tool["toolSpec"]["name"].as_str() {
             if names.contains(&name) {
                 return Err(format!(
                     "The toolConfig field has duplicate tool names: {name}. Tool names must be unique."
@@ -571,80 +476,52 @@ fn check_tools(config: &Value) -> Checked {
             }
             names.push(name);
         }
-        if let Some(key) = spec
-            .keys()
-            .find(|k| !["name", "description", "inputSchema"].contains(&k.as_str()))
-        {
-            return Err(format!("Unknown field '{key}' in {path}."));
-        }
-        let name_ok = spec.get("name").and_then(Value::as_str).is_some_and(|n| {
-            !n.is_empty()
-                && n.len() <= 64
-                && n.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        });
-        if !name_ok {
-            return Err(constraint(
-                &format!("{path}.name"),
-                "Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+",
-            ));
-        }
-        if spec
-            .get("description")
-            .is_some_and(|d| d.as_str().is_none_or(|d| d.is_empty()))
-        {
-            return Err(constraint(
-                &format!("{path}.description"),
-                "Member must have length greater than or equal to 1",
-            ));
-        }
-        let schema = spec.get("inputSchema").and_then(|s| s.get("json"));
-        if !schema.is_some_and(|s| s.is_object()) {
-            return Err(constraint(
-                &format!("{path}.inputSchema.json"),
-                "Member must not be null",
-            ));
-        }
     }
-    if let Some(choice) = config.get("toolChoice") {
-        check_tool_choice(choice, &names)?;
+    let Some(forced) = forced_tool_of(config) else {
+        return Ok(());
+    };
+    if !takes_forced_tool(model) {
+        return Err(format!(
+            "This model doesn't support the toolConfig.toolChoice.tool field. Remove toolConfig.toolChoice.tool and try again. (model {model})"
+        ));
+    }
+    if !names.contains(&forced) {
+        return Err(format!(
+            "The tool {forced} in toolConfig.toolChoice is not defined in toolConfig.tools. Add the tool to toolConfig.tools and try again."
+        ));
     }
     Ok(())
 }
 
-/// Checks `toolChoice`: exactly one of `auto`, `any` (both `{}`) or `tool`, whose
-/// `name` is one of `names`.
-fn check_tool_choice(choice: &Value, names: &[&str]) -> Checked {
-    let members: Vec<(&String, &Value)> = choice
-        .as_object()
-        .map(|c| c.iter().collect())
-        .unwrap_or_default();
-    let [(kind, value)] = members.as_slice() else {
-        return Err(
-            "The toolConfig.toolChoice field must have exactly one member: auto, any or tool."
-                .to_owned(),
-        );
-    };
-    match kind.as_str() {
-        "auto" | "any" if value.as_object().is_some_and(|v| v.is_empty()) => Ok(()),
-        "auto" | "any" => Err(format!("Unknown field in toolConfig.toolChoice.{kind}.")),
-        "tool" => {
-            let Some(name) = value.get("name").and_then(Value::as_str) else {
-                return Err(constraint(
-                    "toolConfig.toolChoice.tool.name",
-                    "Member must not be null",
-                ));
-            };
-            if names.contains(&name) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "The tool {name} in toolConfig.toolChoice is not defined in toolConfig.tools. Add the tool to toolConfig.tools and try again."
-                ))
-            }
-        }
-        other => Err(format!("Unknown field '{other}' in toolConfig.toolChoice.")),
-    }
+fn forced_tool_of(config: &Value) -> Option<&str> {
+    config["toolChoice"]["tool"]["name"].as_str()
+}
+
+/// The Claude generation and version in a model id, as the fake reads it:
+/// `claude-3-5-sonnet` and `claude-3-haiku` (name after the number), `claude-sonnet-4-5`
+/// and `claude-opus-4-1-2025...` (name before it).
+fn claude(model: &str) -> Option<(u32, u32)> {
+    static CLAUDE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"claude-(?:(?:opus|sonnet|haiku|instant)-)?v?(\d)(?:[-.](\d{1,2}))?(?:\D|$)")
+            .expect("the Claude pattern is valid")
+    });
+    let caps = CLAUDE.captures(model)?;
+    let major = caps[1].parse().ok()?;
+    let minor = caps
+        .get(2)
+        .and_then(|m| m.as_str().parse().ok())
+        .unwrap_or(0);
+    Some((major, minor))
+}
+
+/// Whether Converse takes `toolChoice.tool` for `model`: Claude 3 and later, and Nova.
+fn takes_forced_tool(model: &str) -> bool {
+    model.contains("amazon.nova") || claude(model).is_some_and(|v| v >= (3, 0))
+}
+
+/// Whether Converse takes `outputConfig.textFormat` for `model`: Claude 4.5 and later.
+fn takes_output_config(model: &str) -> bool {
+    claude(model).is_some_and(|v| v >= (4, 5))
 }
 
 #[cfg(test)]
@@ -679,7 +556,7 @@ mod tests {
         assert!(
             check_body(system_role.to_string().as_bytes(), "m")
                 .unwrap_err()
-                .contains("enum value set")
+                .contains("not supported")
         );
         let bad_config = json!({"messages": [{"role": "user", "content": [{"text": "hi"}]}],
             "inferenceConfig": {"topK": 3}});
@@ -694,17 +571,26 @@ mod tests {
                     "inputSchema": {"json": {"type": "object"}}}}], "toolChoice": choice}})
             .to_string()
         };
-        assert!(check_body(choosing(json!({"tool": {"name": "v"}})).as_bytes(), "m").is_ok());
+        let claude = "anthropic.claude-3-haiku-20240307-v1:0";
+        assert!(check_body(choosing(json!({"tool": {"name": "v"}})).as_bytes(), claude).is_ok());
         assert!(check_body(choosing(json!({"any": {}})).as_bytes(), "m").is_ok());
         assert!(
-            check_body(choosing(json!({"tool": {"name": "w"}})).as_bytes(), "m")
+            check_body(
+                choosing(json!({"tool": {"name": "v"}})).as_bytes(),
+                "meta.llama3"
+            )
+            .unwrap_err()
+            .contains("toolChoice.tool")
+        );
+        assert!(
+            check_body(choosing(json!({"tool": {"name": "w"}})).as_bytes(), claude)
                 .unwrap_err()
                 .contains("not defined in toolConfig.tools")
         );
         assert!(
             check_body(choosing(json!({"auto": {}, "any": {}})).as_bytes(), "m")
                 .unwrap_err()
-                .contains("exactly one member")
+                .contains("union")
         );
         assert_eq!(
             forced_tool(&json!({"toolConfig": {"toolChoice": {"tool": {"name": "v"}}}})),

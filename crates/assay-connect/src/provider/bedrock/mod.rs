@@ -9,24 +9,33 @@
 //!
 //! **Credentials**, in order: a Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`) is sent as
 //! `Authorization: Bearer {key}`; else the standard AWS variables (`AWS_ACCESS_KEY_ID`,
-//! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`) sign the request with SigV4 for the
-//! service `bedrock` in the region (`AWS_REGION`, `AWS_DEFAULT_REGION`, `region` in
-//! `assay.toml`, else the one in a `bedrock-runtime.{region}.amazonaws.com` endpoint),
-//! with the AWS SDK's own signer (`aws-sigv4`); with neither, the call is an error that
-//! names both ways.
+//! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`), else what the AWS SDK's providers find
+//! ([`credentials`]: the shared profile, web identity, container and instance roles)
+//! sign the request with SigV4 for the service `bedrock` in the region (`AWS_REGION`,
+//! `AWS_DEFAULT_REGION`, `region` in `assay.toml`, the profile's `region`, else the one
+//! in a `bedrock-runtime.{region}.amazonaws.com` endpoint), with the AWS SDK's own
+//! signer (`aws-sigv4`); when nothing is found, the call is an error that lists what
+//! was tried. With the default endpoint, a region found only in the profile also picks
+//! the endpoint (`https://bedrock-runtime.{region}.amazonaws.com`).
 //!
 //! | [`ModelRequest`] | request |
 //! |---|---|
 //! | `system` | `"system": [{"text"}]` |
-//! | `messages` | `{"role", "content": [{"text"}]}` messages |
+//! | `messages` | `{"role", "content": [{"text"}]}` messages; consecutive turns of one role become one message with one `text` block per turn, in order, and a conversation that starts with the assistant gets a user turn ([`LEADING_USER_TURN`]) first, as Converse takes only alternating turns that start with the user's; each change is a note in [`ModelResponse::notes`] |
 //! | `tools` | `"toolConfig": {"tools": [{"toolSpec": {"name", "description", "inputSchema": {"json"}}}]}` |
-//! | `max_tokens`, `temperature`, `top_p`, `stop_sequences` | `inferenceConfig`'s `maxTokens`, `temperature`, `topP`, `stopSequences` |
+//! | `max_tokens`, `temperature`, `top_p`, `stop_sequences` | `inferenceConfig`'s `maxTokens`, `temperature`, `topP`, `stopSequences`, after [`super::Sampling::fit`] for the model (Claude 4.7+ takes no temperature, `top_p` or `top_k`; Claude 4.1–4.6 take temperature or `top_p`): what is left out is a note |
 //! | `top_k` | `"additionalModelRequestFields": {"top_k"}` for Anthropic's models (an id containing `anthropic.`); unsupported otherwise: an error naming it, before anything is sent |
 //! | `seed` | not sent: Converse has no seed (a seed is passed only where supported) |
-//! | `response_format` | a forced tool: a `toolSpec` `{"name", "description": "Record the answer.", "inputSchema": {"json"}}` after the other tools, and `"toolChoice": {"tool": {"name"}}` |
+//! | `response_format` | by the model's family ([`structured_mode`]): `"outputConfig": {"textFormat": {"type": "json_schema", "structure": {"jsonSchema": {"schema": "<the schema as a JSON string>", "name"}}}}`; or a forced tool (a `toolSpec` `{"name", "description": "Record the answer.", "inputSchema": {"json"}}` after the other tools, and `"toolChoice": {"tool": {"name"}}`); or, for the rest, [`prompt_instruction`] appended to the system prompt |
 //!
-//! The answer to a `response_format` is the forced `toolUse`'s input, serialized as
-//! compact JSON, in [`ModelResponse::text`]; that call is not one of the tool calls.
+//! The answer to a `response_format` is the text (`outputConfig`, prompt), or the
+//! forced `toolUse`'s input serialized as compact JSON, in [`ModelResponse::text`];
+//! that call is not one of the tool calls. `stopReason` is kept as Converse says it
+//! (`end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, `guardrail_intervened`,
+//! `content_filtered`, ...); with `guardrail_intervened` or `content_filtered` the text
+//! is what the guardrail or filter put in place of an answer, and
+//! [`ModelResponse::refusal`] is set. Converse reports no reasoning tokens apart, so
+//! [`TokenUsage::reasoning`] is `None`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -34,13 +43,24 @@ use std::time::{Duration, Instant, SystemTime};
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use reqwest::Url;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+
+pub mod credentials;
+mod request;
+
+pub use credentials::{AwsSources, ProfileOrigin, WebIdentity};
+
+pub use request::{
+    LEADING_USER_TURN, Prepared, StructuredMode, is_anthropic_model, prepare, prompt_instruction,
+    request_body, structured_mode,
+};
 
 use super::settings::AwsCredentials;
 use super::transport::{BodyKind, Posted, Transport, body_kind};
 use super::{
     ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
-    forced_tool, take_forced, unsupported,
+    take_forced,
 };
 use crate::error::{ConnectError, cut};
 use crate::server::label;
@@ -51,14 +71,21 @@ use crate::{BoxFuture, with_timeout};
 const SERVICE: &str = "bedrock";
 
 /// How a call authenticates.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Auth {
     /// `Authorization: Bearer` with the Bedrock API key.
     Bearer,
-    /// SigV4 with these credentials.
-    SigV4(AwsCredentials),
-    /// Nothing to authenticate with: calls fail with an error naming both ways.
-    Missing,
+    /// SigV4 with what the credential chain finds (the environment keys first).
+    SigV4(Box<credentials::Chain>),
+}
+
+/// Where calls go and the region they are signed for, settled on the first call.
+#[derive(Debug)]
+struct Place {
+    base_url: Url,
+    region: Option<String>,
+    /// How errors name the endpoint: `bedrock (host)`.
+    peer: String,
 }
 
 /// AWS Bedrock's Converse API.
@@ -73,35 +100,48 @@ pub struct Bedrock {
 struct Inner {
     settings: ProviderSettings,
     auth: Auth,
+    place: OnceCell<Place>,
     peer: String,
     transport: Transport,
 }
 
 impl Bedrock {
-    /// The provider for `settings`, reached through `transport`. A refused SigV4 key
-    /// names `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`; a refused API key names
+    /// The provider for `settings`, reached through `transport`. Nothing is read or
+    /// reached here: the credential chain and a region from the AWS profile are found on
+    /// the first call. A refused SigV4 key names where it came from (`AWS_ACCESS_KEY_ID`
+    /// and `AWS_SECRET_ACCESS_KEY`, the profile, ...); a refused API key names
     /// `AWS_BEARER_TOKEN_BEDROCK`.
     pub fn new(settings: ProviderSettings, transport: Transport) -> Bedrock {
-        let (auth, transport) = match (&settings.api_key, &settings.aws) {
-            (Some(_), _) => (Auth::Bearer, transport),
-            (None, Some(credentials)) => (
-                Auth::SigV4(credentials.clone()),
-                transport.with_key_env(Some("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")),
-            ),
-            (None, None) => (Auth::Missing, transport),
+        let (auth, transport) = match &settings.api_key {
+            Some(_) => (Auth::Bearer, transport),
+            None => {
+                let sources = settings
+                    .aws_sources
+                    .clone()
+                    .unwrap_or_else(|| AwsSources::from_env(&Default::default(), None, false));
+                (
+                    Auth::SigV4(Box::new(credentials::Chain::new(
+                        settings.aws.clone(),
+                        sources,
+                    ))),
+                    transport.with_key_env(Some("the AWS credentials")),
+                )
+            }
         };
         let peer = format!("bedrock ({})", label(&settings.base_url));
         Bedrock {
             inner: Arc::new(Inner {
                 settings,
                 auth,
+                place: OnceCell::new(),
                 peer,
                 transport,
             }),
         }
     }
 
-    /// The url a call to `model` goes to.
+    /// The url a call to `model` goes to with the configured endpoint (a region found
+    /// only in the AWS profile changes the default endpoint on the first call).
     pub fn url(&self, model: &str) -> Url {
         converse_url(&self.inner.settings.base_url, model)
     }
@@ -116,30 +156,54 @@ impl Bedrock {
         request_body(request)
     }
 
-    /// The region SigV4 signs for.
-    fn region(&self) -> Result<String, ConnectError> {
-        if let Some(region) = &self.inner.settings.region {
-            return Ok(region.clone());
-        }
-        let host = self.inner.settings.base_url.host_str().unwrap_or_default();
-        let mut parts = host.split('.');
-        if let (Some(service), Some(region)) = (parts.next(), parts.next())
-            && service.starts_with("bedrock-runtime")
-            && host.ends_with(".amazonaws.com")
-        {
-            return Ok(region.to_owned());
-        }
-        Err(ConnectError::config(
-            "bedrock signs its requests for a region: set AWS_REGION",
-        ))
+    /// The endpoint and the region, settled once: the region of the settings, else the
+    /// AWS profile's `region` (read only when the settings have none), else the one in a
+    /// `bedrock-runtime.{region}.amazonaws.com` endpoint. With the default endpoint, a
+    /// region from the profile picks the endpoint too.
+    async fn place(&self) -> Result<&Place, ConnectError> {
+        let settings = &self.inner.settings;
+        self.inner
+            .place
+            .get_or_try_init(|| async {
+                let mut base_url = settings.base_url.clone();
+                let mut region = settings.region.clone();
+                if region.is_none()
+                    && let Some(sources) = &settings.aws_sources
+                {
+                    region = sources.profile_region().await;
+                    if let Some(r) = region.as_deref()
+                        && sources.endpoint_is_default
+                    {
+                        let default = settings.kind.default_endpoint(Some(r));
+                        base_url = Url::parse(&default).map_err(|e| {
+                            ConnectError::config(format!(
+                                "the bedrock endpoint `{default}` for the AWS profile's region is not a url: {e}"
+                            ))
+                        })?;
+                    }
+                }
+                let region = region.or_else(|| host_region(&base_url));
+                let peer = format!("bedrock ({})", label(&base_url));
+                Ok(Place {
+                    base_url,
+                    region,
+                    peer,
+                })
+            })
+            .await
     }
 
     async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ConnectError> {
-        let body = self.body(request)?;
-        let url = self.url(&request.model);
+        let Prepared {
+            body,
+            notes,
+            structured,
+        } = prepare(request)?;
+        let place = self.place().await?;
+        let url = converse_url(&place.base_url, &request.model);
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
-        match &self.inner.auth {
+        let key_vars: Arc<str> = match &self.inner.auth {
             Auth::Bearer => {
                 let key = self.inner.settings.require_key()?;
                 let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
@@ -150,33 +214,36 @@ impl Bedrock {
                     })?;
                 value.set_sensitive(true);
                 headers.insert(AUTHORIZATION, value);
+                Arc::from("AWS_BEARER_TOKEN_BEDROCK")
             }
-            Auth::SigV4(credentials) => {
+            Auth::SigV4(chain) => {
+                let region = place.region.as_deref().ok_or_else(|| {
+                    ConnectError::config(
+                        "bedrock signs its requests for a region: set AWS_REGION, `region` in [providers.bedrock], or `region` in the AWS profile",
+                    )
+                })?;
+                let found = chain.credentials(region).await?;
                 // The transport sends `serde_json::to_vec(&body)`: sign those bytes.
                 let bytes = serde_json::to_vec(&body)
                     .map_err(|e| ConnectError::config(format!("cannot encode the request: {e}")))?;
-                let region = self.region()?;
                 for (name, value) in
-                    sigv4_headers(credentials, &region, &url, &bytes, SystemTime::now())?
+                    sigv4_headers(&found.credentials, region, &url, &bytes, SystemTime::now())?
                 {
                     headers.insert(name, value);
                 }
+                Arc::from(format!("{} (and the region they sign for)", found.source))
             }
-            Auth::Missing => {
-                return Err(ConnectError::config(
-                    "bedrock needs credentials: set AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials) to sign with SigV4",
-                ));
-            }
-        }
+        };
         let transport = &self.inner.transport;
-        let peer = self.inner.peer.as_str();
+        let peer = place.peer.as_str();
         let Posted {
             response,
             started,
             permit,
         } = transport
             .post_json_held(url, headers, &body, None, peer)
-            .await?;
+            .await
+            .map_err(|e| explain_refusal(e, &key_vars))?;
         if !matches!(
             body_kind(response.headers()),
             BodyKind::Json | BodyKind::Unlabelled
@@ -187,12 +254,17 @@ impl Bedrock {
         }
         let (value, first_byte) = transport.read_json(response, started, peer).await?;
         drop(permit);
-        let forced = request.response_format.as_ref().map(|f| f.name.as_str());
+        let forced = request
+            .response_format
+            .as_ref()
+            .filter(|_| structured == Some(StructuredMode::ForcedTool))
+            .map(|f| f.name.as_str());
         converse_answer(value, peer, first_byte, started).map(|mut r| {
             let (text, calls) = take_forced(forced, std::mem::take(&mut r.text), r.tool_calls);
             ModelResponse {
                 text,
                 tool_calls: calls,
+                notes,
                 ..r
             }
         })
@@ -237,76 +309,18 @@ pub fn converse_url(base: &Url, model: &str) -> Url {
     url
 }
 
-/// Whether `model` is one of Anthropic's on Bedrock (a model id, an inference profile
-/// such as `us.anthropic.…`, or an ARN naming one), which take `top_k`.
-pub fn is_anthropic_model(model: &str) -> bool {
-    model.contains("anthropic.")
-}
-
-/// The Converse body for `request`.
-pub fn request_body(request: &ModelRequest) -> Result<Value, ConnectError> {
-    let forced = forced_tool(ProviderKind::Bedrock, request)?;
-    let sampling = &request.sampling;
-    let top_k = match sampling.top_k {
-        Some(k) if is_anthropic_model(&request.model) => Some(k),
-        Some(_) => return Err(unsupported(ProviderKind::Bedrock, "top_k")),
-        None => None,
-    };
-    let mut body = Map::new();
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .map(|m| json!({"role": m.role.name(), "content": [{"text": m.content}]}))
-        .collect();
-    body.insert("messages".into(), Value::Array(messages));
-    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
-        body.insert("system".into(), json!([{"text": system}]));
+/// The region in a `bedrock-runtime[-fips].{region}.amazonaws.com` endpoint.
+fn host_region(url: &Url) -> Option<String> {
+    let host = url.host_str()?;
+    let mut parts = host.split('.');
+    match (parts.next(), parts.next()) {
+        (Some(service), Some(region))
+            if service.starts_with("bedrock-runtime") && host.ends_with(".amazonaws.com") =>
+        {
+            Some(region.to_owned())
+        }
+        _ => None,
     }
-    let mut config = Map::new();
-    if let Some(n) = sampling.max_tokens {
-        config.insert("maxTokens".into(), json!(n));
-    }
-    if let Some(t) = sampling.temperature {
-        config.insert("temperature".into(), json!(t));
-    }
-    if let Some(p) = sampling.top_p {
-        config.insert("topP".into(), json!(p));
-    }
-    if !sampling.stop_sequences.is_empty() {
-        config.insert("stopSequences".into(), json!(sampling.stop_sequences));
-    }
-    if !config.is_empty() {
-        body.insert("inferenceConfig".into(), Value::Object(config));
-    }
-    let mut tools: Vec<Value> = request
-        .tools
-        .iter()
-        .map(|tool| {
-            let mut spec = Map::new();
-            spec.insert("name".into(), json!(tool.name));
-            if let Some(description) = tool.description.as_deref().filter(|d| !d.is_empty()) {
-                spec.insert("description".into(), json!(description));
-            }
-            spec.insert("inputSchema".into(), json!({"json": tool.parameters}));
-            json!({"toolSpec": spec})
-        })
-        .collect();
-    if let Some(format) = forced {
-        tools.push(
-            json!({"toolSpec": {"name": format.name, "description": "Record the answer.",
-            "inputSchema": {"json": format.schema}}}),
-        );
-        body.insert(
-            "toolConfig".into(),
-            json!({"tools": tools, "toolChoice": {"tool": {"name": format.name}}}),
-        );
-    } else if !tools.is_empty() {
-        body.insert("toolConfig".into(), json!({"tools": tools}));
-    }
-    if let Some(k) = top_k {
-        body.insert("additionalModelRequestFields".into(), json!({"top_k": k}));
-    }
-    Ok(Value::Object(body))
 }
 
 /// The SigV4 headers (`authorization`, `x-amz-date`, and `x-amz-security-token` with a
@@ -369,6 +383,66 @@ pub fn sigv4_headers(
         .collect()
 }
 
+/// A `403` as Bedrock means it: the service's own message first. Bedrock answers 403
+/// both for credentials it does not take (`UnrecognizedClientException`, a signature
+/// that does not match, a bad API key) and for an account or role without access to
+/// the model (`AccessDeniedException`); only the first is about the key.
+fn explain_refusal(error: ConnectError, key_vars: &str) -> ConnectError {
+    let ConnectError::Status {
+        server,
+        status: 403,
+        body,
+        attempts,
+    } = error
+    else {
+        return error;
+    };
+    // The transport puts a word about the key before the body: keep the body.
+    let raw = body
+        .find('{')
+        .map_or(body.as_str(), |at| &body[at..])
+        .trim();
+    let message = serde_json::from_str::<Value>(raw)
+        .ok()
+        .and_then(|v| {
+            v.get("message")
+                .or_else(|| v.get("Message"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| raw.to_owned());
+    let lower = message.to_ascii_lowercase();
+    let about_key = [
+        "security token",
+        "signature",
+        "api key",
+        "authentication",
+        "credential",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
+    let hint = if about_key {
+        format!("the credentials were refused: check {key_vars}")
+    } else {
+        "the credentials were accepted but lack access: check that this account or role may invoke this model in this region (model access in the Bedrock console, IAM bedrock:InvokeModel)".to_owned()
+    };
+    ConnectError::Status {
+        server,
+        status: 403,
+        body: format!("{message} ({hint})"),
+        attempts,
+    }
+}
+
+/// Whether a stop reason says the text is not the model's answer but what a guardrail
+/// or a content filter put in its place (`guardrail_intervened`, `content_filtered`).
+pub fn blocked(stop_reason: Option<&str>) -> bool {
+    matches!(
+        stop_reason,
+        Some("guardrail_intervened" | "content_filtered")
+    )
+}
+
 /// A Converse answer: `output.message.content` (`text` and `toolUse` blocks),
 /// `stopReason`, `usage`.
 fn converse_answer(
@@ -409,8 +483,9 @@ fn converse_answer(
             input: u["inputTokens"].as_u64(),
             output: u["outputTokens"].as_u64(),
         });
+    let stop_reason = value["stopReason"].as_str().map(str::to_owned);
     Ok(ModelResponse {
-        refusal: false,
+        refusal: blocked(stop_reason.as_deref()) && tool_calls.is_empty(),
         notes: Vec::new(),
         text,
         tool_calls,
@@ -419,7 +494,7 @@ fn converse_answer(
             first_byte,
             total: started.elapsed(),
         },
-        stop_reason: value["stopReason"].as_str().map(str::to_owned),
+        stop_reason,
         raw: vec![value],
         events: 1,
     })
