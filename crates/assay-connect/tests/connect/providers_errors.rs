@@ -136,9 +136,13 @@ async fn bedrock_403_leads_with_the_error_type_header() {
     );
     let text = refused(bedrock.as_ref(), "meta.llama3-8b-instruct-v1:0", 403).await;
     assert!(
-        text.ends_with(
-            "403 forbidden: AccessDeniedException: You don't have access to the model with the specified model ID."
+        text.contains(
+            "answered 403 forbidden: AccessDeniedException: You don't have access to the model with the specified model ID.; "
         ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("the credentials were accepted but lack access: check that this account or role may invoke this model in this region (model access in the Bedrock console, IAM bedrock:InvokeModel)"),
         "{text}"
     );
     assert!(!text.contains("AWS_BEARER_TOKEN_BEDROCK"), "{text}");

@@ -383,11 +383,14 @@ pub fn sigv4_headers(
         .collect()
 }
 
-/// A `403` as Bedrock means it: the service's own message first. Bedrock answers 403
-/// both for credentials it does not take (`UnrecognizedClientException`, a signature
-/// that does not match, a bad API key) and for an account or role without access to
-/// the model (`AccessDeniedException`); only the first is about the key.
+/// A `403` as Bedrock means it. The transport already leads with the service's own
+/// error type and message, and says the key was refused when the error is about the
+/// credentials (`UnrecognizedClientException`, a signature that does not match, a bad
+/// API key); here that hint names where the credentials came from (`key_vars`), and a
+/// 403 about access (`AccessDeniedException`: the account or role may not invoke the
+/// model) says what to check instead.
 fn explain_refusal(error: ConnectError, key_vars: &str) -> ConnectError {
+    const REFUSED: &str = "; the key was refused: check ";
     let ConnectError::Status {
         server,
         status: 403,
@@ -397,39 +400,16 @@ fn explain_refusal(error: ConnectError, key_vars: &str) -> ConnectError {
     else {
         return error;
     };
-    // The transport puts a word about the key before the body: keep the body.
-    let raw = body
-        .find('{')
-        .map_or(body.as_str(), |at| &body[at..])
-        .trim();
-    let message = serde_json::from_str::<Value>(raw)
-        .ok()
-        .and_then(|v| {
-            v.get("message")
-                .or_else(|| v.get("Message"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
-        .unwrap_or_else(|| raw.to_owned());
-    let lower = message.to_ascii_lowercase();
-    let about_key = [
-        "security token",
-        "signature",
-        "api key",
-        "authentication",
-        "credential",
-    ]
-    .iter()
-    .any(|w| lower.contains(w));
-    let hint = if about_key {
-        format!("the credentials were refused: check {key_vars}")
-    } else {
-        "the credentials were accepted but lack access: check that this account or role may invoke this model in this region (model access in the Bedrock console, IAM bedrock:InvokeModel)".to_owned()
+    let body = match body.split_once(REFUSED) {
+        Some((said, _)) => format!("{said}{REFUSED}{key_vars}"),
+        None => format!(
+            "{body}; the credentials were accepted but lack access: check that this account or role may invoke this model in this region (model access in the Bedrock console, IAM bedrock:InvokeModel)"
+        ),
     };
     ConnectError::Status {
         server,
         status: 403,
-        body: format!("{message} ({hint})"),
+        body,
         attempts,
     }
 }
