@@ -27,9 +27,11 @@ pub const MIN_LEN: usize = 4;
 /// out of every message, stderr tail and report.
 pub const KEY_VARIABLES: &[&str] = &[
     "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
     "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
     "AWS_BEARER_TOKEN_BEDROCK",
