@@ -18,8 +18,10 @@ use assay_spec::model::family::{Temperature, traits};
 pub const ORDINARY_MAX_TOKENS: u64 = 400;
 
 /// The judge's token budget for a reasoning model, whose hidden reasoning counts against
-/// it: with [`ORDINARY_MAX_TOKENS`] its answer can come back empty.
-pub const REASONING_MAX_TOKENS: u64 = 4000;
+/// it: with [`ORDINARY_MAX_TOKENS`] its answer can come back empty. OpenAI's reasoning
+/// guide advises reserving at least 25,000 tokens for reasoning and the answer; a budget
+/// is a ceiling, not a cost, so the judge follows that advice.
+pub const REASONING_MAX_TOKENS: u64 = 25_000;
 
 /// The judge model picked for each provider when none is named, in the order they are
 /// tried: the provider, its model, and the variable whose presence picks it (`None`:
@@ -99,7 +101,11 @@ mod tests {
         assert_eq!((s.temperature, s.max_tokens), (Some(0.0), Some(400)));
         for model in ["o3-mini", "gpt-5", "gpt-5.1", "gpt-5-nano"] {
             let s = plain.for_model(ProviderKind::Openai, model);
-            assert_eq!((s.temperature, s.max_tokens), (None, Some(4000)), "{model}");
+            assert_eq!(
+                (s.temperature, s.max_tokens),
+                (None, Some(25_000)),
+                "{model}"
+            );
         }
         let s = plain.for_model(ProviderKind::Anthropic, "claude-opus-4-7");
         assert_eq!((s.temperature, s.max_tokens), (None, Some(400)));

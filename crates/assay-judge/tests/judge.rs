@@ -11,6 +11,7 @@ use assay_check::Judge;
 use assay_connect::provider::{self, Limits, Provider, ProviderKind, ProviderSettings};
 use assay_connect::{HttpOptions, NeuroSanHttp, Url};
 use assay_judge::calibrate::{calibrate, parse_labeled};
+use assay_judge::sampling::REASONING_MAX_TOKENS;
 use assay_judge::{
     Cache, JudgeSampling, ModeInput, ModelJudge, ModelNamer, NeuroSanJudge, PROMPT_VERSION, Votes,
 };
@@ -279,7 +280,7 @@ async fn a_reasoning_judge_gets_no_temperature_and_room_to_reason() {
     let judge = ModelJudge::new(openai(&fake), "o3-mini");
     assert_eq!(
         judge.request(CRITERIA, SAMPLE).sampling.max_tokens,
-        Some(4000)
+        Some(REASONING_MAX_TOKENS)
     );
     assert!(judge.judge(CRITERIA, SAMPLE).await.unwrap().pass);
     let body = fake.last_body();
@@ -287,7 +288,11 @@ async fn a_reasoning_judge_gets_no_temperature_and_room_to_reason() {
     let budget = body
         .get("max_completion_tokens")
         .or_else(|| body.get("max_tokens"));
-    assert_eq!(budget.and_then(Value::as_u64), Some(4000), "{body}");
+    assert_eq!(
+        budget.and_then(Value::as_u64),
+        Some(REASONING_MAX_TOKENS),
+        "{body}"
+    );
     // `[judge]` overrides the budget and sets a temperature where the model takes one.
     let set = JudgeSampling {
         temperature: Some(0.2),
@@ -315,7 +320,7 @@ async fn the_mode_namer_samples_as_the_judge_does() {
         .sampling;
     assert_eq!(
         (sampling.temperature, sampling.max_tokens),
-        (None, Some(4000))
+        (None, Some(REASONING_MAX_TOKENS))
     );
     let sampling = ModelNamer::new(openai(&fake), "gpt-4o-mini")
         .request(&modes)
@@ -345,7 +350,7 @@ async fn an_empty_answer_cut_at_the_token_limit_says_to_raise_max_tokens() {
     let judge = ModelJudge::new(openai(&fake), "o3-mini");
     let e = judge.judge(CRITERIA, SAMPLE).await.unwrap_err().to_string();
     assert!(
-        e.contains("o3-mini stopped at its token limit (4000 tokens"),
+        e.contains("o3-mini stopped at its token limit (25000 tokens"),
         "{e}"
     );
     assert!(e.contains("raise `[judge] max_tokens`"), "{e}");

@@ -194,7 +194,7 @@ pub struct JudgeConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = 2.0))]
     pub temperature: Option<f64>,
-    /// The most tokens one verdict may take [default: 400; 4000 for a reasoning model,
+    /// The most tokens one verdict may take [default: 400; 25000 for a reasoning model,
     /// whose hidden reasoning counts against it].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
