@@ -86,6 +86,18 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// Every test file of `dir`, prepared, and a check that its three cases loaded.
+fn prepare_three(settings: &Settings, dir: &std::path::Path) -> assay_settings::Prepared {
+    let prepared = prepare(settings, &[dir.to_path_buf()], &Selection::all(), None);
+    assert_eq!(
+        prepared.plan.cases.len(),
+        3,
+        "{:?}",
+        prepared.inputs.reports()
+    );
+    prepared
+}
+
 #[test]
 fn model_cases_and_the_judge_share_one_limiter_in_a_session() {
     let rt = runtime();
@@ -97,18 +109,7 @@ fn model_cases_and_the_judge_share_one_limiter_in_a_session() {
         settings.config_path(),
         Some(dir.path().join("assay.toml").as_path())
     );
-    let prepared = prepare(
-        &settings,
-        &[dir.path().to_path_buf()],
-        &Selection::all(),
-        None,
-    );
-    assert_eq!(
-        prepared.plan.cases.len(),
-        3,
-        "{:?}",
-        prepared.inputs.reports()
-    );
+    let prepared = prepare_three(&settings, dir.path());
     rt.block_on(async {
         let session = Session::new(&settings, &prepared.plan).await.unwrap();
         assert!(session.judge.is_some(), "the gist case gets the judge");
@@ -298,18 +299,7 @@ fn named_providers_reach_their_own_endpoints_with_their_own_keys() {
         ("VLLM_KEY", "vk-vllm".to_owned()),
     ]);
     let settings = Settings::load_from(dir.path(), None, env, Overrides::default()).unwrap();
-    let prepared = prepare(
-        &settings,
-        &[dir.path().to_path_buf()],
-        &Selection::all(),
-        None,
-    );
-    assert_eq!(
-        prepared.plan.cases.len(),
-        3,
-        "{:?}",
-        prepared.inputs.reports()
-    );
+    let prepared = prepare_three(&settings, dir.path());
     rt.block_on(async {
         let providers = settings.providers().unwrap();
         assert_eq!(
