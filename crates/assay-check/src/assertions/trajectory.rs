@@ -216,8 +216,9 @@ pub(super) fn count(bound: Bound, n: u64, calls: &[ToolCall]) -> (Evaluation, St
     let message = if passed {
         format!("made {made} tool call{s}, {word} {n}")
     } else {
+        let ns = if n == 1 { "" } else { "s" };
         format!(
-            "expected {word} {n} tool calls, found {made}: {}",
+            "expected {word} {n} tool call{ns}, found {made}: {}",
             arrow(&called)
         )
     };

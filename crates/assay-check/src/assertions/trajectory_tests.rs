@@ -190,7 +190,7 @@ fn tool_call_counts_on_both_sides_of_the_bound() {
     assert_eq!(e.status(), Status::Passed, "{m}");
     let (e, m) = count(Bound::AtLeast, 1, &[]);
     assert_eq!(e.status(), Status::Failed);
-    assert_eq!(m, "expected at least 1 tool calls, found 0: no tool calls");
+    assert_eq!(m, "expected at least 1 tool call, found 0: no tool calls");
 }
 
 #[test]
