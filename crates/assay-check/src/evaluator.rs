@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use assay_spec::model::data_driven::StockTest;
-use assay_spec::model::sentinel::{Assertion, OutputType, Pattern, TextMatch};
+use assay_spec::model::sentinel::{
+    ArgMatcher, Assertion, OutputType, Pattern, TextMatch, ToolArgs, ToolSequence,
+};
 use assay_spec::plan::{Check, CheckKind, Part};
 
 use crate::engine::{Outcome, run_check};
@@ -150,6 +152,52 @@ impl CheckEvaluator {
     /// At most `n` output tokens.
     pub fn max_tokens(n: u64) -> CheckEvaluator {
         CheckEvaluator::assertion(Assertion::MaxTokens(n))
+    }
+
+    /// These tools were called in this order; `strict`, the calls were exactly these.
+    pub fn tool_sequence<S: Into<String>>(
+        tools: impl IntoIterator<Item = S>,
+        strict: bool,
+    ) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::ToolSequence(ToolSequence {
+            tools: tools.into_iter().map(Into::into).collect(),
+            strict,
+        }))
+    }
+
+    /// None of the tools named was called.
+    pub fn must_not_call_tool<S: Into<String>>(
+        tools: impl IntoIterator<Item = S>,
+    ) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::MustNotCallTool(
+            tools.into_iter().map(Into::into).collect(),
+        ))
+    }
+
+    /// Some call of `tool` had arguments matching every matcher of `args`.
+    pub fn tool_args(
+        tool: impl Into<String>,
+        args: impl IntoIterator<Item = (String, ArgMatcher)>,
+    ) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::ToolArgs(ToolArgs {
+            tool: tool.into(),
+            args: args.into_iter().collect(),
+        }))
+    }
+
+    /// At most `n` tool calls.
+    pub fn max_tool_calls(n: u64) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::MaxToolCalls(n))
+    }
+
+    /// At least `n` tool calls.
+    pub fn min_tool_calls(n: u64) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::MinToolCalls(n))
+    }
+
+    /// At most `n` model calls.
+    pub fn max_iterations_used(n: u64) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::MaxIterationsUsed(n))
     }
 
     /// A stock test by name (`value`, `not_keywords`, `Gist`, ...) on a part of the

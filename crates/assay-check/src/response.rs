@@ -65,6 +65,11 @@ pub struct Response {
     /// `content_filter`, `refusal`, `guardrail_intervened`, ...), where it said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
+    /// How many times the model was called to produce this response: 1 for a single
+    /// model call, one per turn for a tool loop; absent where it is not known (an
+    /// agent behind a connection, which does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u32>,
     /// Whether `text` is the model's refusal rather than an answer.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub refusal: bool,
@@ -116,6 +121,12 @@ impl Response {
             output,
             reasoning: None,
         });
+        self
+    }
+
+    /// Sets how many times the model was called.
+    pub fn with_iterations(mut self, iterations: u32) -> Response {
+        self.iterations = Some(iterations);
         self
     }
 

@@ -584,6 +584,7 @@ fn into_check_response(response: AgentResponse) -> (Response, Option<Value>) {
             reasoning: u.reasoning,
         }),
         stop_reason: None,
+        iterations: None,
         refusal: false,
         messages,
     };

@@ -152,6 +152,8 @@ pub fn to_check_response(response: ModelResponse) -> Response {
             reasoning: u.reasoning,
         }),
         stop_reason: response.stop_reason,
+        // One model call: the spec runs as a single request today.
+        iterations: Some(1),
         refusal: response.refusal,
         messages: response.raw,
     }

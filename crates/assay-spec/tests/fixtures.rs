@@ -159,7 +159,7 @@ const FRAMEWORK_FIXTURES: [&str; 3] = [
 /// Invalid fixtures whose rule JSON Schema cannot express, with the reason. The test
 /// checks that the schema really does accept each of them, so the list stays honest.
 /// (Files that are not well-formed, or of no dialect, have no schema to ask.)
-const BEYOND_SCHEMA: [(&str, &str); 5] = [
+const BEYOND_SCHEMA: [(&str, &str); 6] = [
     (
         "dd-success-ratio-over.hocon",
         "k <= n compares two numbers inside one string",
@@ -175,6 +175,10 @@ const BEYOND_SCHEMA: [(&str, &str); 5] = [
     (
         "s-token-bounds.yaml",
         "min_tokens <= max_tokens compares two list items",
+    ),
+    (
+        "s-trajectory-bounds.yaml",
+        "min_tool_calls <= max_tool_calls compares two list items",
     ),
     (
         "suite-missing-model.yaml",

@@ -8,6 +8,8 @@
 //! - `output_type` in [`output_type`]
 //! - `max_latency_ms` in [`latency`]
 //! - `min_tokens`, `max_tokens` in [`tokens`]
+//! - `tool_sequence`, `must_not_call_tool`, `tool_args`, `max_tool_calls`,
+//!   `min_tool_calls`, `max_iterations_used` (Assay's extensions) in [`trajectory`]
 //!
 //! What a file may say is checked by `assay-spec` (`validate/sentinel/assertions.rs`),
 //! which builds the [`Assertion`]s evaluated here.
@@ -25,6 +27,7 @@ pub mod output_type;
 pub mod pattern;
 pub mod tokens;
 pub mod tools;
+pub mod trajectory;
 
 /// Why an assertion could not be evaluated. The check errors; it neither passes nor
 /// fails.
@@ -34,6 +37,12 @@ pub enum AssertionError {
     /// `max_latency_ms` on a response whose latency was never recorded.
     #[error("max_latency_ms: the response's latency was not recorded")]
     LatencyNotRecorded,
+    /// `max_iterations_used` on a response that does not say how many model calls it
+    /// took (an agent behind a connection).
+    #[error(
+        "max_iterations_used: the response does not say how many model calls it took; the check applies to specs that run a model"
+    )]
+    IterationsNotRecorded,
 }
 
 /// An assertion's evaluation and its message (which starts with the assertion's name),
@@ -52,6 +61,16 @@ pub fn evaluate(
         Assertion::MaxLatencyMs(max) => latency::evaluate(*max, response.latency)?,
         Assertion::MinTokens(n) => tokens::evaluate(tokens::Bound::AtLeast, *n, response),
         Assertion::MaxTokens(n) => tokens::evaluate(tokens::Bound::AtMost, *n, response),
+        Assertion::ToolSequence(seq) => trajectory::sequence(seq, &response.tool_calls),
+        Assertion::MustNotCallTool(names) => trajectory::must_not(names, &response.tool_calls),
+        Assertion::ToolArgs(want) => trajectory::args(want, &response.tool_calls),
+        Assertion::MaxToolCalls(n) => {
+            trajectory::count(trajectory::Bound::AtMost, *n, &response.tool_calls)
+        }
+        Assertion::MinToolCalls(n) => {
+            trajectory::count(trajectory::Bound::AtLeast, *n, &response.tool_calls)
+        }
+        Assertion::MaxIterationsUsed(max) => trajectory::iterations(*max, response.iterations)?,
     };
     Ok((evaluation, format!("{}: {message}", assertion.name())))
 }
@@ -66,6 +85,12 @@ pub fn target(assertion: &Assertion) -> &'static str {
         Assertion::OutputType(_) => output_type::TARGET,
         Assertion::MaxLatencyMs(_) => latency::TARGET,
         Assertion::MinTokens(_) | Assertion::MaxTokens(_) => tokens::TARGET,
+        Assertion::ToolSequence(_)
+        | Assertion::MustNotCallTool(_)
+        | Assertion::ToolArgs(_)
+        | Assertion::MaxToolCalls(_)
+        | Assertion::MinToolCalls(_) => trajectory::TARGET,
+        Assertion::MaxIterationsUsed(_) => trajectory::ITERATIONS_TARGET,
     }
 }
 
@@ -76,11 +101,26 @@ pub fn expected(assertion: &Assertion) -> Option<Value> {
         .and_then(|v| v.get(assertion.name()).cloned())
 }
 
-/// What a report shows the assertion found: the names of the tools called for
-/// `must_call_tool`, the output text (cut when long) for every other one.
+/// What a report shows the assertion found: the names of the tools called, in order,
+/// for `must_call_tool` and the trajectory assertions; the calls of the tool with their
+/// arguments for `tool_args`; the number of model calls for `max_iterations_used`;
+/// the output text (cut when long) for every other one.
 pub fn found(assertion: &Assertion, response: &Response) -> Option<Value> {
     match assertion {
-        Assertion::MustCallTool(_) => Some(tools::found(&response.tool_calls)),
+        Assertion::MustCallTool(_)
+        | Assertion::ToolSequence(_)
+        | Assertion::MustNotCallTool(_)
+        | Assertion::MaxToolCalls(_)
+        | Assertion::MinToolCalls(_) => Some(tools::found(&response.tool_calls)),
+        Assertion::ToolArgs(want) => Some(short(&Value::Array(
+            response
+                .tool_calls
+                .iter()
+                .filter(|c| c.name == want.tool)
+                .map(|c| c.arguments.clone())
+                .collect(),
+        ))),
+        Assertion::MaxIterationsUsed(_) => response.iterations.map(Value::from),
         _ => response
             .text
             .as_deref()
@@ -92,7 +132,9 @@ pub fn found(assertion: &Assertion, response: &Response) -> Option<Value> {
 mod tests {
     use std::time::Duration;
 
-    use assay_spec::model::sentinel::{OutputType, Pattern, TextMatch};
+    use assay_spec::model::sentinel::{
+        ArgMatcher, OutputType, Pattern, TextMatch, ToolArgs, ToolSequence,
+    };
     use serde_json::json;
 
     use super::*;
@@ -129,14 +171,39 @@ mod tests {
             (Assertion::MaxLatencyMs(100), "latency", json!(100)),
             (Assertion::MinTokens(1), "output_tokens", json!(1)),
             (Assertion::MaxTokens(50), "output_tokens", json!(50)),
+            (
+                Assertion::ToolSequence(ToolSequence {
+                    tools: vec!["search".into()],
+                    strict: true,
+                }),
+                "tool_calls",
+                json!({"tools": ["search"], "strict": true}),
+            ),
+            (
+                Assertion::MustNotCallTool(vec!["delete_user".into()]),
+                "tool_calls",
+                json!(["delete_user"]),
+            ),
+            (
+                Assertion::ToolArgs(ToolArgs {
+                    tool: "search".into(),
+                    args: vec![("q".into(), ArgMatcher::Contains(json!("lap")))],
+                }),
+                "tool_calls",
+                json!({"tool": "search", "args": {"q": {"contains": "lap"}}}),
+            ),
+            (Assertion::MaxToolCalls(1), "tool_calls", json!(1)),
+            (Assertion::MinToolCalls(1), "tool_calls", json!(1)),
+            (Assertion::MaxIterationsUsed(1), "iterations", json!(1)),
         ]
     }
 
     #[test]
     fn every_assertion_is_dispatched_and_its_message_starts_with_its_name() {
         let r = Response::text("Paris")
-            .with_tool_call("search", json!({}))
-            .with_latency(Duration::from_millis(5));
+            .with_tool_call("search", json!({"q": "laptop"}))
+            .with_latency(Duration::from_millis(5))
+            .with_iterations(1);
         for (a, target_name, given) in every_kind() {
             let (e, m) = evaluate(&a, &r).unwrap();
             assert_eq!(e.status(), Status::Passed, "{m}");
@@ -159,6 +226,36 @@ mod tests {
             "long output is cut"
         );
         assert_eq!(found(&Assertion::MaxTokens(3), &Response::default()), None);
+    }
+
+    #[test]
+    fn trajectory_failures_show_the_calls_made_and_found_is_what_was_looked_at() {
+        let r = Response::text("done")
+            .with_tool_call("search", json!({"q": "phones"}))
+            .with_tool_call("summarize", json!({}));
+        let seq = Assertion::ToolSequence(ToolSequence {
+            tools: vec!["search".into(), "fetch".into(), "summarize".into()],
+            strict: false,
+        });
+        let (e, m) = evaluate(&seq, &r).unwrap();
+        assert_eq!(e.status(), Status::Failed);
+        assert!(
+            m.starts_with(
+                "tool_sequence: expected calls in the order search → fetch → summarize, found search → summarize"
+            ),
+            "{m}"
+        );
+        assert_eq!(found(&seq, &r), Some(json!(["search", "summarize"])));
+        let args = Assertion::ToolArgs(ToolArgs {
+            tool: "search".into(),
+            args: vec![("q".into(), ArgMatcher::Contains(json!("lap")))],
+        });
+        assert_eq!(found(&args, &r), Some(json!([{"q": "phones"}])));
+        let e = evaluate(&Assertion::MaxIterationsUsed(3), &r).unwrap_err();
+        assert_eq!(e, AssertionError::IterationsNotRecorded);
+        assert_eq!(found(&Assertion::MaxIterationsUsed(3), &r), None);
+        let r = r.with_iterations(2);
+        assert_eq!(found(&Assertion::MaxIterationsUsed(3), &r), Some(json!(2)));
     }
 
     #[test]

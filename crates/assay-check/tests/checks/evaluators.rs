@@ -610,3 +610,45 @@ fn evaluations_serialize_with_their_message() {
         })
     );
 }
+
+#[test]
+fn trajectory_evaluators_pass_and_fail_on_the_calls_in_order() {
+    use assay_spec::model::sentinel::{ArgMatcher, Pattern};
+    let response = Response::text("done")
+        .with_tool_call("search", json!({"query": "cheap laptop"}))
+        .with_tool_call("summarize", json!({}))
+        .with_iterations(1);
+    let ok = [
+        CheckEvaluator::tool_sequence(["search", "summarize"], true),
+        CheckEvaluator::must_not_call_tool(["delete_user"]),
+        CheckEvaluator::tool_args(
+            "search",
+            [(
+                "query".to_owned(),
+                ArgMatcher::Regex(Pattern::new("laptop$").unwrap()),
+            )],
+        ),
+        CheckEvaluator::max_tool_calls(2),
+        CheckEvaluator::min_tool_calls(2),
+        CheckEvaluator::max_iterations_used(1),
+    ];
+    for e in &ok {
+        assert_eq!(evaluated(e, &response).status(), Status::Passed);
+    }
+    let e = evaluated(
+        &CheckEvaluator::tool_sequence(["search", "fetch"], false),
+        &response,
+    );
+    assert_eq!(e.status(), Status::Failed);
+    assert_eq!(
+        e.metadata["message"],
+        json!(
+            "tool_sequence: expected calls in the order search → fetch, found search → summarize (no call to fetch after search)"
+        )
+    );
+    let e = evaluated(
+        &CheckEvaluator::must_not_call_tool(["summarize"]),
+        &response,
+    );
+    assert_eq!(e.status(), Status::Failed);
+}

@@ -7,3 +7,4 @@ pub mod data_driven;
 pub mod family;
 pub mod provider;
 pub mod sentinel;
+pub mod trajectory;

@@ -10,6 +10,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Serialize, Serializer};
 
 use super::data_driven::JsonMap;
+pub use super::trajectory::{ArgMatcher, ArgSchema, ToolArgs, ToolSequence};
 
 /// One Sentinel test.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -394,6 +395,19 @@ pub enum Assertion {
     MinTokens(u64),
     /// The output has at most this many tokens.
     MaxTokens(#[schemars(range(min = 1))] u64),
+    /// These tools were called in this order (an Assay extension).
+    ToolSequence(ToolSequence),
+    /// None of the named tools was called (an Assay extension).
+    MustNotCallTool(#[schemars(schema_with = "tool_names_schema")] Vec<String>),
+    /// Some call of a tool had arguments matching (an Assay extension).
+    ToolArgs(ToolArgs),
+    /// At most this many tool calls were made (an Assay extension).
+    MaxToolCalls(u64),
+    /// At least this many tool calls were made (an Assay extension).
+    MinToolCalls(#[schemars(range(min = 1))] u64),
+    /// The model was called at most this many times (an Assay extension; a single
+    /// model call counts 1).
+    MaxIterationsUsed(#[schemars(range(min = 1))] u64),
 }
 
 fn tool_names_schema(_: &mut SchemaGenerator) -> Schema {
@@ -407,7 +421,7 @@ fn tool_names_schema(_: &mut SchemaGenerator) -> Schema {
 
 impl Assertion {
     /// Every assertion's name.
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 14] = [
         "must_contain",
         "must_not_contain",
         "regex_match",
@@ -416,6 +430,12 @@ impl Assertion {
         "max_latency_ms",
         "min_tokens",
         "max_tokens",
+        "tool_sequence",
+        "must_not_call_tool",
+        "tool_args",
+        "max_tool_calls",
+        "min_tool_calls",
+        "max_iterations_used",
     ];
 
     /// The assertion's name as written.
@@ -429,6 +449,12 @@ impl Assertion {
             Assertion::MaxLatencyMs(_) => "max_latency_ms",
             Assertion::MinTokens(_) => "min_tokens",
             Assertion::MaxTokens(_) => "max_tokens",
+            Assertion::ToolSequence(_) => "tool_sequence",
+            Assertion::MustNotCallTool(_) => "must_not_call_tool",
+            Assertion::ToolArgs(_) => "tool_args",
+            Assertion::MaxToolCalls(_) => "max_tool_calls",
+            Assertion::MinToolCalls(_) => "min_tool_calls",
+            Assertion::MaxIterationsUsed(_) => "max_iterations_used",
         }
     }
 }

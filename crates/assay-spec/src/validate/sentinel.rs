@@ -6,6 +6,7 @@
 
 mod assertions;
 mod refused;
+mod trajectory;
 
 use super::cx::{At, Cx, Pyd, list_names, optional};
 use crate::diag::Diagnostic;
@@ -408,6 +409,7 @@ fn resolve(
     }
     if let Some(list) = &assertions {
         assertions::token_bounds(node, at, list, cx);
+        trajectory::call_bounds(node, at, list, cx);
     }
     Some(TestSpec {
         name: name?,
@@ -740,7 +742,7 @@ fn tool_spec(node: &Node, at: &At, cx: &mut Cx) -> Option<ToolSpec> {
 }
 
 /// Why `schema` is not a valid JSON Schema, if it is not.
-fn json_schema_problem(schema: &serde_json::Value) -> Option<String> {
+pub(super) fn json_schema_problem(schema: &serde_json::Value) -> Option<String> {
     const KNOWN: [&str; 5] = [
         "https://json-schema.org/draft/2020-12/schema",
         "https://json-schema.org/draft/2019-09/schema",

@@ -8,13 +8,14 @@
 //! assertion when it runs.
 
 use super::super::cx::{At, Cx, Pyd, a_type, list_names};
+use super::trajectory;
 use crate::diag::{Diagnostic, did_you_mean};
 use crate::model::sentinel::{Assertion, OutputType, Pattern, TextMatch};
 use crate::node::{Key, Node, Span, Value};
 
 /// Names Sentinel users write for assertions Assay spells otherwise, with the way to
 /// write them. The first three are in Sentinel's own release notes, which renamed them.
-const ALIASES: [(&str, &str); 14] = [
+const ALIASES: [(&str, &str); 18] = [
     (
         "tool_called",
         "Sentinel renamed `tool_called` to `must_call_tool`: write `must_call_tool: [name]`",
@@ -47,6 +48,13 @@ const ALIASES: [(&str, &str); 14] = [
     ("is_markdown", "write `output_type: markdown`"),
     ("is_code", "write `output_type: code`"),
     ("max_latency", "write `max_latency_ms` (milliseconds)"),
+    ("tool_not_called", "write `must_not_call_tool: [name]`"),
+    ("tool_order", "write `tool_sequence: [first, second, ...]`"),
+    ("trajectory", "write `tool_sequence: [first, second, ...]`"),
+    (
+        "max_iterations",
+        "write `max_iterations_used: N` (model calls)",
+    ),
 ];
 
 /// Why Assay refuses an assertion name Sentinel would load.
@@ -86,6 +94,16 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
         "max_latency_ms" => own_positive(value, &at, cx).map(Assertion::MaxLatencyMs),
         "min_tokens" => non_negative(value, &at, cx).map(Assertion::MinTokens),
         "max_tokens" => own_positive(value, &at, cx).map(Assertion::MaxTokens),
+        "tool_sequence" => trajectory::tool_sequence(value, &at, cx).map(Assertion::ToolSequence),
+        "must_not_call_tool" => {
+            trajectory::tool_names(value, &at, cx).map(Assertion::MustNotCallTool)
+        }
+        "tool_args" => trajectory::tool_args(value, &at, cx).map(Assertion::ToolArgs),
+        "max_tool_calls" => trajectory::count(value, &at, 0, cx).map(Assertion::MaxToolCalls),
+        "min_tool_calls" => trajectory::count(value, &at, 1, cx).map(Assertion::MinToolCalls),
+        "max_iterations_used" => {
+            trajectory::count(value, &at, 1, cx).map(Assertion::MaxIterationsUsed)
+        }
         other => {
             unknown(other, key.span, &at, cx);
             None
@@ -295,6 +313,16 @@ fn own_nonempty(node: &Node, at: &At, cx: &mut Cx, why: &str) -> Option<String> 
 /// A regular expression that compiles (Sentinel compiles it only when the test runs,
 /// and fails the assertion when it does not).
 fn regex(value: &Node, at: &At, cx: &mut Cx) -> Option<Pattern> {
+    regex_because(
+        value,
+        at,
+        cx,
+        "Sentinel compiles the pattern only when the test runs; Assay reads Rust `regex` syntax (no look-around, no back-references)",
+    )
+}
+
+/// [`regex`], saying `why` a pattern that does not compile is refused.
+pub(super) fn regex_because(value: &Node, at: &At, cx: &mut Cx, why: &str) -> Option<Pattern> {
     cx.string(value, at)?;
     let pattern = own_nonempty(value, at, cx, "an empty pattern matches every output")?;
     let compiled = cx
@@ -304,19 +332,14 @@ fn regex(value: &Node, at: &At, cx: &mut Cx) -> Option<Pattern> {
         .clone();
     match compiled {
         Ok(compiled) => Some(compiled),
-        Err(why) => {
+        Err(reason) => {
             let d = Diagnostic::new(
                 "invalid-regex",
                 &at.path,
-                format!("invalid regular expression: {why}"),
+                format!("invalid regular expression: {reason}"),
             )
             .at(value.span);
-            cx.own(
-                d,
-                at,
-                "Sentinel compiles the pattern only when the test runs; Assay reads Rust `regex` syntax (no look-around, no back-references)",
-                Some(value),
-            );
+            cx.own(d, at, why, Some(value));
             None
         }
     }
