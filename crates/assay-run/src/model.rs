@@ -60,7 +60,9 @@ pub fn model_request(case: &Case) -> Result<ModelRequest, RequestError> {
         match m.role {
             sentinel::Role::System => system.push(m.content.clone()),
             sentinel::Role::User => messages.push(ChatMessage::text(Role::User, m.content.clone())),
-            sentinel::Role::Assistant => messages.push(ChatMessage::text(Role::Assistant, m.content.clone())),
+            sentinel::Role::Assistant => {
+                messages.push(ChatMessage::text(Role::Assistant, m.content.clone()))
+            }
         }
     }
     if let Some(query) = &input.text {

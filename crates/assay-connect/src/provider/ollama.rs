@@ -32,7 +32,8 @@ use serde_json::{Map, Value, json};
 
 use super::transport::{BodyKind, Flow, Posted, Transport, body_kind};
 use super::{
-    ChatMessage, ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings, RawEvents, result_text, tool_input,
+    ChatMessage, ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind,
+    ProviderSettings, RawEvents, result_text, tool_input,
 };
 use crate::error::ConnectError;
 use crate::server::{endpoint, label};

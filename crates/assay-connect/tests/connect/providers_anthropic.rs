@@ -559,10 +559,9 @@ async fn the_fake_refuses_what_the_api_refuses_when_sent_as_is() {
 async fn consecutive_turns_of_one_role_are_taken_as_the_api_takes_them() {
     let fake = started().await;
     let mut request = ask("and another thing");
-    request.messages.insert(
-        0,
-        ChatMessage::text(Role::User, "one thing"),
-    );
+    request
+        .messages
+        .insert(0, ChatMessage::text(Role::User, "one thing"));
     let r = provider(&fake, Some(KEY)).complete(&request).await.unwrap();
     assert_eq!(r.text, "ok");
     assert_eq!(fake.last_body()["messages"].as_array().unwrap().len(), 2);

@@ -66,7 +66,10 @@ fn ask(model: &str, tools: Vec<ToolDef>) -> ModelRequest {
     ModelRequest {
         model: model.into(),
         system: Some("judge the answer".into()),
-        messages: vec![ChatMessage::text(Role::User, "is Paris the capital of France?")],
+        messages: vec![ChatMessage::text(
+            Role::User,
+            "is Paris the capital of France?",
+        )],
         tools,
         sampling: Sampling::default(),
         timeout: Some(Duration::from_secs(20)),

@@ -209,10 +209,7 @@ pub fn prompt_instruction(format: &ResponseFormat) -> String {
 /// note. The model's tool calls are `toolUse` blocks of its turn, and tool results
 /// `toolResult` blocks of the user turn after it: the results of one turn always go
 /// into that one user message (not a change worth a note: it is Converse's shape).
-fn messages(
-    turns: &[ChatMessage],
-    notes: &mut Vec<String>,
-) -> Result<Vec<Value>, ConnectError> {
+fn messages(turns: &[ChatMessage], notes: &mut Vec<String>) -> Result<Vec<Value>, ConnectError> {
     let mut out: Vec<(Role, Vec<Value>)> = Vec::new();
     let mut merged = 0;
     for turn in turns {

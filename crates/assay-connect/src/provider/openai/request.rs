@@ -259,7 +259,11 @@ fn messages(kind: ProviderKind, request: &ModelRequest) -> Result<Value, Connect
                         }))
                     })
                     .collect::<Result<Vec<_>, ConnectError>>()?;
-                let content = if text.is_empty() { Value::Null } else { json!(text) };
+                let content = if text.is_empty() {
+                    Value::Null
+                } else {
+                    json!(text)
+                };
                 json!({"role": "assistant", "content": content, "tool_calls": calls})
             }
             ChatMessage::ToolResult(result) => json!({
