@@ -429,6 +429,33 @@ mod tests {
     }
 
     #[test]
+    fn messages_say_who_speaks_and_what() {
+        assert_eq!(ChatMessage::text(Role::User, "hi"), ChatMessage::user("hi"));
+        let said = ChatMessage::text(Role::Assistant, "ok");
+        assert_eq!(
+            (said.role(), said.content()),
+            (Role::Assistant, "ok".into())
+        );
+        let call = ModelToolCall {
+            id: Some("c1".into()),
+            name: "search".into(),
+            arguments: json!({"q": "x"}),
+        };
+        let asked = ChatMessage::tool_calls("", vec![call]);
+        assert_eq!(asked.role().name(), "assistant");
+        let result = ChatMessage::ToolResult(ToolResult {
+            call_id: Some("c1".into()),
+            name: "search".into(),
+            output: ToolOutput::Json(json!({"hits": 2})),
+            is_error: false,
+        });
+        assert_eq!(
+            (result.role().name(), result.content()),
+            ("tool", r#"{"hits":2}"#.into())
+        );
+    }
+
+    #[test]
     fn raw_events_keep_the_first_and_the_last_few() {
         let mut raw = RawEvents::default();
         assert!(raw.is_empty());

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use assay_connect::provider::anthropic::Anthropic;
 use assay_connect::provider::bedrock::Bedrock;
+use assay_connect::provider::huggingface::HuggingFace;
 use assay_connect::provider::ollama::Ollama;
 use assay_connect::provider::openai::OpenAi;
 use assay_connect::provider::transport::Transport;
@@ -22,6 +23,7 @@ use assay_testkit::providers::anthropic::FakeAnthropic;
 use assay_testkit::providers::bedrock::FakeBedrock;
 use assay_testkit::providers::ollama::FakeOllama;
 use assay_testkit::providers::openai::FakeOpenAi;
+use assay_testkit::providers::tgi::FakeTgi;
 use serde_json::{Value, json};
 
 /// The settings of `kind` from the variables `vars`, and a transport that retries fast.
@@ -344,4 +346,36 @@ async fn a_result_without_a_call_id_is_an_error_before_sending_where_ids_match()
         "{e}"
     );
     assert!(fake.requests().is_empty(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn huggingface_sends_openai_s_tool_messages_to_tgi() {
+    let fake = FakeTgi::start().await;
+    let (settings, transport) = parts(
+        ProviderKind::Huggingface,
+        &[
+            ("HF_BASE_URL", &fake.base_url()),
+            ("HF_TOKEN", "hf_test_0123456789"),
+        ],
+    );
+    let provider = HuggingFace::new(settings, transport);
+    script_two_turns(|r| {
+        fake.script(r);
+    });
+    let first = ask("meta-llama/Llama-3.1-8B-Instruct");
+    let response = provider.complete(&first).await.unwrap();
+    assert!(response.tool_calls.iter().all(|c| c.id.is_some()));
+    let second = answer(&first, &response);
+    let last = provider.complete(&second).await.unwrap();
+    assert_eq!(last.text, "Sunny; the clock tool failed.");
+    let messages = fake.last_body()["messages"].clone();
+    assert_eq!(
+        messages[1]["tool_calls"][1]["id"],
+        json!(response.tool_calls[1].id)
+    );
+    assert_eq!(
+        messages[3],
+        json!({"role": "tool", "tool_call_id": response.tool_calls[1].id,
+               "content": "Error: clock service unavailable"})
+    );
 }
