@@ -36,6 +36,11 @@ pub(super) fn check(body: &Value) -> Result<(), String> {
             continue;
         }
         let results = ids(message, "toolResult");
+        if results.len() > calls.len() {
+            return Err(format!(
+                "The number of toolResult blocks at messages.{i}.content exceeds the number of toolUse blocks of previous turn."
+            ));
+        }
         if let Some(stray) = results.iter().find(|id| !calls.contains(id)) {
             return Err(format!(
                 "The toolUseId {stray} of the toolResult blocks at messages.{i}.content matches no toolUse block of the previous turn."
