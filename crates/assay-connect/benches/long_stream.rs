@@ -84,10 +84,7 @@ async fn run() -> ExitCode {
     let request = ModelRequest {
         model: "gpt-4o".into(),
         system: None,
-        messages: vec![ChatMessage {
-            role: Role::User,
-            content: "count".into(),
-        }],
+        messages: vec![ChatMessage::text(Role::User, "count")],
         tools: Vec::new(),
         sampling: Sampling::default(),
         timeout: None,

@@ -126,10 +126,10 @@ impl Backend {
         ModelRequest {
             model: self.model.clone(),
             system: Some(SYSTEM_PROMPT.to_owned()),
-            messages: vec![ChatMessage {
-                role: Role::User,
-                content: user_message(criteria, sample),
-            }],
+            messages: vec![ChatMessage::text(
+                Role::User,
+                user_message(criteria, sample),
+            )],
             tools: Vec::new(),
             sampling: self.sampling.for_model(self.provider.kind(), &self.model),
             timeout: Some(self.timeout),

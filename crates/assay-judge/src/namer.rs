@@ -97,13 +97,13 @@ impl ModelNamer {
         ModelRequest {
             model: self.model.clone(),
             system: Some(SYSTEM.to_owned()),
-            messages: vec![ChatMessage {
-                role: Role::User,
-                content: format!(
+            messages: vec![ChatMessage::text(
+                Role::User,
+                format!(
                     "The failure modes:\n{list}\nName each of the {} modes.",
                     modes.len()
                 ),
-            }],
+            )],
             tools: Vec::new(),
             sampling: sampling.for_model(kind, &self.model),
             timeout: Some(self.timeout),

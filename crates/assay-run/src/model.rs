@@ -59,28 +59,18 @@ pub fn model_request(case: &Case) -> Result<ModelRequest, RequestError> {
     for m in &input.messages {
         match m.role {
             sentinel::Role::System => system.push(m.content.clone()),
-            sentinel::Role::User => messages.push(ChatMessage {
-                role: Role::User,
-                content: m.content.clone(),
-            }),
-            sentinel::Role::Assistant => messages.push(ChatMessage {
-                role: Role::Assistant,
-                content: m.content.clone(),
-            }),
+            sentinel::Role::User => messages.push(ChatMessage::text(Role::User, m.content.clone())),
+            sentinel::Role::Assistant => {
+                messages.push(ChatMessage::text(Role::Assistant, m.content.clone()))
+            }
         }
     }
     if let Some(query) = &input.text {
-        messages.push(ChatMessage {
-            role: Role::User,
-            content: query.clone(),
-        });
+        messages.push(ChatMessage::text(Role::User, query.clone()));
     }
     let context = input.context.as_ref().map(render_context);
     match (&context, messages.is_empty()) {
-        (Some(context), true) => messages.push(ChatMessage {
-            role: Role::User,
-            content: context.clone(),
-        }),
+        (Some(context), true) => messages.push(ChatMessage::text(Role::User, context.clone())),
         (Some(context), false) => system.push(context.clone()),
         (None, true) => {
             return Err(RequestError::NoMessage);
@@ -191,17 +181,17 @@ mod tests {
                 "Be brief.\n\nAnswer in French.\n\nContext:\n```json\n{\n  \"city\": \"Paris\"\n}\n```"
             )
         );
-        let turns: Vec<(&str, &str)> = r
+        let turns: Vec<(&str, String)> = r
             .messages
             .iter()
-            .map(|m| (m.role.name(), m.content.as_str()))
+            .map(|m| (m.role().name(), m.content()))
             .collect();
         assert_eq!(
             turns,
             [
-                ("user", "Hi"),
-                ("assistant", "Bonjour"),
-                ("user", "Capital?")
+                ("user", "Hi".to_owned()),
+                ("assistant", "Bonjour".to_owned()),
+                ("user", "Capital?".to_owned())
             ]
         );
         assert_eq!(
@@ -223,7 +213,7 @@ mod tests {
         );
         let r = model_request(&c).unwrap();
         assert_eq!(r.messages.len(), 1);
-        assert!(r.messages[0].content.starts_with("Context:\n```json"));
+        assert!(r.messages[0].content().starts_with("Context:\n```json"));
         assert!(r.system.is_none());
         let c = case(
             "name: t\nmodel: gpt-4o\ninputs:\n  system_prompt: hi\nassertions: [{output_type: text}]\n",

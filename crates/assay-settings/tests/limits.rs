@@ -197,10 +197,7 @@ fn run_test_suite_shares_the_limiter_through_the_session() {
             async move {
                 let request = ModelRequest {
                     model: "gpt-4o-mini".into(),
-                    messages: vec![ChatMessage {
-                        role: Role::User,
-                        content: text,
-                    }],
+                    messages: vec![ChatMessage::text(Role::User, text)],
                     ..ModelRequest::default()
                 };
                 let answer = openai.complete(&request).await?;

@@ -19,26 +19,132 @@ pub enum Role {
     User,
     /// The model.
     Assistant,
+    /// A tool, answering a call the model made.
+    Tool,
 }
 
 impl Role {
-    /// `user` or `assistant`.
+    /// `user`, `assistant` or `tool`.
     pub fn name(self) -> &'static str {
         match self {
             Role::User => "user",
             Role::Assistant => "assistant",
+            Role::Tool => "tool",
         }
     }
 }
 
 /// One message of a conversation (system instructions travel apart, in
 /// [`ModelRequest::system`]).
+///
+/// Each kind of turn carries exactly what it may: the user speaks text, the model
+/// speaks text and/or asks for tools, and a tool answers one call. Providers put
+/// these in their own shapes (an OpenAI `tool` message, an Anthropic `tool_result`
+/// block in a user turn, a Bedrock `toolResult` block, an Ollama `tool` message).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ChatMessage {
-    /// Who speaks.
-    pub role: Role,
-    /// What is said.
-    pub content: String,
+pub enum ChatMessage {
+    /// The user's text.
+    User(String),
+    /// The model's turn: its text (may be empty) and the tools it asked for, in order.
+    Assistant {
+        /// What the model said.
+        text: String,
+        /// The tools it called; each call's `id` is what its result answers.
+        tool_calls: Vec<ModelToolCall>,
+    },
+    /// A tool's answer to one call of the model's previous turn.
+    ToolResult(ToolResult),
+}
+
+impl ChatMessage {
+    /// A text turn of `role`: the user's text or the model's; a [`Role::Tool`] text is
+    /// a tool result with no call id and no name (use [`ChatMessage::ToolResult`]).
+    pub fn text(role: Role, content: impl Into<String>) -> ChatMessage {
+        let content = content.into();
+        match role {
+            Role::User => ChatMessage::User(content),
+            Role::Assistant => ChatMessage::assistant(content),
+            Role::Tool => ChatMessage::ToolResult(ToolResult {
+                call_id: None,
+                name: String::new(),
+                output: ToolOutput::Text(content),
+                is_error: false,
+            }),
+        }
+    }
+
+    /// The user's text.
+    pub fn user(content: impl Into<String>) -> ChatMessage {
+        ChatMessage::User(content.into())
+    }
+
+    /// The model's text, without tool calls.
+    pub fn assistant(content: impl Into<String>) -> ChatMessage {
+        ChatMessage::Assistant {
+            text: content.into(),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// The model's turn that asked for `tool_calls` (with `text`, which may be empty).
+    pub fn tool_calls(text: impl Into<String>, tool_calls: Vec<ModelToolCall>) -> ChatMessage {
+        ChatMessage::Assistant {
+            text: text.into(),
+            tool_calls,
+        }
+    }
+
+    /// Who speaks it.
+    pub fn role(&self) -> Role {
+        match self {
+            ChatMessage::User(_) => Role::User,
+            ChatMessage::Assistant { .. } => Role::Assistant,
+            ChatMessage::ToolResult(_) => Role::Tool,
+        }
+    }
+
+    /// Its text: the user's or the model's, or a tool's result as text (JSON
+    /// serialized).
+    pub fn content(&self) -> String {
+        match self {
+            ChatMessage::User(text) | ChatMessage::Assistant { text, .. } => text.clone(),
+            ChatMessage::ToolResult(result) => result.output.to_text(),
+        }
+    }
+}
+
+/// A tool's answer to one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// The id of the call it answers ([`ModelToolCall::id`]); `None` only where the
+    /// provider gives calls no id (Ollama, which matches results to calls by order and
+    /// by `name`). The other providers refuse a result without one.
+    pub call_id: Option<String>,
+    /// The tool's name.
+    pub name: String,
+    /// What the tool returned.
+    pub output: ToolOutput,
+    /// Whether the tool failed and `output` says why.
+    pub is_error: bool,
+}
+
+/// What a tool returned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutput {
+    /// A JSON value (sent as JSON where the provider takes it, else serialized).
+    Json(Value),
+    /// Plain text.
+    Text(String),
+}
+
+impl ToolOutput {
+    /// The output as text: a text as it is, JSON serialized.
+    pub fn to_text(&self) -> String {
+        match self {
+            ToolOutput::Json(value) => value.to_string(),
+            ToolOutput::Text(text) => text.clone(),
+        }
+    }
 }
 
 /// A tool offered to the model.
@@ -151,8 +257,12 @@ pub struct ResponseFormat {
 }
 
 /// One tool call the model asked for.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelToolCall {
+    /// The provider's id for the call, which its result answers: OpenAI's
+    /// `tool_calls[].id`, Anthropic's `tool_use.id`, Bedrock's `toolUse.toolUseId`.
+    /// Ollama gives none (`None`); its results are matched to calls by order and name.
+    pub id: Option<String>,
     /// The tool's name.
     pub name: String,
     /// Its arguments, as JSON (a string the model sent that is not JSON stays a string).
@@ -316,6 +426,33 @@ mod tests {
         assert_eq!(notes.len(), 3);
         let (sent, notes) = asked.fit(ProviderKind::Ollama, "llama3.1:8b");
         assert_eq!((sent, notes.len()), (asked.clone(), 0));
+    }
+
+    #[test]
+    fn messages_say_who_speaks_and_what() {
+        assert_eq!(ChatMessage::text(Role::User, "hi"), ChatMessage::user("hi"));
+        let said = ChatMessage::text(Role::Assistant, "ok");
+        assert_eq!(
+            (said.role(), said.content()),
+            (Role::Assistant, "ok".into())
+        );
+        let call = ModelToolCall {
+            id: Some("c1".into()),
+            name: "search".into(),
+            arguments: json!({"q": "x"}),
+        };
+        let asked = ChatMessage::tool_calls("", vec![call]);
+        assert_eq!(asked.role().name(), "assistant");
+        let result = ChatMessage::ToolResult(ToolResult {
+            call_id: Some("c1".into()),
+            name: "search".into(),
+            output: ToolOutput::Json(json!({"hits": 2})),
+            is_error: false,
+        });
+        assert_eq!(
+            (result.role().name(), result.content()),
+            ("tool", r#"{"hits":2}"#.into())
+        );
     }
 
     #[test]

@@ -42,6 +42,8 @@ use reqwest::Url;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
+mod turns;
+
 use super::settings::ANTHROPIC_AUTH_TOKEN;
 use super::transport::{Flow, Posted, Reading, SseEvent, Transport, not_an_answer};
 use super::{
@@ -243,12 +245,10 @@ pub fn request_body(request: &ModelRequest, stream: bool) -> Result<Value, Conne
     if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
         body.insert("system".into(), json!(system));
     }
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .map(|m| json!({"role": m.role.name(), "content": m.content}))
-        .collect();
-    body.insert("messages".into(), Value::Array(messages));
+    body.insert(
+        "messages".into(),
+        Value::Array(turns::messages(&request.messages)?),
+    );
     if let Some(t) = sampling.temperature {
         body.insert("temperature".into(), json!(t));
     }
@@ -297,7 +297,11 @@ pub fn request_body(request: &ModelRequest, stream: bool) -> Result<Value, Conne
 #[derive(Debug)]
 enum Block {
     Text,
-    ToolUse { name: String, input: String },
+    ToolUse {
+        id: Option<String>,
+        name: String,
+        input: String,
+    },
 }
 
 /// The answer as the stream builds it.
@@ -360,6 +364,7 @@ impl Streamed {
                 let block = &data["content_block"];
                 let open = match block["type"].as_str() {
                     Some("tool_use") => Block::ToolUse {
+                        id: block["id"].as_str().map(str::to_owned),
                         name: block["name"].as_str().unwrap_or_default().to_owned(),
                         input: String::new(),
                     },
@@ -395,9 +400,10 @@ impl Streamed {
             }
             "content_block_stop" => {
                 if let Some(at) = self.open.iter().position(|(i, _)| *i == index)
-                    && let (_, Block::ToolUse { name, input }) = self.open.remove(at)
+                    && let (_, Block::ToolUse { id, name, input }) = self.open.remove(at)
                 {
                     self.calls.push(ModelToolCall {
+                        id,
                         name,
                         arguments: arguments_of(&input),
                     });
@@ -489,6 +495,7 @@ fn whole_answer(
         match block["type"].as_str() {
             Some("text") => text.push_str(block["text"].as_str().unwrap_or_default()),
             Some("tool_use") => tool_calls.push(ModelToolCall {
+                id: block["id"].as_str().map(str::to_owned),
                 name: block["name"].as_str().unwrap_or_default().to_owned(),
                 arguments: block.get("input").cloned().unwrap_or_else(|| json!({})),
             }),
@@ -553,10 +560,7 @@ mod tests {
         ModelRequest {
             model: "claude-3-5-haiku-latest".into(),
             system: Some("be brief".into()),
-            messages: vec![ChatMessage {
-                role: Role::User,
-                content: "hi".into(),
-            }],
+            messages: vec![ChatMessage::text(Role::User, "hi")],
             tools: vec![ToolDef {
                 name: "lookup".into(),
                 description: Some("finds things".into()),
@@ -650,6 +654,7 @@ mod tests {
         assert_eq!(
             r.tool_calls,
             vec![ModelToolCall {
+                id: Some("t".into()),
                 name: "f".into(),
                 arguments: json!({"a": 1})
             }]

@@ -26,7 +26,7 @@ pub use settings::{ANTHROPIC_AUTH_TOKEN, AwsCredentials, ChatSettings, ProviderS
 
 pub use assay_target::model::{
     ChatMessage, ModelRequest, ModelResponse, ModelToolCall, Provider, RAW_EVENTS_KEPT, RawEvents,
-    ResponseFormat, Role, Sampling, ToolDef, unsupported,
+    ResponseFormat, Role, Sampling, ToolDef, ToolOutput, ToolResult, unsupported,
 };
 
 use crate::error::ConnectError;
@@ -70,6 +70,55 @@ pub(crate) fn take_forced(
     (text, calls)
 }
 
+/// The id of the model's earlier `call`, which a provider that matches results to
+/// calls by id needs sent back: its absence is an error.
+pub(crate) fn call_id(provider: ProviderKind, call: &ModelToolCall) -> Result<&str, ConnectError> {
+    call.id.as_deref().ok_or_else(|| {
+        ConnectError::config(format!(
+            "{}: the earlier call of tool `{}` has no id, and {} matches tool results to \
+             calls by id; keep the id the model's answer gave the call",
+            provider.name(),
+            call.name,
+            provider.name()
+        ))
+    })
+}
+
+/// The id of the call `result` answers, for a provider that matches them by id: its
+/// absence is an error.
+pub(crate) fn result_id(provider: ProviderKind, result: &ToolResult) -> Result<&str, ConnectError> {
+    result.call_id.as_deref().ok_or_else(|| {
+        ConnectError::config(format!(
+            "{}: the result of tool `{}` names no call id, and {} matches tool results to \
+             calls by id; give it the id of the call it answers",
+            provider.name(),
+            result.name,
+            provider.name()
+        ))
+    })
+}
+
+/// A tool result as text, for a provider with no error flag (OpenAI-compatible,
+/// Ollama): JSON serialized, and a failed tool's output behind `Error: `.
+pub(crate) fn result_text(result: &ToolResult) -> String {
+    let text = result.output.to_text();
+    if result.is_error {
+        format!("Error: {text}")
+    } else {
+        text
+    }
+}
+
+/// A call's arguments as the object Anthropic, Bedrock and Ollama take back:
+/// arguments that were not an object (a string the model sent that was not JSON) are
+/// wrapped as `{"input": ...}`.
+pub(crate) fn tool_input(arguments: &Value) -> Value {
+    match arguments {
+        Value::Object(_) => arguments.clone(),
+        other => serde_json::json!({"input": other}),
+    }
+}
+
 /// Builds the provider of `kind` from its settings, the connection options (TLS, retry)
 /// and its limits. A missing key is reported by the first call, not here, so that every
 /// provider can be built whatever keys the environment holds.
@@ -102,6 +151,7 @@ mod tests {
     #[test]
     fn the_forced_call_becomes_the_text() {
         let call = |name: &str, arguments: Value| ModelToolCall {
+            id: None,
             name: name.into(),
             arguments,
         };

@@ -32,7 +32,8 @@ use serde_json::{Map, Value, json};
 
 use super::transport::{BodyKind, Flow, Posted, Transport, body_kind};
 use super::{
-    ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings, RawEvents,
+    ChatMessage, ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind,
+    ProviderSettings, RawEvents, result_text, tool_input,
 };
 use crate::error::ConnectError;
 use crate::server::{endpoint, label};
@@ -156,6 +157,36 @@ impl Provider for Ollama {
     }
 }
 
+/// One turn in `/api/chat`'s shape: the model's tool calls as `tool_calls` with
+/// `function: {name, arguments}` (the arguments an object), and a tool result as a
+/// `tool` message with `tool_name`. Ollama gives calls no id: a result answers the call
+/// of its name, in the order the calls came, so results go in the calls' order.
+fn message_of(message: &ChatMessage) -> Value {
+    match message {
+        ChatMessage::User(text) => json!({"role": "user", "content": text}),
+        ChatMessage::Assistant { text, tool_calls } if tool_calls.is_empty() => {
+            json!({"role": "assistant", "content": text})
+        }
+        ChatMessage::Assistant { text, tool_calls } => {
+            let calls: Vec<Value> = tool_calls
+                .iter()
+                .map(|call| {
+                    json!({"function": {
+                        "name": call.name,
+                        "arguments": tool_input(&call.arguments),
+                    }})
+                })
+                .collect();
+            json!({"role": "assistant", "content": text, "tool_calls": calls})
+        }
+        ChatMessage::ToolResult(result) => json!({
+            "role": "tool",
+            "content": result_text(result),
+            "tool_name": result.name,
+        }),
+    }
+}
+
 /// The `/api/chat` body for `request`, with the sampling
 /// [`Sampling::fit`](crate::provider::Sampling::fit) leaves for the model (Ollama takes
 /// every parameter, so only a model's own refusals leave one out).
@@ -165,7 +196,7 @@ pub fn request_body(request: &ModelRequest, stream: bool) -> Value {
         messages.push(json!({"role": "system", "content": system}));
     }
     for message in &request.messages {
-        messages.push(json!({"role": message.role.name(), "content": message.content}));
+        messages.push(message_of(message));
     }
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
@@ -244,6 +275,7 @@ impl Answer {
                 other => other.clone(),
             };
             self.tool_calls.push(ModelToolCall {
+                id: call["id"].as_str().map(str::to_owned),
                 name: function["name"].as_str().unwrap_or_default().to_owned(),
                 arguments,
             });
@@ -305,10 +337,7 @@ mod tests {
         let request = ModelRequest {
             model: "llama3.1:8b".into(),
             system: None,
-            messages: vec![ChatMessage {
-                role: Role::User,
-                content: "hi".into(),
-            }],
+            messages: vec![ChatMessage::text(Role::User, "hi")],
             tools: Vec::new(),
             sampling: Sampling {
                 temperature: Some(0.5),

@@ -401,6 +401,7 @@ impl StreamedAnswer {
                 .calls
                 .into_iter()
                 .map(|c| ModelToolCall {
+                    id: c.id,
                     name: c.name,
                     arguments: arguments_of(&c.arguments),
                 })
@@ -436,6 +437,10 @@ fn whole_answer(
         .into_iter()
         .flatten()
         .map(|call| ModelToolCall {
+            id: call["id"]
+                .as_str()
+                .filter(|id| !id.is_empty())
+                .map(str::to_owned),
             name: call["function"]["name"]
                 .as_str()
                 .unwrap_or_default()
@@ -522,10 +527,7 @@ mod tests {
         ModelRequest {
             model: "gpt-4o-mini".into(),
             system: Some("be brief".into()),
-            messages: vec![ChatMessage {
-                role: Role::User,
-                content: "hi".into(),
-            }],
+            messages: vec![ChatMessage::text(Role::User, "hi")],
             tools: vec![ToolDef {
                 name: "lookup".into(),
                 description: None,
@@ -727,10 +729,12 @@ mod tests {
             r.tool_calls,
             vec![
                 ModelToolCall {
+                    id: Some("a".into()),
                     name: "f".into(),
                     arguments: json!({"x": 1})
                 },
                 ModelToolCall {
+                    id: Some("b".into()),
                     name: "g".into(),
                     arguments: json!({})
                 },

@@ -16,6 +16,7 @@ mod providers_huggingface;
 mod providers_ollama;
 mod providers_openai;
 mod providers_structured;
+mod providers_tool_turns;
 mod server;
 mod stdio;
 mod tls_ca_cert;

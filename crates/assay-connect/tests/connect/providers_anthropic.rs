@@ -48,10 +48,7 @@ fn ask(text: &str) -> ModelRequest {
     ModelRequest {
         model: "claude-3-5-haiku-latest".into(),
         system: None,
-        messages: vec![ChatMessage {
-            role: Role::User,
-            content: text.into(),
-        }],
+        messages: vec![ChatMessage::text(Role::User, text)],
         tools: Vec::new(),
         sampling: Sampling::default(),
         timeout: Some(Duration::from_secs(20)),
@@ -170,10 +167,12 @@ async fn tool_calls_are_joined_from_input_json_deltas() {
         response.tool_calls,
         vec![
             ModelToolCall {
+                id: Some("toolu_fake_0".into()),
                 name: "weather".into(),
                 arguments: args
             },
             ModelToolCall {
+                id: Some("toolu_fake_1".into()),
                 name: "clock".into(),
                 arguments: json!({})
             },
@@ -197,18 +196,9 @@ async fn model_config_is_mapped_exactly() {
         model: "claude-sonnet-4-5".into(),
         system: Some("You are terse.".into()),
         messages: vec![
-            ChatMessage {
-                role: Role::User,
-                content: "hi".into(),
-            },
-            ChatMessage {
-                role: Role::Assistant,
-                content: "hello".into(),
-            },
-            ChatMessage {
-                role: Role::User,
-                content: "weather?".into(),
-            },
+            ChatMessage::text(Role::User, "hi"),
+            ChatMessage::text(Role::Assistant, "hello"),
+            ChatMessage::text(Role::User, "weather?"),
         ],
         tools: vec![
             ToolDef {
@@ -569,13 +559,9 @@ async fn the_fake_refuses_what_the_api_refuses_when_sent_as_is() {
 async fn consecutive_turns_of_one_role_are_taken_as_the_api_takes_them() {
     let fake = started().await;
     let mut request = ask("and another thing");
-    request.messages.insert(
-        0,
-        ChatMessage {
-            role: Role::User,
-            content: "one thing".into(),
-        },
-    );
+    request
+        .messages
+        .insert(0, ChatMessage::text(Role::User, "one thing"));
     let r = provider(&fake, Some(KEY)).complete(&request).await.unwrap();
     assert_eq!(r.text, "ok");
     assert_eq!(fake.last_body()["messages"].as_array().unwrap().len(), 2);

@@ -80,10 +80,7 @@ fn ask(model: &str, text: &str) -> ModelRequest {
     ModelRequest {
         model: model.into(),
         system: None,
-        messages: vec![ChatMessage {
-            role: Role::User,
-            content: text.into(),
-        }],
+        messages: vec![ChatMessage::text(Role::User, text)],
         tools: Vec::new(),
         sampling: Sampling::default(),
         timeout: Some(Duration::from_secs(20)),
@@ -140,6 +137,7 @@ async fn tool_use_blocks_become_tool_calls() {
     assert_eq!(
         response.tool_calls,
         vec![ModelToolCall {
+            id: Some("tooluse_fake_0".into()),
             name: "weather".into(),
             arguments: args
         }]
@@ -152,18 +150,9 @@ fn configured(model: &str) -> ModelRequest {
         model: model.into(),
         system: Some("You are terse.".into()),
         messages: vec![
-            ChatMessage {
-                role: Role::User,
-                content: "hi".into(),
-            },
-            ChatMessage {
-                role: Role::Assistant,
-                content: "hello".into(),
-            },
-            ChatMessage {
-                role: Role::User,
-                content: "weather?".into(),
-            },
+            ChatMessage::text(Role::User, "hi"),
+            ChatMessage::text(Role::Assistant, "hello"),
+            ChatMessage::text(Role::User, "weather?"),
         ],
         tools: vec![
             ToolDef {
@@ -505,10 +494,7 @@ async fn the_fake_refuses_what_the_service_refuses() {
 }
 
 fn turn(role: Role, content: &str) -> ChatMessage {
-    ChatMessage {
-        role,
-        content: content.into(),
-    }
+    ChatMessage::text(role, content)
 }
 
 #[tokio::test]

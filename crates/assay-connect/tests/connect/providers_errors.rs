@@ -29,10 +29,7 @@ fn built(kind: ProviderKind, vars: &[(&str, String)]) -> Arc<dyn Provider> {
 fn ask(model: &str) -> ModelRequest {
     ModelRequest {
         model: model.into(),
-        messages: vec![ChatMessage {
-            role: Role::User,
-            content: "hi".into(),
-        }],
+        messages: vec![ChatMessage::text(Role::User, "hi")],
         ..ModelRequest::default()
     }
 }

@@ -63,18 +63,9 @@ fn full_request() -> ModelRequest {
         model: "meta-llama/Llama-3.1-8B-Instruct".into(),
         system: Some("You are terse.".into()),
         messages: vec![
-            ChatMessage {
-                role: Role::User,
-                content: "hi".into(),
-            },
-            ChatMessage {
-                role: Role::Assistant,
-                content: "hello".into(),
-            },
-            ChatMessage {
-                role: Role::User,
-                content: "weather?".into(),
-            },
+            ChatMessage::text(Role::User, "hi"),
+            ChatMessage::text(Role::Assistant, "hello"),
+            ChatMessage::text(Role::User, "weather?"),
         ],
         tools: vec![
             ToolDef {

@@ -44,10 +44,7 @@ fn ask(text: &str) -> ModelRequest {
     ModelRequest {
         model: "llama3.1:8b".into(),
         system: None,
-        messages: vec![ChatMessage {
-            role: Role::User,
-            content: text.into(),
-        }],
+        messages: vec![ChatMessage::text(Role::User, text)],
         tools: Vec::new(),
         sampling: Sampling::default(),
         timeout: Some(Duration::from_secs(20)),
@@ -122,10 +119,12 @@ async fn tool_calls_arrive_with_object_arguments() {
         response.tool_calls,
         vec![
             ModelToolCall {
+                id: None,
                 name: "get_weather".into(),
                 arguments: json!({"city": "Paris", "days": 2}),
             },
             ModelToolCall {
+                id: None,
                 name: "now".into(),
                 arguments: json!({}),
             },
@@ -141,18 +140,9 @@ async fn model_config_is_mapped_exactly() {
         model: "qwen2.5:7b".into(),
         system: Some("Answer in one word.".into()),
         messages: vec![
-            ChatMessage {
-                role: Role::User,
-                content: "hi".into(),
-            },
-            ChatMessage {
-                role: Role::Assistant,
-                content: "hello".into(),
-            },
-            ChatMessage {
-                role: Role::User,
-                content: "capital of France?".into(),
-            },
+            ChatMessage::text(Role::User, "hi"),
+            ChatMessage::text(Role::Assistant, "hello"),
+            ChatMessage::text(Role::User, "capital of France?"),
         ],
         tools: vec![ToolDef {
             name: "lookup".into(),

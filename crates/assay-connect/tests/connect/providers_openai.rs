@@ -70,10 +70,7 @@ fn ask(text: &str) -> ModelRequest {
     ModelRequest {
         model: "gpt-4o-mini".into(),
         system: None,
-        messages: vec![ChatMessage {
-            role: Role::User,
-            content: text.into(),
-        }],
+        messages: vec![ChatMessage::text(Role::User, text)],
         tools: Vec::new(),
         sampling: Sampling::default(),
         timeout: Some(Duration::from_secs(20)),
@@ -175,10 +172,12 @@ async fn tool_calls_are_gathered_from_split_arguments() {
     let provider = openai(&fake, Some(KEY));
     let want = vec![
         ModelToolCall {
+            id: Some("call_0".into()),
             name: "get_weather".into(),
             arguments: json!({"city": "Paris", "unit": "celsius", "days": [1, 2]}),
         },
         ModelToolCall {
+            id: Some("call_1".into()),
             name: "note".into(),
             arguments: json!("not json at all"),
         },
@@ -207,18 +206,9 @@ async fn model_config_is_mapped_exactly() {
         model: "gpt-4o".into(),
         system: Some("You are terse.".into()),
         messages: vec![
-            ChatMessage {
-                role: Role::User,
-                content: "hi".into(),
-            },
-            ChatMessage {
-                role: Role::Assistant,
-                content: "hello".into(),
-            },
-            ChatMessage {
-                role: Role::User,
-                content: "weather in Paris?".into(),
-            },
+            ChatMessage::text(Role::User, "hi"),
+            ChatMessage::text(Role::Assistant, "hello"),
+            ChatMessage::text(Role::User, "weather in Paris?"),
         ],
         tools: vec![
             ToolDef {
@@ -978,18 +968,9 @@ async fn every_feature_to_every_family_is_a_request_openai_s_definition_takes() 
         seed: Some(-5),
     };
     let history = vec![
-        ChatMessage {
-            role: Role::User,
-            content: "hi".into(),
-        },
-        ChatMessage {
-            role: Role::Assistant,
-            content: "hello".into(),
-        },
-        ChatMessage {
-            role: Role::User,
-            content: "and now?".into(),
-        },
+        ChatMessage::text(Role::User, "hi"),
+        ChatMessage::text(Role::Assistant, "hello"),
+        ChatMessage::text(Role::User, "and now?"),
     ];
     let format = assay_connect::provider::ResponseFormat {
         name: "verdict".into(),

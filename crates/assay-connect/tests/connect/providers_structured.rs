@@ -66,10 +66,10 @@ fn ask(model: &str, tools: Vec<ToolDef>) -> ModelRequest {
     ModelRequest {
         model: model.into(),
         system: Some("judge the answer".into()),
-        messages: vec![ChatMessage {
-            role: Role::User,
-            content: "is Paris the capital of France?".into(),
-        }],
+        messages: vec![ChatMessage::text(
+            Role::User,
+            "is Paris the capital of France?",
+        )],
         tools,
         sampling: Sampling::default(),
         timeout: Some(Duration::from_secs(20)),
@@ -88,8 +88,9 @@ fn lookup() -> ToolDef {
     }
 }
 
-fn lookup_call() -> ModelToolCall {
+fn lookup_call(id: &str) -> ModelToolCall {
     ModelToolCall {
+        id: Some(id.into()),
         name: "lookup".into(),
         arguments: json!({"q": "capital of France"}),
     }
@@ -196,7 +197,11 @@ async fn anthropic_forces_a_tool_whose_input_is_the_text() {
             .await
             .unwrap();
         assert_eq!(parsed(&response.text), verdict(), "stream: {stream}");
-        assert_eq!(response.tool_calls, vec![lookup_call()], "stream: {stream}");
+        assert_eq!(
+            response.tool_calls,
+            vec![lookup_call("toolu_fake_0")],
+            "stream: {stream}"
+        );
         assert_eq!(response.stop_reason.as_deref(), Some("tool_use"));
         let body = fake.last_body();
         assert_eq!(
@@ -260,7 +265,7 @@ async fn bedrock_forces_a_tool_whose_input_is_the_text() {
     let request = ask("anthropic.claude-3-haiku-20240307-v1:0", vec![lookup()]);
     let response = provider.complete(&request).await.unwrap();
     assert_eq!(parsed(&response.text), verdict());
-    assert_eq!(response.tool_calls, vec![lookup_call()]);
+    assert_eq!(response.tool_calls, vec![lookup_call("tooluse_fake_0")]);
     assert_eq!(response.stop_reason.as_deref(), Some("tool_use"));
     assert_eq!(
         fake.last_body()["toolConfig"],

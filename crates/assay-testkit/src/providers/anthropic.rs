@@ -21,6 +21,9 @@
 //! | two tools of the same name | 400 `tools: Tool names must be unique.` |
 //! | a `tool_choice` without `tools`, of an unknown type, or naming no tool of `tools` | 400 `tool_choice...` |
 //!
+//! | a `tool_use` of an assistant turn that the next user turn answers with no `tool_result` | 400 ``messages.N: `tool_use` ids were found without `tool_result` blocks immediately after: ...`` |
+//! | a `tool_result` that answers no `tool_use` of the turn before | 400 ``messages.N.content: unexpected `tool_use_id` found in `tool_result` blocks: ...`` |
+//!
 //! Consecutive turns of the same role are taken, as the API takes them (it combines
 //! them into one turn, says `MessageCreateParams.messages` in the official SDK).
 //!
@@ -41,6 +44,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
+
+mod tool_turns;
 
 use super::reply::{Outcome, Reply, State, last_user_text, word_count};
 use super::scripted::{
@@ -600,7 +605,7 @@ fn check_messages(messages: &Value) -> Result<(), Refusal> {
             None => return Err(invalid(format!("messages.{i}.content: Field required"))),
         }
     }
-    Ok(())
+    tool_turns::check(messages)
 }
 
 fn check_tools(tools: &Value) -> Result<(), Refusal> {

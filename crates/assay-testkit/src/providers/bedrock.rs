@@ -22,6 +22,10 @@
 //!   and Nova, `outputConfig` for a model other than Claude 4.5+ or with a schema that
 //!   is not a JSON object, and `additionalModelRequestFields` for a model that is not
 //!   Anthropic's (the real service passes them to the model, which refuses them);
+//!   `toolUse`/`toolResult` blocks without a `toolConfig`, a `toolUse` the next user
+//!   turn does not answer with a `toolResult` (`Expected toolResult blocks at
+//!   messages.N.content for the following Ids: ...`), and a `toolResult` whose
+//!   `toolUseId` answers no `toolUse` of the turn before;
 //! - `404`: any other path.
 //!
 //! A valid request gets the next [`Reply`] as a whole Converse response
@@ -46,6 +50,7 @@ use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, serve}
 pub mod container;
 pub mod shapes;
 pub mod sigv4;
+mod tool_turns;
 
 pub use shapes::ServiceModel;
 
@@ -436,6 +441,7 @@ fn check_rules(body: &Value, model: &str) -> Checked {
         return Err(START_WITH_USER.to_owned());
     }
     check_tools(&body["toolConfig"], model)?;
+    tool_turns::check(body)?;
     if let Some(format) = body.get("outputConfig").and_then(|c| c.get("textFormat")) {
         if !takes_output_config(model) {
             return Err(format!(

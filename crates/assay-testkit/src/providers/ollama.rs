@@ -14,6 +14,8 @@
 //! | an unknown top-level field, or an unknown key in `options` | 400 |
 //! | an option of the wrong type (`"temperature": "hot"`) | 400 |
 //! | a message with an unknown role, a tool without `function.name` | 400 |
+//! | tool-call `arguments` that are not an object | 400 |
+//! | a `tool` message whose `tool_name` names no unanswered call of the assistant turn before it (stricter than Ollama) | 400 |
 //! | a `format` that is neither `"json"` nor an object (a JSON schema) | 400 `invalid format: ...` |
 //! | no `messages` | 200: the model is loaded, `done_reason: "load"` |
 //!
@@ -179,6 +181,37 @@ fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
     })
 }
 
+/// Tool turns: a call's `arguments` must be an object (Ollama's Go type is a map), and
+/// (stricter than Ollama, which matches results by order and name) a `tool` message
+/// must name in `tool_name` a call of the assistant turn before it not yet answered.
+fn check_tool_turns(messages: &[Value]) -> Result<(), String> {
+    let mut calls: Vec<String> = Vec::new();
+    for (i, message) in messages.iter().enumerate() {
+        match message["role"].as_str() {
+            Some("tool") => {
+                let name = message["tool_name"].as_str().unwrap_or_default();
+                let Some(at) = calls.iter().position(|c| c == name) else {
+                    return Err(format!(
+                        "messages[{i}]: the tool result for \"{name}\" answers no call of the assistant turn before it"
+                    ));
+                };
+                calls.remove(at);
+            }
+            _ => {
+                calls.clear();
+                for call in message["tool_calls"].as_array().into_iter().flatten() {
+                    let function = &call["function"];
+                    if !function["arguments"].is_object() {
+                        return Err("json: cannot unmarshal into Go struct field ToolCallFunction.messages.tool_calls.function.arguments of type api.ToolCallFunctionArguments".to_owned());
+                    }
+                    calls.push(function["name"].as_str().unwrap_or_default().to_owned());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn validate(fields: &Map<String, Value>) -> Result<(), String> {
     if let Some(unknown) = fields.keys().find(|k| !KNOWN_FIELDS.contains(&k.as_str())) {
         return Err(format!(
@@ -204,6 +237,7 @@ fn validate(fields: &Map<String, Value>) -> Result<(), String> {
                 return Err("json: cannot unmarshal content into Go struct field Message.messages.content of type string".to_owned());
             }
         }
+        check_tool_turns(messages)?;
     }
     if let Some(tools) = fields.get("tools") {
         let Some(tools) = tools.as_array() else {

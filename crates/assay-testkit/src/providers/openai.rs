@@ -28,6 +28,8 @@
 //! | `stream_options` without `stream: true` | 400 |
 //! | a `response_format` whose `type` is not `text`, `json_object` or `json_schema`; a `json_schema` without `name` or `schema`, or whose schema strict mode refuses; `json_object` without the word "json" in the messages | 400, param `response_format...` |
 //! | a model not in [`FakeOpenAi::models`], when set | 404, code `model_not_found` |
+//! | a `tool` message that answers no call of the assistant message with `tool_calls` before it | 400 `messages with role 'tool' must be a response to a preceeding message with 'tool_calls'` |
+//! | a call of such a message left without a `tool` message | 400 `... The following tool_call_ids did not have response messages: ...` |
 //! | anything else the definition refuses (a wrong type, an unknown enum value, a wrongly shaped `response_format` or `stream_options`) | 400, param where it is |
 //! | Azure: another path, or a deployment path without `api-version` | 404 `Resource not found` |
 //! | Azure: no `api-key` header, or another key | 401 `Access denied due to invalid subscription key...` |
@@ -53,6 +55,7 @@ use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, pieces
 
 mod definition;
 mod response_format;
+mod tool_turns;
 
 /// The roles a message may have.
 const ROLES: [&str; 6] = [
@@ -369,6 +372,7 @@ fn validate(fields: &Map<String, Value>) -> Result<(), Rejection> {
     for (i, message) in messages.iter().enumerate() {
         check_message(i, message)?;
     }
+    tool_turns::check(messages)?;
     if let Some(tools) = fields.get("tools") {
         let Value::Array(tools) = tools else {
             return Err(wrong_type("tools", "an array", tools));

@@ -450,6 +450,7 @@ fn converse_answer(
             text.push_str(t);
         } else if let Some(call) = block.get("toolUse") {
             tool_calls.push(ModelToolCall {
+                id: call["toolUseId"].as_str().map(str::to_owned),
                 name: call["name"].as_str().unwrap_or_default().to_owned(),
                 arguments: call.get("input").cloned().unwrap_or_else(|| json!({})),
             });
@@ -491,10 +492,7 @@ mod tests {
         ModelRequest {
             model: model.into(),
             system: Some("be brief".into()),
-            messages: vec![ChatMessage {
-                role: Role::User,
-                content: "hi".into(),
-            }],
+            messages: vec![ChatMessage::text(Role::User, "hi")],
             tools: vec![ToolDef {
                 name: "lookup".into(),
                 description: None,

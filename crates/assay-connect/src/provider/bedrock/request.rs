@@ -5,7 +5,8 @@
 use serde_json::{Map, Value, json};
 
 use super::super::{
-    ChatMessage, ModelRequest, ProviderKind, ResponseFormat, Role, forced_tool, unsupported,
+    ChatMessage, ModelRequest, ProviderKind, ResponseFormat, Role, ToolOutput, call_id,
+    forced_tool, result_id, tool_input, unsupported,
 };
 use crate::error::ConnectError;
 
@@ -108,7 +109,7 @@ pub fn prepare(request: &ModelRequest) -> Result<Prepared, ConnectError> {
     let mut body = Map::new();
     body.insert(
         "messages".into(),
-        Value::Array(messages(&request.messages, &mut notes)),
+        Value::Array(messages(&request.messages, &mut notes)?),
     );
     let structured = format.map(|_| structured_mode(&request.model));
     let mut system = request
@@ -205,18 +206,22 @@ pub fn prompt_instruction(format: &ResponseFormat) -> String {
 /// The conversation as Converse takes it: consecutive turns of one role become one
 /// message whose content blocks keep their order, and a conversation that starts with
 /// the assistant gets a user turn ([`LEADING_USER_TURN`]) before it. Each change adds a
-/// note.
-fn messages(turns: &[ChatMessage], notes: &mut Vec<String>) -> Vec<Value> {
+/// note. The model's tool calls are `toolUse` blocks of its turn, and tool results
+/// `toolResult` blocks of the user turn after it: the results of one turn always go
+/// into that one user message (not a change worth a note: it is Converse's shape).
+fn messages(turns: &[ChatMessage], notes: &mut Vec<String>) -> Result<Vec<Value>, ConnectError> {
     let mut out: Vec<(Role, Vec<Value>)> = Vec::new();
     let mut merged = 0;
     for turn in turns {
-        let block = json!({"text": turn.content});
+        let (role, blocks) = blocks_of(turn)?;
         match out.last_mut() {
-            Some((role, blocks)) if *role == turn.role => {
-                blocks.push(block);
-                merged += 1;
+            Some((last, into)) if *last == role => {
+                if !matches!(turn, ChatMessage::ToolResult(_)) {
+                    merged += 1;
+                }
+                into.extend(blocks);
             }
-            _ => out.push((turn.role, vec![block])),
+            _ => out.push((role, blocks)),
         }
     }
     if merged > 0 {
@@ -233,9 +238,48 @@ fn messages(turns: &[ChatMessage], notes: &mut Vec<String>) -> Vec<Value> {
             "a user turn \"{LEADING_USER_TURN}\" was put first: Converse takes only conversations that start with a user turn"
         ));
     }
-    out.into_iter()
+    Ok(out
+        .into_iter()
         .map(|(role, content)| json!({"role": role.name(), "content": content}))
-        .collect()
+        .collect())
+}
+
+/// The Converse role and content blocks of one turn: a tool result speaks as the user.
+fn blocks_of(turn: &ChatMessage) -> Result<(Role, Vec<Value>), ConnectError> {
+    const KIND: ProviderKind = ProviderKind::Bedrock;
+    Ok(match turn {
+        ChatMessage::User(text) => (Role::User, vec![json!({"text": text})]),
+        ChatMessage::Assistant { text, tool_calls } => {
+            let mut blocks = Vec::new();
+            if !text.is_empty() || tool_calls.is_empty() {
+                blocks.push(json!({"text": text}));
+            }
+            for call in tool_calls {
+                blocks.push(json!({"toolUse": {
+                    "toolUseId": call_id(KIND, call)?,
+                    "name": call.name,
+                    "input": tool_input(&call.arguments),
+                }}));
+            }
+            (Role::Assistant, blocks)
+        }
+        ChatMessage::ToolResult(result) => {
+            // A JSON object goes as a `json` document; any other value, as text.
+            let content = match &result.output {
+                ToolOutput::Json(value @ Value::Object(_)) => json!({"json": value}),
+                ToolOutput::Json(value) => json!({"text": value.to_string()}),
+                ToolOutput::Text(text) => json!({"text": text}),
+            };
+            let mut block = json!({
+                "toolUseId": result_id(KIND, result)?,
+                "content": [content],
+            });
+            if result.is_error {
+                block["status"] = json!("error");
+            }
+            (Role::User, vec![json!({"toolResult": block})])
+        }
+    })
 }
 
 #[cfg(test)]
@@ -290,10 +334,7 @@ mod tests {
 
     #[test]
     fn turns_are_merged_and_a_first_assistant_turn_gets_a_user_turn() {
-        let turn = |role, content: &str| ChatMessage {
-            role,
-            content: content.into(),
-        };
+        let turn = |role, content: &str| ChatMessage::text(role, content);
         let mut notes = Vec::new();
         let out = messages(
             &[
@@ -303,7 +344,8 @@ mod tests {
                 turn(Role::Assistant, "c"),
             ],
             &mut notes,
-        );
+        )
+        .unwrap();
         assert_eq!(
             Value::Array(out),
             json!([
@@ -315,7 +357,7 @@ mod tests {
         );
         assert_eq!(notes.len(), 2, "{notes:?}");
         let mut none = Vec::new();
-        messages(&[turn(Role::User, "x")], &mut none);
+        messages(&[turn(Role::User, "x")], &mut none).unwrap();
         assert!(none.is_empty());
     }
 }

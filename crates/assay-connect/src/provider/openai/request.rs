@@ -9,7 +9,10 @@ use assay_spec::model::config::{ChatApi, MaxTokensField};
 use assay_spec::model::family::traits;
 
 use super::super::settings::azure_host;
-use super::super::{ModelRequest, ProviderKind, ProviderSettings, Secret, unsupported};
+use super::super::{
+    ChatMessage, ModelRequest, ModelToolCall, ProviderKind, ProviderSettings, Secret, call_id,
+    result_id, result_text, unsupported,
+};
 use crate::error::ConnectError;
 use crate::server::endpoint;
 
@@ -175,7 +178,7 @@ impl Shape {
         }
         let mut body = Map::new();
         body.insert("model".into(), json!(request.model));
-        body.insert("messages".into(), messages(request));
+        body.insert("messages".into(), messages(kind, request)?);
         if !request.tools.is_empty() {
             body.insert("tools".into(), tools(request));
         }
@@ -231,16 +234,55 @@ fn check_tgi(request: &ModelRequest) -> Result<(), ConnectError> {
     Ok(())
 }
 
-/// The system prompt, then the conversation.
-fn messages(request: &ModelRequest) -> Value {
+/// The system prompt, then the conversation: the model's tool calls as `tool_calls`
+/// (`{id, type: "function", function: {name, arguments}}`, the arguments a JSON
+/// string) and each tool result as a `tool` message naming its `tool_call_id`.
+fn messages(kind: ProviderKind, request: &ModelRequest) -> Result<Value, ConnectError> {
     let mut messages = Vec::new();
     if let Some(system) = &request.system {
         messages.push(json!({"role": "system", "content": system}));
     }
     for message in &request.messages {
-        messages.push(json!({"role": message.role.name(), "content": message.content}));
+        messages.push(match message {
+            ChatMessage::User(text) => json!({"role": "user", "content": text}),
+            ChatMessage::Assistant { text, tool_calls } if tool_calls.is_empty() => {
+                json!({"role": "assistant", "content": text})
+            }
+            ChatMessage::Assistant { text, tool_calls } => {
+                let calls = tool_calls
+                    .iter()
+                    .map(|call| {
+                        Ok(json!({
+                            "id": call_id(kind, call)?,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": arguments_text(call)},
+                        }))
+                    })
+                    .collect::<Result<Vec<_>, ConnectError>>()?;
+                let content = if text.is_empty() {
+                    Value::Null
+                } else {
+                    json!(text)
+                };
+                json!({"role": "assistant", "content": content, "tool_calls": calls})
+            }
+            ChatMessage::ToolResult(result) => json!({
+                "role": "tool",
+                "tool_call_id": result_id(kind, result)?,
+                "content": result_text(result),
+            }),
+        });
     }
-    Value::Array(messages)
+    Ok(Value::Array(messages))
+}
+
+/// A call's arguments as the JSON string OpenAI takes (a string the model sent that
+/// was not JSON goes back as it came).
+fn arguments_text(call: &ModelToolCall) -> String {
+    match &call.arguments {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// The tools as functions (`{"type": "function", "function": {"name", "description",
