@@ -20,9 +20,12 @@ use std::time::{Duration, Instant};
 
 use assay_check::{CheckResult, Judge, Response, run_checks};
 use assay_spec::model::data_driven::{Connection, StockTest, SuccessRatio};
+use assay_spec::model::framework::{FrameworkConfig, Problem, ProblemKind};
+use assay_spec::model::sentinel::Framework;
 use assay_spec::plan::{Case, Check, CheckKind, Part, Plan, Step, Target};
 use assay_spec::{ProviderKind, ProviderName, infer_provider};
 use assay_target::model::Provider;
+use assay_target::tools::ToolLauncher;
 use assay_target::{AgentRequest, AgentResponse, ConnectError, Connector, Conversation};
 use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
@@ -43,6 +46,15 @@ pub use assay_target::SAMPLE_METADATA;
 pub struct Connectors {
     by_connection: HashMap<Connection, Arc<dyn Connector>>,
     providers: HashMap<ProviderName, Arc<dyn Provider>>,
+    frameworks: Frameworks,
+}
+
+/// What a test's `framework` needs beyond a provider: a way to start `tool_command`
+/// programs for the built-in tool loop.
+#[derive(Clone, Default)]
+pub struct Frameworks {
+    /// Starts the programs of `framework_config.tool_command`.
+    pub tools: Option<Arc<dyn ToolLauncher>>,
 }
 
 impl Connectors {
@@ -75,6 +87,17 @@ impl Connectors {
     /// The provider called `name`, if there is one.
     pub fn provider(&self, name: &ProviderName) -> Option<&Arc<dyn Provider>> {
         self.providers.get(name)
+    }
+
+    /// Sets how `tool_command` programs are started.
+    pub fn with_tool_launcher(mut self, launcher: Arc<dyn ToolLauncher>) -> Connectors {
+        self.frameworks.tools = Some(launcher);
+        self
+    }
+
+    /// What frameworks need.
+    pub fn frameworks(&self) -> &Frameworks {
+        &self.frameworks
     }
 
     /// The names of the named providers (not the kinds), sorted.
@@ -175,6 +198,7 @@ pub async fn run_plan(
             unit: unit_id(&case, connection),
             provider,
             named_providers: Arc::clone(&named_providers),
+            frameworks: connectors.frameworks.clone(),
             connector: connection.and_then(|c| connectors.get(c).cloned()),
             connection,
             case,
@@ -221,6 +245,7 @@ struct UnitCtx {
     provider: Option<Arc<dyn Provider>>,
     /// The named providers of `[providers]`, for the message when a case has none.
     named_providers: Arc<[String]>,
+    frameworks: Frameworks,
     connection: Option<Connection>,
     connector: Option<Arc<dyn Connector>>,
     judge: Option<Arc<dyn Judge>>,
@@ -237,6 +262,11 @@ fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
             connection.map(|c| c.name().to_owned()).unwrap_or_default(),
             agent.clone(),
         ),
+        Target::Model {
+            model,
+            framework: Some(Framework::Langgraph),
+            ..
+        } => ("langgraph".to_owned(), model.clone()),
         Target::Model { model, .. } => (
             provider_of(case).map_or_else(|| "model".to_owned(), |k| k.to_string()),
             model.clone(),
@@ -307,6 +337,7 @@ async fn run_unit(ctx: &UnitCtx) -> UnitReport {
                     case: Arc::clone(&ctx.case),
                     provider: ctx.provider.clone(),
                     named_providers: Arc::clone(&ctx.named_providers),
+                    frameworks: ctx.frameworks.clone(),
                     connector: ctx.connector.clone(),
                     connection: ctx.connection,
                     judge: ctx.judge.clone(),
@@ -350,13 +381,14 @@ fn panicked(e: &tokio::task::JoinError) -> SampleReport {
     }
 }
 
-struct SampleCtx {
-    case: Arc<Case>,
-    provider: Option<Arc<dyn Provider>>,
-    named_providers: Arc<[String]>,
+pub(crate) struct SampleCtx {
+    pub(crate) case: Arc<Case>,
+    pub(crate) provider: Option<Arc<dyn Provider>>,
+    pub(crate) named_providers: Arc<[String]>,
+    pub(crate) frameworks: Frameworks,
     connector: Option<Arc<dyn Connector>>,
     connection: Option<Connection>,
-    judge: Option<Arc<dyn Judge>>,
+    pub(crate) judge: Option<Arc<dyn Judge>>,
 }
 
 async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
@@ -626,7 +658,7 @@ fn merge(
     }
 }
 
-fn error_info(e: &ConnectError) -> ErrorInfo {
+pub(crate) fn error_info(e: &ConnectError) -> ErrorInfo {
     ErrorInfo {
         kind: e.kind(),
         message: e.to_string(),
@@ -642,17 +674,27 @@ fn seconds(d: Duration) -> String {
     }
 }
 
-/// The provider a model case names (a kind, or a named provider of `[providers]`), or
-/// the one its model name implies.
-fn provider_of(case: &Case) -> Option<ProviderName> {
-    match &case.target {
-        Target::Model {
-            model, provider, ..
-        } => match provider {
-            Some(p) => Some(p.clone()),
-            None => infer_provider(model).map(ProviderName::Kind),
-        },
-        Target::Agent { .. } => None,
+/// The provider a model case calls: the one it names (a kind, or a named provider of
+/// `[providers]`); else its framework's (`openai-sdk`: OpenAI, `claude-sdk`: Anthropic,
+/// `strands`: Bedrock, as Strands does); else the one its model name implies. A
+/// `langgraph` case calls a LangGraph server, not a provider.
+pub(crate) fn provider_of(case: &Case) -> Option<ProviderName> {
+    let Target::Model {
+        model,
+        provider,
+        framework,
+        ..
+    } = &case.target
+    else {
+        return None;
+    };
+    match (framework, provider) {
+        (Some(Framework::Langgraph), _) => None,
+        (_, Some(p)) => Some(p.clone()),
+        (Some(Framework::OpenaiSdk), None) => Some(ProviderName::Kind(ProviderKind::Openai)),
+        (Some(Framework::ClaudeSdk), None) => Some(ProviderName::Kind(ProviderKind::Anthropic)),
+        (Some(Framework::Strands), None) => Some(ProviderName::Kind(ProviderKind::Bedrock)),
+        (None, None) => infer_provider(model).map(ProviderName::Kind),
     }
 }
 
@@ -681,16 +723,29 @@ fn no_provider(model: &str, wanted: Option<&ProviderName>, named: &[String]) -> 
     }
 }
 
-/// A model case: one call, then the assertions.
+/// A model case: one call, then the assertions; or, with a `framework`, its tool loop
+/// or its LangGraph run.
 async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result<(), ErrorInfo> {
     let case = &ctx.case;
-    let Target::Model { model, .. } = &case.target else {
+    let Target::Model {
+        model,
+        framework,
+        framework_config,
+        ..
+    } = &case.target
+    else {
         return Ok(());
     };
-    let config_error = |message: String| ErrorInfo {
-        kind: ErrorKind::Config,
-        message,
+    let framework = match framework {
+        Some(f) => Some(
+            FrameworkConfig::parse(*f, framework_config.as_ref())
+                .map_err(|problems| config_error(framework_problems(*f, &problems)))?,
+        ),
+        None => None,
     };
+    if let Some(FrameworkConfig::Langgraph(config)) = &framework {
+        return crate::frameworks::langgraph::call(ctx, config, out).await;
+    }
     let Some(provider) = &ctx.provider else {
         let wanted = provider_of(case);
         return Err(config_error(no_provider(
@@ -699,6 +754,9 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
             &ctx.named_providers,
         )));
     };
+    if let Some(FrameworkConfig::Loop(config)) = &framework {
+        return crate::frameworks::tool_loop::call(ctx, provider, config, out).await;
+    }
     let request = crate::model::model_request(case).map_err(|e| config_error(e.to_string()))?;
     let step = &case.interactions[0];
     let started = Instant::now();
@@ -738,9 +796,39 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
     Ok(())
 }
 
+/// An error of the configuration.
+pub(crate) fn config_error(message: String) -> ErrorInfo {
+    ErrorInfo {
+        kind: ErrorKind::Config,
+        message,
+    }
+}
+
+/// `framework_config` problems in one sentence (a validated file has none; a plan built
+/// by hand may).
+fn framework_problems(framework: Framework, problems: &[Problem]) -> String {
+    let each: Vec<String> = problems
+        .iter()
+        .map(|p| {
+            let at = format!("framework_config.{}", p.path.join("."));
+            match &p.kind {
+                ProblemKind::UnknownKey { allowed, .. } => format!(
+                    "`{at}` is not a setting of `{}` (it takes {})",
+                    framework.name(),
+                    allowed.join(", ")
+                ),
+                ProblemKind::Expected { expected, found } => {
+                    format!("`{at}` must be {expected}, not {found}")
+                }
+            }
+        })
+        .collect();
+    each.join("; ")
+}
+
 /// Says, next to every check that failed, that the answer it looked at was cut short
 /// by a token limit, when it was.
-fn note_truncation(checks: &mut [CheckResult], call: &CallInfo) {
+pub(crate) fn note_truncation(checks: &mut [CheckResult], call: &CallInfo) {
     if !call.truncated() {
         return;
     }

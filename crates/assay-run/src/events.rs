@@ -71,6 +71,49 @@ pub struct CallInfo {
     pub refusal: bool,
     /// What the provider changed about the request so the model would take it.
     pub notes: Vec<String>,
+    /// Each model call of a tool loop (a framework's run), in order; empty for a single
+    /// call. The fields above are then the loop's totals (usage summed, the last call's
+    /// stop reason, the first call's time to first token).
+    pub turns: Vec<TurnInfo>,
+    /// Every tool call, in order, with its result and the turn that asked for it: from
+    /// a tool loop, a LangGraph run, or a neuro-san agent's intermediate messages.
+    pub trajectory: Vec<TrajectoryStep>,
+    /// Every message of the loop or run, raw, when the test asked for them
+    /// (`framework_config.intermediate_steps: true`); empty otherwise.
+    pub steps: Vec<Value>,
+}
+
+/// One model call of a tool loop.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TurnInfo {
+    /// Which call (from 1).
+    pub turn: u32,
+    /// Its token usage, as reported.
+    pub usage: Option<assay_check::TokenUsage>,
+    /// From its request to its end.
+    pub latency: Duration,
+    /// From its request to its first byte.
+    pub time_to_first_byte: Option<Duration>,
+    /// Why the model stopped, in the provider's words.
+    pub stop_reason: Option<String>,
+    /// How many tools it called.
+    pub tool_calls: usize,
+}
+
+/// One tool call of a trajectory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrajectoryStep {
+    /// Which model call (from 1) asked for it; for a neuro-san agent, the position of
+    /// the intermediate message that showed it.
+    pub turn: u32,
+    /// The tool (or, for neuro-san, the agent or tool invoked).
+    pub tool: String,
+    /// Its arguments.
+    pub arguments: Value,
+    /// What it returned, where known.
+    pub result: Option<Value>,
+    /// Whether it failed.
+    pub is_error: bool,
 }
 
 impl CallInfo {
@@ -82,6 +125,7 @@ impl CallInfo {
             stop_reason: response.stop_reason.clone(),
             refusal: response.refusal,
             notes,
+            ..CallInfo::default()
         }
     }
 

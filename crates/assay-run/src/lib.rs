@@ -50,13 +50,14 @@
 
 pub mod engine;
 pub mod events;
+pub mod frameworks;
 pub mod model;
 pub mod ratio;
 pub mod select;
 pub mod suite;
 
-pub use engine::{Connectors, RunOptions, run_plan};
-pub use events::{CallInfo, Event, Summary, UnitId, UnitReport};
+pub use engine::{Connectors, Frameworks, RunOptions, run_plan};
+pub use events::{CallInfo, Event, Summary, TrajectoryStep, TurnInfo, UnitId, UnitReport};
 pub use ratio::{Status, Tally};
 pub use select::{NoTests, Partition, Selected, Selection};
 pub use suite::{

@@ -45,6 +45,7 @@
 pub mod error;
 pub mod inprocess;
 pub mod model;
+pub mod tools;
 pub mod types;
 
 use std::future::Future;

@@ -5,6 +5,7 @@
 pub mod config;
 pub mod data_driven;
 pub mod family;
+pub mod framework;
 pub mod provider;
 pub mod sentinel;
 pub mod trajectory;

@@ -1,0 +1,8 @@
+//! What a Sentinel test's `framework` runs: the built-in tool loop (`openai-sdk`,
+//! `claude-sdk`, `strands`; [`tool_loop`]) and a LangGraph server's assistant
+//! (`langgraph`; [`langgraph`]). Both report their trajectory (every tool call, its
+//! arguments, its result and its turn) and, when asked, every step.
+
+pub mod fixed;
+pub mod langgraph;
+pub mod tool_loop;
