@@ -164,7 +164,50 @@ pub(crate) fn remarks(unit: &UnitReport) -> Vec<String> {
             }
         }
     }
+    remarks.extend(trajectory_remark(unit));
     remarks
+}
+
+/// For a unit that did not pass, the tool calls of its first sample that did not: each
+/// turn's calls (a failed call marked), and the number of model calls, which is what
+/// a reader needs to see why an agent went wrong.
+fn trajectory_remark(unit: &UnitReport) -> Option<String> {
+    let sample = unit.samples.iter().find(|s| s.status != Status::Passed)?;
+    let call = sample
+        .interactions
+        .iter()
+        .map(|i| &i.call)
+        .find(|c| !c.trajectory.is_empty() || !c.turns.is_empty())?;
+    let mut turns: Vec<(u32, Vec<String>)> = Vec::new();
+    for step in &call.trajectory {
+        let name = if step.is_error {
+            format!("{} (error)", step.tool)
+        } else {
+            step.tool.clone()
+        };
+        match turns.last_mut() {
+            Some((turn, names)) if *turn == step.turn => names.push(name),
+            _ => turns.push((step.turn, vec![name])),
+        }
+    }
+    let shown: Vec<String> = turns
+        .iter()
+        .map(|(turn, names)| format!("turn {turn}: {}", names.join(", ")))
+        .collect();
+    let calls = if shown.is_empty() {
+        "no tool calls".to_owned()
+    } else {
+        shown.join("; ")
+    };
+    let model_calls = match call.turns.len() {
+        0 => String::new(),
+        1 => " (1 model call)".to_owned(),
+        n => format!(" ({n} model calls)"),
+    };
+    Some(format!(
+        "trajectory of sample {}: {calls}{model_calls}",
+        sample.index
+    ))
 }
 
 /// The kind of each of [`assay_run::events::SampleReport::errors`], in the same order.

@@ -136,6 +136,9 @@ pub enum ErrorKind {
     Spawn,
     /// See [`ConnectError::Config`].
     Config,
+    /// A tool loop reached its `max_iterations` model calls and the model still asked
+    /// for tools.
+    MaxIterations,
     /// The task that ran a sample panicked: a bug in Assay or in an in-process agent.
     Panic,
     /// The function under test of a Rust suite (`run_test_suite`) returned an error or
@@ -157,6 +160,7 @@ impl ErrorKind {
             ErrorKind::Io => "io",
             ErrorKind::Spawn => "spawn",
             ErrorKind::Config => "config",
+            ErrorKind::MaxIterations => "max_iterations",
             ErrorKind::Panic => "panic",
             ErrorKind::Function => "function",
         }

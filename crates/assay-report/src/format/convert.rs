@@ -2,12 +2,13 @@
 //! engine type appears in a report.
 
 use assay_check::{CheckResult, Outcome};
-use assay_run::events::{ErrorInfo, InteractionReport, SampleReport};
+use assay_run::events::{ErrorInfo, InteractionReport, SampleReport, TurnInfo};
 use assay_run::{Event, UnitReport};
 
 use super::{
     Check, CheckOutcome, Dialect, Error, Evaluation, Interaction, Line, Record, Report,
-    SCHEMA_VERSION, Sample, Status, Summary, Tally, Threshold, Unit, UnitId, Usage,
+    SCHEMA_VERSION, Sample, Status, Summary, Tally, Threshold, TrajectoryCall, Turn, Unit, UnitId,
+    Usage,
 };
 
 impl Report {
@@ -138,17 +139,48 @@ impl From<&InteractionReport> for Interaction {
             duration: i.duration.as_secs_f64(),
             checks: i.checks.iter().map(Check::from).collect(),
             error: i.error.as_ref().map(Error::from),
-            usage: i.call.usage.map(|u| Usage {
-                input: u.input,
-                output: u.output,
-                reasoning: u.reasoning,
-                answer: u.answer(),
-            }),
+            usage: i.call.usage.as_ref().map(usage),
             time_to_first_token: i.call.time_to_first_byte.map(|d| d.as_secs_f64()),
             stop_reason: i.call.stop_reason.clone(),
             truncated: i.call.truncated(),
             refusal: i.call.refusal,
             notes: i.call.notes.clone(),
+            turns: i.call.turns.iter().map(Turn::from).collect(),
+            trajectory: i
+                .call
+                .trajectory
+                .iter()
+                .map(|t| TrajectoryCall {
+                    turn: t.turn,
+                    tool: t.tool.clone(),
+                    arguments: t.arguments.clone(),
+                    result: t.result.clone(),
+                    is_error: t.is_error,
+                })
+                .collect(),
+            steps: i.call.steps.clone(),
+        }
+    }
+}
+
+fn usage(u: &assay_check::TokenUsage) -> Usage {
+    Usage {
+        input: u.input,
+        output: u.output,
+        reasoning: u.reasoning,
+        answer: u.answer(),
+    }
+}
+
+impl From<&TurnInfo> for Turn {
+    fn from(t: &TurnInfo) -> Turn {
+        Turn {
+            turn: t.turn,
+            usage: t.usage.as_ref().map(usage),
+            duration: t.latency.as_secs_f64(),
+            time_to_first_token: t.time_to_first_byte.map(|d| d.as_secs_f64()),
+            stop_reason: t.stop_reason.clone(),
+            tool_calls: t.tool_calls as u64,
         }
     }
 }

@@ -255,6 +255,59 @@ pub struct Interaction {
     /// (a sampling parameter the model refuses, not sent; turns merged).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Each model call of a tool loop or LangGraph run, in order (absent for a single
+    /// call); `usage`, `time_to_first_token` and `stop_reason` above are then the
+    /// run's totals, its first call's and its last call's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<Turn>,
+    /// Every tool call, in order, with its result and the turn that asked for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trajectory: Vec<TrajectoryCall>,
+    /// Every message of the run, raw, when the test asked for them
+    /// (`framework_config.intermediate_steps: true`) or the run ended at
+    /// `max_iterations`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Value>,
+}
+
+/// One model call of a tool loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Turn {
+    /// Which call (from 1).
+    pub turn: u32,
+    /// Its token usage, as reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// From its request to its end, in seconds.
+    pub duration: f64,
+    /// Seconds from its request to its first byte.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_first_token: Option<f64>,
+    /// Why the model stopped, in the provider's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// How many tools it called.
+    pub tool_calls: u64,
+}
+
+/// One tool call of a trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct TrajectoryCall {
+    /// Which model call (from 1) asked for it; for a neuro-san agent, the position of
+    /// the message that showed it.
+    pub turn: u32,
+    /// The tool (for neuro-san: the agent or tool invoked).
+    pub tool: String,
+    /// Its arguments.
+    pub arguments: Value,
+    /// What it returned, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// Whether it failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
 }
 
 /// Token counts of one call.
@@ -281,7 +334,8 @@ pub struct Usage {
 #[non_exhaustive]
 pub struct Error {
     /// A stable id in snake case: `unreachable`, `unknown_agent`, `status`, `protocol`,
-    /// `timeout`, `too_large`, `tls`, `io`, `spawn`, `config`, `panic`; more may come.
+    /// `timeout`, `too_large`, `tls`, `io`, `spawn`, `config`, `max_iterations`, `panic`,
+    /// `function`; more may come.
     pub kind: String,
     /// What happened.
     pub message: String,

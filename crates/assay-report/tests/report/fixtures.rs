@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use assay_check::{CheckResult, Evaluation, Outcome, Response, run_check};
-use assay_run::events::{CallInfo, ErrorInfo, InteractionReport, SampleReport};
+use assay_run::events::{
+    CallInfo, ErrorInfo, InteractionReport, SampleReport, TrajectoryStep, TurnInfo,
+};
 use assay_run::{Event, Status, Summary, Tally, UnitId, UnitReport};
 use assay_spec::model::data_driven::{StockTest, SuccessRatio};
 use assay_spec::plan::{Check, CheckKind, Dialect, Part};
@@ -124,8 +126,9 @@ pub(crate) fn sample(
     }
 }
 
-/// What a reasoning model's call that hit its token limit reports: 509 output tokens,
-/// 500 of them hidden reasoning, and the temperature it was not sent.
+/// What a reasoning model's tool loop that hit its token limit reports: 509 output
+/// tokens over two model calls, 500 of them hidden reasoning, the temperature it was
+/// not sent, and its one tool call, made in the first turn.
 pub(crate) fn truncated_call() -> CallInfo {
     CallInfo {
         usage: Some(assay_check::TokenUsage {
@@ -137,6 +140,40 @@ pub(crate) fn truncated_call() -> CallInfo {
         stop_reason: Some("length".into()),
         refusal: false,
         notes: vec!["temperature 0.2 not sent: gpt-5.1 is a reasoning model and takes only its default temperature, 1".into()],
+        turns: vec![
+            TurnInfo {
+                turn: 1,
+                usage: Some(assay_check::TokenUsage {
+                    input: Some(5),
+                    output: Some(9),
+                    reasoning: None,
+                }),
+                latency: Duration::from_millis(30),
+                time_to_first_byte: Some(Duration::from_millis(40)),
+                stop_reason: Some("tool_calls".into()),
+                tool_calls: 1,
+            },
+            TurnInfo {
+                turn: 2,
+                usage: Some(assay_check::TokenUsage {
+                    input: Some(7),
+                    output: Some(500),
+                    reasoning: Some(500),
+                }),
+                latency: Duration::from_millis(50),
+                time_to_first_byte: None,
+                stop_reason: Some("length".into()),
+                tool_calls: 0,
+            },
+        ],
+        trajectory: vec![TrajectoryStep {
+            turn: 1,
+            tool: "search".into(),
+            arguments: json!({"q": "hello"}),
+            result: Some(json!({"hits": 0})),
+            is_error: false,
+        }],
+        steps: Vec::new(),
     }
 }
 

@@ -42,17 +42,22 @@ fn prints_failures_errors_and_the_summary() {
         lines[3].starts_with("    note: temperature 0.2 not sent: gpt-5.1 is a reasoning model"),
         "{out}"
     );
+    // The tool calls of the first sample that did not pass, by turn.
     assert_eq!(
         lines[4],
+        "    trajectory of sample 0: turn 1: search (2 model calls)"
+    );
+    assert_eq!(
+        lines[5],
         "ERROR looks up [http] 0 passed, 2 errored (need 1/2) in 0.30s"
     );
-    assert_eq!(lines[5], format!("    error: interaction 0: {UNREACHABLE}"));
-    assert_eq!(lines[6], "    error: text: the judge failed: timed out");
+    assert_eq!(lines[6], format!("    error: interaction 0: {UNREACHABLE}"));
+    assert_eq!(lines[7], "    error: text: the judge failed: timed out");
     assert_eq!(
-        lines[7],
+        lines[8],
         "1 passed, 1 failed, 1 errored, 1 skipped in 1.23s"
     );
-    assert_eq!(lines.len(), 8, "{out}");
+    assert_eq!(lines.len(), 9, "{out}");
     assert!(!out.contains("PASS"), "{out}");
 }
 

@@ -39,7 +39,10 @@ impl SpecTools {
     }
 
     /// The answer `tool_results` gives, if it names the tool.
-    fn from_results(&mut self, call: &ToolCallRequest) -> Option<Result<ToolAnswer, ConnectError>> {
+    fn answer_from_results(
+        &mut self,
+        call: &ToolCallRequest,
+    ) -> Option<Result<ToolAnswer, ConnectError>> {
         let results = self.results.get(&call.name)?;
         let count = self.calls.entry(call.name.clone()).or_default();
         *count += 1;
@@ -104,7 +107,7 @@ impl ToolSession for SpecTools {
         limit: Option<Duration>,
     ) -> BoxFuture<'a, Result<ToolAnswer, ConnectError>> {
         Box::pin(async move {
-            if let Some(answer) = self.from_results(call) {
+            if let Some(answer) = self.answer_from_results(call) {
                 return answer;
             }
             match &mut self.command {
