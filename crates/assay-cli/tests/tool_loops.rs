@@ -424,3 +424,51 @@ fn strands_runs_the_loop_on_the_provider_the_spec_names() {
         ["user", "assistant", "tool", "tool", "assistant", "tool"]
     );
 }
+
+/// `retry_policy` retries a model call the provider's own retries gave up on.
+#[test]
+fn retry_policy_retries_a_model_call_that_failed_for_a_while() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.expect_key("sk-fake-openai");
+    for _ in 0..3 {
+        fake.script(Reply::error(503, "overloaded"));
+    }
+    fake.default_reply(Reply::text("done"));
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "name: flaky\nmodel: gpt-4o-mini\nframework: openai-sdk\ntools: [search]\nframework_config: {retry_policy: {max_retries: 1, backoff: constant}}\ninputs: {query: Hi}\nassertions: [{must_contain: done}]\n",
+    );
+    let env = [
+        ("OPENAI_BASE_URL", fake.base_url()),
+        ("OPENAI_API_KEY", "sk-fake-openai".to_owned()),
+    ];
+    let (out, report) = run(dir.path(), &env);
+    let all = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{all}\n{report}");
+    assert_eq!(
+        fake.requests().len(),
+        4,
+        "3 attempts, then the policy's retry"
+    );
+
+    for _ in 0..3 {
+        fake.script(Reply::error(503, "overloaded"));
+    }
+    write(
+        dir.path(),
+        "name: flaky\nmodel: gpt-4o-mini\nframework: openai-sdk\ntools: [search]\ninputs: {query: Hi}\nassertions: [{must_contain: done}]\n",
+    );
+    let (out, report) = run(dir.path(), &env);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "without a policy the sample errors"
+    );
+    let message = interaction(&report, "flaky")["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(message.contains("after 3 attempts"), "{message}");
+}
