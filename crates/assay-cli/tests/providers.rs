@@ -8,8 +8,10 @@
 //! provider's usual key variable; see `docs/providers.md`. Without it no request leaves
 //! the machine.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use assay_testkit::providers::Reply;
 use assay_testkit::providers::anthropic::FakeAnthropic;
@@ -17,6 +19,7 @@ use assay_testkit::providers::bedrock::FakeBedrock;
 use assay_testkit::providers::ollama::FakeOllama;
 use assay_testkit::providers::openai::FakeOpenAi;
 use serde_json::json;
+use support::{run, runtime, verdicts};
 
 const QUESTION: &str = "What is the capital of France? Answer in one word.";
 const SEARCH: &str = "Find laptops under $1000";
@@ -56,42 +59,6 @@ tests:
     .unwrap();
 }
 
-fn run(dir: &Path, env: &[(&str, String)]) -> (Output, serde_json::Value) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
-    cmd.args(["run", "suite.yaml", "--json", "report.json"])
-        .current_dir(dir)
-        .env("NO_COLOR", "1");
-    assay_testkit::env::isolate(&mut cmd, dir);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let report = std::fs::read_to_string(dir.join("report.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null);
-    (out, report)
-}
-
-fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = report["units"]
-        .as_array()
-        .map(|units| {
-            units
-                .iter()
-                .map(|u| {
-                    (
-                        u["unit"]["name"].as_str().unwrap_or_default().to_owned(),
-                        u["verdict"].as_str().unwrap_or_default().to_owned(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
 fn expected_verdicts() -> Vec<(String, String)> {
     vec![
         ("capital".to_owned(), "passed".to_owned()),
@@ -108,14 +75,6 @@ fn replies() -> [(&'static str, Reply); 2] {
             Reply::tool_call("web_search", json!({"query": "laptops under $1000"})),
         ),
     ]
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 fn check(dir: &Path, env: &[(&str, String)]) -> serde_json::Value {

@@ -5,8 +5,9 @@
 //! whose calls were not all answered, or a result that answers no call, so every run
 //! that passes sent each provider its tool results in its own shape.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
 use assay_testkit::providers::Reply;
 use assay_testkit::providers::anthropic::FakeAnthropic;
@@ -14,6 +15,7 @@ use assay_testkit::providers::bedrock::FakeBedrock;
 use assay_testkit::providers::ollama::FakeOllama;
 use assay_testkit::providers::openai::FakeOpenAi;
 use serde_json::{Value, json};
+use support::{interaction, output_text, run, runtime, unit};
 
 /// The suite, for a framework, a model and the line that names the provider (or none).
 fn suite(framework: &str, model: &str, provider: &str) -> String {
@@ -109,43 +111,11 @@ fn script(body: &Value) -> Option<Reply> {
     None
 }
 
-fn run(dir: &Path, env: &[(&str, String)]) -> (Output, Value) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
-    cmd.args(["run", "suite.yaml", "--json", "report.json"])
-        .current_dir(dir)
-        .env("NO_COLOR", "1");
-    assay_testkit::env::isolate(&mut cmd, dir);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let report = std::fs::read_to_string(dir.join("report.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (out, report)
-}
-
-fn unit<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["units"]
-        .as_array()
-        .and_then(|units| units.iter().find(|u| u["unit"]["name"] == name))
-        .unwrap_or_else(|| panic!("no unit {name} in {report}"))
-}
-
-fn interaction<'a>(report: &'a Value, name: &str) -> &'a Value {
-    &unit(report, name)["samples"][0]["interactions"][0]
-}
-
 /// Runs the suite and checks every verdict, the report's turns and trajectory, and
 /// the errors; returns the bodies the fake received for the three-turn trip.
 fn check_loops(dir: &Path, env: &[(&str, String)], connection: &str) {
     let (out, report) = run(dir, env);
-    let all = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let all = output_text(&out);
     assert_eq!(out.status.code(), Some(1), "{all}");
     let verdict = |name: &str| unit(&report, name)["verdict"].as_str().map(str::to_owned);
     assert_eq!(
@@ -267,20 +237,13 @@ fn check_loops(dir: &Path, env: &[(&str, String)], connection: &str) {
     assert!(all.contains("delete_user"), "{all}");
 }
 
-/// The bodies that carried the trip's tool results, in the order they were sent.
+/// The bodies that carried the failed lookup's result: the last calls of the trips of
+/// the shared `tool_results` (the trip with its steps answers its lookup with a value).
 fn trip_bodies(bodies: Vec<Value>) -> Vec<Value> {
     bodies
         .into_iter()
-        .filter(|b| b.to_string().contains("Plan a trip") && tool_results(b) > 0)
+        .filter(|b| b.to_string().contains("lookup service is down"))
         .collect()
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 fn write(dir: &Path, suite: &str) {

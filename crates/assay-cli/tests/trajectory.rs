@@ -3,12 +3,12 @@
 //! `tool_sequence`, `tool_args`, `must_not_call_tool`, the call counts and
 //! `max_iterations_used` passing and failing on it.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod support;
 
 use assay_testkit::providers::Reply;
 use assay_testkit::providers::openai::FakeOpenAi;
-use serde_json::{Value, json};
+use serde_json::json;
+use support::{expected, run, runtime, verdicts};
 
 const SUITE: &str = r#"name: trajectories
 defaults:
@@ -56,47 +56,9 @@ tests:
       - max_tool_calls: 2
 "#;
 
-fn run(dir: &Path, fake: &FakeOpenAi) -> (Output, Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["run", "suite.yaml", "--json", "report.json"])
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("OPENAI_BASE_URL", fake.base_url())
-        .env("OPENAI_API_KEY", "sk-fake-openai")
-        .env_remove("ANTHROPIC_API_KEY")
-        .output()
-        .unwrap();
-    let report = std::fs::read_to_string(dir.join("report.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (out, report)
-}
-
-/// Each unit's name and verdict, sorted by name.
-fn verdicts(report: &Value) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = report["units"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|u| {
-            (
-                u["unit"]["name"].as_str().unwrap_or_default().to_owned(),
-                u["verdict"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn trajectory_assertions_pass_and_fail_on_a_real_answer() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let fake = rt.block_on(FakeOpenAi::start());
     fake.expect_key("sk-fake-openai");
     fake.on_message(
@@ -110,11 +72,15 @@ fn trajectory_assertions_pass_and_fail_on_a_real_answer() {
     );
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("suite.yaml"), SUITE).unwrap();
-    let (out, report) = run(dir.path(), &fake);
+    let env = [
+        ("OPENAI_BASE_URL", fake.base_url()),
+        ("OPENAI_API_KEY", "sk-fake-openai".to_owned()),
+    ];
+    let (out, report) = run(dir.path(), &env);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    let mut want: Vec<(String, String)> = [
+    let want = expected(&[
         ("in order, others between", "passed"),
         ("strictly in order", "passed"),
         ("strict with a call between", "failed"),
@@ -125,11 +91,7 @@ fn trajectory_assertions_pass_and_fail_on_a_real_answer() {
         ("a forbidden call", "failed"),
         ("counts", "passed"),
         ("too many calls", "failed"),
-    ]
-    .iter()
-    .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-    .collect();
-    want.sort();
+    ]);
     assert_eq!(verdicts(&report), want, "{stdout}\n{stderr}");
     let all = format!("{stdout}\n{stderr}");
     for message in [
