@@ -210,6 +210,29 @@ fn trajectory_remark(unit: &UnitReport) -> Option<String> {
     ))
 }
 
+/// One model call of a tool loop, as the verbose report lists it: `turn 2: 1 tool
+/// call, 20 in / 5 out tokens, 0.03s, stop \`tool_calls\``.
+pub(crate) fn turn_line(turn: &assay_run::TurnInfo) -> String {
+    let mut parts = vec![match turn.tool_calls {
+        0 => "no tool call".to_owned(),
+        1 => "1 tool call".to_owned(),
+        n => format!("{n} tool calls"),
+    }];
+    if let Some(usage) = &turn.usage {
+        let count = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
+        parts.push(format!(
+            "{} in / {} out tokens",
+            count(usage.input),
+            count(usage.output)
+        ));
+    }
+    parts.push(seconds(turn.latency));
+    if let Some(reason) = &turn.stop_reason {
+        parts.push(format!("stop `{reason}`"));
+    }
+    format!("turn {}: {}", turn.turn, parts.join(", "))
+}
+
 /// The kind of each of [`assay_run::events::SampleReport::errors`], in the same order.
 fn error_kinds(sample: &assay_run::events::SampleReport) -> Vec<String> {
     let mut out = Vec::new();

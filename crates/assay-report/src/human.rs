@@ -39,7 +39,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 
 use crate::Reporter;
 use crate::ansi::{Colour, paint};
-use crate::digest::{clean, outcome, problems, remarks, seconds, summary_line};
+use crate::digest::{clean, outcome, problems, remarks, seconds, summary_line, turn_line};
 
 /// How much the human reporter says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -178,6 +178,9 @@ impl Human {
                     paint(status, colour, color),
                     seconds(sample.duration)
                 ));
+                for turn in sample.interactions.iter().flat_map(|i| &i.call.turns) {
+                    text.push_str(&format!("      {}\n", turn_line(turn)));
+                }
             }
         }
         for problem in problems(unit) {

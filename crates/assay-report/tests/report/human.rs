@@ -100,7 +100,14 @@ fn verbose_adds_passes_skips_and_samples() {
         "{out}"
     );
     assert!(out.contains("SKIP farewell [direct] not run\n"), "{out}");
-    assert!(out.contains("    sample 0: failed in 0.10s\n    sample 1: passed in 0.10s\n    sample 2: failed in 0.10s\n"), "{out}");
+    // Each model call of a sample's tool loop, under the sample.
+    let turns = "      turn 1: 1 tool call, 5 in / 9 out tokens, 0.03s, stop `tool_calls`\n      turn 2: no tool call, 7 in / 500 out tokens, 0.05s, stop `length`\n";
+    assert!(
+        out.contains(&format!(
+            "    sample 0: failed in 0.10s\n{turns}    sample 1: passed in 0.10s\n    sample 2: failed in 0.10s\n{turns}"
+        )),
+        "{out}"
+    );
     assert!(out.contains("    sample 0: errored in 0.10s\n"), "{out}");
 }
 
