@@ -435,3 +435,34 @@ fn retry_policy_retries_a_model_call_that_failed_for_a_while() {
         .to_owned();
     assert!(message.contains("after 3 attempts"), "{message}");
 }
+
+/// A turn cut short by the token limit while it calls tools errors: the calls'
+/// arguments may be cut too, so they are not run.
+#[test]
+fn a_turn_cut_short_while_calling_tools_errors() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.expect_key("sk-fake-openai");
+    fake.default_reply(Reply::tool_call("search", json!({"q": "par"})).finish_reason("length"));
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "name: cut\nmodel: gpt-4o-mini\nframework: openai-sdk\ntools: [search]\nframework_config: {tool_results: {search: 1}}\ninputs: {query: Hi}\nassertions: [{must_call_tool: search}]\n",
+    );
+    let env = [
+        ("OPENAI_BASE_URL", fake.base_url()),
+        ("OPENAI_API_KEY", "sk-fake-openai".to_owned()),
+    ];
+    let (out, report) = run(dir.path(), &env);
+    assert_eq!(out.status.code(), Some(3), "{}", output_text(&out));
+    let cut = interaction(&report, "cut");
+    assert_eq!(cut["error"]["kind"], "config");
+    assert!(
+        cut["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("model call 1 was cut short by its token limit (stop reason `length`) while it was calling tools"),
+        "{cut}"
+    );
+    assert_eq!(fake.requests().len(), 1, "no tool ran, no second call");
+}

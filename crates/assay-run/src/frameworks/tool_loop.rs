@@ -16,7 +16,8 @@
 //! calls (`max_iterations_used`). The report keeps each turn's own figures and the
 //! trajectory; every message too with `intermediate_steps: true`.
 //!
-//! A model call that fails errors the sample, after the retries `retry_policy` asks
+//! A turn cut short by the token limit while it calls tools errors the sample (the
+//! calls' arguments may be cut too). A model call that fails errors the sample, after the retries `retry_policy` asks
 //! for (only for errors worth retrying: the provider unreachable, or an error status
 //! it sends for a temporary condition). A tool that cannot answer (no result
 //! configured, its program broken) errors the sample; a tool that answers with an
@@ -157,6 +158,12 @@ impl Run {
                     .messages
                     .push(ChatMessage::assistant(response.text.clone()));
                 return Ok(response);
+            }
+            if response.truncated() {
+                let reason = response.stop_reason.clone().unwrap_or_default();
+                return Err(config_error(format!(
+                    "model call {turn} was cut short by its token limit (stop reason `{reason}`) while it was calling tools, so their arguments may be cut too: raise model_config.max_tokens"
+                )));
             }
             let calls = response.tool_calls.clone();
             self.request.messages.push(ChatMessage::tool_calls(
