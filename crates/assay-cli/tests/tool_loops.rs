@@ -195,9 +195,8 @@ fn check_loops(dir: &Path, env: &[(&str, String)], connection: &str) {
         "{all}"
     );
     let steps = stepped["steps"].as_array().expect("steps");
-    let roles: Vec<&str> = steps.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(
-        roles,
+        roles(steps),
         [
             "user",
             "assistant",
@@ -237,24 +236,29 @@ fn check_loops(dir: &Path, env: &[(&str, String)], connection: &str) {
     assert!(all.contains("delete_user"), "{all}");
 }
 
-/// The bodies that carried the failed lookup's result: the last calls of the trips of
-/// the shared `tool_results` (the trip with its steps answers its lookup with a value).
-fn trip_bodies(bodies: Vec<Value>) -> Vec<Value> {
-    bodies
+/// The messages of the last request that carried the failed lookup's result: the
+/// third call of a trip of the shared `tool_results` (the trip with its steps answers
+/// its lookup with a value).
+fn last_trip(requests: Vec<assay_testkit::providers::RecordedRequest>) -> Vec<Value> {
+    let last = requests
         .into_iter()
-        .filter(|b| b.to_string().contains("lookup service is down"))
+        .rev()
+        .filter_map(|r| serde_json::from_slice::<Value>(&r.body).ok())
+        .find(|b| b.to_string().contains("lookup service is down"))
+        .expect("a third call");
+    last["messages"].as_array().cloned().unwrap_or_default()
+}
+
+/// Each message's role.
+fn roles(messages: &[Value]) -> Vec<&str> {
+    messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap_or_default())
         .collect()
 }
 
 fn write(dir: &Path, suite: &str) {
     std::fs::write(dir.join("suite.yaml"), suite).unwrap();
-}
-
-fn bodies(requests: Vec<assay_testkit::providers::RecordedRequest>) -> Vec<Value> {
-    requests
-        .into_iter()
-        .filter_map(|r| serde_json::from_slice(&r.body).ok())
-        .collect()
 }
 
 #[test]
@@ -270,16 +274,9 @@ fn openai_sdk_runs_the_loop_on_openai() {
         ("OPENAI_API_KEY", "sk-fake-openai".to_owned()),
     ];
     check_loops(dir.path(), &env, "openai");
-    let last = trip_bodies(bodies(fake.requests()))
-        .pop()
-        .expect("a third call");
-    let messages = last["messages"].as_array().unwrap();
-    let roles: Vec<&str> = messages
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
+    let messages = last_trip(fake.requests());
     assert_eq!(
-        roles,
+        roles(&messages),
         ["user", "assistant", "tool", "tool", "assistant", "tool"]
     );
     assert_eq!(
@@ -308,15 +305,11 @@ fn claude_sdk_runs_the_loop_on_anthropic() {
         ("ANTHROPIC_API_KEY", "sk-ant-fake".to_owned()),
     ];
     check_loops(dir.path(), &env, "anthropic");
-    let last = trip_bodies(bodies(fake.requests()))
-        .pop()
-        .expect("a third call");
-    let messages = last["messages"].as_array().unwrap();
-    let roles: Vec<&str> = messages
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
-    assert_eq!(roles, ["user", "assistant", "user", "assistant", "user"]);
+    let messages = last_trip(fake.requests());
+    assert_eq!(
+        roles(&messages),
+        ["user", "assistant", "user", "assistant", "user"]
+    );
     let results = messages[2]["content"].as_array().unwrap();
     assert_eq!(results.len(), 2, "both parallel results in one user turn");
     assert_eq!(
@@ -348,10 +341,7 @@ fn strands_runs_the_loop_on_bedrock_by_default() {
         ("AWS_REGION", "us-east-1".to_owned()),
     ];
     check_loops(dir.path(), &env, "bedrock");
-    let last = trip_bodies(bodies(fake.requests()))
-        .pop()
-        .expect("a third call");
-    let messages = last["messages"].as_array().unwrap();
+    let messages = last_trip(fake.requests());
     let error = messages[4]["content"]
         .as_array()
         .unwrap()
@@ -373,17 +363,8 @@ fn strands_runs_the_loop_on_the_provider_the_spec_names() {
         &suite("strands", "llama3.1:8b", "provider: ollama"),
     );
     check_loops(dir.path(), &[("OLLAMA_HOST", fake.base_url())], "ollama");
-    let last = trip_bodies(bodies(fake.requests()))
-        .pop()
-        .expect("a third call");
-    let roles: Vec<&str> = last["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        roles,
+        roles(&last_trip(fake.requests())),
         ["user", "assistant", "tool", "tool", "assistant", "tool"]
     );
 }
