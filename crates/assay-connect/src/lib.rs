@@ -115,6 +115,7 @@ pub mod decode;
 mod http;
 mod mcp;
 pub mod neuro_san_direct;
+mod process;
 pub mod provider;
 pub mod retry;
 mod server;
@@ -132,10 +133,9 @@ pub(crate) use assay_target::{error, types, with_timeout};
 pub use http::{HttpOptions, INFO_TIMEOUT, NeuroSanHttp};
 pub use mcp::{MCP_PROTOCOL_VERSION, NeuroSanMcp};
 pub use neuro_san_direct::{DirectConnector, NeuroSanDirect};
+pub use process::{GROUP_GRACE, STDERR_KEPT, end_pending_groups};
 pub use reqwest::Url;
 pub use retry::{RetryPolicy, Statuses};
 pub use server::{DEFAULT_SERVER, SERVER_ENV, label, parse_server, resolve_server, with_scheme};
-pub use stdio::{
-    GROUP_GRACE, STDERR_KEPT, StdioCommand, StdioConnector, StdioConversation, end_pending_groups,
-};
+pub use stdio::{StdioCommand, StdioConnector, StdioConversation};
 pub use tls::{TlsOptions, client_config};
