@@ -121,6 +121,7 @@ pub mod retry;
 mod server;
 mod stdio;
 mod tls;
+pub mod tools;
 pub mod wire;
 
 pub use assay_target::{
