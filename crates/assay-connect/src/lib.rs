@@ -51,6 +51,13 @@
 //! optional extra CA ([`TlsOptions`]); an explicit insecure switch turns verification
 //! off and logs a warning.
 //!
+//! **Tool programs.** [`tools::CommandTools`] starts the programs that answer a tool
+//! loop's calls (`framework_config.tool_command`, `docs/tools.md`): one JSON line per
+//! call on stdin, one per answer on stdout, under the same process rules as the
+//! commands of the `direct` connection (one module starts both: a process group of its
+//! own, ended with `SIGTERM` then `SIGKILL` after [`GROUP_GRACE`]; the last
+//! [`STDERR_KEPT`] bytes of stderr in errors, keys blanked; lines read within a cap).
+//!
 //! **The server.** [`resolve_server`] picks the neuro-san server from `--server`, the
 //! `ASSAY_SERVER` environment variable, `assay.toml`'s `server`, or
 //! `http://localhost:8080`.
