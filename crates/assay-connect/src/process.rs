@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use assay_spec::redact::{KEY_VARIABLES, Redactor};
+use futures_util::FutureExt;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::task::JoinHandle;
@@ -205,6 +206,15 @@ impl Process {
         budget: &mut u64,
     ) -> std::io::Result<Read> {
         read_line(&mut self.stdout, buf, budget).await
+    }
+
+    /// The first non-blank line of what the program wrote to stdout and nobody read
+    /// yet, when some is there already (checked without waiting).
+    pub(crate) fn unread_line(&mut self) -> Option<String> {
+        let bytes = self.stdout.fill_buf().now_or_never()?.ok()?;
+        let text = String::from_utf8_lossy(bytes);
+        let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+        Some(line.to_owned())
     }
 
     /// `message`, then the program's exit status if it has ended (waiting a little for

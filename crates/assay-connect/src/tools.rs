@@ -215,6 +215,17 @@ impl CommandSession {
                 ),
             ));
         }
+        // An answer comes only after its call: a line already waiting (a second answer
+        // to the last call, a banner) would be taken for the next call's answer.
+        if let Some(line) = self.process.unread_line() {
+            let message = format!(
+                "it wrote to stdout before {} was sent, a line that answers nothing: {}; write one line per call, and anything else to stderr",
+                about(call),
+                cut(&line, 200)
+            );
+            self.busy = true;
+            return Err(self.protocol(message, false).await);
+        }
         self.busy = true;
         if let Err(e) = self.process.write(&Self::request_line(call)).await {
             let message = format!(

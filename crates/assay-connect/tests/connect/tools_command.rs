@@ -179,6 +179,31 @@ async fn answers_that_break_the_protocol_are_errors() {
     }
 }
 
+/// Two answers to one call: the second is never taken for the next call's answer.
+#[tokio::test]
+async fn a_line_that_answers_nothing_is_an_error() {
+    let mut session = start(&sh(
+        "read line; printf '{\"result\": 1}\\n{\"result\": 2}\\n'; read line; echo '{\"result\": 3}'; sleep 30",
+        "twice",
+    ));
+    assert_eq!(
+        ask(&mut session, "search", json!({})).await,
+        ToolAnswer::ok(json!(1))
+    );
+    let e = session
+        .call(&call("search", json!({}), 2), None)
+        .await
+        .unwrap_err();
+    let shown = e.to_string();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{shown}");
+    assert!(
+        shown.contains(
+            "it wrote to stdout before the call of `search` (turn 2) was sent, a line that answers nothing: {\"result\": 2}"
+        ),
+        "{shown}"
+    );
+}
+
 #[tokio::test]
 async fn debug_output_on_stdout_is_quoted_with_the_advice() {
     let mut session = start(&sh(
