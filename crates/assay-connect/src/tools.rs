@@ -8,13 +8,14 @@
 //! and reads one line back from its stdout: `{"result": <any JSON>}`, or
 //! `{"error": "message"}` for a tool that failed (the model is told, and the loop goes
 //! on). Blank lines are skipped; anything else (a line that is not JSON, an object with
-//! neither key or both, a line over the cap, the program closing its output or exiting,
-//! no answer within the time limit) is an error of the sample, whose message names the
-//! program and the tool and quotes the end of its stderr, keys blanked out. After such
-//! an error the session cannot go on.
+//! neither key or both, a line over the cap, a line already waiting before a call is
+//! sent, the program closing its output or exiting, no answer within the time limit) is
+//! an error of the sample, whose message names the program and the tool and quotes
+//! the end of its stderr, keys blanked out. After such an error the session cannot go
+//! on.
 //!
-//! The process rules are the direct agents' (the same code runs both): a process group of
-//! its own, `SIGTERM` then `SIGKILL` after [`crate::GROUP_GRACE`] when the session
+//! The process rules are the direct agents' (the same code runs both): a process group
+//! of its own, `SIGTERM` then `SIGKILL` after [`crate::GROUP_GRACE`] when the session
 //! ends or breaks, the last [`crate::STDERR_KEPT`] bytes of stderr kept.
 
 use std::collections::BTreeMap;
