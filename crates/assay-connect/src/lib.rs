@@ -51,6 +51,13 @@
 //! optional extra CA ([`TlsOptions`]); an explicit insecure switch turns verification
 //! off and logs a warning.
 //!
+//! **Tool programs.** [`tools::CommandTools`] starts the programs that answer a tool
+//! loop's calls (`framework_config.tool_command`, `docs/tools.md`): one JSON line per
+//! call on stdin, one per answer on stdout, under the same process rules as the
+//! commands of the `direct` connection (one module starts both: a process group of its
+//! own, ended with `SIGTERM` then `SIGKILL` after [`GROUP_GRACE`]; the last
+//! [`STDERR_KEPT`] bytes of stderr in errors, keys blanked; lines read within a cap).
+//!
 //! **The server.** [`resolve_server`] picks the neuro-san server from `--server`, the
 //! `ASSAY_SERVER` environment variable, `assay.toml`'s `server`, or
 //! `http://localhost:8080`.
@@ -115,11 +122,13 @@ pub mod decode;
 mod http;
 mod mcp;
 pub mod neuro_san_direct;
+mod process;
 pub mod provider;
 pub mod retry;
 mod server;
 mod stdio;
 mod tls;
+pub mod tools;
 pub mod wire;
 
 pub use assay_target::{
@@ -132,10 +141,9 @@ pub(crate) use assay_target::{error, types, with_timeout};
 pub use http::{HttpOptions, INFO_TIMEOUT, NeuroSanHttp};
 pub use mcp::{MCP_PROTOCOL_VERSION, NeuroSanMcp};
 pub use neuro_san_direct::{DirectConnector, NeuroSanDirect};
+pub use process::{GROUP_GRACE, STDERR_KEPT, end_pending_groups};
 pub use reqwest::Url;
 pub use retry::{RetryPolicy, Statuses};
 pub use server::{DEFAULT_SERVER, SERVER_ENV, label, parse_server, resolve_server, with_scheme};
-pub use stdio::{
-    GROUP_GRACE, STDERR_KEPT, StdioCommand, StdioConnector, StdioConversation, end_pending_groups,
-};
+pub use stdio::{StdioCommand, StdioConnector, StdioConversation};
 pub use tls::{TlsOptions, client_config};

@@ -6,8 +6,10 @@
 //! (the same `ChatRequest` JSON as the http body, plus a `metadata` object); it answers
 //! with `ChatResponse` lines (`{"response": {...}}`) on stdout, and the answer ends with
 //! the first line holding an `AGENT_FRAMEWORK` message. Its stderr is kept (the last
-//! [`STDERR_KEPT`] bytes) and shown in errors, with the values of the variables that
-//! hold keys ([`KEY_VARIABLES`], [`StdioCommand::secret_variables`]) and of the
+//! [`STDERR_KEPT`](crate::STDERR_KEPT) bytes) and shown in errors, with the values of
+//! the variables that
+//! hold keys ([`KEY_VARIABLES`](assay_spec::redact::KEY_VARIABLES),
+//! [`StdioCommand::secret_variables`]) and of the
 //! request's metadata blanked out: an agent that prints its environment leaks nothing.
 //!
 //! Nothing waits forever: an exchange whose request sets no timeout gets the command's
@@ -15,54 +17,21 @@
 //! the connector's default ([`crate::DEFAULT_TIMEOUT`]); an optional idle limit ends an
 //! exchange during which the command wrote no line for that long.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use assay_spec::model::config::Config;
-use assay_spec::redact::{KEY_VARIABLES, Redactor};
+use assay_spec::redact::Redactor;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout};
-use tokio::task::JoinHandle;
 
 use crate::decode::{DEFAULT_MAX_BODY_BYTES, values_of_line};
 use crate::error::{ConnectError, cut};
+use crate::process::{Launch, Process, Read, secrets_of};
 use crate::types::{AgentRequest, AgentResponse, Timings};
 use crate::wire::{Collector, chat_request};
 use crate::{BoxFuture, Connector, Conversation, with_timeout};
-
-/// How much of a command's stderr is kept for error messages.
-pub const STDERR_KEPT: usize = 8 * 1024;
-
-/// How long to wait, after a command closed its stdout, for it to exit and for the rest
-/// of its stderr, before reporting without them.
-const EXIT_GRACE: Duration = Duration::from_secs(5);
-
-/// How long an ended command's process group has between `SIGTERM` and `SIGKILL`.
-pub const GROUP_GRACE: Duration = Duration::from_secs(2);
-
-/// The process groups sent `SIGTERM` whose `SIGKILL` is still to come.
-#[cfg(unix)]
-fn pending_groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
-    static PENDING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
-    PENDING.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Sends `SIGKILL` now to every process group that was sent `SIGTERM` and is still
-/// within its [`GROUP_GRACE`]: a program calls this before it exits, so that an agent
-/// that ignores `SIGTERM` does not outlive it (the delayed kill dies with the program).
-pub fn end_pending_groups() {
-    #[cfg(unix)]
-    for raw in std::mem::take(&mut *pending_groups()) {
-        if let Some(pid) = rustix::process::Pid::from_raw(raw) {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-    }
-}
 
 /// A command that speaks the direct protocol.
 ///
@@ -83,7 +52,7 @@ pub struct StdioCommand {
     /// How messages name the command, instead of its words (when those are long, as a
     /// program passed with `python -c` is).
     pub label: Option<String>,
-    /// Variables besides [`KEY_VARIABLES`] whose values are keys (a provider's
+    /// Variables besides [`KEY_VARIABLES`](assay_spec::redact::KEY_VARIABLES) whose values are keys (a provider's
     /// `api_key_env`): their values, from `env` or Assay's own environment (which the
     /// command inherits), are blanked out of the stderr tail that messages quote.
     pub secret_variables: Vec<String>,
@@ -118,20 +87,10 @@ impl StdioCommand {
     }
 
     /// What the command's stderr may hold that messages must not show: the values of
-    /// [`KEY_VARIABLES`] and of `secret_variables`, as the command sees them.
+    /// [`KEY_VARIABLES`](assay_spec::redact::KEY_VARIABLES) and of `secret_variables`,
+    /// as the command sees them.
     fn secrets(&self) -> Redactor {
-        let mut secrets = Redactor::default();
-        let names = KEY_VARIABLES
-            .iter()
-            .copied()
-            .chain(self.secret_variables.iter().map(String::as_str));
-        secrets.secret_variables(names, |name| {
-            self.env
-                .get(name)
-                .cloned()
-                .or_else(|| std::env::var(name).ok())
-        });
-        secrets
+        secrets_of(&self.env, &self.secret_variables)
     }
 
     /// The command as messages show it: `` `python3 agent.py` ``, or its `label`.
@@ -166,72 +125,23 @@ impl StdioCommand {
         default: Option<Duration>,
         idle: Option<Duration>,
     ) -> Result<StdioConversation, ConnectError> {
-        let spawn_error = |reason: String| ConnectError::Spawn {
-            command: self.display(),
-            reason,
-        };
-        let Some((program, args)) = self.command.split_first() else {
-            return Err(spawn_error("the command is empty".to_owned()));
-        };
-        let mut command = tokio::process::Command::new(program);
-        command
-            .args(args)
-            .envs(&self.env)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Elsewhere the command alone is killed when its conversation ends; on unix its
-            // whole process group is ended (`StdioConversation::end`).
-            .kill_on_drop(cfg!(not(unix)));
-        // Its own process group, so that what it starts (a wrapper's real agent: `sh -c`,
-        // `npm run`, `uv run`) ends with it.
-        #[cfg(unix)]
-        command.process_group(0);
-        if let Some(cwd) = &self.cwd {
-            command.current_dir(cwd);
-        }
-        let mut child = command
-            .spawn()
-            .map_err(|e| spawn_error(crate::http::root_cause(&e)))?;
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            return Err(spawn_error(
-                "its standard streams are not available".to_owned(),
-            ));
-        };
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
-        let stderr_task = tokio::spawn(keep_tail(stderr, tail.clone()));
+        let process = Process::spawn(Launch {
+            argv: &self.command,
+            env: &self.env,
+            cwd: self.cwd.as_ref(),
+            display: self.display(),
+            secrets: self.secrets(),
+        })?;
         tracing::debug!(command = %self.display(), "started an agent command");
         Ok(StdioConversation {
             peer: format!("command {}", self.display()),
-            group: child.id(),
-            child,
-            stdin,
-            stdout: BufReader::new(stdout),
-            tail,
-            stderr_task: Some(stderr_task),
-            secrets: self.secrets(),
+            process,
             busy: false,
             broken: None,
             max_body_bytes: self.max_body_bytes,
             timeout: self.timeout.or(default),
             idle,
         })
-    }
-}
-
-/// Reads a stream to its end, keeping the last [`STDERR_KEPT`] bytes.
-async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<u8>>>) {
-    let mut chunk = [0u8; 1024];
-    while let Ok(n) = stderr.read(&mut chunk).await {
-        if n == 0 {
-            break;
-        }
-        let mut tail = tail.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        tail.extend(&chunk[..n]);
-        let excess = tail.len().saturating_sub(STDERR_KEPT);
-        tail.drain(..excess);
     }
 }
 
@@ -346,15 +256,8 @@ impl Connector for StdioConnector {
 #[derive(Debug)]
 pub struct StdioConversation {
     peer: String,
-    /// The process group the command leads (its pid), while it may still run.
-    group: Option<u32>,
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    tail: Arc<Mutex<VecDeque<u8>>>,
-    stderr_task: Option<JoinHandle<()>>,
-    /// The keys the command may print (its environment's), blanked out of messages.
-    secrets: Redactor,
+    /// The command, in its own process group; ended when the conversation is dropped.
+    process: Process,
     /// An exchange began and has not ended (it was dropped if a new one finds this set).
     busy: bool,
     /// Why the conversation cannot go on.
@@ -364,16 +267,6 @@ pub struct StdioConversation {
     timeout: Option<Duration>,
     /// The longest wait for a line.
     idle: Option<Duration>,
-}
-
-/// How reading one line ended.
-enum Read {
-    /// A line ending in `\n`.
-    Line,
-    /// The end of the stream (the buffer may hold a last unterminated line).
-    End,
-    /// More than the budget.
-    TooLarge,
 }
 
 impl Conversation for StdioConversation {
@@ -398,54 +291,10 @@ impl Conversation for StdioConversation {
     }
 }
 
-impl Drop for StdioConversation {
-    fn drop(&mut self) {
-        self.end();
-    }
-}
-
 impl StdioConversation {
-    /// Ends the command and everything it started: `SIGTERM` to its process group,
-    /// then `SIGKILL` after [`GROUP_GRACE`] to whatever is left of it (elsewhere than
-    /// unix: the command alone is killed).
+    /// Ends the command and everything it started ([`Process::end`]).
     fn end(&mut self) {
-        #[cfg(not(unix))]
-        let _ = self.child.start_kill();
-        #[cfg(unix)]
-        if let Some(pid) = self
-            .group
-            .take()
-            .and_then(|id| rustix::process::Pid::from_raw(i32::try_from(id).ok()?))
-        {
-            use rustix::process::{Signal, kill_process_group};
-            // An error means the group is gone already: nothing is left to end.
-            if kill_process_group(pid, Signal::TERM).is_err() {
-                return;
-            }
-            pending_groups().push(pid.as_raw_nonzero().get());
-            let kill = move || {
-                let raw = pid.as_raw_nonzero().get();
-                let mut pending = pending_groups();
-                if let Some(at) = pending.iter().position(|p| *p == raw) {
-                    pending.swap_remove(at);
-                    let _ = kill_process_group(pid, Signal::KILL);
-                }
-            };
-            match tokio::runtime::Handle::try_current() {
-                Ok(runtime) => {
-                    runtime.spawn(async move {
-                        tokio::time::sleep(GROUP_GRACE).await;
-                        kill();
-                    });
-                }
-                Err(_) => {
-                    std::thread::spawn(move || {
-                        std::thread::sleep(GROUP_GRACE);
-                        kill();
-                    });
-                }
-            }
-        }
+        self.process.end();
     }
 
     async fn exchange(&mut self, request: &AgentRequest) -> Result<AgentResponse, ConnectError> {
@@ -488,7 +337,7 @@ impl StdioConversation {
         let mut buf = Vec::new();
         while !collector.saw_final() {
             buf.clear();
-            let next = read_line(&mut self.stdout, &mut buf, &mut budget);
+            let next = self.process.read_line(&mut buf, &mut budget);
             let read = match self.idle {
                 None => next.await,
                 Some(limit) => {
@@ -554,8 +403,7 @@ impl StdioConversation {
     }
 
     async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.stdin.write_all(bytes).await?;
-        self.stdin.flush().await
+        self.process.write(bytes).await
     }
 
     /// A protocol error with how the command ended and its stderr.
@@ -567,60 +415,6 @@ impl StdioConversation {
     /// `message`, then the command's exit status if it has ended (waiting a little for
     /// it when it has `ended` its output), then the end of its stderr.
     async fn with_stderr(&mut self, message: String, ended: bool) -> String {
-        let status = if ended {
-            tokio::time::timeout(EXIT_GRACE, self.child.wait())
-                .await
-                .ok()
-                .and_then(Result::ok)
-        } else {
-            self.child.try_wait().ok().flatten()
-        };
-        let mut text = message;
-        if let Some(status) = status {
-            text.push_str(&format!(" (it exited with {status})"));
-            // It has ended, so its stderr ends too: wait for the rest of it.
-            if let Some(task) = self.stderr_task.take() {
-                let _ = tokio::time::timeout(EXIT_GRACE, task).await;
-            }
-        }
-        let tail = {
-            let tail = self.tail.lock().unwrap_or_else(|p| p.into_inner());
-            let bytes: Vec<u8> = tail.iter().copied().collect();
-            self.secrets
-                .string(String::from_utf8_lossy(&bytes).trim().to_owned())
-        };
-        if tail.is_empty() {
-            text.push_str("; it wrote nothing to stderr");
-        } else {
-            text.push_str(&format!("; its stderr ends with:\n{tail}"));
-        }
-        text
-    }
-}
-
-/// Reads up to and including the next `\n` into `buf`, spending at most `budget` bytes.
-async fn read_line(
-    reader: &mut BufReader<ChildStdout>,
-    buf: &mut Vec<u8>,
-    budget: &mut u64,
-) -> std::io::Result<Read> {
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(Read::End);
-        }
-        let (take, ended) = match available.iter().position(|&b| b == b'\n') {
-            Some(at) => (at + 1, true),
-            None => (available.len(), false),
-        };
-        if take as u64 > *budget {
-            return Ok(Read::TooLarge);
-        }
-        *budget -= take as u64;
-        buf.extend_from_slice(&available[..take]);
-        reader.consume(take);
-        if ended {
-            return Ok(Read::Line);
-        }
+        self.process.with_stderr(message, ended).await
     }
 }

@@ -186,7 +186,13 @@ impl Harness {
         for note in &session.notes {
             eprintln!("{note}");
         }
-        if let Agents::Given(connectors) = self.agents {
+        if let Agents::Given(mut connectors) = self.agents {
+            // The caller's agents, with the run's tool programs unless it brought its own.
+            if let Some(tools) = session.connectors.frameworks().tools.clone()
+                && connectors.frameworks().tools.is_none()
+            {
+                connectors = connectors.with_tool_launcher(tools);
+            }
             session.connectors = crate::parts::with_providers(connectors, &session.providers);
         }
         let session = Arc::new(session);

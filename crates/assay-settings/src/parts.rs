@@ -1,7 +1,7 @@
 //! The parts a run is made of, built from [`Settings`]: connection options, the
 //! providers (the five kinds and every named provider of `[providers]`, one each, with
-//! its own limits, shared by the model cases and the judge), and the connectors of
-//! every connection.
+//! its own limits, shared by the model cases and the judge), the connectors of every
+//! connection, and the launcher of tool programs.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use assay_connect::neuro_san_direct::MANIFEST_ENV;
 use assay_connect::provider::{self, Limits, ProviderSettings};
+use assay_connect::tools::{CommandTools, DEFAULT_MAX_LINE_BYTES};
 use assay_connect::{
     DirectConnector, HttpOptions, NeuroSanDirect, NeuroSanHttp, NeuroSanMcp, SERVER_ENV,
     StdioConnector, TlsOptions, Url, parse_server, resolve_server,
@@ -19,6 +20,7 @@ use assay_spec::model::config::ProviderConfig;
 use assay_spec::model::data_driven::Connection;
 use assay_spec::{ProviderKind, ProviderName};
 use assay_target::model::Provider;
+use assay_target::tools::ToolLauncher;
 use assay_target::{BoxFuture, ConnectError, Connector, Conversation, DEFAULT_TIMEOUT};
 
 use crate::settings::Settings;
@@ -218,6 +220,26 @@ impl Settings {
             .with(Connection::Http, http)
             .with(Connection::Https, https)
             .with(Connection::Mcp, mcp))
+    }
+
+    /// How `framework_config.tool_command` programs are started: with Assay's
+    /// environment, every provider's `api_key_env` blanked out of their stderr as the
+    /// [`KEY_VARIABLES`](assay_spec::redact::KEY_VARIABLES) are, answers capped at
+    /// [`DEFAULT_MAX_LINE_BYTES`], and a call the loop gives no limit limited by
+    /// `timeout_in_seconds` of `assay.toml`, else [`DEFAULT_TIMEOUT`].
+    pub fn tool_launcher(&self) -> Result<Arc<dyn ToolLauncher>, ConnectError> {
+        let options = self.http_options()?;
+        let secret_variables = self
+            .config
+            .iter()
+            .flat_map(|c| c.providers.values())
+            .filter_map(|p| p.api_key_env.clone())
+            .collect();
+        Ok(Arc::new(CommandTools::new(
+            secret_variables,
+            DEFAULT_MAX_LINE_BYTES,
+            options.timeout,
+        )))
     }
 
     /// `direct`: `assay.toml`'s agent commands, then neuro-san agent networks in-process

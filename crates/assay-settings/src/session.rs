@@ -37,7 +37,8 @@ pub struct Session {
 
 impl Session {
     /// Resolves `settings` for `plan`: the providers, the agent connectors (the demo's
-    /// when `overrides.demo`), the judge when a case has a gist check. A plan with no
+    /// when `overrides.demo`), the launcher of tool programs
+    /// ([`Settings::tool_launcher`]), the judge when a case has a gist check. A plan with no
     /// case reaches nothing.
     pub async fn new(settings: &Settings, plan: &Plan) -> Result<Session, SettingsError> {
         let mut notes = Vec::new();
@@ -76,7 +77,8 @@ impl Session {
         };
         let options = settings.run_options(judge.clone());
         Ok(Session {
-            connectors: with_providers(agents, &providers),
+            connectors: with_providers(agents, &providers)
+                .with_tool_launcher(settings.tool_launcher()?),
             providers,
             judge,
             options,

@@ -100,3 +100,45 @@ fn the_server_comes_from_the_flag_else_the_environment_else_assay_toml() {
     assert_eq!(with(env.clone(), None), "http://env:2/");
     assert_eq!(with(env, Some("http://flag:3")), "http://flag:3/");
 }
+
+/// Tool programs (`framework_config.tool_command`) are started by the run's launcher,
+/// whose limit on a call the loop gives none is `timeout_in_seconds` of `assay.toml`.
+#[test]
+fn tool_programs_get_assay_toml_s_time_limit() {
+    use assay_target::tools::{ToolCallRequest, ToolProgram};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("assay.toml"), "timeout_in_seconds = 0.3\n").unwrap();
+    let settings =
+        Settings::load_from(dir.path(), None, Env::default(), Overrides::default()).unwrap();
+    let launcher = settings.tool_launcher().unwrap();
+    let program = ToolProgram::new(
+        vec![
+            "sh".to_owned(),
+            "-c".to_owned(),
+            "read line; echo '{\"result\": 1}'; sleep 300".to_owned(),
+        ],
+        Some(dir.path()),
+        "sleepy",
+    );
+    let call = ToolCallRequest {
+        name: "search".to_owned(),
+        arguments: serde_json::json!({}),
+        call_id: None,
+        turn: 1,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut session = launcher.start(&program).unwrap();
+        let first = session.call(&call, None).await.unwrap();
+        assert_eq!(
+            first,
+            assay_target::tools::ToolAnswer::ok(serde_json::json!(1))
+        );
+        let e = session.call(&call, None).await.unwrap_err();
+        assert_eq!(e.kind(), assay_connect::ErrorKind::Timeout, "{e}");
+        assert!(e.to_string().contains("within 300ms"), "{e}");
+    });
+}

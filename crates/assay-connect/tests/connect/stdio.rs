@@ -329,7 +329,7 @@ async fn the_documented_agent_works() {
 
 /// Whether process `pid` is still running (a zombie, or no process, is not).
 #[cfg(target_os = "linux")]
-fn running(pid: u32) -> bool {
+pub(crate) fn running(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|stat| {
@@ -342,7 +342,7 @@ fn running(pid: u32) -> bool {
 
 /// The pid a test agent wrote to `path`.
 #[cfg(target_os = "linux")]
-fn read_pid(path: &Path) -> u32 {
+pub(crate) fn read_pid(path: &Path) -> u32 {
     std::fs::read_to_string(path)
         .unwrap()
         .trim()
@@ -352,7 +352,7 @@ fn read_pid(path: &Path) -> u32 {
 
 /// Waits until process `pid` no longer runs, for at most `within`.
 #[cfg(target_os = "linux")]
-async fn until_gone(pid: u32, within: Duration) {
+pub(crate) async fn until_gone(pid: u32, within: Duration) {
     let deadline = std::time::Instant::now() + within;
     while running(pid) && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
