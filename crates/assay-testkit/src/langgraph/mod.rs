@@ -101,6 +101,7 @@ struct Inner {
     key: Option<String>,
     graphs: Vec<String>,
     script: GraphScript,
+    scripts: std::collections::BTreeMap<String, GraphScript>,
     threads: Vec<String>,
     runs: u64,
     requests: Vec<RecordedRequest>,
@@ -153,9 +154,20 @@ impl FakeLanggraph {
         self
     }
 
-    /// The graph every run runs.
+    /// The graph every run runs (but those of a graph given its own by
+    /// [`FakeLanggraph::graph`]).
     pub fn script(&self, script: GraphScript) -> &FakeLanggraph {
         self.lock().script = script;
+        self
+    }
+
+    /// One more graph, `name`, with its default assistant, running `script`.
+    pub fn graph(&self, name: &str, script: GraphScript) -> &FakeLanggraph {
+        let mut inner = self.lock();
+        if !inner.graphs.iter().any(|g| g == name) {
+            inner.graphs.push(name.to_owned());
+        }
+        inner.scripts.insert(name.to_owned(), script);
         self
     }
 
@@ -315,13 +327,14 @@ fn run(
         return Err(detail_answer(404, &format!("Thread {thread} not found")));
     }
     let wanted = body["assistant_id"].as_str().unwrap_or_default();
-    if !inner
+    let Some(graph) = inner
         .graphs
         .iter()
-        .any(|g| g == wanted || assistant_id(g) == wanted)
-    {
+        .find(|g| *g == wanted || assistant_id(g) == wanted)
+        .cloned()
+    else {
         return Err(detail_answer(404, &format!("Assistant {wanted} not found")));
-    }
+    };
     inner.runs += 1;
     let run_id = format!("1ef00000-0000-6000-8000-{:012x}", inner.runs);
     let input = body["input"]["messages"]
@@ -331,7 +344,8 @@ fn run(
     let limit = body["config"]["recursion_limit"]
         .as_u64()
         .unwrap_or(DEFAULT_RECURSION_LIMIT);
-    Ok(inner.script.events(&run_id, &input, limit))
+    let script = inner.scripts.get(&graph).unwrap_or(&inner.script);
+    Ok(script.events(&run_id, &input, limit))
 }
 
 /// The types `RunCreateStateful` gives the fields Assay's client sends, and the
