@@ -236,7 +236,7 @@ fn handle(state: Arc<Mutex<Inner>>, request: RecordedRequest) -> Answer {
                         drop(inner);
                         stream(events)
                     }
-                    Err(answer) => answer,
+                    Err(answer) => *answer,
                 }
             }
             _ => detail_answer(404, "Not Found"),
@@ -317,14 +317,21 @@ fn run(
     inner: &mut Inner,
     thread: &str,
     body: &Value,
-) -> Result<script::Events, hyper::Response<Body>> {
+) -> Result<script::Events, Box<hyper::Response<Body>>> {
     if let Some(refused) = unknown_fields(body, &RUN_FIELDS) {
-        return Err(refused);
+        return Err(Box::new(refused));
     }
-    check_run(body)
-        .map_err(|detail| detail_answer(422, &format!("Invalid request body: {detail}")))?;
+    check_run(body).map_err(|detail| {
+        Box::new(detail_answer(
+            422,
+            &format!("Invalid request body: {detail}"),
+        ))
+    })?;
     if !inner.threads.iter().any(|t| t == thread) {
-        return Err(detail_answer(404, &format!("Thread {thread} not found")));
+        return Err(Box::new(detail_answer(
+            404,
+            &format!("Thread {thread} not found"),
+        )));
     }
     let wanted = body["assistant_id"].as_str().unwrap_or_default();
     let Some(graph) = inner
@@ -333,7 +340,10 @@ fn run(
         .find(|g| *g == wanted || assistant_id(g) == wanted)
         .cloned()
     else {
-        return Err(detail_answer(404, &format!("Assistant {wanted} not found")));
+        return Err(Box::new(detail_answer(
+            404,
+            &format!("Assistant {wanted} not found"),
+        )));
     };
     inner.runs += 1;
     let run_id = format!("1ef00000-0000-6000-8000-{:012x}", inner.runs);
