@@ -26,7 +26,7 @@ tests:
       - max_tool_calls: 3
       - must_contain: "999"
   - name: a forbidden call
-    framework_config: {assistant_id: researcher}
+    framework_config: {assistant_id: researcher, config: {model: openai/gpt-4.1, user: u1}}
     assertions:
       - must_not_call_tool: stock
   - name: a graph that raises
@@ -159,6 +159,12 @@ fn langgraph_assistants_run_on_the_configured_server() {
             {"type": "system", "content": "You sell laptops."},
             {"type": "human", "content": "Find a laptop"}
         ])
+    );
+    assert!(
+        runs.iter().any(
+            |r| r["config"]["configurable"] == json!({"model": "openai/gpt-4.1", "user": "u1"})
+        ),
+        "framework_config.config is the configurable, its own model kept: {runs:#?}"
     );
 
     // A refused key says which variable was read, never the key.

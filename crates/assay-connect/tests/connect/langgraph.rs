@@ -210,6 +210,20 @@ async fn a_cut_stream_or_one_without_state_breaks_the_protocol() {
 }
 
 #[tokio::test]
+async fn a_run_that_never_ends_times_out() {
+    let fake = FakeLanggraph::start().await;
+    fake.script(react().hang());
+    let mut req = request("agent");
+    req.timeout = Some(Duration::from_millis(300));
+    let err = client(&fake, None).run(&req).await.unwrap_err();
+    assert!(matches!(err, ConnectError::Timeout { .. }), "{err:?}");
+    assert!(
+        fake.requests()[1].header("x-api-key").is_none(),
+        "no key, no header"
+    );
+}
+
+#[tokio::test]
 async fn an_unreachable_server_is_unreachable() {
     let fake = FakeLanggraph::start().await;
     let url = Url::parse(&fake.url()).unwrap();

@@ -56,6 +56,8 @@ pub enum Ending {
     Cut,
     /// `end` without any `values` event before it.
     NoValues,
+    /// The stream stays open, with nothing more, for an hour.
+    Hang,
 }
 
 /// One AI turn: its text and its tool calls.
@@ -112,6 +114,12 @@ impl GraphScript {
     /// After the turns, the stream breaks off.
     pub fn cut(mut self) -> GraphScript {
         self.ending = Ending::Cut;
+        self
+    }
+
+    /// After the turns, the stream stays open and sends nothing more.
+    pub fn hang(mut self) -> GraphScript {
+        self.ending = Ending::Hang;
         self
     }
 
@@ -177,6 +185,7 @@ impl GraphScript {
                 events.push(("error", json!({"error": error, "message": message})));
             }
             Ending::Cut => {}
+            Ending::Hang => events.push(("hang", Value::Null)),
         }
         events
     }
