@@ -32,11 +32,15 @@ pub use script::{Call, Ending, GraphScript};
 use crate::providers::RecordedRequest;
 use crate::providers::scripted::{Answer, Body, Served, json_answer, serve, streamed_answer};
 
+// The field lists and the stream modes are those of the Agent Server's OpenAPI
+// document: langchain-ai/langgraph, `docs/docs/cloud/reference/api/openapi.json` at
+// commit 23961cff61a42b52525f3b20b4094d8d2fba1744 (the last before the docs moved out),
+// schemas `RunCreateStateful`, `ThreadCreate` and `AssistantSearchRequest`.
+
 /// The fields of `POST /threads/{thread_id}/runs/stream`'s body (`RunCreateStateful`).
-const RUN_FIELDS: [&str; 22] = [
+const RUN_FIELDS: [&str; 20] = [
     "assistant_id",
     "checkpoint",
-    "checkpoint_id",
     "input",
     "command",
     "metadata",
@@ -55,18 +59,10 @@ const RUN_FIELDS: [&str; 22] = [
     "after_seconds",
     "checkpoint_during",
     "durability",
-    "on_completion",
 ];
 
 /// The fields of `POST /threads`' body (`ThreadCreate`).
-const THREAD_FIELDS: [&str; 6] = [
-    "thread_id",
-    "metadata",
-    "if_exists",
-    "ttl",
-    "supersteps",
-    "graph_id",
-];
+const THREAD_FIELDS: [&str; 5] = ["thread_id", "metadata", "if_exists", "ttl", "supersteps"];
 
 /// The fields of `POST /assistants/search`' body (`AssistantSearchRequest`).
 const SEARCH_FIELDS: [&str; 8] = [
