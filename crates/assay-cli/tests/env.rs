@@ -46,6 +46,7 @@ fn every_variable_the_providers_read_is_cleared_by_the_tests() {
     let mut code = Vec::new();
     for dir in [
         "assay-connect/src/provider",
+        "assay-connect/src/langgraph",
         "assay-settings/src",
         "assay-judge/src",
     ] {

@@ -15,6 +15,10 @@
 //! | `direct` (a neuro-san network) | [`neuro_san_direct::NeuroSanDirect`] | the same, to Assay's bridge into neuro-san's library |
 //! | `direct` (Rust) | [`Registry`] of [`InProcessAgent`]s | a function call |
 //!
+//! A LangGraph server (`framework: langgraph`) is reached by
+//! [`langgraph::LanggraphServer`], a [`assay_target::graph::GraphServer`]: a thread,
+//! then a streamed run of an assistant (`POST /threads/{id}/runs/stream`).
+//!
 //! The wire format follows neuro-san to the letter (`shared/research/neuro-san.md` §4):
 //! [`wire::chat_request`] builds the body, [`decode::LineDecoder`] splits the stream as
 //! it arrives (strictly on `\n`, several JSON values per line allowed, blank lines and
@@ -120,6 +124,7 @@
 
 pub mod decode;
 mod http;
+pub mod langgraph;
 mod mcp;
 pub mod neuro_san_direct;
 mod process;

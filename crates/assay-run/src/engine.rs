@@ -24,6 +24,7 @@ use assay_spec::model::framework::{FrameworkConfig, Problem, ProblemKind};
 use assay_spec::model::sentinel::Framework;
 use assay_spec::plan::{Case, Check, CheckKind, Part, Plan, Step, Target};
 use assay_spec::{ProviderKind, ProviderName, infer_provider};
+use assay_target::graph::GraphServer;
 use assay_target::model::Provider;
 use assay_target::tools::ToolLauncher;
 use assay_target::{AgentRequest, AgentResponse, ConnectError, Connector, Conversation};
@@ -50,11 +51,13 @@ pub struct Connectors {
 }
 
 /// What a test's `framework` needs beyond a provider: a way to start `tool_command`
-/// programs for the built-in tool loop.
+/// programs for the built-in tool loop, and the LangGraph server of `langgraph`.
 #[derive(Clone, Default)]
 pub struct Frameworks {
     /// Starts the programs of `framework_config.tool_command`.
     pub tools: Option<Arc<dyn ToolLauncher>>,
+    /// The LangGraph server (`[frameworks.langgraph]` of `assay.toml`).
+    pub langgraph: Option<Arc<dyn GraphServer>>,
 }
 
 impl Connectors {
@@ -92,6 +95,12 @@ impl Connectors {
     /// Sets how `tool_command` programs are started.
     pub fn with_tool_launcher(mut self, launcher: Arc<dyn ToolLauncher>) -> Connectors {
         self.frameworks.tools = Some(launcher);
+        self
+    }
+
+    /// Sets the LangGraph server that `framework: langgraph` runs on.
+    pub fn with_graph_server(mut self, server: Arc<dyn GraphServer>) -> Connectors {
+        self.frameworks.langgraph = Some(server);
         self
     }
 

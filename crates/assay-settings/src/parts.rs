@@ -1,13 +1,15 @@
 //! The parts a run is made of, built from [`Settings`]: connection options, the
 //! providers (the five kinds and every named provider of `[providers]`, one each, with
 //! its own limits, shared by the model cases and the judge), the connectors of every
-//! connection, and the launcher of tool programs.
+//! connection, the launcher of tool programs, and the LangGraph server of
+//! `[frameworks.langgraph]`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use assay_connect::langgraph::{self, LanggraphServer};
 use assay_connect::neuro_san_direct::MANIFEST_ENV;
 use assay_connect::provider::{self, Limits, ProviderSettings};
 use assay_connect::tools::{CommandTools, DEFAULT_MAX_LINE_BYTES};
@@ -152,6 +154,32 @@ impl Settings {
             by_name.insert(ProviderName::Named(name.clone()), provider);
         }
         Ok(Providers { by_name })
+    }
+
+    /// The LangGraph server of `[frameworks.langgraph]`, when there is one: its `url`,
+    /// the key from its `api_key_env` (else the first of
+    /// [`assay_connect::langgraph::KEY_VARIABLES`] that is set), and its
+    /// `timeout_in_seconds` (else the connection options' limit).
+    pub fn langgraph_server(&self) -> Result<Option<LanggraphServer>, ConnectError> {
+        let Some(table) = self
+            .config
+            .as_ref()
+            .and_then(|c| c.frameworks.as_ref())
+            .and_then(|f| f.langgraph.as_ref())
+        else {
+            return Ok(None);
+        };
+        let url = parse_server(&table.url).map_err(|e| {
+            ConnectError::config(format!("assay.toml [frameworks.langgraph] url: {e}"))
+        })?;
+        let mut options = self.http_options()?;
+        if let Some(limit) = seconds(table.timeout_in_seconds) {
+            options.timeout = Some(limit);
+        }
+        let (key, read) = langgraph::key_from_env(table.api_key_env.as_deref(), |name| {
+            self.env.get(name).map(str::to_owned)
+        });
+        LanggraphServer::new(url, key, read, &options).map(Some)
     }
 
     /// The neuro-san server: `server` override, else `ASSAY_SERVER`, else `assay.toml`'s

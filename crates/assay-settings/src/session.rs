@@ -76,9 +76,12 @@ impl Session {
             None => None,
         };
         let options = settings.run_options(judge.clone());
+        let mut connectors = with_providers(agents, &providers);
+        if let Some(server) = settings.langgraph_server()? {
+            connectors = connectors.with_graph_server(Arc::new(server));
+        }
         Ok(Session {
-            connectors: with_providers(agents, &providers)
-                .with_tool_launcher(settings.tool_launcher()?),
+            connectors: connectors.with_tool_launcher(settings.tool_launcher()?),
             providers,
             judge,
             options,
@@ -117,14 +120,23 @@ impl Session {
 }
 
 impl Settings {
-    /// The keys of the environment: the values of [`KEY_VARIABLES`] and of every
-    /// provider's `api_key_env`, each shown as `${NAME}`.
+    /// The keys of the environment: the values of [`KEY_VARIABLES`], of every
+    /// provider's `api_key_env` and of `[frameworks.langgraph]`'s, each shown as
+    /// `${NAME}`.
     pub fn secrets(&self) -> Redactor {
         let named: Vec<String> = self
             .config
             .iter()
             .flat_map(|c| c.providers.values())
             .filter_map(|p| p.api_key_env.clone())
+            .chain(self.config.iter().filter_map(|c| {
+                c.frameworks
+                    .as_ref()?
+                    .langgraph
+                    .as_ref()?
+                    .api_key_env
+                    .clone()
+            }))
             .collect();
         let mut secrets = Redactor::default();
         secrets.secret_variables(

@@ -23,7 +23,8 @@ use crate::syntax::Env;
 pub const MIN_LEN: usize = 4;
 
 /// The environment variables that hold keys in every ecosystem Assay speaks to (a
-/// provider's `api_key_env` of `assay.toml` adds its own): their values are blanked
+/// provider's `api_key_env` of `assay.toml`, and `[frameworks.langgraph]`'s, add their
+/// own): their values are blanked
 /// out of every message, stderr tail and report.
 pub const KEY_VARIABLES: &[&str] = &[
     "OPENAI_API_KEY",
@@ -35,6 +36,9 @@ pub const KEY_VARIABLES: &[&str] = &[
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
     "AWS_BEARER_TOKEN_BEDROCK",
+    "LANGGRAPH_API_KEY",
+    "LANGSMITH_API_KEY",
+    "LANGCHAIN_API_KEY",
 ];
 
 /// Keys at least this long are blanked in part too (their first or last [`MIN_LEN`] or

@@ -11,6 +11,8 @@
 //!   Rust functions.
 //! - Models: a [`model::Provider`] completes a [`model::ModelRequest`] with a
 //!   [`model::ModelResponse`].
+//! - Graphs: a [`graph::GraphServer`] (a LangGraph server) runs an assistant on a
+//!   [`graph::GraphRequest`] and returns the run's messages as a [`graph::GraphRun`].
 //! - Errors: every [`ConnectError`] means the agent or model could not be reached or
 //!   broke the protocol; none of them is a test failure. [`ConnectError::kind`] gives
 //!   its [`ErrorKind`], which reports print by name.
@@ -43,6 +45,7 @@
 //! ```
 
 pub mod error;
+pub mod graph;
 pub mod inprocess;
 pub mod model;
 pub mod tools;

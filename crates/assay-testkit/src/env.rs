@@ -21,7 +21,7 @@ use std::process::Command;
 /// Every variable Assay reads to find a provider, its key, the judge or a server.
 /// `crates/assay-cli/tests/env.rs` checks that every such name in the providers' and
 /// the settings' sources is here.
-pub const VARIABLES: [&str; 36] = [
+pub const VARIABLES: [&str; 39] = [
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "OPENAI_ORG_ID",
@@ -56,6 +56,9 @@ pub const VARIABLES: [&str; 36] = [
     "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
     "AWS_CONTAINER_CREDENTIALS_FULL_URI",
     "AWS_EC2_METADATA_DISABLED",
+    "LANGGRAPH_API_KEY",
+    "LANGSMITH_API_KEY",
+    "LANGCHAIN_API_KEY",
     "ASSAY_SERVER",
     "ASSAY_JUDGE",
 ];

@@ -3,7 +3,8 @@
 //! Test doubles here are real servers on 127.0.0.1, never mocks, so the code under test
 //! does its real networking: the demo agent server of `assay-demo`, and fake model
 //! providers ([`providers`]) that validate requests like the real APIs and answer from a
-//! script, and a TLS-terminating proxy ([`TlsProxy`]) for servers that speak only http.
+//! script, a LangGraph server ([`langgraph::FakeLanggraph`]) that runs a scripted
+//! graph, and a TLS-terminating proxy ([`TlsProxy`]) for servers that speak only http.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -20,6 +21,7 @@
 //! [`start_demo_background`], which runs the server on a runtime of its own.
 
 pub mod env;
+pub mod langgraph;
 pub mod providers;
 mod tls_proxy;
 

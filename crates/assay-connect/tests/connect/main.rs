@@ -5,6 +5,7 @@
 
 mod demo;
 mod http;
+mod langgraph;
 mod mcp;
 mod mcp_chat_filter;
 mod neuro_san_direct;

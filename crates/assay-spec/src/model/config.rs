@@ -62,6 +62,38 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_input_bytes: Option<u64>,
+    /// What the frameworks of Sentinel specs reach: `[frameworks.langgraph]`, the
+    /// LangGraph server that `framework: langgraph` runs its assistants on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frameworks: Option<FrameworksConfig>,
+}
+
+/// `[frameworks]`: the servers frameworks run on.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FrameworksConfig {
+    /// The LangGraph server (LangGraph Platform's Agent Server, or `langgraph dev`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub langgraph: Option<LanggraphServerConfig>,
+}
+
+/// `[frameworks.langgraph]`: where `framework: langgraph` runs its assistants.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LanggraphServerConfig {
+    /// The server's base url, e.g. `http://localhost:2024` (`langgraph dev`) or a
+    /// deployment's url.
+    pub url: String,
+    /// The environment variable that holds the key sent as `x-api-key` [default: the
+    /// first of `LANGGRAPH_API_KEY`, `LANGSMITH_API_KEY`, `LANGCHAIN_API_KEY` that is
+    /// set, as LangGraph's SDK reads them; no key when none is].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// A limit, in seconds, on each run of a test whose own limit is not given
+    /// [default: the top-level `timeout_in_seconds`, else 300].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub timeout_in_seconds: Option<f64>,
 }
 
 /// `[providers]`: a kind's own table by the kind's name; any other name (letters,

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use super::cx::{At, Cx, Pyd};
 use crate::diag::Diagnostic;
 use crate::model::config::{
-    AgentConfig, ChatApi, ConcurrencyConfig, Config, IncludePolicy, JudgeConfig, MaxTokensField,
-    NeuroSanConfig, ProviderConfig,
+    AgentConfig, ChatApi, ConcurrencyConfig, Config, FrameworksConfig, IncludePolicy, JudgeConfig,
+    LanggraphServerConfig, MaxTokensField, NeuroSanConfig, ProviderConfig,
 };
 use crate::node::Node;
 
@@ -31,6 +31,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             "neuro_san",
             "includes",
             "max_input_bytes",
+            "frameworks",
         ],
         |_| None,
     );
@@ -86,7 +87,72 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
         config.neuro_san = neuro_san(n, &at.key("neuro_san"), cx);
     }
     input_limits(root, &at, cx, &mut config);
+    if let Some(f) = root.get("frameworks") {
+        config.frameworks = frameworks(f, &at.key("frameworks"), cx);
+    }
     (cx.errors() == before).then_some(config)
+}
+
+/// `[frameworks]`: only `langgraph` for now.
+fn frameworks(node: &Node, at: &At, cx: &mut Cx) -> Option<FrameworksConfig> {
+    let entries = cx.object(node, at)?;
+    cx.unknown_keys(entries, at, &["langgraph"], |_| None);
+    Some(FrameworksConfig {
+        langgraph: node
+            .get("langgraph")
+            .and_then(|n| langgraph(n, &at.key("langgraph"), cx)),
+    })
+}
+
+/// `[frameworks.langgraph]`: the server's `url` (required), the key's variable, a
+/// time limit.
+fn langgraph(node: &Node, at: &At, cx: &mut Cx) -> Option<LanggraphServerConfig> {
+    let before = cx.errors();
+    let entries = cx.object(node, at)?;
+    let (secrets, others): (Vec<_>, Vec<_>) = entries
+        .iter()
+        .cloned()
+        .partition(|(k, _)| looks_secret(&k.name));
+    for (key, _) in &secrets {
+        secret_in_file(
+            key,
+            at,
+            "put it in an environment variable and name that variable with `api_key_env`",
+            cx,
+        );
+    }
+    cx.unknown_keys(
+        &others,
+        at,
+        &["url", "api_key_env", "timeout_in_seconds"],
+        |k| {
+            matches!(k, "server" | "base_url" | "api_url")
+                .then(|| "the LangGraph server is `url`".to_owned())
+        },
+    );
+    let url_value = node.get("url").and_then(|n| url(n, &at.key("url"), cx));
+    if node.get("url").is_none() {
+        let d = Diagnostic::new(
+            "missing-field",
+            &at.path,
+            "`[frameworks.langgraph]` needs the server's `url`",
+        )
+        .at(node.span)
+        .expected("e.g. `url = \"http://localhost:2024\"` (`langgraph dev`'s default)");
+        cx.report(d, at, None, None);
+    }
+    let api_key_env = node
+        .get("api_key_env")
+        .and_then(|n| cx.nonempty_string(n, &at.key("api_key_env")));
+    let timeout_in_seconds = node
+        .get("timeout_in_seconds")
+        .and_then(|n| cx.positive_seconds(n, &at.key("timeout_in_seconds")));
+    let url = url_value?;
+    (cx.errors() == before).then_some(LanggraphServerConfig {
+        url,
+        api_key_env,
+        timeout_in_seconds,
+    })
 }
 
 fn neuro_san(node: &Node, at: &At, cx: &mut Cx) -> Option<NeuroSanConfig> {
@@ -569,6 +635,44 @@ mod tests {
         let (_, errors) = load("[providers.vllm]\nkind = \"opnai\"\n");
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(errors[0].starts_with("providers.vllm.kind: "), "{errors:?}");
+    }
+
+    #[test]
+    fn the_langgraph_server_is_a_url_and_a_key_variable() {
+        let (config, errors) = load(
+            "[frameworks.langgraph]\nurl = \"http://localhost:2024\"\napi_key_env = \"LG_KEY\"\ntimeout_in_seconds = 30\n",
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let lg = config.unwrap().frameworks.unwrap().langgraph.unwrap();
+        assert_eq!(lg.url, "http://localhost:2024");
+        assert_eq!(lg.api_key_env.as_deref(), Some("LG_KEY"));
+        assert_eq!(lg.timeout_in_seconds, Some(30.0));
+        let (_, errors) = load("[frameworks.langgraph]\napi_key_env = \"K\"\n");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0].starts_with("frameworks.langgraph: "),
+            "{errors:?}"
+        );
+        assert!(errors[0].contains("`url`"), "{errors:?}");
+        let (_, errors) = load("[frameworks.langgraph]\nurl = \"localhost:2024\"\n");
+        assert!(
+            errors[0].starts_with("frameworks.langgraph.url: "),
+            "{errors:?}"
+        );
+        let (_, errors) = load("[frameworks.langgraph]\nurl = \"http://h\"\napi_key = \"sk\"\n");
+        assert!(errors[0].contains("looks like a secret"), "{errors:?}");
+        let loaded = load_str(
+            Path::new("assay.toml"),
+            "[frameworks.langgrah]\nurl = \"http://h\"\n",
+            &Env::default(),
+            Unrecognized::Error,
+        )
+        .unwrap();
+        let Err(diags) = loaded.outcome else {
+            panic!("valid")
+        };
+        assert_eq!(diags[0].path, "frameworks.langgrah");
+        assert_eq!(diags[0].help.as_deref(), Some("did you mean `langgraph`?"));
     }
 
     #[test]

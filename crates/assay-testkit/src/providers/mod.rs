@@ -66,7 +66,7 @@ pub mod bedrock;
 pub mod ollama;
 pub mod openai;
 pub mod reply;
-mod scripted;
+pub(crate) mod scripted;
 pub mod tgi;
 
 pub use reply::{Reply, ScriptedToolCall};
