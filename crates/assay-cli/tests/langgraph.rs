@@ -143,6 +143,14 @@ fn langgraph_assistants_run_on_the_configured_server() {
     ] {
         assert!(all.contains(message), "{message}\n{all}");
     }
+    let kind = |name: &str| {
+        report["units"]
+            .as_array()
+            .and_then(|units| units.iter().find(|u| u["unit"]["name"] == name))
+            .map(|u| u["samples"][0]["interactions"][0]["error"]["kind"].clone())
+    };
+    assert_eq!(kind("too many model calls"), Some(json!("max_iterations")));
+    assert_eq!(kind("a graph that raises"), Some(json!("protocol")));
     assert!(!all.contains("lg-secret-key-123"), "{all}");
     // What was sent: the inputs as messages, the model as `configurable.model`, the
     // recursion limit from max_iterations.

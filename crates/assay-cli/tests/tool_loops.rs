@@ -447,3 +447,60 @@ fn a_turn_cut_short_while_calling_tools_errors() {
     );
     assert_eq!(fake.requests().len(), 1, "no tool ran, no second call");
 }
+
+/// `tool_command` answers the calls `tool_results` does not: one program per sample,
+/// started in the spec file's folder, every call of the loop on its stdin.
+#[test]
+fn a_tool_program_answers_what_tool_results_does_not() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.expect_key("sk-fake-openai");
+    fake.respond_with(|body: &Value| {
+        Some(match tool_results(body) {
+            0 => {
+                Reply::tool_call("search", json!({"q": "Paris"})).with_tool_call("clock", json!({}))
+            }
+            2 => Reply::tool_call("clock", json!({"zone": "CET"})),
+            _ => Reply::text("It is noon in Paris."),
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let specs = dir.path().join("specs");
+    std::fs::create_dir(&specs).unwrap();
+    std::fs::write(
+        specs.join("tools.sh"),
+        "n=0\nwhile IFS= read -r line; do\n  n=$((n+1))\n  case \"$line\" in\n    *'\"tool\":\"clock\"'*) echo \"{\\\"result\\\": {\\\"time\\\": \\\"12:00\\\", \\\"call\\\": $n}}\" ;;\n    *) echo '{\"error\": \"no such tool\"}' ;;\n  esac\ndone\n",
+    )
+    .unwrap();
+    std::fs::write(
+        specs.join("suite.yaml"),
+        "name: clock\nmodel: gpt-4o-mini\nframework: openai-sdk\ntools: [search, clock]\nframework_config:\n  tool_results: {search: {hits: 1}}\n  tool_command: sh tools.sh\ninputs: {query: What time is it?}\nassertions:\n  - tool_sequence: {tools: [search, clock, clock], strict: true}\n  - must_contain: noon\n",
+    )
+    .unwrap();
+    let env = [
+        ("OPENAI_BASE_URL", fake.base_url()),
+        ("OPENAI_API_KEY", "sk-fake-openai".to_owned()),
+    ];
+    let (out, report) = support::run_file(dir.path(), "specs/suite.yaml", &env);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{report}",
+        output_text(&out)
+    );
+    let results: Vec<Value> = interaction(&report, "clock")["trajectory"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["result"].clone())
+        .collect();
+    assert_eq!(
+        results,
+        [
+            json!({"hits": 1}),
+            json!({"time": "12:00", "call": 1}),
+            json!({"time": "12:00", "call": 2}),
+        ],
+        "one program answered both calls of clock, in order"
+    );
+}

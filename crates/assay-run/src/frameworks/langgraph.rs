@@ -106,34 +106,38 @@ fn run_error(
     recursion_limit: Option<u32>,
 ) -> Option<ErrorInfo> {
     let used = response.iterations.unwrap_or(0);
-    let message = if let Some(failure) = &run.failure {
+    let id = &config.assistant_id;
+    let (kind, message) = if let Some(failure) = &run.failure {
         match (config.max_iterations, recursion_limit) {
-            (Some(max), Some(limit)) if failure.is_recursion_limit() => format!(
-                "the assistant `{}` did not answer within `max_iterations: {max}` (sent as recursion_limit {limit}; {used} model calls so far): {failure}",
-                config.assistant_id
+            (Some(max), Some(limit)) if failure.is_recursion_limit() => (
+                ErrorKind::MaxIterations,
+                format!(
+                    "the assistant `{id}` did not answer within `max_iterations: {max}` (sent as recursion_limit {limit}; {used} model calls so far): {failure}"
+                ),
             ),
-            _ => format!(
-                "the LangGraph run of `{}` failed: {failure}",
-                config.assistant_id
+            _ => (
+                ErrorKind::Protocol,
+                format!("the LangGraph run of `{id}` failed: {failure}"),
             ),
         }
     } else if used == 0 {
-        format!(
-            "the LangGraph run of `{}` ended with no AI message after the input: there is no answer to check",
-            config.assistant_id
+        (
+            ErrorKind::Protocol,
+            format!(
+                "the LangGraph run of `{id}` ended with no AI message after the input: there is no answer to check"
+            ),
         )
     } else if let Some(max) = config.max_iterations.filter(|max| used > *max) {
-        format!(
-            "the assistant `{}` made {used} model calls, more than `max_iterations: {max}`",
-            config.assistant_id
+        (
+            ErrorKind::MaxIterations,
+            format!(
+                "the assistant `{id}` made {used} model calls, more than `max_iterations: {max}`"
+            ),
         )
     } else {
         return None;
     };
-    Some(ErrorInfo {
-        kind: ErrorKind::Protocol,
-        message,
-    })
+    Some(ErrorInfo { kind, message })
 }
 
 /// The run's answer as the checks see it, and what the report says of the call.
