@@ -296,6 +296,28 @@ impl Framework {
         }
     }
 
+    /// The kind of provider the framework runs on, whatever `provider` names:
+    /// OpenAI's API for `openai-sdk`, Anthropic's for `claude-sdk`; `None` for
+    /// `strands` (any provider) and `langgraph` (the server's own).
+    pub fn required_provider(self) -> Option<crate::model::provider::ProviderKind> {
+        use crate::model::provider::ProviderKind;
+        match self {
+            Framework::OpenaiSdk => Some(ProviderKind::Openai),
+            Framework::ClaudeSdk => Some(ProviderKind::Anthropic),
+            Framework::Strands | Framework::Langgraph => None,
+        }
+    }
+
+    /// The provider a test of this framework calls when it names none: the one it
+    /// requires, Bedrock for `strands` (as Strands does); `None` for `langgraph`,
+    /// whose server calls its own.
+    pub fn default_provider(self) -> Option<crate::model::provider::ProviderKind> {
+        match self {
+            Framework::Strands => Some(crate::model::provider::ProviderKind::Bedrock),
+            other => other.required_provider(),
+        }
+    }
+
     /// The framework named `name`.
     pub fn from_name(name: &str) -> Option<Framework> {
         match name {
