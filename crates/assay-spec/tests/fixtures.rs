@@ -144,10 +144,14 @@ fn valid_fixtures_validate_and_match_their_schema() {
 /// Invalid fixtures whose rule JSON Schema cannot express, with the reason. The test
 /// checks that the schema really does accept each of them, so the list stays honest.
 /// (Files that are not well-formed, or of no dialect, have no schema to ask.)
-const BEYOND_SCHEMA: [(&str, &str); 6] = [
+const BEYOND_SCHEMA: [(&str, &str); 8] = [
     (
         "dd-success-ratio-over.hocon",
         "k <= n compares two numbers inside one string",
+    ),
+    (
+        "s-framework-no-tool-calls.yaml",
+        "which models call tools is a table of each provider's models",
     ),
     (
         "s-regex-python.yaml",
@@ -164,6 +168,10 @@ const BEYOND_SCHEMA: [(&str, &str); 6] = [
     (
         "s-trajectory-bounds.yaml",
         "min_tool_calls <= max_tool_calls compares two list items",
+    ),
+    (
+        "suite-framework-config.yaml",
+        "a test's framework_config depends on the framework in the suite's defaults, another object",
     ),
     (
         "suite-missing-model.yaml",
