@@ -1,8 +1,8 @@
 //! Sentinel specs as Sentinel's own users write them, run for real through `assay run`
 //! against the fake OpenAI server on 127.0.0.1: the verdicts Sentinel's run time would
 //! give (text checks in any letter case, multi-line regexes), the forms Assay adds
-//! (lists of texts, `case_sensitive`), `category` as a tag, and the warning that a
-//! framework is not applied.
+//! (lists of texts, `case_sensitive`), `category` as a tag, and a framework that
+//! cannot run on the test's provider refused before anything is sent.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -53,16 +53,8 @@ tests:
     inputs: {query: "Write add"}
     assertions:
       - regex_match: "^def \\w+"
-  - name: a framework that is not applied
+  - name: tools offered
     <<: *model
-    framework: langgraph
-    tools: [web_search]
-    inputs: {query: "Say hello"}
-    assertions:
-      - must_contain: hello
-  - name: another framework, no second warning
-    <<: *model
-    framework: strands
     tools: [web_search]
     inputs: {query: "Say hello"}
     assertions:
@@ -153,8 +145,7 @@ fn sentinel_specs_get_the_verdicts_sentinel_gives() {
             ("a list with one text missing", "failed"),
             ("multi-line json", "passed"),
             ("code after the first line", "passed"),
-            ("a framework that is not applied", "passed"),
-            ("another framework, no second warning", "passed"),
+            ("tools offered", "passed"),
         ]),
         "{stderr}"
     );
@@ -164,26 +155,32 @@ fn sentinel_specs_get_the_verdicts_sentinel_gives() {
         ),
         "{stderr}"
     );
-    // One warning for the file, however many tests name a framework.
-    let warnings: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.contains("warning[framework-not-applied]"))
-        .collect();
-    assert_eq!(
-        warnings,
-        [
-            "suite.yaml:46:16: warning[framework-not-applied]: tests[6].framework: framework `langgraph` is not applied: Assay runs each test of this file as one call to the model, with its tools offered"
-        ],
-        "{stderr}"
-    );
-    // The framework test ran as one plain model call, with its tool offered.
+    // A file without mistakes: not one warning.
+    assert!(!stderr.contains("warning["), "{stderr}");
+    // The test with a tool ran as one model call, with its tool offered.
     let hello_with_tools = fake
         .requests()
         .into_iter()
         .map(|r| r.json())
         .filter(|b| b["tools"].is_array())
         .count();
-    assert_eq!(hello_with_tools, 2);
+    assert_eq!(hello_with_tools, 1);
+}
+
+#[test]
+fn a_framework_on_another_provider_is_refused_before_anything_is_sent() {
+    let (_rt, fake) = fake();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = "name: suite\ntests:\n  - name: the Agents SDK on Claude\n    model: claude-haiku-4-5\n    provider: anthropic\n    framework: openai-sdk\n    tools: [web_search]\n    inputs: {query: \"Say hello\"}\n    assertions: [{must_contain: hello}]\n";
+    std::fs::write(dir.path().join("suite.yaml"), spec).unwrap();
+    let (out, _) = run(dir.path(), &fake, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("suite.yaml:5:15: error[framework-provider]: tests[0].provider: framework `openai-sdk` runs on OpenAI's API, and `provider` names `anthropic`"),
+        "{stderr}"
+    );
+    assert!(fake.requests().is_empty());
 }
 
 #[test]

@@ -85,7 +85,6 @@ fn valid_fixtures_validate_and_match_their_schema() {
     let fixtures = root().join("fixtures");
     let mut checked = 0;
     let mut warned = Vec::new();
-    let mut framework_warned = Vec::new();
     for path in files_under(&fixtures) {
         let rel = relative(&path);
         let rel_text = rel.to_string_lossy();
@@ -112,14 +111,8 @@ fn valid_fixtures_validate_and_match_their_schema() {
             "{rel_text} should be valid:\n{}",
             reports.join("\n")
         );
-        // Our own fixtures are clean, but for the one warning every Sentinel file that
-        // names a framework gets (frameworks do not run yet); only upstream files may
-        // carry other warnings.
-        let framework = |d: &assay_spec::Diagnostic| d.code == "framework-not-applied";
-        if loaded.warnings.iter().any(framework) {
-            assert_eq!(loaded.warnings.len(), 1, "{rel_text}: one warning per file");
-            framework_warned.push(rel_text.to_string());
-        } else if !loaded.warnings.is_empty() {
+        // Our own fixtures are clean; only upstream files may carry warnings.
+        if !loaded.warnings.is_empty() {
             assert!(
                 rel_text.starts_with("fixtures/conformance/"),
                 "{rel_text} has warnings:\n{}",
@@ -146,23 +139,19 @@ fn valid_fixtures_validate_and_match_their_schema() {
             "fixtures/conformance/neuro-san/fixtures-latest/load_tests/hello_world/lt_meaning_of_hello_world.hocon"
         ]
     );
-    assert_eq!(framework_warned, FRAMEWORK_FIXTURES);
 }
-
-/// The valid fixtures that name a framework, and so carry its warning.
-const FRAMEWORK_FIXTURES: [&str; 3] = [
-    "fixtures/sentinel/complete.yaml",
-    "fixtures/sentinel/suite.json",
-    "fixtures/sentinel/users/langgraph-agent.yaml",
-];
 
 /// Invalid fixtures whose rule JSON Schema cannot express, with the reason. The test
 /// checks that the schema really does accept each of them, so the list stays honest.
 /// (Files that are not well-formed, or of no dialect, have no schema to ask.)
-const BEYOND_SCHEMA: [(&str, &str); 6] = [
+const BEYOND_SCHEMA: [(&str, &str); 8] = [
     (
         "dd-success-ratio-over.hocon",
         "k <= n compares two numbers inside one string",
+    ),
+    (
+        "s-framework-no-tool-calls.yaml",
+        "which models call tools is a table of each provider's models",
     ),
     (
         "s-regex-python.yaml",
@@ -179,6 +168,10 @@ const BEYOND_SCHEMA: [(&str, &str); 6] = [
     (
         "s-trajectory-bounds.yaml",
         "min_tool_calls <= max_tool_calls compares two list items",
+    ),
+    (
+        "suite-framework-config.yaml",
+        "a test's framework_config depends on the framework in the suite's defaults, another object",
     ),
     (
         "suite-missing-model.yaml",

@@ -4,14 +4,22 @@
 //!
 //! The rules follow what each API answers today:
 //!
-//! | family | reasoning | `temperature` | `top_p` | `top_k` |
-//! |---|---|---|---|---|
-//! | OpenAI o-series (`o1`, `o3-mini`, `o4-mini`), `gpt-5*` (not `gpt-5*-chat*`), `codex-*` | yes | only 1 (not sent) | no | no |
-//! | other OpenAI models | no | yes | yes | no |
-//! | Claude 3.x, Claude 4.0 (`claude-sonnet-4-0`, `claude-3-7-sonnet`, ...) | no | yes | yes | yes |
-//! | Claude 4.1 to 4.6 | no | yes | yes, but not with `temperature` | yes |
-//! | Claude 4.7 and later (`claude-opus-4-7`, `claude-5*`) | no | no | no | no |
-//! | everything else | no | yes | yes | yes |
+//! | family | reasoning | `temperature` | `top_p` | `top_k` | tools |
+//! |---|---|---|---|---|---|
+//! | OpenAI o-series (`o1`, `o3-mini`, `o4-mini`), `gpt-5*` (not `gpt-5*-chat*`), `codex-*` | yes | only 1 (not sent) | no | no | yes, but not `o1-mini`, `o1-preview` |
+//! | other OpenAI models | no | yes | yes | no | yes, but not the legacy completion models (`gpt-3.5-turbo-instruct`, `davinci-002`, `babbage-002`), embedding models (`text-embedding-*`) or `chatgpt-4o-latest` |
+//! | Claude 2.x and earlier, `claude-instant` | no | yes | yes | yes | no |
+//! | Claude 3.x, Claude 4.0 (`claude-sonnet-4-0`, `claude-3-7-sonnet`, ...) | no | yes | yes | yes | yes |
+//! | Claude 4.1 to 4.6 | no | yes | yes, but not with `temperature` | yes | yes |
+//! | Claude 4.7 and later (`claude-opus-4-7`, `claude-5*`) | no | no | no | no | yes |
+//! | Bedrock models that Converse runs without tool use: Amazon Titan, AI21 Jurassic-2 and Jamba-Instruct, Cohere Command (text) and Command Light, Meta Llama 2, Llama 3.0 and Llama 3.2 1B/3B, Mistral 7B Instruct and Mixtral 8x7B Instruct | no | yes | yes | yes | no |
+//! | everything else | no | yes | yes | yes | yes |
+//!
+//! The Bedrock rows follow the "Tool use" column of AWS's table of the models and
+//! features Converse supports
+//! (<https://docs.aws.amazon.com/bedrock/latest/userguide/conversation-inference-supported-models-features.html>).
+//! A model the table does not know is taken to call tools: the provider says so when
+//! it does not.
 //!
 //! Claude ids are recognized wherever they are served: `claude-opus-4-7` (Anthropic),
 //! `anthropic.claude-opus-4-7-v1:0` and `us.anthropic.claude-...` (Bedrock),
@@ -59,6 +67,9 @@ pub struct ModelTraits {
     pub top_k: bool,
     /// Whether `temperature` and `top_p` may not both be set.
     pub one_sampler: bool,
+    /// Whether it can call tools (take `tools` and answer with tool calls) on that
+    /// provider.
+    pub tools: bool,
 }
 
 impl ModelTraits {
@@ -69,6 +80,7 @@ impl ModelTraits {
         top_p: true,
         top_k: true,
         one_sampler: false,
+        tools: true,
     };
 
     /// Whether `temperature` can be sent at all.
@@ -80,11 +92,122 @@ impl ModelTraits {
 /// What `model`, served by `kind`, accepts.
 pub fn traits(kind: ProviderKind, model: &str) -> ModelTraits {
     let m = model.trim().to_ascii_lowercase();
-    if let Some(claude) = claude_version(&m) {
+    ModelTraits {
+        tools: calls_tools(kind, &m),
+        ..sampling(kind, &m)
+    }
+}
+
+/// A model that cannot call tools, named by a test that runs a tool loop.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{model}` cannot call tools on the {kind} API, and a tool loop needs a model that does: choose one that calls tools (such as `{example}`), or run the test without `framework`"
+)]
+pub struct NoToolCalls {
+    /// The model, as written.
+    pub model: String,
+    /// The provider that serves it.
+    pub kind: ProviderKind,
+    /// A model of that provider that does call tools.
+    pub example: &'static str,
+}
+
+/// Whether `model`, served by `kind`, can run a tool loop: the check `assay validate`
+/// makes for a test with a `framework`, for the engine to make again on plans that
+/// were not validated (built in Rust).
+pub fn tool_support(kind: ProviderKind, model: &str) -> Result<(), NoToolCalls> {
+    if traits(kind, model).tools {
+        return Ok(());
+    }
+    let example = match kind {
+        ProviderKind::Openai => "gpt-4o-mini",
+        ProviderKind::Anthropic => "claude-haiku-4-5",
+        ProviderKind::Bedrock => "us.anthropic.claude-3-5-haiku-20241022-v1:0",
+        ProviderKind::Ollama => "llama3.1:8b",
+        ProviderKind::Huggingface => "Qwen/Qwen2.5-72B-Instruct",
+    };
+    Err(NoToolCalls {
+        model: model.to_owned(),
+        kind,
+        example,
+    })
+}
+
+/// Whether `m` (lowercase) can call tools on `kind`: see the table above.
+fn calls_tools(kind: ProviderKind, m: &str) -> bool {
+    if claude_without_tools(m) {
+        return false;
+    }
+    match kind {
+        ProviderKind::Openai => {
+            const NONE: [&str; 7] = [
+                "gpt-3.5-turbo-instruct",
+                "davinci-002",
+                "babbage-002",
+                "text-embedding-",
+                "o1-mini",
+                "o1-preview",
+                "chatgpt-4o-latest",
+            ];
+            let name = m.strip_prefix("openai/").unwrap_or(m);
+            let name = name.strip_prefix("ft:").unwrap_or(name);
+            !NONE.iter().any(|p| name.starts_with(p))
+        }
+        ProviderKind::Bedrock => !bedrock_without_tools(m),
+        _ => true,
+    }
+}
+
+/// Claude 2.x and earlier (`claude-2.1`, `anthropic.claude-v2:1`) and Claude Instant,
+/// wherever served: Claude's tool use began with Claude 3.
+fn claude_without_tools(m: &str) -> bool {
+    let Some(at) = m.find("claude-") else {
+        return false;
+    };
+    let rest = &m[at + "claude-".len()..];
+    let old_name = rest.starts_with("instant")
+        || (rest.starts_with('v') && rest[1..].starts_with(|c: char| c.is_ascii_digit()));
+    old_name || claude_version(m).is_some_and(|(major, _)| major < 3)
+}
+
+/// The Bedrock models whose row of AWS's Converse table (see the module's doc) has no
+/// tool use, by model id (after an ARN's last `/` and a cross-region prefix).
+fn bedrock_without_tools(m: &str) -> bool {
+    const NONE: [&str; 15] = [
+        "amazon.titan-text-",
+        "amazon.titan-tg1",
+        "amazon.titan-embed",
+        "ai21.j2-",
+        "ai21.jamba-instruct",
+        "cohere.command-text",
+        "cohere.command-light-text",
+        "cohere.embed",
+        "meta.llama2-",
+        "meta.llama3-8b-instruct",
+        "meta.llama3-70b-instruct",
+        "meta.llama3-2-1b-instruct",
+        "meta.llama3-2-3b-instruct",
+        "mistral.mistral-7b-instruct",
+        "mistral.mixtral-8x7b-instruct",
+    ];
+    const REGIONS: [&str; 8] = [
+        "us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.",
+    ];
+    let id = m.rsplit('/').next().unwrap_or(m);
+    let id = REGIONS
+        .iter()
+        .find_map(|r| id.strip_prefix(r))
+        .unwrap_or(id);
+    NONE.iter().any(|p| id.starts_with(p))
+}
+
+/// What `m` (lowercase) takes of the sampling parameters.
+fn sampling(kind: ProviderKind, m: &str) -> ModelTraits {
+    if let Some(claude) = claude_version(m) {
         return claude_traits(claude);
     }
     if kind == ProviderKind::Openai {
-        let name = m.strip_prefix("openai/").unwrap_or(&m);
+        let name = m.strip_prefix("openai/").unwrap_or(m);
         let traits = ModelTraits {
             top_k: false,
             ..ModelTraits::OPEN
@@ -215,5 +338,66 @@ mod tests {
         assert!(t.takes_temperature() && t.one_sampler);
         let t = traits(ProviderKind::Anthropic, "claude-3-5-haiku-latest");
         assert_eq!(t, ModelTraits::OPEN);
+    }
+
+    #[test]
+    fn models_that_cannot_call_tools_are_known_by_provider() {
+        use ProviderKind::{Anthropic, Bedrock, Huggingface, Ollama, Openai};
+        let without = [
+            (Openai, "gpt-3.5-turbo-instruct"),
+            (Openai, "davinci-002"),
+            (Openai, "ft:babbage-002:org::id"),
+            (Openai, "text-embedding-3-small"),
+            (Openai, "o1-mini"),
+            (Openai, "o1-preview-2024-09-12"),
+            (Openai, "openai/chatgpt-4o-latest"),
+            (Anthropic, "claude-2.1"),
+            (Anthropic, "claude-instant-1.2"),
+            (Bedrock, "anthropic.claude-v2:1"),
+            (Bedrock, "anthropic.claude-instant-v1"),
+            (Bedrock, "amazon.titan-text-express-v1"),
+            (Bedrock, "amazon.titan-text-premier-v1:0"),
+            (Bedrock, "ai21.j2-ultra-v1"),
+            (Bedrock, "ai21.jamba-instruct-v1:0"),
+            (Bedrock, "cohere.command-text-v14"),
+            (Bedrock, "cohere.command-light-text-v14"),
+            (Bedrock, "meta.llama2-13b-chat-v1"),
+            (Bedrock, "meta.llama3-8b-instruct-v1:0"),
+            (Bedrock, "us.meta.llama3-2-1b-instruct-v1:0"),
+            (Bedrock, "mistral.mistral-7b-instruct-v0:2"),
+            (Bedrock, "mistral.mixtral-8x7b-instruct-v0:1"),
+            (
+                Bedrock,
+                "arn:aws:bedrock:us-east-1::foundation-model/meta.llama3-70b-instruct-v1:0",
+            ),
+        ];
+        for (kind, model) in without {
+            assert!(!traits(kind, model).tools, "{kind} {model}");
+            let e = tool_support(kind, model).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains(model) && text.contains(kind.name()), "{text}");
+        }
+        let with = [
+            (Openai, "gpt-4o-mini"),
+            (Openai, "o1"),
+            (Openai, "gpt-3.5-turbo"),
+            (Openai, "chatgpt-4o-mini"),
+            (Anthropic, "claude-3-haiku-20240307"),
+            (Anthropic, "claude-opus-4-7"),
+            (Bedrock, "anthropic.claude-3-5-sonnet-20240620-v1:0"),
+            (Bedrock, "meta.llama3-1-70b-instruct-v1:0"),
+            (Bedrock, "us.meta.llama3-2-90b-instruct-v1:0"),
+            (Bedrock, "cohere.command-r-plus-v1:0"),
+            (Bedrock, "mistral.mistral-large-2407-v1:0"),
+            (Bedrock, "amazon.nova-lite-v1:0"),
+            (Bedrock, "my-custom-model"),
+            (Ollama, "llama3.1:8b"),
+            (Huggingface, "Qwen/Qwen2.5-72B-Instruct"),
+            // A name of OpenAI's on another provider follows that provider.
+            (Ollama, "gpt-3.5-turbo-instruct"),
+        ];
+        for (kind, model) in with {
+            assert!(tool_support(kind, model).is_ok(), "{kind} {model}");
+        }
     }
 }

@@ -6,6 +6,7 @@ pub mod config;
 pub mod data_driven;
 pub mod family;
 pub mod framework;
+mod framework_schema;
 pub mod provider;
 pub mod sentinel;
 pub mod trajectory;

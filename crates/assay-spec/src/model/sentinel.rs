@@ -10,6 +10,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Serialize, Serializer};
 
 use super::data_driven::JsonMap;
+use super::framework_schema::{FrameworkConfigSchema, framework_rules};
 pub use super::trajectory::{ArgMatcher, ArgSchema, ToolArgs, ToolSequence};
 
 /// One Sentinel test.
@@ -19,7 +20,8 @@ pub use super::trajectory::{ArgMatcher, ArgSchema, ToolArgs, ToolSequence};
     title = "TestSpec",
     extend("patternProperties" = {"^x-": {"description": "Ignored in YAML files: a key that only holds an anchor for aliases to use. An error in JSON and HOCON."}}),
     extend("if" = {"required": ["framework"], "properties": {"framework": {"type": "string"}}}),
-    extend("then" = {"required": ["tools"], "properties": {"tools": {"type": "array", "minItems": 1}}})
+    extend("then" = {"required": ["tools"], "properties": {"tools": {"type": "array", "minItems": 1}}}),
+    transform = framework_rules
 )]
 pub struct TestSpec {
     /// The test's name.
@@ -50,8 +52,9 @@ pub struct TestSpec {
     /// The agentic framework; requires `tools`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub framework: Option<Framework>,
-    /// Framework-specific settings.
+    /// Framework-specific settings: their keys depend on `framework`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<FrameworkConfigSchema>")]
     pub framework_config: Option<JsonMap>,
     /// Sampling parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -105,6 +108,7 @@ pub struct TestSuite {
 /// out, not set to null; null on another field clears the default.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = framework_rules)]
 pub struct SuiteTest {
     /// The test's name.
     #[schemars(length(min = 1))]
@@ -129,6 +133,7 @@ pub struct SuiteTest {
     /// See [`TestSpec::framework`].
     pub framework: Option<Framework>,
     /// See [`TestSpec::framework_config`].
+    #[schemars(with = "Option<FrameworkConfigSchema>")]
     pub framework_config: Option<JsonMap>,
     /// See [`TestSpec::model_config`].
     pub model_config: Option<ModelConfig>,
@@ -144,6 +149,7 @@ pub struct SuiteTest {
 /// A suite's defaults: any [`TestSpec`] field but `name`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = framework_rules)]
 pub struct Defaults {
     /// See [`TestSpec::model`].
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -173,6 +179,7 @@ pub struct Defaults {
     pub framework: Option<Framework>,
     /// See [`TestSpec::framework_config`].
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<FrameworkConfigSchema>")]
     pub framework_config: Option<JsonMap>,
     /// See [`TestSpec::model_config`].
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -293,6 +300,28 @@ impl Framework {
             Framework::ClaudeSdk => "claude-sdk",
             Framework::OpenaiSdk => "openai-sdk",
             Framework::Strands => "strands",
+        }
+    }
+
+    /// The kind of provider the framework runs on, whatever `provider` names:
+    /// OpenAI's API for `openai-sdk`, Anthropic's for `claude-sdk`; `None` for
+    /// `strands` (any provider) and `langgraph` (the server's own).
+    pub fn required_provider(self) -> Option<crate::model::provider::ProviderKind> {
+        use crate::model::provider::ProviderKind;
+        match self {
+            Framework::OpenaiSdk => Some(ProviderKind::Openai),
+            Framework::ClaudeSdk => Some(ProviderKind::Anthropic),
+            Framework::Strands | Framework::Langgraph => None,
+        }
+    }
+
+    /// The provider a test of this framework calls when it names none: the one it
+    /// requires, Bedrock for `strands` (as Strands does); `None` for `langgraph`,
+    /// whose server calls its own.
+    pub fn default_provider(self) -> Option<crate::model::provider::ProviderKind> {
+        match self {
+            Framework::Strands => Some(crate::model::provider::ProviderKind::Bedrock),
+            other => other.required_provider(),
         }
     }
 

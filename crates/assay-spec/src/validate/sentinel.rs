@@ -5,6 +5,7 @@
 //! rules say that they are Assay's.
 
 mod assertions;
+mod framework;
 mod refused;
 mod trajectory;
 
@@ -71,14 +72,14 @@ pub(crate) fn validate_spec(root: &Node, cx: &mut Cx) -> Option<TestSpec> {
     let fields = fields(root, &at, cx);
     let spec = resolve(root, &at, fields, &Defaults::default(), cx);
     if let Some(spec) = &spec {
-        framework_not_applied(std::iter::once((spec, root, String::new())), None, cx);
-        let checked = refused::Checked {
+        let checked = Checked {
             test: spec,
             node: root,
             prefix: String::new(),
             at: at.clone(),
         };
         refused::check(std::slice::from_ref(&checked), None, cx);
+        framework::check(std::slice::from_ref(&checked), None, cx);
     }
     (cx.errors() == before).then_some(spec).flatten()
 }
@@ -172,15 +173,9 @@ fn suite_tests(
             Some((test, item, format!("tests[{i}]."), at))
         })
         .collect();
-    let from_defaults = root.get("defaults").and_then(|d| d.get("framework"));
-    framework_not_applied(
-        tests.iter().map(|(t, n, p, _)| (t, *n, p.clone())),
-        from_defaults,
-        cx,
-    );
-    let checked: Vec<refused::Checked<'_>> = tests
+    let checked: Vec<Checked<'_>> = tests
         .iter()
-        .map(|(test, node, prefix, at)| refused::Checked {
+        .map(|(test, node, prefix, at)| Checked {
             test,
             node,
             prefix: prefix.clone(),
@@ -188,39 +183,56 @@ fn suite_tests(
         })
         .collect();
     refused::check(&checked, root.get("defaults"), cx);
+    framework::check(&checked, root.get("defaults"), cx);
     Some(tests.into_iter().map(|(t, _, _, _)| t).collect())
 }
 
-/// Frameworks do not run yet: one warning per file, at the first test that names one
-/// (or at the suite's default, when the test takes it from there). Each test comes
-/// with its node and the prefix of its paths (`tests[2].`).
-fn framework_not_applied<'a>(
-    tests: impl Iterator<Item = (&'a TestSpec, &'a Node, String)>,
-    defaults: Option<&Node>,
-    cx: &mut Cx,
-) {
-    for (test, node, prefix) in tests {
-        let Some(framework) = test.framework else {
-            continue;
-        };
-        let (path, at) = match (node.get("framework"), defaults) {
-            (Some(own), _) => (format!("{prefix}framework"), own),
-            (None, Some(default)) => ("defaults.framework".to_owned(), default),
-            (None, None) => continue,
-        };
-        let d = Diagnostic::new(
-            "framework-not-applied",
-            path,
-            format!(
-                "framework `{}` is not applied: Assay runs each test of this file as one call to the model, with its tools offered",
-                framework.name()
-            ),
-        )
-        .at(at.span)
-        .help("the test still runs and its assertions are checked; remove `framework` to silence this")
-        .warning();
-        cx.diags.push(d);
-        return;
+/// One test as validated, for the checks that look at several fields of it: the
+/// spec, its own node, the prefix of its paths (`tests[2].`) and its `At`.
+pub(super) struct Checked<'a> {
+    pub(super) test: &'a TestSpec,
+    pub(super) node: &'a Node,
+    pub(super) prefix: String,
+    pub(super) at: At,
+}
+
+impl<'a> Checked<'a> {
+    /// Where the test's field `key` is written: its own (`tests[2].model`), else the
+    /// suite's default (`defaults.model`); `None` when neither writes it.
+    pub(super) fn field(
+        &self,
+        key: &str,
+        defaults: Option<&'a Node>,
+    ) -> Option<(String, &'a Node, At)> {
+        match (self.node.get(key), defaults.and_then(|d| d.get(key))) {
+            (Some(own), _) => Some((format!("{}{key}", self.prefix), own, self.at.key(key))),
+            (None, Some(default)) => Some((
+                format!("defaults.{key}"),
+                default,
+                At::root("TestSuite")
+                    .key("defaults")
+                    .model("Defaults")
+                    .key(key),
+            )),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Drops the diagnostics recorded since `before` that repeat an earlier one of them
+/// (same code, path and place): what a suite's `defaults` gives every test is said
+/// once. None of them may have a Sentinel block entry, so that dropping some leaves
+/// the others' entries in place.
+pub(super) fn say_once(before: usize, cx: &mut Cx) {
+    let mut seen = std::collections::HashSet::new();
+    let mut i = before;
+    while i < cx.diags.len() {
+        let d = &cx.diags[i];
+        if seen.insert((d.code, d.path.clone(), d.span.map(|s| s.start))) {
+            i += 1;
+        } else {
+            cx.diags.remove(i);
+        }
     }
 }
 

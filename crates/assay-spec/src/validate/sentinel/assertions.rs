@@ -406,30 +406,66 @@ fn non_negative(node: &Node, at: &At, cx: &mut Cx) -> Option<u64> {
 
 /// `min_tokens` above `max_tokens` can never pass.
 pub(super) fn token_bounds(node: &Node, at: &At, list: &[Assertion], cx: &mut Cx) {
-    let min = list.iter().find_map(|a| match a {
-        Assertion::MinTokens(n) => Some(*n),
+    let bounds = Bounds {
+        min: "min_tokens",
+        max: "max_tokens",
+        nothing: "no output can pass",
+        why: "Sentinel runs such a test, and it always fails",
+    };
+    bounds.check(node, at, list, cx, |a| match a {
+        Assertion::MinTokens(n) => Some((true, *n)),
+        Assertion::MaxTokens(n) => Some((false, *n)),
         _ => None,
     });
-    let max = list.iter().find_map(|a| match a {
-        Assertion::MaxTokens(n) => Some(*n),
-        _ => None,
-    });
-    if let (Some(min), Some(max)) = (min, max)
-        && min > max
-    {
+}
+
+/// A pair of assertions that bound one count from below and from above (`min_tokens`
+/// and `max_tokens`, `min_tool_calls` and `max_tool_calls`): a lower bound above the
+/// upper one is an error, as no answer can pass.
+pub(super) struct Bounds {
+    /// The lower bound's name.
+    pub(super) min: &'static str,
+    /// The upper bound's name.
+    pub(super) max: &'static str,
+    /// The end of the message: `no output can pass`.
+    pub(super) nothing: &'static str,
+    /// Why it is Assay's rule (see `Cx::own`).
+    pub(super) why: &'static str,
+}
+
+impl Bounds {
+    /// Checks `list`; `bound` reads an assertion as `(is_lower, value)`, or `None`
+    /// for assertions of other kinds.
+    pub(super) fn check(
+        &self,
+        node: &Node,
+        at: &At,
+        list: &[Assertion],
+        cx: &mut Cx,
+        bound: impl Fn(&Assertion) -> Option<(bool, u64)>,
+    ) {
+        let find = |lower: bool| {
+            list.iter()
+                .filter_map(&bound)
+                .find_map(|(is_lower, n)| (is_lower == lower).then_some(n))
+        };
+        let (Some(min), Some(max)) = (find(true), find(false)) else {
+            return;
+        };
+        if min <= max {
+            return;
+        }
         let span = node.get("assertions").map(|n| n.span).unwrap_or(node.span);
         let d = Diagnostic::new(
             "value-error",
             at.key("assertions").path,
-            format!("min_tokens {min} is greater than max_tokens {max}; no output can pass"),
+            format!(
+                "{} {min} is greater than {} {max}; {}",
+                self.min, self.max, self.nothing
+            ),
         )
         .at(span);
-        cx.own(
-            d,
-            &at.key("assertions"),
-            "Sentinel runs such a test, and it always fails",
-            None,
-        );
+        cx.own(d, &at.key("assertions"), self.why, None);
     }
 }
 

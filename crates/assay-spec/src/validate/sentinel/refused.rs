@@ -13,49 +13,24 @@
 
 use std::collections::BTreeMap;
 
-use super::super::cx::{At, Cx, list_names};
+use super::super::cx::{Cx, list_names};
+use super::Checked;
 use crate::diag::Diagnostic;
 use crate::model::family::traits;
 use crate::model::provider::{Guess, ProviderKind, ProviderName, guess_provider};
 use crate::model::sentinel::{TestSpec, Tool};
 use crate::node::{Node, Value};
 
-/// One test as validated: the spec, its own node, the prefix of its paths
-/// (`tests[2].`) and the path of its `At`.
-pub(super) struct Checked<'a> {
-    pub(super) test: &'a TestSpec,
-    pub(super) node: &'a Node,
-    pub(super) prefix: String,
-    pub(super) at: At,
-}
-
 /// Checks every test of a file; `defaults` is the suite's `defaults` node, if any.
 pub(super) fn check(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) {
     let before = cx.diags.len();
     each(tests, defaults, cx);
-    // What a suite's `defaults` gives every test is said once. None of these has a
-    // Sentinel block entry, so dropping some leaves the others' entries in place.
-    let mut seen = std::collections::HashSet::new();
-    let mut i = before;
-    while i < cx.diags.len() {
-        let d = &cx.diags[i];
-        if seen.insert((d.code, d.path.clone(), d.span.map(|s| s.start))) {
-            i += 1;
-        } else {
-            cx.diags.remove(i);
-        }
-    }
+    super::say_once(before, cx);
 }
 
 fn each(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) {
     for t in tests {
-        let field = |key: &str| -> Option<(String, &Node)> {
-            match (t.node.get(key), defaults.and_then(|d| d.get(key))) {
-                (Some(own), _) => Some((format!("{}{key}", t.prefix), own)),
-                (None, Some(default)) => Some((format!("defaults.{key}"), default)),
-                (None, None) => None,
-            }
-        };
+        let field = |key: &str| t.field(key, defaults).map(|(path, node, _)| (path, node));
         if let Some((path, node)) = field("tools") {
             tool_names(t, &path, node, cx);
         }
@@ -97,8 +72,8 @@ impl Served {
     }
 }
 
-/// The test's provider: its own `provider` (a named provider's kind), else the guess
-/// from the model name, with a warning at `model` (when given) when the guess is not
+/// The test's provider: its own `provider` (a named provider's kind), else its
+/// framework's, else the guess from the model name, with a warning at `model` (when given) when the guess is not
 /// sure. `None` when there is none to check against.
 fn provider_of(test: &TestSpec, model: Option<(String, &Node)>, cx: &mut Cx) -> Option<Served> {
     match &test.provider {
@@ -110,6 +85,14 @@ fn provider_of(test: &TestSpec, model: Option<(String, &Node)>, cx: &mut Cx) -> 
             kind: *kind,
             label: format!("provider `{name}` (the {kind} API)"),
         }),
+        // A framework without `provider` calls its own (`langgraph`: the server's).
+        None if test.framework.is_some() => {
+            let kind = test.framework.and_then(|f| f.default_provider())?;
+            Some(Served {
+                kind,
+                label: format!("the {kind} API"),
+            })
+        }
         None => {
             let guess = guess_provider(&test.model);
             if let Some((path, node)) = model {

@@ -325,26 +325,15 @@ pub(super) fn count(node: &Node, at: &At, min: u64, cx: &mut Cx) -> Option<u64> 
 
 /// `min_tool_calls` above `max_tool_calls` can never pass.
 pub(super) fn call_bounds(node: &Node, at: &At, list: &[Assertion], cx: &mut Cx) {
-    let min = list.iter().find_map(|a| match a {
-        Assertion::MinToolCalls(n) => Some(*n),
+    let bounds = super::assertions::Bounds {
+        min: "min_tool_calls",
+        max: "max_tool_calls",
+        nothing: "no response can pass",
+        why: EXTENSION,
+    };
+    bounds.check(node, at, list, cx, |a| match a {
+        Assertion::MinToolCalls(n) => Some((true, *n)),
+        Assertion::MaxToolCalls(n) => Some((false, *n)),
         _ => None,
     });
-    let max = list.iter().find_map(|a| match a {
-        Assertion::MaxToolCalls(n) => Some(*n),
-        _ => None,
-    });
-    if let (Some(min), Some(max)) = (min, max)
-        && min > max
-    {
-        let span = node.get("assertions").map(|n| n.span).unwrap_or(node.span);
-        let d = Diagnostic::new(
-            "value-error",
-            at.key("assertions").path,
-            format!(
-                "min_tool_calls {min} is greater than max_tool_calls {max}; no response can pass"
-            ),
-        )
-        .at(span);
-        cx.own(d, &at.key("assertions"), EXTENSION, None);
-    }
 }
