@@ -4,11 +4,14 @@
 //! (lists of texts, `case_sensitive`), `category` as a tag, and a framework that
 //! cannot run on the test's provider refused before anything is sent.
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 use assay_testkit::providers::Reply;
 use assay_testkit::providers::openai::FakeOpenAi;
+use support::{expected, verdicts};
 
 const SUITE: &str = r#"# A quickstart-style suite, with the checks Sentinel users write.
 x-model: &model
@@ -62,46 +65,11 @@ tests:
 "#;
 
 fn run(dir: &Path, fake: &FakeOpenAi, extra: &[&str]) -> (Output, serde_json::Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["run", "suite.yaml", "--json", "report.json"])
-        .args(extra)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("OPENAI_BASE_URL", fake.base_url())
-        .env("OPENAI_API_KEY", "sk-fake-openai")
-        .env_remove("ANTHROPIC_API_KEY")
-        .output()
-        .unwrap();
-    let report = std::fs::read_to_string(dir.join("report.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null);
-    (out, report)
-}
-
-fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = report["units"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|u| {
-            (
-                u["unit"]["name"].as_str().unwrap_or_default().to_owned(),
-                u["verdict"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = list
-        .iter()
-        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-        .collect();
-    v.sort();
-    v
+    let env = [
+        ("OPENAI_BASE_URL", fake.base_url()),
+        ("OPENAI_API_KEY", "sk-fake-openai".to_owned()),
+    ];
+    support::run_args(dir, "suite.yaml", extra, &env)
 }
 
 fn fake() -> (tokio::runtime::Runtime, FakeOpenAi) {
@@ -138,7 +106,7 @@ fn sentinel_specs_get_the_verdicts_sentinel_gives() {
     assert_eq!(out.status.code(), Some(1), "two tests fail: {stderr}");
     assert_eq!(
         verdicts(&report),
-        pairs(&[
+        expected(&[
             ("hello in any case", "passed"),
             ("hello in its exact case", "failed"),
             ("every text of a list", "passed"),
@@ -193,7 +161,7 @@ fn category_is_a_tag_to_select_by() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(
         verdicts(&report),
-        pairs(&[
+        expected(&[
             ("hello in any case", "passed"),
             ("every text of a list", "passed"),
         ])

@@ -700,9 +700,7 @@ pub(crate) fn provider_of(case: &Case) -> Option<ProviderName> {
     match (framework, provider) {
         (Some(Framework::Langgraph), _) => None,
         (_, Some(p)) => Some(p.clone()),
-        (Some(Framework::OpenaiSdk), None) => Some(ProviderName::Kind(ProviderKind::Openai)),
-        (Some(Framework::ClaudeSdk), None) => Some(ProviderName::Kind(ProviderKind::Anthropic)),
-        (Some(Framework::Strands), None) => Some(ProviderName::Kind(ProviderKind::Bedrock)),
+        (Some(f), None) => f.default_provider().map(ProviderName::Kind),
         (None, None) => infer_provider(model).map(ProviderName::Kind),
     }
 }
@@ -764,6 +762,9 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
         )));
     };
     if let Some(FrameworkConfig::Loop(config)) = &framework {
+        // Validated files were checked already; a plan built in Rust was not.
+        assay_spec::model::family::tool_support(provider.kind(), model)
+            .map_err(|e| config_error(e.to_string()))?;
         return crate::frameworks::tool_loop::call(ctx, provider, config, out).await;
     }
     let request = crate::model::model_request(case).map_err(|e| config_error(e.to_string()))?;

@@ -24,8 +24,19 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
 /// variables ([`assay_testkit::env::isolate`]); its output and the report (`null` when
 /// none was written).
 pub(crate) fn run_file(dir: &Path, file: &str, env: &[(&str, String)]) -> (Output, Value) {
+    run_args(dir, file, &[], env)
+}
+
+/// [`run_file`] with `extra` arguments after the others (`--tag qa`).
+pub(crate) fn run_args(
+    dir: &Path,
+    file: &str,
+    extra: &[&str],
+    env: &[(&str, String)],
+) -> (Output, Value) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
     cmd.args(["run", file, "--json", "report.json"])
+        .args(extra)
         .current_dir(dir)
         .env("NO_COLOR", "1");
     assay_testkit::env::isolate(&mut cmd, dir);

@@ -557,7 +557,15 @@ fn args_rows(name: &str, rows: &Value, problems: &mut Vec<Problem>) -> Option<Ve
                 ));
                 continue;
             }
-            _ => {
+            (Some(_), Some(_)) => {
+                problems.push(Problem::expected(
+                    &here,
+                    "a row with `result` or `error`, not both",
+                    row,
+                ));
+                continue;
+            }
+            (None, None) => {
                 problems.push(Problem::expected(
                     &here,
                     "a row with one of `result` or `error`",
