@@ -20,6 +20,7 @@ mod providers_tool_turns;
 mod server;
 mod stdio;
 mod tls_ca_cert;
+mod trajectory;
 
 /// A text of `n` words, each streamed as its own delta by the fakes (the long-stream
 /// tests of every provider).
