@@ -138,8 +138,8 @@ pub mod wire;
 
 pub use assay_target::{
     AgentFunction, AgentInfo, AgentRequest, AgentResponse, BoxFuture, ConnectError, Connector,
-    Conversation, DEFAULT_TIMEOUT, ErrorKind, InProcessAgent, JsonMap, Registry, Timings,
-    TokenUsage, from_fn,
+    Conversation, DEFAULT_TIMEOUT, ErrorKind, InProcessAgent, Invocation, JsonMap, Registry,
+    Timings, TokenUsage, from_fn,
 };
 // The modules of `assay-target`, under the paths this crate's own code uses.
 pub(crate) use assay_target::{error, types, with_timeout};

@@ -5,6 +5,8 @@
 //! `AnswerMessageProcessor`, `ChatContextMessageProcessor`,
 //! `TokenAccountingMessageProcessor`); see `shared/research/neuro-san.md` §1.4 and §4.
 
+mod trajectory;
+
 use serde_json::{Map, Value, json};
 
 use crate::types::{AgentRequest, AgentResponse, Timings, TokenUsage};
@@ -125,6 +127,9 @@ fn origin_len(message: &Value) -> usize {
 ///   key among them (a `null` one clears it).
 /// - **token usage**: the last `AGENT` message of the front man whose `structure` has
 ///   `total_tokens`; `prompt_tokens` is the input and `completion_tokens` the output.
+/// - **trajectory**: the agents and tools invoked, read from the messages' `origin`
+///   paths and their `Received arguments:` / `Got result:` messages (see
+///   `docs/checks.md`, "The `trajectory` part"); under `MINIMAL` there is none.
 /// - heartbeats ([`is_heartbeat`]) are dropped; every other message is kept, raw.
 /// - every message's `text` is a string and its `structure`, `sly_data` and
 ///   `chat_context` are objects (each may be missing or `null`), as `chat.proto` has
@@ -155,6 +160,7 @@ pub struct Collector {
     chat_context: Option<Value>,
     usage: Option<TokenUsage>,
     messages: Vec<Value>,
+    trajectory: trajectory::Reader,
     saw_final: bool,
     ended: bool,
 }
@@ -225,6 +231,8 @@ impl Collector {
                 output: count("completion_tokens"),
             });
         }
+        self.trajectory
+            .accept(&message, kind, self.messages.len() + 1);
         self.messages.push(message);
         Ok(())
     }
@@ -257,6 +265,7 @@ impl Collector {
             messages: self.messages,
             timings,
             usage: self.usage,
+            trajectory: self.trajectory.finish(),
         }
     }
 }

@@ -130,13 +130,15 @@ impl Exchange {
     }
 
     /// The `MAXIMAL` messages before the tool's wait: the front man's plan and the tool's
-    /// `Received arguments:`. The heartbeat follows them (see [`HEARTBEAT_LINE`]).
+    /// `Received arguments:`, in neuro-san's shape for a coded tool (`tool_start`,
+    /// `tool_args`; `AbstractClassActivation.attempt_invoke`). The heartbeat follows them (see [`HEARTBEAT_LINE`]).
     pub(crate) fn messages_before_wait(&self) -> Vec<Value> {
         let front = origin(self.agent, false);
         let tool = origin(self.agent, true);
         vec![
             json!({"type": "AI", "origin": front, "text": format!("I will ask {} for this.", self.agent.tool())}),
-            json!({"type": "AGENT", "origin": tool, "text": "Received arguments:", "structure": self.reply.tool_args}),
+            json!({"type": "AGENT", "origin": tool, "text": "Received arguments:",
+                "structure": {"tool_start": true, "tool_args": self.reply.tool_args}}),
         ]
     }
 
@@ -149,7 +151,8 @@ impl Exchange {
         let completion_tokens = 10 + 2 * self.reply.text.split_whitespace().count();
         let seconds = self.reply.delay.map_or(0.0, |delay| delay.as_secs_f64());
         vec![
-            json!({"type": "AGENT", "origin": tool, "text": "Got result:", "structure": self.reply.tool_result}),
+            json!({"type": "AGENT", "origin": tool, "text": "Got result:",
+                "structure": {"tool_end": true, "tool_output": self.reply.tool_result}}),
             json!({"type": "AI", "origin": front, "text": self.reply.text}),
             json!({
                 "type": "AGENT",

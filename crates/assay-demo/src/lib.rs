@@ -78,11 +78,14 @@
 //! - `MAXIMAL` (or `2`) gets exactly seven lines, in this order; every line but the
 //!   heartbeat has `"request": <the request echoed>` after `"response"`:
 //!   1. `{"type": "AI", "origin": [<front man>], "text": "I will ask <Tool> for this."}`
-//!   2. `{"type": "AGENT", "origin": [<front man>, <tool>], "text": "Received arguments:", "structure": {…}}`
+//!   2. `{"type": "AGENT", "origin": [<front man>, <tool>], "text": "Received arguments:",
+//!      "structure": {"tool_start": true, "tool_args": {…}}}` (neuro-san's shape for a coded
+//!      tool's arguments)
 //!   3. the heartbeat `{"response": {"type": "AGENT_PROGRESS", "text": ""}}`, exactly
 //!      this fixed frame **without** `request`, as neuro-san sends it; clients ignore it.
 //!      (The `slow` agent waits after this line.)
-//!   4. `{"type": "AGENT", "origin": [<front man>, <tool>], "text": "Got result:", "structure": {…}}`
+//!   4. `{"type": "AGENT", "origin": [<front man>, <tool>], "text": "Got result:",
+//!      "structure": {"tool_end": true, "tool_output": …}}`
 //!   5. `{"type": "AI", "origin": [<front man>], "text": <the answer>}`
 //!   6. `{"type": "AGENT", "origin": [<front man>], "structure": {"total_tokens", "prompt_tokens",
 //!      "completion_tokens", "successful_requests", "total_cost", "time_taken_in_seconds",

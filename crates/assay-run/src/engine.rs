@@ -34,8 +34,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{
-    CallInfo, ErrorInfo, ErrorKind, Event, InteractionReport, SampleReport, Summary, UnitId,
-    UnitReport,
+    CallInfo, ErrorInfo, ErrorKind, Event, InteractionReport, SampleReport, Summary,
+    TrajectoryStep, UnitId, UnitReport,
 };
 use crate::ratio::{Status, Tally};
 
@@ -496,11 +496,14 @@ async fn conversation(
                 return Ok(());
             }
         };
-        let (response, returned_context) = into_check_response(response);
+        let (response, returned_context, trajectory) = into_check_response(response);
         let extra = pattern_checks(&case.failure_patterns, index);
         let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
         checks.extend(run_checks(&extra, &response, ctx.judge.as_deref()).await);
-        let call = CallInfo::of(&response, Vec::new());
+        let call = CallInfo {
+            trajectory,
+            ..CallInfo::of(&response, Vec::new())
+        };
         note_truncation(&mut checks, &call);
         if !carry.after(
             step,
@@ -601,8 +604,10 @@ impl Carry {
     }
 }
 
-/// The response as the checks see it, and the `chat_context` it returned.
-fn into_check_response(response: AgentResponse) -> (Response, Option<Value>) {
+/// The response as the checks see it, the `chat_context` it returned, and its
+/// trajectory for the report. The checks see the agents and tools the agent invoked
+/// (its trajectory, read from a `MAXIMAL` stream) as its tool calls, in order.
+fn into_check_response(response: AgentResponse) -> (Response, Option<Value>, Vec<TrajectoryStep>) {
     let AgentResponse {
         text,
         structure,
@@ -611,12 +616,30 @@ fn into_check_response(response: AgentResponse) -> (Response, Option<Value>) {
         messages,
         timings,
         usage,
+        trajectory,
     } = response;
+    let tool_calls = trajectory
+        .iter()
+        .map(|i| assay_check::ToolCall {
+            name: i.tool.clone(),
+            arguments: i.arguments.clone(),
+        })
+        .collect();
+    let steps = trajectory
+        .into_iter()
+        .map(|i| TrajectoryStep {
+            turn: u32::try_from(i.position).unwrap_or(u32::MAX),
+            tool: i.tool,
+            arguments: i.arguments,
+            result: i.result,
+            is_error: false,
+        })
+        .collect();
     let response = Response {
         text,
         sly_data,
         structure,
-        tool_calls: Vec::new(),
+        tool_calls,
         latency: Some(timings.total),
         time_to_first_byte: timings.first_byte,
         usage: usage.map(|u| assay_check::TokenUsage {
@@ -629,7 +652,7 @@ fn into_check_response(response: AgentResponse) -> (Response, Option<Value>) {
         refusal: false,
         messages,
     };
-    (response, chat_context)
+    (response, chat_context, steps)
 }
 
 /// One `not_keywords` check on the text per failure pattern, as neuro-san's load tests

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::model::data_driven::{
     ChatFilter, Connection, DataDrivenCase, FieldChecks, JsonMap, StockCheck, StockTest,
-    SuccessRatio,
+    SuccessRatio, TrajectoryChecks,
 };
 use crate::model::sentinel::{
     Assertion, Framework, Message, ModelConfig, TestSpec, TestSuite, Tool,
@@ -332,6 +332,9 @@ impl DataDrivenCase {
                         false,
                     );
                 }
+                if let Some(trajectory) = &it.response.trajectory {
+                    push_trajectory(&mut checks, &format!("{base}.trajectory"), trajectory);
+                }
                 Step {
                     input: Input {
                         text: it.text.clone(),
@@ -406,6 +409,43 @@ fn push_tests(
                 },
             });
         }
+    }
+}
+
+/// A `trajectory` part's checks, as the Sentinel assertions of the same names.
+fn push_trajectory(out: &mut Vec<Check>, base: &str, checks: &TrajectoryChecks) {
+    let mut push = |name: &str, assertion: Assertion| {
+        out.push(Check {
+            path: format!("{base}.{name}"),
+            kind: CheckKind::Assertion(assertion),
+        });
+    };
+    if let Some(sequence) = &checks.tool_sequence {
+        push("tool_sequence", Assertion::ToolSequence(sequence.clone()));
+    }
+    if let Some(names) = &checks.must_call_tool {
+        push("must_call_tool", Assertion::MustCallTool(names.clone()));
+    }
+    if let Some(names) = &checks.must_not_call_tool {
+        push(
+            "must_not_call_tool",
+            Assertion::MustNotCallTool(names.clone()),
+        );
+    }
+    let listed = checks.tool_args.len() > 1;
+    for (i, args) in checks.tool_args.iter().enumerate() {
+        let name = if listed {
+            format!("tool_args[{i}]")
+        } else {
+            "tool_args".to_owned()
+        };
+        push(&name, Assertion::ToolArgs(args.clone()));
+    }
+    if let Some(n) = checks.max_tool_calls {
+        push("max_tool_calls", Assertion::MaxToolCalls(n));
+    }
+    if let Some(n) = checks.min_tool_calls {
+        push("min_tool_calls", Assertion::MinToolCalls(n));
     }
 }
 
@@ -647,6 +687,48 @@ mod tests {
         assert_eq!(input.text, None);
         assert_eq!(input.system_prompt.as_deref(), Some("Greet the user."));
         assert_eq!(input.context, None);
+    }
+
+    #[test]
+    fn a_trajectory_part_becomes_the_sentinel_assertions() {
+        let loaded = crate::load::load_str(
+            Path::new("t.hocon"),
+            r#"agent = a
+               interactions = [{ text = q, chat_filter = MAXIMAL, response { trajectory {
+                 tool_sequence = [A, B], must_not_call_tool = C, max_tool_calls = 2
+                 tool_args = [{tool = A, args {x = 1}}, {tool = B, args {y = {contains = z}}}]
+               } } }]"#,
+            &crate::Env::default(),
+            crate::Unrecognized::Error,
+        )
+        .expect("a test file");
+        assert!(loaded.is_valid(), "{:?}", loaded.outcome);
+        let cases = loaded.cases();
+        let checks: Vec<(&str, &str)> = cases[0].interactions[0]
+            .checks
+            .iter()
+            .map(|c| match &c.kind {
+                CheckKind::Assertion(a) => (c.path.as_str(), a.name()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let base = "interactions[0].response.trajectory";
+        assert_eq!(
+            checks,
+            [
+                (&*format!("{base}.tool_sequence"), "tool_sequence"),
+                (&*format!("{base}.must_not_call_tool"), "must_not_call_tool"),
+                (&*format!("{base}.tool_args[0]"), "tool_args"),
+                (&*format!("{base}.tool_args[1]"), "tool_args"),
+                (&*format!("{base}.max_tool_calls"), "max_tool_calls"),
+            ]
+        );
+        let CheckKind::Assertion(Assertion::MustNotCallTool(names)) =
+            &cases[0].interactions[0].checks[1].kind
+        else {
+            panic!("must_not_call_tool");
+        };
+        assert_eq!(names, &["C".to_owned()]);
     }
 
     #[test]

@@ -58,7 +58,7 @@ use std::time::Duration;
 pub use error::{ConnectError, ErrorKind};
 pub use inprocess::{InProcessAgent, Registry, from_fn};
 pub use types::{
-    AgentFunction, AgentInfo, AgentRequest, AgentResponse, JsonMap, Timings, TokenUsage,
+    AgentFunction, AgentInfo, AgentRequest, AgentResponse, Invocation, JsonMap, Timings, TokenUsage,
 };
 
 /// The request metadata key that carries the sample index (`0`, `1`, ...), which the

@@ -126,6 +126,33 @@ pub struct AgentResponse {
     pub timings: Timings,
     /// Tokens used, when the agent reported them (neuro-san does under `MAXIMAL`).
     pub usage: Option<TokenUsage>,
+    /// The agents and tools the agent invoked, in the order the stream first showed
+    /// each (neuro-san shows them under `MAXIMAL` only; empty otherwise).
+    pub trajectory: Vec<Invocation>,
+}
+
+/// One invocation of an agent or tool by the agent under test (its front man) or by
+/// anything it invoked, as the streamed messages show it.
+///
+/// neuro-san gives every message an `origin`: the path of `{tool, instantiation_index}`
+/// from the front man to whatever wrote it. Each distinct path longer than the front man
+/// alone is one invocation; a second call of the same agent has its own
+/// `instantiation_index` and so is a second invocation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Invocation {
+    /// The agent or tool invoked: the last `tool` of its origin.
+    pub tool: String,
+    /// The full origin path, as `(tool, instantiation_index)` pairs from the front man.
+    pub origin: Vec<(String, u64)>,
+    /// What it was invoked with: the `tool_args` of its `Received arguments` message or
+    /// the `params` its caller announced; `{}` when the stream does not show them.
+    pub arguments: Value,
+    /// What it returned, where the stream shows it (`Got result` or the caller's
+    /// `AGENT_TOOL_RESULT`).
+    pub result: Option<Value>,
+    /// Which message first showed it: its position (from 1) in
+    /// [`AgentResponse::messages`].
+    pub position: usize,
 }
 
 /// How long an exchange took, measured from the start of the attempt that got the

@@ -22,6 +22,7 @@ mod server;
 mod stdio;
 mod tls_ca_cert;
 mod tools_command;
+mod trajectory;
 
 /// A text of `n` words, each streamed as its own delta by the fakes (the long-stream
 /// tests of every provider).

@@ -193,10 +193,13 @@ async fn maximal_streams_every_message_with_the_request_echoed() {
     assert_eq!(message(1)["text"], "Received arguments:");
     assert_eq!(
         message(1)["structure"],
-        json!({"operation": "multiply", "x": 847, "y": 23})
+        json!({"tool_start": true, "tool_args": {"operation": "multiply", "x": 847, "y": 23}})
     );
     assert_eq!(message(3)["text"], "Got result:");
-    assert_eq!(message(3)["structure"], json!({"equals": 19481.0}));
+    assert_eq!(
+        message(3)["structure"],
+        json!({"tool_end": true, "tool_output": {"equals": 19481.0}})
+    );
     assert_eq!(message(4)["type"], "AI");
     assert_eq!(
         message(4)["text"],

@@ -9,6 +9,8 @@ use std::fmt;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Serialize, Serializer};
 
+pub use super::trajectory::TrajectoryChecks;
+
 /// A JSON object, as sly_data and metadata hold.
 pub type JsonMap = serde_json::Map<String, serde_json::Value>;
 
@@ -16,6 +18,21 @@ pub type JsonMap = serde_json::Map<String, serde_json::Value>;
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "DataDrivenTestCase")]
+// Over `mcp` neuro-san answers with the final message only: no trajectory to check.
+#[schemars(extend(
+    "if" = {
+        "properties": {"connections": {"anyOf": [
+            {"const": "mcp"},
+            {"type": "array", "contains": {"const": "mcp"}}
+        ]}},
+        "required": ["connections"]
+    },
+    "then" = {
+        "properties": {"interactions": {"items": {"properties": {
+            "response": {"not": {"required": ["trajectory"]}}
+        }}}}
+    }
+))]
 pub struct DataDrivenCase {
     /// The agent to test: the stem of its network file, possibly with a path (`deep/math_guy`).
     #[schemars(length(min = 1))]
@@ -238,6 +255,17 @@ impl JsonSchema for SuccessRatio {
 /// One turn of the conversation and the checks on its response.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+// A trajectory check reads the intermediate messages: only a MAXIMAL stream has them.
+#[schemars(extend(
+    "if" = {
+        "properties": {"response": {"required": ["trajectory"]}},
+        "required": ["response"]
+    },
+    "then" = {
+        "properties": {"chat_filter": {"pattern": "^[Mm][Aa][Xx][Ii][Mm][Aa][Ll]$"}},
+        "required": ["chat_filter"]
+    }
+))]
 pub struct Interaction {
     /// The user message; `null` sends none.
     #[serde(default)]
@@ -303,14 +331,15 @@ impl ChatFilter {
     }
 }
 
-/// Checks on the three parts of a response.
+/// Checks on the three parts of a response, and (an Assay extension) on the trajectory.
 ///
 /// Upstream ignores any other key here (some of its own files rely on that to switch
 /// checks off), so other keys are accepted with a warning that nothing under them runs.
+/// It ignores `trajectory` too, so a file that uses it still runs in neuro-san's driver.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
 #[schemars(extend("additionalProperties" = {
     "deprecated": true,
-    "deprecationMessage": "not a part of the response (text, sly_data, structure): nothing under it is checked"
+    "deprecationMessage": "not a part of the response (text, sly_data, structure, trajectory): nothing under it is checked"
 }))]
 pub struct ResponseChecks {
     /// Checks on the answer text.
@@ -322,6 +351,10 @@ pub struct ResponseChecks {
     /// Checks on fields of the returned structure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structure: Option<FieldChecks>,
+    /// Checks on the agents and tools the agent invoked, as a `MAXIMAL` stream shows
+    /// them (an Assay extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<TrajectoryChecks>,
 }
 
 /// A stock test.

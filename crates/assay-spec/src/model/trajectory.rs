@@ -236,6 +236,77 @@ impl PartialEq for ArgSchema {
     }
 }
 
+/// A data-driven interaction's `trajectory` part (an Assay extension): the trajectory
+/// assertions that apply to a neuro-san agent, with the meanings they have in a Sentinel
+/// spec. The trajectory is the agents and tools the agent invoked, read from the
+/// interaction's `MAXIMAL` stream.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrajectoryChecks {
+    /// These agents or tools were invoked in this order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_sequence: Option<ToolSequence>,
+    /// Each of these agents or tools was invoked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "tool_names_schema")]
+    pub must_call_tool: Option<Vec<String>>,
+    /// None of these agents or tools was invoked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "tool_names_schema")]
+    pub must_not_call_tool: Option<Vec<String>>,
+    /// Some invocation of each tool had arguments matching (one, or a list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "tool_args_schema")]
+    pub tool_args: Vec<ToolArgs>,
+    /// At most this many invocations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tool_calls: Option<u64>,
+    /// At least this many invocations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub min_tool_calls: Option<u64>,
+}
+
+impl TrajectoryChecks {
+    /// The keys of the part.
+    pub const KEYS: [&'static str; 6] = [
+        "tool_sequence",
+        "must_call_tool",
+        "must_not_call_tool",
+        "tool_args",
+        "max_tool_calls",
+        "min_tool_calls",
+    ];
+
+    /// Whether it checks nothing.
+    pub fn is_empty(&self) -> bool {
+        self.tool_sequence.is_none()
+            && self.must_call_tool.is_none()
+            && self.must_not_call_tool.is_none()
+            && self.tool_args.is_empty()
+            && self.max_tool_calls.is_none()
+            && self.min_tool_calls.is_none()
+    }
+}
+
+fn tool_names_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "description": "An agent or tool name, or a list of them.",
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
+        ]
+    })
+}
+
+fn tool_args_schema(generator: &mut SchemaGenerator) -> Schema {
+    let one = generator.subschema_for::<ToolArgs>();
+    json_schema!({
+        "description": "One `{tool, args}`, or a list of them that must all hold.",
+        "anyOf": [one, {"type": "array", "items": one, "minItems": 1}]
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

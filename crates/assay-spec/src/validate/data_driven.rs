@@ -6,11 +6,13 @@
 //! substitutions refer to (`common = {...}` and then `${common}`) only holds shared
 //! parts; [`drop_substitution_sources`] leaves it out before validation.
 
+mod trajectory;
+
 use super::cx::{At, Cx, Pyd, optional, present};
 use crate::diag::{Diagnostic, did_you_mean};
 use crate::model::data_driven::{
     ChatFilter, Connection, DataDrivenCase, Expected, FieldChecks, Interaction, MAX_SAMPLES,
-    ResponseChecks, StockCheck, StockTest, SuccessRatio, TextChecks,
+    ResponseChecks, StockCheck, StockTest, SuccessRatio, TextChecks, TrajectoryChecks,
 };
 use crate::node::{Node, Value};
 
@@ -34,7 +36,7 @@ const INTERACTION_KEYS: [&str; 6] = [
     "response",
 ];
 
-const RESPONSE_KEYS: [&str; 3] = ["text", "sly_data", "structure"];
+const RESPONSE_KEYS: [&str; 4] = ["text", "sly_data", "structure", "trajectory"];
 
 /// Removes from `root` the top-level keys that are not keys of a case but that a
 /// substitution of the same file refers to (`roots`, from
@@ -101,6 +103,9 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
         }
     };
 
+    if let Some(connections) = &connections {
+        trajectory::not_over_mcp(root, connections, cx);
+    }
     if cx.errors() > before {
         return None;
     }
@@ -220,7 +225,12 @@ fn interaction(node: &Node, at: &At, cx: &mut Cx) -> Option<Interaction> {
     };
     let response = match present(node, "response") {
         None => Some(ResponseChecks::default()),
-        Some(n) => response(n, &at.key("response"), cx),
+        Some(n) => {
+            if let Some(filter) = chat_filter {
+                trajectory::needs_maximal(filter, n, at, cx);
+            }
+            response(n, &at.key("response"), cx)
+        }
     };
     if cx.errors() > before {
         return None;
@@ -273,6 +283,11 @@ fn response(node: &Node, at: &At, cx: &mut Cx) -> Option<ResponseChecks> {
                 "a check goes under the part it tests, e.g. `text: {{ {}: ... }}`",
                 key.name
             ))
+        } else if TrajectoryChecks::KEYS.contains(&key.name.as_str()) {
+            Some(format!(
+                "a trajectory check goes under `trajectory`, e.g. `trajectory: {{ {}: ... }}`",
+                key.name
+            ))
         } else {
             did_you_mean(&key.name, RESPONSE_KEYS).or_else(|| {
                 matches!(value.value, Value::Object(_))
@@ -289,7 +304,7 @@ fn response(node: &Node, at: &At, cx: &mut Cx) -> Option<ResponseChecks> {
         )
         .warning()
         .at(key.span)
-        .expected("`text`, `sly_data` or `structure`")
+        .expected("`text`, `sly_data`, `structure` or `trajectory`")
         .maybe_help(help);
         cx.report(d, &part_at, None, None);
     }
@@ -300,6 +315,9 @@ fn response(node: &Node, at: &At, cx: &mut Cx) -> Option<ResponseChecks> {
     let structure = optional(node, "structure", |n| {
         field_checks(n, &at.key("structure"), cx)
     });
+    let trajectory = optional(node, "trajectory", |n| {
+        trajectory::trajectory(n, &at.key("trajectory"), cx)
+    });
     if cx.errors() > before {
         return None;
     }
@@ -307,6 +325,7 @@ fn response(node: &Node, at: &At, cx: &mut Cx) -> Option<ResponseChecks> {
         text: text?,
         sly_data: sly_data?,
         structure: structure?,
+        trajectory: trajectory?,
     })
 }
 

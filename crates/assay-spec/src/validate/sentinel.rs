@@ -7,7 +7,7 @@
 mod assertions;
 mod framework;
 mod refused;
-mod trajectory;
+pub(super) mod trajectory;
 
 use super::cx::{At, Cx, Pyd, list_names, optional};
 use crate::diag::Diagnostic;

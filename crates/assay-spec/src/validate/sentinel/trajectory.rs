@@ -15,7 +15,11 @@ use crate::node::{Node, Value};
 const EXTENSION: &str = "the trajectory assertions are Assay's extension to Sentinel's DSL";
 
 /// `tool_sequence`: a list of tool names, or `{tools, strict}`.
-pub(super) fn tool_sequence(value: &Node, at: &At, cx: &mut Cx) -> Option<ToolSequence> {
+pub(in crate::validate) fn tool_sequence(
+    value: &Node,
+    at: &At,
+    cx: &mut Cx,
+) -> Option<ToolSequence> {
     match &value.value {
         Value::Array(_) => tool_list(value, at, cx).map(|tools| ToolSequence {
             tools,
@@ -52,7 +56,7 @@ pub(super) fn tool_sequence(value: &Node, at: &At, cx: &mut Cx) -> Option<ToolSe
 }
 
 /// `must_not_call_tool`: a tool name or a non-empty list of them.
-pub(super) fn tool_names(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
+pub(in crate::validate) fn tool_names(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
     match &value.value {
         Value::String(_) => name(value, at, cx).map(|s| vec![s]),
         Value::Array(_) => tool_list(value, at, cx),
@@ -124,7 +128,7 @@ fn missing(value: &Node, at: &At, field: &str, expected: &str, cx: &mut Cx) {
 }
 
 /// `tool_args`: `{tool, args: {name: matcher, ...}}`.
-pub(super) fn tool_args(value: &Node, at: &At, cx: &mut Cx) -> Option<ToolArgs> {
+pub(in crate::validate) fn tool_args(value: &Node, at: &At, cx: &mut Cx) -> Option<ToolArgs> {
     let Value::Object(entries) = &value.value else {
         let expected = "`{tool: name, args: {argument: value or matcher}}`";
         cx.own_type_error(value, at, expected, EXTENSION);
@@ -290,7 +294,7 @@ fn schema(node: &Node, at: &At, cx: &mut Cx) -> Option<ArgSchema> {
 
 /// A count of tool calls (`max_tool_calls`, at least 0) or of model calls
 /// (`max_iterations_used`, `min_tool_calls`: at least `min`).
-pub(super) fn count(node: &Node, at: &At, min: u64, cx: &mut Cx) -> Option<u64> {
+pub(in crate::validate) fn count(node: &Node, at: &At, min: u64, cx: &mut Cx) -> Option<u64> {
     // A negative whole number reads as 0 here, to be refused as out of range below.
     let n = match &node.value {
         Value::Number(n) => n.as_u64().or_else(|| {
