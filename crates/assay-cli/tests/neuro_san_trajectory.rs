@@ -63,8 +63,13 @@ interactions = [
 "#;
 
 fn run(dir: &Path, file: &str) -> (Output, Value) {
+    run_with(dir, file, &[])
+}
+
+fn run_with(dir: &Path, file: &str, extra: &[&str]) -> (Output, Value) {
     let out = Command::new(env!("CARGO_BIN_EXE_assay"))
         .args(["run", "--demo", file, "--json", "report.json"])
+        .args(extra)
         .current_dir(dir)
         .env("NO_COLOR", "1")
         .env_remove("ASSAY_SERVER")
@@ -152,5 +157,24 @@ fn trajectory_checks_pass_and_fail_on_the_demo_agents_invocations() {
              only the final one"
         ) && stderr.contains("nothing was run"),
         "{stderr}"
+    );
+
+    // Over `--connection mcp` nothing shows the invocations: the checks error, they
+    // never pass on nothing.
+    let (out, report) = run_with(dir.path(), "pass.hocon", &["--connection", "mcp"]);
+    let all = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(3), "{all}");
+    assert_eq!(
+        verdicts(&report),
+        [("mcp".to_owned(), "errored".to_owned())],
+        "{all}"
+    );
+    assert!(
+        all.contains("the mcp connection carries only the agent's final message, so no trajectory can be read"),
+        "{all}"
     );
 }

@@ -500,6 +500,9 @@ async fn conversation(
         let extra = pattern_checks(&case.failure_patterns, index);
         let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
         checks.extend(run_checks(&extra, &response, ctx.judge.as_deref()).await);
+        if ctx.connection == Some(Connection::Mcp) {
+            no_trajectory_over_mcp(&mut checks);
+        }
         let call = CallInfo {
             trajectory,
             ..CallInfo::of(&response, Vec::new())
@@ -827,6 +830,25 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
         call,
     });
     Ok(())
+}
+
+/// Makes every check of a data-driven `trajectory` part an error: neuro-san's MCP
+/// endpoint sends only the agent's final message, so nothing shows which agents and
+/// tools it invoked, and a `must_not_call_tool` would pass on nothing (a file that
+/// names `mcp` among its connections is refused by `assay validate`; this is for
+/// `--connection mcp`).
+fn no_trajectory_over_mcp(checks: &mut [CheckResult]) {
+    for check in checks
+        .iter_mut()
+        .filter(|c| c.path.contains(".response.trajectory."))
+    {
+        check.outcome = assay_check::Outcome::Errored {
+            message: format!(
+                "{}: the mcp connection carries only the agent's final message, so no trajectory can be read: check it over direct, http or https",
+                check.name
+            ),
+        };
+    }
 }
 
 /// An error of the configuration.
