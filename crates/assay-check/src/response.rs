@@ -30,6 +30,24 @@ pub struct TokenUsage {
 }
 
 impl TokenUsage {
+    /// Two usages (of the model calls of one run) summed field by field; a field
+    /// neither reports stays unknown, and one only one reports counts as reported.
+    pub fn sum(a: Option<TokenUsage>, b: Option<TokenUsage>) -> Option<TokenUsage> {
+        let add = |x: Option<u64>, y: Option<u64>| match (x, y) {
+            (None, None) => None,
+            (x, y) => Some(x.unwrap_or(0) + y.unwrap_or(0)),
+        };
+        match (a, b) {
+            (None, b) => b,
+            (a, None) => a,
+            (Some(a), Some(b)) => Some(TokenUsage {
+                input: add(a.input, b.input),
+                output: add(a.output, b.output),
+                reasoning: add(a.reasoning, b.reasoning),
+            }),
+        }
+    }
+
     /// The tokens of the visible answer: `output` less `reasoning`.
     pub fn answer(&self) -> Option<u64> {
         self.output
@@ -187,5 +205,27 @@ mod opt_millis {
     ) -> Result<Option<Duration>, D::Error> {
         let ms: Option<f64> = Option::deserialize(d)?;
         Ok(ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok()))
+    }
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::TokenUsage;
+
+    #[test]
+    fn usage_sums_what_each_turn_reported() {
+        let turn = |i, o, r| {
+            Some(TokenUsage {
+                input: i,
+                output: o,
+                reasoning: r,
+            })
+        };
+        let total = TokenUsage::sum(
+            TokenUsage::sum(None, turn(Some(10), Some(5), None)),
+            turn(Some(20), None, Some(2)),
+        );
+        assert_eq!(total, turn(Some(30), Some(5), Some(2)));
+        assert_eq!(TokenUsage::sum(None, None), None);
     }
 }

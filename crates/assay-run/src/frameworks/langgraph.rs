@@ -163,7 +163,7 @@ fn answer(run: &GraphRun, intermediate_steps: bool) -> (Response, CallInfo) {
             output: u.output,
             reasoning: u.reasoning,
         });
-        usage = add(usage, this);
+        usage = TokenUsage::sum(usage, this);
         for call in &ai.tool_calls {
             let answer = own.iter().find_map(|m| match m {
                 GraphMessage::Tool(t) if Some(t.call_id.as_str()) == call.id.as_deref() => Some(t),
@@ -216,23 +216,6 @@ fn answer(run: &GraphRun, intermediate_steps: bool) -> (Response, CallInfo) {
         ..CallInfo::of(&response, Vec::new())
     };
     (response, call)
-}
-
-/// Two usages summed, field by field; a field neither reports stays unknown.
-fn add(a: Option<TokenUsage>, b: Option<TokenUsage>) -> Option<TokenUsage> {
-    let sum = |x: Option<u64>, y: Option<u64>| match (x, y) {
-        (None, None) => None,
-        (x, y) => Some(x.unwrap_or(0) + y.unwrap_or(0)),
-    };
-    match (a, b) {
-        (None, b) => b,
-        (a, None) => a,
-        (Some(a), Some(b)) => Some(TokenUsage {
-            input: sum(a.input, b.input),
-            output: sum(a.output, b.output),
-            reasoning: sum(a.reasoning, b.reasoning),
-        }),
-    }
 }
 
 #[cfg(test)]

@@ -233,7 +233,7 @@ impl Run {
             output: u.output,
             reasoning: u.reasoning,
         });
-        self.usage = sum(self.usage, usage);
+        self.usage = TokenUsage::sum(self.usage, usage);
         if turn == 1 {
             self.first_byte = response.timings.first_byte;
         }
@@ -355,22 +355,6 @@ fn worth_retrying(e: &ConnectError) -> bool {
     }
 }
 
-fn sum(a: Option<TokenUsage>, b: Option<TokenUsage>) -> Option<TokenUsage> {
-    let add = |x: Option<u64>, y: Option<u64>| match (x, y) {
-        (None, None) => None,
-        (x, y) => Some(x.unwrap_or(0) + y.unwrap_or(0)),
-    };
-    match (a, b) {
-        (None, b) => b,
-        (a, None) => a,
-        (Some(a), Some(b)) => Some(TokenUsage {
-            input: add(a.input, b.input),
-            output: add(a.output, b.output),
-            reasoning: add(a.reasoning, b.reasoning),
-        }),
-    }
-}
-
 /// One message of the conversation as the report shows it.
 fn step_json(message: &ChatMessage) -> Value {
     match message {
@@ -397,19 +381,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn usage_sums_what_each_turn_reported() {
-        let turn = |i, o, r| {
-            Some(TokenUsage {
-                input: i,
-                output: o,
-                reasoning: r,
-            })
+    fn only_errors_that_may_pass_are_retried() {
+        let status = |status| ConnectError::Status {
+            server: "s".into(),
+            status,
+            body: String::new(),
+            attempts: 3,
         };
-        let total = sum(
-            sum(None, turn(Some(10), Some(5), None)),
-            turn(Some(20), None, Some(2)),
-        );
-        assert_eq!(total, turn(Some(30), Some(5), Some(2)));
-        assert_eq!(sum(None, None), None);
+        assert!(worth_retrying(&status(503)));
+        assert!(worth_retrying(&status(429)));
+        assert!(!worth_retrying(&status(400)));
+        assert!(!worth_retrying(&ConnectError::config("bad")));
     }
 }

@@ -7,6 +7,8 @@
 mod assertions;
 mod framework;
 mod refused;
+#[cfg(test)]
+mod testing;
 pub(super) mod trajectory;
 
 use super::cx::{At, Cx, Pyd, list_names, optional};

@@ -263,43 +263,13 @@ fn unused(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-    use std::path::Path;
-
+    use super::super::testing::{codes, diags};
     use crate::diag::Diagnostic;
-    use crate::limits::Limits;
-    use crate::model::provider::ProviderKind;
-    use crate::{Env, Unrecognized, load::load_str_with};
-
-    /// The errors and the warnings of `text` (a YAML Sentinel file), with `vllm` (an
-    /// OpenAI server) and `gateway` (an Anthropic one) configured.
-    fn diags(text: &str) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
-        let limits = Limits {
-            providers: BTreeMap::from([
-                ("vllm".to_owned(), ProviderKind::Openai),
-                ("gateway".to_owned(), ProviderKind::Anthropic),
-            ]),
-            ..Limits::default()
-        };
-        let loaded = load_str_with(
-            Path::new("t.yaml"),
-            text,
-            &Env::default(),
-            Unrecognized::Error,
-            &limits,
-        )
-        .unwrap();
-        (loaded.outcome.err().unwrap_or_default(), loaded.warnings)
-    }
 
     fn spec(fields: &str) -> String {
         format!(
             "name: t\ntools: [search]\n{fields}inputs: {{query: hi}}\nassertions: [{{must_contain: a}}]\n"
         )
-    }
-
-    fn codes(d: &[Diagnostic]) -> Vec<(&str, &str)> {
-        d.iter().map(|d| (d.code, d.path.as_str())).collect()
     }
 
     /// The text a diagnostic points at.
