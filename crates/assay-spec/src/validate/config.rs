@@ -109,18 +109,7 @@ fn frameworks(node: &Node, at: &At, cx: &mut Cx) -> Option<FrameworksConfig> {
 fn langgraph(node: &Node, at: &At, cx: &mut Cx) -> Option<LanggraphServerConfig> {
     let before = cx.errors();
     let entries = cx.object(node, at)?;
-    let (secrets, others): (Vec<_>, Vec<_>) = entries
-        .iter()
-        .cloned()
-        .partition(|(k, _)| looks_secret(&k.name));
-    for (key, _) in &secrets {
-        secret_in_file(
-            key,
-            at,
-            "put it in an environment variable and name that variable with `api_key_env`",
-            cx,
-        );
-    }
+    let others = without_keys_in_file(entries, at, cx);
     cx.unknown_keys(
         &others,
         at,
@@ -464,18 +453,7 @@ fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
         "api_version",
         "profile",
     ];
-    let (secrets, others): (Vec<_>, Vec<_>) = entries
-        .iter()
-        .cloned()
-        .partition(|(k, _)| looks_secret(&k.name));
-    for (key, _) in &secrets {
-        secret_in_file(
-            key,
-            at,
-            "put it in an environment variable and name that variable with `api_key_env`",
-            cx,
-        );
-    }
+    let others = without_keys_in_file(entries, at, cx);
     cx.unknown_keys(&others, at, &KEYS, |_| None);
     Some(ProviderConfig {
         base_url: node
@@ -531,6 +509,28 @@ fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderConfig> {
 
 /// Reports `key` of the object at `at` as a secret written in the file. The snippet is
 /// not shown for this code, so the secret is not printed back.
+/// The entries of a table that may name a key's variable with `api_key_env`, less
+/// those that look like a key written in the file, each of which is an error.
+fn without_keys_in_file(
+    entries: &[(crate::node::Key, Node)],
+    at: &At,
+    cx: &mut Cx,
+) -> Vec<(crate::node::Key, Node)> {
+    let (secrets, others): (Vec<_>, Vec<_>) = entries
+        .iter()
+        .cloned()
+        .partition(|(k, _)| looks_secret(&k.name));
+    for (key, _) in &secrets {
+        secret_in_file(
+            key,
+            at,
+            "put it in an environment variable and name that variable with `api_key_env`",
+            cx,
+        );
+    }
+    others
+}
+
 fn secret_in_file(key: &crate::node::Key, at: &At, help: &str, cx: &mut Cx) {
     let d = Diagnostic::new(
         "secret-in-file",
