@@ -85,8 +85,11 @@ pub fn assessment_table(cases: &[CaseAssessment]) -> String {
     out
 }
 
+/// Text safe in a Markdown table cell or heading: the run report's escaping
+/// (`crate::markdown`), so that HTML in a criterion, an example or a case name shows as
+/// text on GitHub instead of being rendered.
 fn md(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    crate::markdown::escape(text)
 }
 
 /// Markdown: a table of cases, then a section per case with modes.
@@ -130,7 +133,10 @@ pub fn assessment_markdown(cases: &[CaseAssessment]) -> String {
                     percent(m.share),
                     percent(m.ci_low),
                     percent(m.ci_high),
-                    md(&m.signature).replace('`', "'"),
+                    m.signature
+                        .replace('|', "\\|")
+                        .replace('\n', " ")
+                        .replace('`', "'"),
                     md(&m.criteria),
                     md(&m.example)
                 );

@@ -188,7 +188,7 @@ fn details(unit: &UnitReport) -> String {
 
 /// Text safe in a heading or a table cell: Markdown punctuation escaped, line breaks
 /// turned into spaces.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in clean(text).chars() {
         match c {
@@ -229,6 +229,23 @@ mod tests {
     #[test]
     fn escapes_table_breaking_text() {
         assert_eq!(escape("a|b\nc [d]"), "a\\|b c \\[d\\]");
+    }
+
+    /// HTML in a cell shows as text: every `<` and `>` is escaped, so GitHub renders no
+    /// tag (the assessment's Markdown goes through the same function).
+    #[test]
+    fn html_in_a_cell_is_text() {
+        for hostile in [
+            "</td></tr></table><h1>x</h1>",
+            "<img src=x onerror=alert(1)>",
+        ] {
+            let cell = escape(hostile);
+            let raw_tag = cell
+                .char_indices()
+                .any(|(i, c)| c == '<' && !cell[..i].ends_with('\\'));
+            assert!(!raw_tag, "{cell}");
+        }
+        assert_eq!(escape("<b>"), "\\<b\\>");
     }
 
     #[test]
