@@ -128,6 +128,7 @@ fn mixed(n: usize) -> Vec<Check> {
     ];
     (0..n)
         .map(|i| Check {
+            location: None,
             path: format!("checks[{i}]"),
             kind: kinds[i % kinds.len()].clone(),
         })

@@ -3,7 +3,7 @@
 //! that was never recorded). An error is never a pass or a fail.
 
 use assay_spec::model::data_driven::StockTest;
-use assay_spec::plan::{Check, CheckKind};
+use assay_spec::plan::{Check, CheckKind, Location};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -51,6 +51,9 @@ pub struct CheckResult {
     /// How it came out.
     #[serde(flatten)]
     pub outcome: Outcome,
+    /// The check's place in its test file (`line:column`), when it was loaded from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
 }
 
 impl CheckResult {
@@ -169,6 +172,7 @@ pub async fn run_check(
         expected,
         found,
         outcome,
+        location: check.location,
     }
 }
 

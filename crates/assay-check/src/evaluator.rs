@@ -88,6 +88,7 @@ impl CheckEvaluator {
         CheckEvaluator::new(
             id.clone(),
             Check {
+                location: None,
                 path: id,
                 kind: CheckKind::Assertion(assertion),
             },
@@ -218,6 +219,7 @@ impl CheckEvaluator {
         Some(CheckEvaluator::new(
             path.clone(),
             Check {
+                location: None,
                 path,
                 kind: CheckKind::Stock {
                     part,

@@ -25,6 +25,7 @@
 //! use serde_json::json;
 //!
 //! let check = Check {
+//!     location: None,
 //!     path: "interactions[1].response.structure.running_cost.value".into(),
 //!     kind: CheckKind::Stock {
 //!         part: Part::Structure,

@@ -5,7 +5,9 @@
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
+use assay_run::events::SampleReport;
 use assay_run::{Event, Status, Summary, UnitReport};
+use assay_spec::plan::Location;
 
 /// `3 passed, 1 failed, 0 errored, 2 skipped`: the totals, always in this order and
 /// wording (CI tooling reads it).
@@ -67,7 +69,7 @@ pub(crate) enum Kind {
     Error,
 }
 
-/// One distinct failure or error message of a unit.
+/// One distinct failure or error message of a unit, and where it happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Problem {
     /// A failure or an error.
@@ -76,9 +78,18 @@ pub(crate) struct Problem {
     pub(crate) message: String,
     /// How many samples had it.
     pub(crate) samples: usize,
+    /// Which samples had it (their indices, from 0, ascending).
+    pub(crate) sample_indices: Vec<u32>,
     /// The kind of the first error that gave it (`unreachable`, `timeout`, ...), or
     /// `check` for a check that errored; `None` for failures.
     pub(crate) error_kind: Option<String>,
+    /// The interaction (turn) it happened in, from 0; `None` for a sample's own error.
+    pub(crate) interaction: Option<usize>,
+    /// The check's path in the spec (`interactions[1].response.text.keywords`), for a
+    /// check's failure or error.
+    pub(crate) check_path: Option<String>,
+    /// The check's place in the unit's file, when known.
+    pub(crate) location: Option<Location>,
 }
 
 impl Problem {
@@ -94,45 +105,132 @@ impl Problem {
         }
         text
     }
+
+    /// `file:line:col` of the check in `file`, when the check's place is known.
+    pub(crate) fn place(&self, file: &std::path::Path) -> Option<String> {
+        self.location
+            .map(|at| format!("{}:{}:{}", file.display(), at.line, at.column))
+    }
+
+    /// Where it happened, for a line under the message: `at file:line:col,
+    /// interaction 1, sample 0` (`samples 0, 2, 5` when several had it). Indices count
+    /// from 0, as the spec's paths (`interactions[1]`) do.
+    pub(crate) fn whereabouts(&self, file: &std::path::Path) -> String {
+        let mut parts = Vec::new();
+        if let Some(place) = self.place(file) {
+            parts.push(format!("at {place}"));
+        }
+        if let Some(i) = self.interaction {
+            parts.push(format!("interaction {i}"));
+        }
+        let indices: Vec<String> = self.sample_indices.iter().map(u32::to_string).collect();
+        match indices.len() {
+            0 => {}
+            1 => parts.push(format!("sample {}", indices[0])),
+            _ => parts.push(format!("samples {}", indices.join(", "))),
+        }
+        parts.join(", ")
+    }
+}
+
+/// One problem as found in one sample, before samples are merged.
+struct Found {
+    kind: Kind,
+    message: String,
+    error_kind: Option<String>,
+    interaction: Option<usize>,
+    check_path: Option<String>,
+    location: Option<Location>,
+}
+
+/// Every failed or errored check, interaction error and sample error of `sample`.
+fn found_in(sample: &SampleReport) -> Vec<Found> {
+    let mut failures = Vec::new();
+    let mut errors = Vec::new();
+    for i in &sample.interactions {
+        if let Some(e) = &i.error {
+            errors.push(Found {
+                kind: Kind::Error,
+                message: format!("interaction {}: {}", i.index, e.message),
+                error_kind: Some(e.kind.name().to_owned()),
+                interaction: Some(i.index),
+                check_path: None,
+                location: None,
+            });
+        }
+        for c in &i.checks {
+            let (kind, list, error_kind) = match c.status() {
+                assay_check::Status::Failed => (Kind::Failure, &mut failures, None),
+                assay_check::Status::Errored => {
+                    (Kind::Error, &mut errors, Some("check".to_owned()))
+                }
+                _ => continue,
+            };
+            list.push(Found {
+                kind,
+                message: c.message().to_owned(),
+                error_kind,
+                interaction: Some(i.index),
+                check_path: Some(c.path.clone()),
+                location: c.location,
+            });
+        }
+    }
+    if let Some(e) = &sample.error {
+        errors.push(Found {
+            kind: Kind::Error,
+            message: e.message.clone(),
+            error_kind: Some(e.kind.name().to_owned()),
+            interaction: None,
+            check_path: None,
+            location: None,
+        });
+    }
+    failures.extend(errors);
+    failures
 }
 
 /// The unit's failing checks' messages, then its error messages, each once with the
-/// number of samples that had it, in the order first seen.
+/// samples that had it, in the order first seen.
 pub(crate) fn problems(unit: &UnitReport) -> Vec<Problem> {
     let mut failures: Vec<Problem> = Vec::new();
     let mut errors: Vec<Problem> = Vec::new();
     for sample in &unit.samples {
         let mut seen: Vec<(Kind, String)> = Vec::new();
-        let found = sample
-            .failures()
-            .map(|c| (Kind::Failure, c.message().to_owned(), None))
-            .chain(
-                error_kinds(sample)
-                    .into_iter()
-                    .zip(sample.errors())
-                    .map(|(error_kind, message)| (Kind::Error, message, Some(error_kind))),
-            );
-        for (kind, message, error_kind) in found {
-            if seen.iter().any(|(k, m)| *k == kind && *m == message) {
+        for found in found_in(sample) {
+            if seen
+                .iter()
+                .any(|(k, m)| *k == found.kind && *m == found.message)
+            {
                 continue;
             }
-            seen.push((kind, message.clone()));
-            let list = match kind {
+            seen.push((found.kind, found.message.clone()));
+            let list = match found.kind {
                 Kind::Failure => &mut failures,
                 Kind::Error => &mut errors,
             };
-            match list.iter_mut().find(|p| p.message == message) {
-                Some(p) => p.samples += 1,
+            match list.iter_mut().find(|p| p.message == found.message) {
+                Some(p) => {
+                    p.samples += 1;
+                    p.sample_indices.push(sample.index);
+                }
                 None => list.push(Problem {
-                    kind,
-                    message,
+                    kind: found.kind,
+                    message: found.message,
                     samples: 1,
-                    error_kind,
+                    sample_indices: vec![sample.index],
+                    error_kind: found.error_kind,
+                    interaction: found.interaction,
+                    check_path: found.check_path,
+                    location: found.location,
                 }),
             }
         }
     }
     failures.extend(errors);
+    for p in &mut failures {
+        p.sample_indices.sort_unstable();
+    }
     failures
 }
 
@@ -231,25 +329,6 @@ pub(crate) fn turn_line(turn: &assay_run::TurnInfo) -> String {
         parts.push(format!("stop `{reason}`"));
     }
     format!("turn {}: {}", turn.turn, parts.join(", "))
-}
-
-/// The kind of each of [`assay_run::events::SampleReport::errors`], in the same order.
-fn error_kinds(sample: &assay_run::events::SampleReport) -> Vec<String> {
-    let mut out = Vec::new();
-    for i in &sample.interactions {
-        if let Some(e) = &i.error {
-            out.push(e.kind.name().to_owned());
-        }
-        for c in &i.checks {
-            if c.status() == assay_check::Status::Errored {
-                out.push("check".to_owned());
-            }
-        }
-    }
-    if let Some(e) = &sample.error {
-        out.push(e.kind.name().to_owned());
-    }
-    out
 }
 
 /// Control characters (an agent's answer may carry terminal escapes) shown escaped;

@@ -192,6 +192,10 @@ impl Human {
             for more in lines {
                 text.push_str(&format!("      {}\n", clean(more)));
             }
+            let whereabouts = problem.whereabouts(&unit.unit.file);
+            if !whereabouts.is_empty() {
+                text.push_str(&format!("      {}\n", clean(&whereabouts)));
+            }
         }
         for remark in remarks(unit) {
             text.push_str(&format!("    {}\n", clean(&remark)));

@@ -73,6 +73,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod output;
+pub mod transcript;
 
 use std::fmt;
 use std::io;

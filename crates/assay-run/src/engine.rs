@@ -665,6 +665,7 @@ fn pattern_checks(failure_patterns: &[String], index: usize) -> Vec<Check> {
         .iter()
         .enumerate()
         .map(|(i, pattern)| Check {
+            location: None,
             path: format!("interactions[{index}] failure_patterns[{i}]"),
             kind: CheckKind::Stock {
                 part: Part::Text,

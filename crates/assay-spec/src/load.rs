@@ -13,7 +13,7 @@ use crate::model::data_driven::DataDrivenCase;
 use crate::model::provider::ProviderKind;
 use crate::model::sentinel::{TestSpec, TestSuite};
 use crate::node::{Node, Span};
-use crate::plan::{Case, Dialect};
+use crate::plan::{Case, Dialect, Location};
 use crate::redact::Redactor;
 use crate::source::{Source, Syntax};
 use crate::syntax::{self, Env};
@@ -115,12 +115,45 @@ impl Loaded {
         self
     }
 
-    /// The plan cases, when the file is valid.
+    /// The plan cases, when the file is valid, each check with its place in the file
+    /// ([`crate::plan::Check::location`]).
     pub fn cases(&self) -> Vec<Case> {
-        match &self.outcome {
+        let mut cases = match &self.outcome {
             Ok(doc) => doc.cases(&self.source.path),
-            Err(_) => Vec::new(),
+            Err(_) => return Vec::new(),
+        };
+        if let Some(tree) = &self.tree {
+            for check in cases
+                .iter_mut()
+                .flat_map(|c| &mut c.interactions)
+                .flat_map(|s| &mut s.checks)
+            {
+                check.location = place(tree, &check.path).map(|span| {
+                    let (line, column) = self.source.line_col(span.start);
+                    Location {
+                        line: u32::try_from(line).unwrap_or(u32::MAX),
+                        column: u32::try_from(column).unwrap_or(u32::MAX),
+                    }
+                });
+            }
         }
+        cases
+    }
+}
+
+/// Where the check at `path` is written. A suite's test that does not write a field
+/// takes the suite's `defaults` one, so `tests[2].assertions[0]` of a test without
+/// `assertions` is written at `defaults.assertions[0]`.
+fn place(tree: &Node, path: &str) -> Option<Span> {
+    let inherited = path.strip_prefix("tests[").and_then(|rest| {
+        let (_, rest) = rest.split_once("].")?;
+        let field = rest.split(['.', '[']).next()?;
+        let own = &path[..path.len() - rest.len()];
+        (!tree.has(&format!("{own}{field}"))).then(|| format!("defaults.{rest}"))
+    });
+    match inherited {
+        Some(default) => tree.locate(&default).or_else(|| tree.locate(path)),
+        None => tree.locate(path),
     }
 }
 

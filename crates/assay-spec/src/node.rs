@@ -149,6 +149,15 @@ impl Node {
         }
     }
 
+    /// The key and value whose name is `name` in any case (`Gist` for `gist`), when
+    /// this is an object that has one.
+    fn entry_ignoring_case(&self, name: &str) -> Option<(&Key, &Node)> {
+        self.as_object()?
+            .iter()
+            .find(|(k, _)| k.name.eq_ignore_ascii_case(name))
+            .map(|(k, v)| (k, v))
+    }
+
     /// The string, when this is one.
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
@@ -171,6 +180,45 @@ impl Node {
             Value::Array(items) => Some(items),
             _ => None,
         }
+    }
+
+    /// Where the value at `path` is written: `path` is a check's path as plans write it
+    /// (`interactions[1].response.text.keywords[0]`, `tests[2].assertions[0].must_contain`),
+    /// segments separated by `.` with list indices in brackets. The deepest node the
+    /// path reaches is given, so a path that goes past what the file wrote (a scalar
+    /// where the plan counts list items) still points at its nearest part. A key is
+    /// located at the key itself, a list item at the item. `None` when not even the
+    /// first segment is in the tree.
+    pub fn locate(&self, path: &str) -> Option<Span> {
+        self.walk(path).0
+    }
+
+    /// Whether the whole of `path` is written in this tree (see [`Node::locate`]).
+    pub fn has(&self, path: &str) -> bool {
+        self.walk(path).1
+    }
+
+    /// The deepest place `path` reaches, and whether it reached its end.
+    fn walk(&self, path: &str) -> (Option<Span>, bool) {
+        let mut node = self;
+        let mut found = None;
+        for segment in path_segments(path) {
+            let next = match segment {
+                Segment::Key(name) => node
+                    .entry(name)
+                    .or_else(|| node.entry_ignoring_case(name))
+                    .map(|(k, v)| (k.span, v)),
+                Segment::Index(i) => node.as_array().and_then(|a| a.get(i)).map(|v| (v.span, v)),
+            };
+            match next {
+                Some((span, child)) => {
+                    found = Some(span);
+                    node = child;
+                }
+                None => return (found, false),
+            }
+        }
+        (found, true)
     }
 
     /// The value written compactly for an error message, cut to about `max` characters
@@ -200,6 +248,38 @@ impl fmt::Display for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.to_json())
     }
+}
+
+/// One step of a check's path.
+enum Segment<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The steps of `path`: `a.b[2].c` is `a`, `b`, `[2]`, `c`. A bracket that does not
+/// hold a number ends the path.
+fn path_segments(path: &str) -> Vec<Segment<'_>> {
+    let mut out = Vec::new();
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let (name, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !name.is_empty() {
+            out.push(Segment::Key(name));
+        }
+        while let Some(inner) = rest.strip_prefix('[') {
+            let Some(end) = inner.find(']') else {
+                return out;
+            };
+            match inner[..end].parse() {
+                Ok(i) => out.push(Segment::Index(i)),
+                Err(_) => return out,
+            }
+            rest = &inner[end + 1..];
+        }
+    }
+    out
 }
 
 /// Compact JSON text of `value`, cut to about `max` characters with a `…` marker.

@@ -176,6 +176,39 @@ pub struct Check {
     pub path: String,
     /// What it checks.
     pub kind: CheckKind,
+    /// Its place in the file, when the case was loaded from one
+    /// ([`crate::load::Loaded::cases`] fills it; cases built in code have none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+}
+
+impl Check {
+    /// A check at `path`, with no place in a file.
+    pub fn new(path: impl Into<String>, kind: CheckKind) -> Check {
+        Check {
+            path: path.into(),
+            kind,
+            location: None,
+        }
+    }
+}
+
+/// A place in a test file: 1-based line and column (in characters), as editors and
+/// `file:line:col` links count them.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
+pub struct Location {
+    /// The line, from 1.
+    pub line: u32,
+    /// The column, from 1, in characters.
+    pub column: u32,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
 }
 
 /// The part of a response a stock test looks at.
@@ -399,6 +432,7 @@ fn push_tests(
                 format!("{base}.{name}")
             };
             out.push(Check {
+                location: None,
                 path,
                 kind: CheckKind::Stock {
                     part,
@@ -416,6 +450,7 @@ fn push_tests(
 fn push_trajectory(out: &mut Vec<Check>, base: &str, checks: &TrajectoryChecks) {
     let mut push = |name: &str, assertion: Assertion| {
         out.push(Check {
+            location: None,
             path: format!("{base}.{name}"),
             kind: CheckKind::Assertion(assertion),
         });
@@ -459,6 +494,7 @@ fn walk_fields(
 ) {
     if nested && checks.tests.is_empty() && checks.fields.is_empty() {
         out.push(Check {
+            location: None,
             path: base.to_owned(),
             kind: CheckKind::Present {
                 part,
@@ -489,6 +525,7 @@ impl TestSpec {
             .iter()
             .enumerate()
             .map(|(i, a)| Check {
+                location: None,
                 path: format!("{path_prefix}assertions[{i}].{}", a.name()),
                 kind: CheckKind::Assertion(a.clone()),
             })

@@ -535,6 +535,7 @@ fn thresholds_decide_a_scored_evaluation() {
 #[test]
 fn a_sentinel_assertion_runs_as_a_plan_check() {
     let check = Check {
+        location: None,
         path: "tests[0].assertions[1].must_call_tool".to_owned(),
         kind: CheckKind::Assertion(Assertion::MustCallTool(vec!["web_search".to_owned()])),
     };
@@ -546,6 +547,7 @@ fn a_sentinel_assertion_runs_as_a_plan_check() {
     assert_eq!(result.target, "tool_calls");
     assert_eq!(result.expected, Some(json!(["web_search"])));
     let check = Check {
+        location: None,
         path: "assertions[0].max_latency_ms".to_owned(),
         kind: CheckKind::Assertion(Assertion::MaxLatencyMs(10)),
     };

@@ -19,6 +19,7 @@ pub(crate) fn stock(part: Part, names: &[&str], name: &str, expected: Value) -> 
     let (test, negated) =
         StockTest::from_name(name).unwrap_or_else(|| panic!("`{name}` is not a stock test"));
     Check {
+        location: None,
         path: format!("test.{}.{name}", part.name()),
         kind: CheckKind::Stock {
             part,
@@ -33,6 +34,7 @@ pub(crate) fn stock(part: Part, names: &[&str], name: &str, expected: Value) -> 
 /// A presence (`{}`) check.
 pub(crate) fn present(part: Part, names: &[&str]) -> Check {
     Check {
+        location: None,
         path: format!("test.{}.present", part.name()),
         kind: CheckKind::Present {
             part,

@@ -6,7 +6,7 @@ use assay_run::events::{ErrorInfo, InteractionReport, SampleReport, TurnInfo};
 use assay_run::{Event, UnitReport};
 
 use super::{
-    Check, CheckOutcome, Dialect, Error, Evaluation, Interaction, Line, Record, Report,
+    Check, CheckOutcome, Dialect, Error, Evaluation, Interaction, Line, Location, Record, Report,
     SCHEMA_VERSION, Sample, Status, Summary, Tally, Threshold, TrajectoryCall, Turn, Unit, UnitId,
     Usage,
 };
@@ -216,6 +216,10 @@ impl From<&CheckResult> for Check {
             found: c.found.clone(),
             status: c.status().into(),
             outcome,
+            location: c.location.map(|l| Location {
+                line: l.line,
+                column: l.column,
+            }),
         }
     }
 }

@@ -362,6 +362,20 @@ pub struct Check {
     /// Its evaluation, or why it could not be evaluated; tagged by `outcome`.
     #[serde(flatten)]
     pub outcome: CheckOutcome,
+    /// Where the check is written in the unit's file, when it came from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+}
+
+/// A place in a test file, as editors count: line and column from 1 (columns in
+/// characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Location {
+    /// The line, from 1.
+    pub line: u32,
+    /// The column, from 1.
+    pub column: u32,
 }
 
 /// How a check came out, tagged by `outcome`.

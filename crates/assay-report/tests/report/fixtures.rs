@@ -12,7 +12,7 @@ use assay_run::events::{
 };
 use assay_run::{Event, Status, Summary, Tally, UnitId, UnitReport};
 use assay_spec::model::data_driven::{StockTest, SuccessRatio};
-use assay_spec::plan::{Check, CheckKind, Dialect, Part};
+use assay_spec::plan::{Check, CheckKind, Dialect, Location, Part};
 use serde_json::json;
 
 /// The message of the keyword check that fails in [`failed_unit`].
@@ -63,6 +63,10 @@ pub(crate) fn passed_check() -> CheckResult {
             evaluation: Evaluation::pass_fail(true),
             message: "text: equals \"hi\" as expected".into(),
         },
+        location: Some(Location {
+            line: 7,
+            column: 13,
+        }),
     }
 }
 
@@ -77,6 +81,10 @@ pub(crate) fn failed_check() -> CheckResult {
             negated: false,
             expected: json!(["hello"]),
         },
+        location: Some(Location {
+            line: 8,
+            column: 13,
+        }),
     };
     let result = futures::executor::block_on(run_check(&check, &Response::text("bye"), None));
     assert_eq!(result.status(), assay_check::Status::Failed);
@@ -98,6 +106,7 @@ pub(crate) fn errored_check(message: &str) -> CheckResult {
         outcome: Outcome::Errored {
             message: message.to_owned(),
         },
+        location: None,
     }
 }
 

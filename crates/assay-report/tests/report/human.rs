@@ -33,31 +33,38 @@ fn prints_failures_errors_and_the_summary() {
         "{out}"
     );
     assert!(lines[1].ends_with(" (2 samples)"), "{out}");
-    // What the calls said beyond their answers, once for the unit.
+    // Where: the check's place in its file, the interaction and the samples.
     assert_eq!(
         lines[2],
+        "      at cases/a.hocon:8:13, interaction 0, samples 0, 2"
+    );
+    // What the calls said beyond their answers, once for the unit.
+    assert_eq!(
+        lines[3],
         "    an answer was cut short by a token limit (stop reason `length`)"
     );
     assert!(
-        lines[3].starts_with("    note: temperature 0.2 not sent: gpt-5.1 is a reasoning model"),
+        lines[4].starts_with("    note: temperature 0.2 not sent: gpt-5.1 is a reasoning model"),
         "{out}"
     );
     // The tool calls of the first sample that did not pass, by turn.
     assert_eq!(
-        lines[4],
+        lines[5],
         "    trajectory of sample 0: turn 1: search (2 model calls)"
     );
     assert_eq!(
-        lines[5],
+        lines[6],
         "ERROR looks up [http] 0 passed, 2 errored (need 1/2) in 0.30s"
     );
-    assert_eq!(lines[6], format!("    error: interaction 0: {UNREACHABLE}"));
-    assert_eq!(lines[7], "    error: text: the judge failed: timed out");
+    assert_eq!(lines[7], format!("    error: interaction 0: {UNREACHABLE}"));
+    assert_eq!(lines[8], "      interaction 0, sample 0");
+    assert_eq!(lines[9], "    error: text: the judge failed: timed out");
+    assert_eq!(lines[10], "      interaction 0, sample 1");
     assert_eq!(
-        lines[8],
+        lines[11],
         "1 passed, 1 failed, 1 errored, 1 skipped in 1.23s"
     );
-    assert_eq!(lines.len(), 9, "{out}");
+    assert_eq!(lines.len(), 12, "{out}");
     assert!(!out.contains("PASS"), "{out}");
 }
 

@@ -99,6 +99,7 @@ fn check(report: &EvaluationReport) -> Option<CheckResult> {
         expected: None,
         found: None,
         outcome,
+        location: None,
     })
 }
 

@@ -1,0 +1,154 @@
+//! Every check of a loaded file knows where it is written (`Check::location`), so a
+//! failure can point at `file:line:col`. Checked on known places, and over every valid
+//! fixture: the place holds the check's key (or list item) as written.
+
+use std::path::{Path, PathBuf};
+
+use assay_spec::load::{self, Unrecognized};
+use assay_spec::plan::{Case, Location};
+use assay_spec::syntax::Env;
+use assay_spec::{Source, Syntax};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+fn env() -> Env {
+    Env::from_pairs([("OPENAI_API_KEY", "sk-dummy-for-assay-tests")])
+}
+
+fn cases(path: &Path) -> (Vec<Case>, Source) {
+    let loaded = load::load_file(path, &env(), Unrecognized::Error)
+        .unwrap()
+        .unwrap_or_else(|| panic!("{} was skipped", path.display()));
+    assert!(loaded.is_valid(), "{} is invalid", path.display());
+    (loaded.cases(), loaded.source.clone())
+}
+
+fn location(cases: &[Case], path: &str) -> Location {
+    cases
+        .iter()
+        .flat_map(|c| &c.interactions)
+        .flat_map(|s| &s.checks)
+        .find(|c| c.path == path)
+        .unwrap_or_else(|| panic!("no check at {path}"))
+        .location
+        .unwrap_or_else(|| panic!("the check at {path} has no location"))
+}
+
+/// The text at a 1-based line and column.
+fn text_at(source: &Source, at: Location) -> &str {
+    let offset = source.offset(at.line as usize, at.column as usize);
+    &source.text[offset..]
+}
+
+#[test]
+fn hocon_checks_point_at_their_keys_and_items() {
+    let (cases, source) = cases(&fixtures().join("data-driven/music_trivia.hocon"));
+    // `answer { keywords = "Beatles" }` on line 15: the key.
+    let at = location(&cases, "interactions[0].response.structure.answer.keywords");
+    assert_eq!(
+        at,
+        Location {
+            line: 15,
+            column: 20
+        }
+    );
+    assert!(text_at(&source, at).starts_with("keywords"));
+    // `keywords: ["Liverpool"],` on line 25: the list item.
+    let at = location(&cases, "interactions[1].response.text.keywords[0]");
+    assert_eq!(
+        at,
+        Location {
+            line: 25,
+            column: 22
+        }
+    );
+    assert!(text_at(&source, at).starts_with("\"Liverpool\""));
+    // `running_cost: { value: 6.0, greater: 3.0 }` on line 29.
+    let at = location(
+        &cases,
+        "interactions[1].response.structure.running_cost.greater",
+    );
+    assert_eq!(at.line, 29);
+    assert!(text_at(&source, at).starts_with("greater"));
+}
+
+#[test]
+fn sentinel_suite_assertions_point_at_their_names() {
+    let (cases, source) = cases(&fixtures().join("sentinel/suite.yaml"));
+    let checks: Vec<_> = cases
+        .iter()
+        .flat_map(|c| &c.interactions)
+        .flat_map(|s| &s.checks)
+        .collect();
+    assert!(checks.len() >= 2, "the suite has too few assertions");
+    for check in checks {
+        let at = check.location.expect("every assertion has a location");
+        let name = check.path.rsplit('.').next().unwrap();
+        assert!(
+            text_at(&source, at).starts_with(name),
+            "{} at {at}: {:?}",
+            check.path,
+            &text_at(&source, at)[..20.min(text_at(&source, at).len())]
+        );
+    }
+}
+
+fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if !path.ends_with("invalid") {
+                fixture_files(&path, out);
+            }
+        } else if Syntax::from_path(&path).is_some()
+            && !path.to_string_lossy().contains("/cases/invalid-")
+        {
+            out.push(path);
+        }
+    }
+}
+
+/// The key a check's path ends in, quoted or not, or the list item it names; or the
+/// HOCON substitution (`${common}`) its object comes from.
+fn written_at(text: &str, path: &str) -> bool {
+    if path.ends_with(']') || text.starts_with("${") {
+        return !text.is_empty();
+    }
+    let key = path.rsplit('.').next().unwrap();
+    let lower = text.to_ascii_lowercase();
+    lower.starts_with(key) || lower[1..].starts_with(key)
+}
+
+#[test]
+fn every_check_of_every_valid_fixture_has_its_place() {
+    let mut files = Vec::new();
+    fixture_files(&fixtures(), &mut files);
+    let mut located = 0;
+    for path in files {
+        let Some(loaded) = load::load_file(&path, &env(), Unrecognized::Skip).unwrap() else {
+            continue;
+        };
+        if !loaded.is_valid() {
+            continue;
+        }
+        for case in loaded.cases() {
+            for check in case.interactions.iter().flat_map(|s| &s.checks) {
+                let at = check.location.unwrap_or_else(|| {
+                    panic!("{}: {} has no location", path.display(), check.path)
+                });
+                let text = text_at(&loaded.source, at);
+                assert!(
+                    written_at(text, &check.path),
+                    "{}:{at}: {} points at {:?}",
+                    path.display(),
+                    check.path,
+                    text.chars().take(30).collect::<String>()
+                );
+                located += 1;
+            }
+        }
+    }
+    assert!(located >= 100, "only {located} checks located");
+}
