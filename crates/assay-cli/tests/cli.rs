@@ -301,13 +301,20 @@ fn usage_errors_exit_2() {
     assert!(stdout(&help).contains("validate"));
 }
 
-/// The plan cases of `file` as JSON, without the fields that name the file.
+/// The plan cases of `file` as JSON, without the fields that name the file or places
+/// in it (each check's `location`).
 fn cases_without_file(dir: &Path, file: &str) -> serde_json::Value {
     let out = assay(dir, &["list", "--format", "json", file]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let mut json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     for case in json["cases"].as_array_mut().unwrap() {
         case.as_object_mut().unwrap().remove("file");
+        for step in case["interactions"].as_array_mut().unwrap() {
+            for check in step["checks"].as_array_mut().unwrap() {
+                let located = check.as_object_mut().unwrap().remove("location");
+                assert!(located.is_some(), "a check without its place: {check}");
+            }
+        }
     }
     json
 }
