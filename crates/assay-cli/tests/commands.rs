@@ -193,6 +193,18 @@ fn watch_reruns_the_file_that_changed() {
         !second.contains("other"),
         "only the changed file reruns: {second}"
     );
+
+    // assay.toml reruns everything.
+    std::fs::write(dir.path().join("assay.toml"), "strict = true\n").unwrap();
+    seen.clear();
+    wait_for(
+        &lines,
+        "watch: assay.toml changed; rerunning everything",
+        &mut seen,
+    );
+    wait_for(&lines, "watch: waiting for changes", &mut seen);
+    let third = seen.join("\n");
+    assert!(third.contains("1 passed, 1 failed"), "{third}");
 }
 
 #[test]

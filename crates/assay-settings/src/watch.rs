@@ -94,20 +94,21 @@ impl Watch {
             source,
         })?;
         let filter = Filter {
-            roots: paths.iter().map(|p| absolute(p)).collect(),
+            roots: paths.iter().map(absolute).collect(),
             config: config.map(absolute),
-            ignored: ignored.iter().map(|p| absolute(p)).collect(),
+            ignored: ignored.iter().map(absolute).collect(),
         };
         for root in &filter.roots {
-            let mode = if root.is_dir() {
-                RecursiveMode::Recursive
-            } else {
-                RecursiveMode::NonRecursive
+            // A file is watched through its folder, so that an editor that saves by
+            // replacing the file is still seen.
+            let (path, mode) = match root.parent() {
+                Some(folder) if !root.is_dir() => (folder, RecursiveMode::NonRecursive),
+                _ => (root.as_path(), RecursiveMode::Recursive),
             };
             watcher
-                .watch(root, mode)
+                .watch(path, mode)
                 .map_err(|source| WatchError::Watch {
-                    path: root.clone(),
+                    path: path.to_path_buf(),
                     source,
                 })?;
         }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use assay_settings::watch::{Rerun, Watch};
-use assay_settings::{Found, Settings};
+use assay_settings::{CONFIG_FILE, Found, Settings};
 
 use crate::args::WatchArgs;
 use crate::exit::ExitCode;
@@ -28,7 +28,8 @@ const CLEAR: &str = "\x1b[2J\x1b[H";
 /// `assay watch`.
 pub(crate) fn run(mut args: WatchArgs, color: bool) -> anyhow::Result<ExitCode> {
     let roots = args.run.target.paths.clone();
-    // Which assay.toml the runs read; a broken one is reported by the first run.
+    // Which assay.toml the runs read (a broken one is reported by the first run); with
+    // none, the one that would be read first once written, in the working directory.
     let config = Settings::load(
         args.run.target.config.as_deref(),
         args.run.target.overrides(),
@@ -37,7 +38,8 @@ pub(crate) fn run(mut args: WatchArgs, color: bool) -> anyhow::Result<ExitCode> 
     .and_then(|s| match s.found {
         Found::File(path) => Some(path),
         Found::None { .. } => None,
-    });
+    })
+    .unwrap_or_else(|| PathBuf::from(CONFIG_FILE));
     let ignored: Vec<PathBuf> = [
         &args.run.json,
         &args.run.jsonl,
@@ -48,7 +50,7 @@ pub(crate) fn run(mut args: WatchArgs, color: bool) -> anyhow::Result<ExitCode> 
     .flatten()
     .cloned()
     .collect();
-    let mut watch = match Watch::new(&roots, config.as_deref(), &ignored) {
+    let mut watch = match Watch::new(&roots, Some(&config), &ignored) {
         Ok(watch) => watch,
         Err(e) => {
             output::stderr(&format!("error: {e}\n"));
