@@ -245,6 +245,8 @@ fn completions_and_the_man_page_name_every_subcommand() {
         assert!(page.contains(section), "{section}");
     }
     assert!(page.contains("\\-\\-min\\-agreement"), "{page}");
+    // No reference to per-command pages that do not exist.
+    assert!(!page.contains("assay\\-run(1)"), "{page}");
 }
 
 fn verdict(pass: bool) -> Reply {

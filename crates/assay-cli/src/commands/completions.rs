@@ -23,14 +23,33 @@ pub(crate) fn completions(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::OK)
 }
 
-/// `assay man`: the page of `assay` with a section for each subcommand.
+/// `assay man`: the page of `assay` with a section for each subcommand, in place of
+/// clap_mangen's list of `assay-<command>(1)` pages (there are none).
 pub(crate) fn man() -> anyhow::Result<ExitCode> {
     let command = Cli::command();
     let mut page = Vec::new();
     clap_mangen::Man::new(command.clone()).render(&mut page)?;
-    render_subcommands(&command, "assay", &mut page)?;
-    output::stdout(&once_preamble(&String::from_utf8_lossy(&page)))?;
+    let mut commands = Vec::new();
+    render_subcommands(&command, "assay", &mut commands)?;
+    let page = with_commands(
+        &String::from_utf8_lossy(&page),
+        &String::from_utf8_lossy(&commands),
+    );
+    output::stdout(&once_preamble(&page))?;
     Ok(ExitCode::OK)
+}
+
+/// `page` with its `.SH SUBCOMMANDS` section replaced by `commands` (added before the
+/// next section, or at the end, when there is none).
+fn with_commands(page: &str, commands: &str) -> String {
+    let Some(start) = page.find(".SH SUBCOMMANDS\n") else {
+        return format!("{page}{commands}");
+    };
+    let rest = &page[start + 1..];
+    let end = rest
+        .find("\n.SH ")
+        .map_or(page.len(), |i| start + 1 + i + 1);
+    format!("{}{commands}{}", &page[..start], &page[end..])
 }
 
 /// The page with the two lines each rendered part starts with (they define the string
