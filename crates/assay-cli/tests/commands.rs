@@ -95,6 +95,31 @@ fn init_writes_examples_that_pass_against_the_demo_and_refuses_to_overwrite() {
 }
 
 #[test]
+fn under_demo_a_spec_may_call_the_demo_model_without_assay_toml() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("spec.yaml"),
+        "name: echo\nmodel: m\nprovider: demo\ninputs:\n  query: ping\nassertions:\n  - must_contain: \"You said: ping\"\n",
+    )
+    .unwrap();
+    let (out, report) = support::run_args(dir.path(), "spec.yaml", &["--demo"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", support::output_text(&out));
+    assert_eq!(
+        support::verdicts(&report),
+        support::expected(&[("echo", "passed")])
+    );
+    // Without --demo (and no [providers.demo]) there is no such provider.
+    let out = assay(
+        dir.path(),
+        &["validate", "spec.yaml", "--format", "short"],
+        &[],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("provider"), "{stderr}");
+}
+
+#[test]
 fn the_readme_shows_the_workflow_init_writes() {
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))

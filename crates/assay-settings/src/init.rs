@@ -50,9 +50,11 @@ pub const TEMPLATES: [Template; 5] = [
 pub enum InitError {
     /// Some of the files exist already; nothing was written.
     #[error(
-        "{} already exist(s) in {}; nothing was written (--force overwrites them)",
+        "{} already {} in {}; nothing was written (--force overwrites {})",
         list(.paths),
-        .dir.display()
+        if .paths.len() == 1 { "exists" } else { "exist" },
+        .dir.display(),
+        if .paths.len() == 1 { "it" } else { "them" }
     )]
     Exists {
         /// The project folder.
@@ -147,7 +149,11 @@ mod tests {
         std::fs::write(dir.path().join("tests/suite.yaml"), "x").unwrap();
         let error = init(dir.path(), false).unwrap_err();
         let message = error.to_string();
-        assert!(message.contains("`tests/suite.yaml`"), "{message}");
+        assert!(
+            message.contains("`tests/suite.yaml` already exists in"),
+            "{message}"
+        );
+        assert!(message.ends_with("(--force overwrites it)"), "{message}");
         assert!(!message.contains("assay.toml"), "{message}");
         assert!(!dir.path().join("assay.toml").exists());
     }
