@@ -20,6 +20,9 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 /// (truncate, write, close, rename) come as one batch.
 pub const DEBOUNCE: Duration = Duration::from_millis(200);
 
+/// The longest the events of one change are gathered, however many keep coming.
+pub const MAX_GATHER: Duration = Duration::from_secs(2);
+
 /// What to run after a change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rerun {
@@ -76,7 +79,7 @@ struct Filter {
 }
 
 impl Watch {
-    /// Starts watching `paths` (folders recursively, files themselves) and `config`;
+    /// Starts watching `paths` (folders recursively, files through their folder) and `config`;
     /// changes to `ignored` (the run's report files) never count. Relative paths are
     /// taken from the working directory.
     pub fn new(
@@ -139,8 +142,14 @@ impl Watch {
         loop {
             let mut paths = Vec::new();
             self.gather(&mut paths).await?;
+            // A folder that never stops changing (a build's output) is looked at every
+            // few seconds rather than never.
+            let end = tokio::time::Instant::now() + MAX_GATHER;
             while let Ok(more) = tokio::time::timeout(DEBOUNCE, self.gather(&mut paths)).await {
                 more?;
+                if tokio::time::Instant::now() >= end {
+                    break;
+                }
             }
             if let Some(rerun) = self.filter.rerun(&paths) {
                 return Ok(rerun);
