@@ -41,6 +41,14 @@ pub enum Command {
     Assess(Box<AssessArgs>),
     /// Work with the gist judge
     Judge(JudgeArgs),
+    /// Start a project: a commented assay.toml, example tests and a CI workflow
+    Init(InitArgs),
+    /// Run the tests, then rerun the files that change (all of them when assay.toml does)
+    Watch(Box<WatchArgs>),
+    /// Print a shell completion script to stdout
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) to stdout
+    Man(ManArgs),
 }
 
 /// `assay judge`.
@@ -61,9 +69,11 @@ pub enum JudgeCommand {
 /// `assay judge check`.
 #[derive(Debug, Args)]
 pub struct JudgeCheckArgs {
-    /// The labeled set: a YAML list of {sample, criteria, expected: pass|fail, kind}
-    #[arg(default_value = "fixtures/judge/labeled.yaml")]
-    pub file: PathBuf,
+    /// The labeled set: a YAML list of {sample, criteria, expected: pass|fail, kind} [default: the built-in set of 45 items]
+    pub file: Option<PathBuf>,
+    /// The rates the judge must meet, else exit 1
+    #[command(flatten)]
+    pub gates: JudgeGateArgs,
     /// The judge: `provider:model` or `neuro-san:<agent>` [default: `[judge] model` in assay.toml, else picked from the environment]
     #[arg(long, value_name = "SPEC")]
     pub judge: Option<String>,
@@ -399,3 +409,61 @@ impl TargetArgs {
         Ok(selection)
     }
 }
+
+// The commands of `init`, `watch`, `completions`, `man`, and the gates of `judge check`.
+
+/// The gates of `assay judge check`: each a rate from 0 to 1.
+#[derive(Debug, Args)]
+pub struct JudgeGateArgs {
+    /// Exit 1 when the judge agrees with fewer of the labels than this (0.9 is 90%)
+    #[arg(long, value_name = "RATE", value_parser = assay_judge::gates::parse_rate)]
+    pub min_agreement: Option<f64>,
+    /// Exit 1 when the judge passes more of the items labeled fail than this
+    #[arg(long, value_name = "RATE", value_parser = assay_judge::gates::parse_rate)]
+    pub max_false_pass: Option<f64>,
+    /// Exit 1 when the judge fails more of the items labeled pass than this
+    #[arg(long, value_name = "RATE", value_parser = assay_judge::gates::parse_rate)]
+    pub max_false_fail: Option<f64>,
+}
+
+impl JudgeGateArgs {
+    /// The gates these flags set.
+    pub fn gates(&self) -> assay_judge::Gates {
+        assay_judge::Gates {
+            min_agreement: self.min_agreement,
+            max_false_pass: self.max_false_pass,
+            max_false_fail: self.max_false_fail,
+        }
+    }
+}
+
+/// `assay init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The project folder (created when missing)
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// Overwrite files that exist
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `assay watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The flags of `assay run`; the paths given are the ones watched
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `assay completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `assay man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {}

@@ -72,5 +72,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Judge(args) => match &args.command {
             args::JudgeCommand::Check(check) => commands::judge::check(check, color),
         },
+        Command::Init(args) => commands::init::run(&args),
+        Command::Watch(args) => commands::watch::run(*args, color),
+        Command::Completions(args) => commands::completions::completions(&args),
+        Command::Man(_) => commands::completions::man(),
     }
 }

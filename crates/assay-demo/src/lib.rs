@@ -57,6 +57,7 @@
 //! | `GET /api/v1/{agent}/function` | `{"function": {"description": …, "parameters"?: {…}, "sly_data_schema"?: {…}}}` |
 //! | `POST /api/v1/{agent}/streaming_chat` | a JSON-lines stream (below) |
 //! | `POST /mcp` | MCP JSON-RPC 2.0 (below) |
+//! | `POST /v1/chat/completions` | the demo model: an OpenAI chat completion answering `You said: <the last user message>` |
 //!
 //! `{agent}` may contain `/` (and `%2F`); an unknown agent, or any other path, is a 404 with
 //! an empty body. A wrong method is a 405 with an empty body. A `streaming_chat` body that
@@ -181,6 +182,7 @@ mod conversation;
 mod direct;
 mod faults;
 mod mcp;
+mod model;
 mod pyjson;
 mod routes;
 mod server;

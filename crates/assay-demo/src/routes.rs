@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::body::{Body, empty, full};
 use crate::server::Shared;
-use crate::{DemoAgent, chat, mcp, pyjson};
+use crate::{DemoAgent, chat, mcp, model, pyjson};
 
 /// The largest request body read, 16 MiB.
 const MAX_REQUEST_BODY: usize = 16 * 1024 * 1024;
@@ -31,6 +31,10 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> R
         },
         "/mcp" => match *method {
             Method::POST => mcp::handle(shared, request).await,
+            _ => status_only(StatusCode::METHOD_NOT_ALLOWED),
+        },
+        "/v1/chat/completions" => match *method {
+            Method::POST => model::handle(request).await,
             _ => status_only(StatusCode::METHOD_NOT_ALLOWED),
         },
         _ => {

@@ -69,6 +69,7 @@
 
 pub mod cache;
 pub mod calibrate;
+pub mod gates;
 mod model;
 pub mod namer;
 mod neuro_san;
@@ -79,6 +80,7 @@ pub mod voting;
 
 pub use cache::Cache;
 pub use calibrate::{Calibration, LabeledItem, calibrate, load_labeled};
+pub use gates::Gates;
 pub use model::{DEFAULT_TIMEOUT, ModelJudge};
 pub use namer::{ModeInput, ModeNamer, ModelNamer, NAMER_PROMPT_VERSION, NoNames};
 pub use neuro_san::NeuroSanJudge;

@@ -1,16 +1,22 @@
 //! The built-in demo agents as a ready set of connectors: `assay run --demo` starts the
 //! demo server on a free 127.0.0.1 port and reaches it over http, https and mcp, and
-//! reaches the same agents in process over `direct`. No set-up, no API key.
+//! reaches the same agents in process over `direct`. No set-up, no API key. The same
+//! server's demo model (`POST /v1/chat/completions`, answering `You said: <the last user
+//! message>`) is the provider [`crate::DEMO_PROVIDER`], for Sentinel specs.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use assay_connect::provider::{self, Limits, ProviderSettings};
 use assay_connect::{
     AgentRequest, AgentResponse, BoxFuture, ConnectError, HttpOptions, InProcessAgent,
     NeuroSanHttp, NeuroSanMcp, Registry, TlsOptions, Url,
 };
 use assay_demo::{DemoAgent, DemoServer, RunningServer, TlsIdentity};
+use assay_spec::ProviderKind;
+use assay_spec::model::config::ProviderConfig;
 use assay_spec::model::data_driven::Connection;
+use assay_target::model::Provider;
 
 use assay_run::Connectors;
 
@@ -62,6 +68,8 @@ pub struct Demo {
     pub server: RunningServer,
     /// `direct` (in process), `http`, `https` (trusting the server's certificate) and `mcp`.
     pub connectors: Connectors,
+    /// The demo model, an OpenAI-compatible provider on the same server, with no key.
+    pub model: Arc<dyn Provider>,
 }
 
 /// Why the demo could not start.
@@ -100,5 +108,22 @@ pub async fn start(port: u16) -> Result<Demo, DemoStartError> {
             Arc::new(NeuroSanHttp::https(&base, &options)?),
         )
         .with(Connection::Mcp, Arc::new(NeuroSanMcp::new(base, &options)?));
-    Ok(Demo { server, connectors })
+    let table = ProviderConfig {
+        kind: Some(ProviderKind::Openai),
+        base_url: Some(format!("{}/v1", server.base_url())),
+        ..ProviderConfig::default()
+    };
+    let settings =
+        ProviderSettings::resolve(ProviderKind::Openai, &Default::default(), Some(&table))?;
+    let model = provider::build(
+        ProviderKind::Openai,
+        settings,
+        &options,
+        Limits::new(None, None),
+    )?;
+    Ok(Demo {
+        server,
+        connectors,
+        model,
+    })
 }

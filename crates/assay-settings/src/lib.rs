@@ -16,6 +16,9 @@
 //! - [`harness`]: `cargo test` runs a folder of spec files, reading `assay.toml` and the
 //!   environment like the CLI.
 //! - [`demo`] (feature `demo`, on by default): the built-in demo agents as connectors.
+//! - [`watch`]: what `assay watch` waits for (a changed test file or `assay.toml`).
+//! - [`init`]: the files `assay init` writes (a commented `assay.toml`, example tests
+//!   that pass against the demo, a CI workflow).
 //!
 //! Nothing here prints: what is worth telling the user is in [`Session::notes`] and
 //! [`Settings::reports`].
@@ -49,10 +52,12 @@ mod drive;
 mod error;
 mod files;
 pub mod harness;
+pub mod init;
 mod judge;
 mod parts;
 mod session;
 mod settings;
+pub mod watch;
 
 pub use drive::{Prepared, Ran, assess_unit, name_modes, prepare};
 pub use error::SettingsError;
@@ -60,4 +65,4 @@ pub use files::{FILES_BASE, FILES_PER_JOB, files_needed, fit_open_files};
 pub use judge::{Chosen, plan_needs_judge};
 pub use parts::{Providers, seconds, with_providers};
 pub use session::Session;
-pub use settings::{CONFIG_FILE, Found, Overrides, Settings, find_config};
+pub use settings::{CONFIG_FILE, DEMO_PROVIDER, Found, Overrides, Settings, find_config};

@@ -52,6 +52,11 @@ impl Providers {
         self.get(ProviderName::new(name))
     }
 
+    /// Adds (or replaces) the provider called `name`.
+    pub fn insert(&mut self, name: ProviderName, provider: Arc<dyn Provider>) {
+        self.by_name.insert(name, provider);
+    }
+
     /// Every provider, by name.
     pub fn iter(&self) -> impl Iterator<Item = (&ProviderName, &Arc<dyn Provider>)> {
         self.by_name.iter()

@@ -45,7 +45,8 @@ impl Session {
         if settings.overrides.insecure {
             notes.push("warning: --insecure: https certificates are not verified; anyone between you and the server can read and change the traffic".to_owned());
         }
-        let providers = settings.providers()?;
+        #[cfg_attr(not(feature = "demo"), allow(unused_mut))]
+        let mut providers = settings.providers()?;
         #[cfg(feature = "demo")]
         let mut demo = None;
         let agents = if plan.cases.is_empty() {
@@ -58,6 +59,10 @@ impl Session {
                     .map_err(|e| SettingsError::Demo(e.to_string()))?;
                 notes.push(format!("demo agents on {}", started.server.base_url()));
                 demo = Some(started.server);
+                providers.insert(
+                    assay_spec::ProviderName::Named(crate::DEMO_PROVIDER.to_owned()),
+                    started.model,
+                );
                 started.connectors
             }
             #[cfg(not(feature = "demo"))]

@@ -14,6 +14,11 @@ use assay_spec::{Env, ProviderKind, Report, load_file};
 
 use crate::error::SettingsError;
 
+/// The provider name of the demo model under `--demo`: an OpenAI-compatible endpoint of
+/// the demo server that answers `You said: <the last user message>`, so that Sentinel
+/// specs run without a key. It replaces a `[providers.demo]` of `assay.toml` for the run.
+pub const DEMO_PROVIDER: &str = "demo";
+
 /// The name of the project configuration file.
 pub const CONFIG_FILE: &str = "assay.toml";
 
@@ -190,11 +195,20 @@ impl Settings {
     }
 
     /// How test files are read (`max_input_bytes`, `includes`).
+    /// With `--demo`, a test's `provider` may also name [`DEMO_PROVIDER`], the demo
+    /// model.
     pub fn input_limits(&self) -> Limits {
-        match &self.config {
+        let mut limits = match &self.config {
             Some(config) => config.limits(&self.project_dir()),
             None => Limits::default(),
+        };
+        if self.overrides.demo {
+            limits
+                .providers
+                .entry(DEMO_PROVIDER.to_owned())
+                .or_insert(ProviderKind::Openai);
         }
+        limits
     }
 
     /// `[providers.<kind>]`, the table of `kind`'s own provider (a named provider of

@@ -94,11 +94,10 @@ fn valid_fixtures_validate_and_match_their_schema() {
             continue;
         }
         let Some(loaded) = load(&path, Unrecognized::Skip) else {
-            // Only files that hold no test are skipped: shared includes, the judge's
-            // labeled set, and the real-server test's agent networks and model settings.
+            // Only files that hold no test are skipped: shared includes, and the
+            // real-server test's agent networks and model settings.
             assert!(
                 rel_text.contains("/shared/")
-                    || rel_text.starts_with("fixtures/judge/")
                     || (rel_text.starts_with("fixtures/neuro-san-real/")
                         && !rel_text.contains("/cases/")),
                 "{rel_text} was skipped as not a test file"

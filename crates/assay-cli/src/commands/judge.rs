@@ -1,10 +1,15 @@
-//! `assay judge check`: measures the judge the settings call for (`--judge`, else
-//! `[judge]` in assay.toml, else one picked from the environment) against a labeled set.
+//! `assay judge check [FILE]`: measures the judge the settings call for (`--judge`, else
+//! `[judge]` in assay.toml, else one picked from the environment) against a labeled set:
+//! FILE, else the set built into the binary (`assay_judge::calibrate::BUILT_IN_SET`), so
+//! it runs from any folder.
 //!
-//! Exit codes: 0 once the set is judged, whatever the rates; 2 when the set cannot be
-//! read or no judge is available.
+//! Exit codes: 0 once the set is judged and every gate (`--min-agreement`,
+//! `--max-false-pass`, `--max-false-fail`) is met; 1 when a gate is missed (each missed
+//! gate is printed to stderr, after the result); 2 when the set cannot be read, a gate
+//! is not a rate from 0 to 1, or no judge is available.
 
 use anyhow::Context;
+use assay_judge::calibrate::built_in;
 use assay_judge::{HOW_TO_CONFIGURE, calibrate, load_labeled};
 use assay_settings::{Overrides, Settings};
 
@@ -15,7 +20,11 @@ use crate::output;
 
 /// `assay judge check`.
 pub(crate) fn check(args: &JudgeCheckArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let items = match load_labeled(&args.file) {
+    let loaded = match &args.file {
+        Some(file) => load_labeled(file),
+        None => built_in(),
+    };
+    let items = match loaded {
         Ok(items) => items,
         Err(e) => {
             output::stderr(&format!("error: {e}\n"));
@@ -61,5 +70,13 @@ pub(crate) fn check(args: &JudgeCheckArgs, color: bool) -> anyhow::Result<ExitCo
         Format::Json => output::stdout(&format!("{:#}\n", calibration.to_json(&items)))?,
         Format::Human => output::stdout(&calibration.to_text(&items))?,
     }
-    Ok(ExitCode::OK)
+    let missed = args.gates.gates().missed(&calibration);
+    for gate in &missed {
+        output::stderr(&format!("error: {gate}\n"));
+    }
+    if missed.is_empty() {
+        Ok(ExitCode::OK)
+    } else {
+        Ok(ExitCode::FAILURES)
+    }
 }

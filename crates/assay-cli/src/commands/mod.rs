@@ -3,13 +3,16 @@
 
 pub(crate) mod agents;
 pub(crate) mod assess;
+pub(crate) mod completions;
 pub(crate) mod convert;
+pub(crate) mod init;
 pub(crate) mod judge;
 pub(crate) mod list;
 pub(crate) mod run;
 pub(crate) mod schema;
 pub(crate) mod serve;
 pub(crate) mod validate;
+pub(crate) mod watch;
 
 use assay_run::select::{EmptyRun, Level};
 

@@ -301,3 +301,38 @@ async fn shutdown_closes_the_port_and_dropping_a_server_stops_it() {
     }
     assert!(refused, "a dropped server stops listening");
 }
+
+#[tokio::test]
+async fn the_demo_model_answers_as_an_openai_chat_completion() {
+    let server = start().await;
+    let mut client = Client::plain(server.addr()).await;
+    let request = json!({
+        "model": "demo-echo",
+        "stream": true,
+        "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "Hello, Assay"},
+        ],
+    });
+    let reply = client.post("/v1/chat/completions", &request).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    let completion = reply.json();
+    assert_eq!(completion["object"], "chat.completion");
+    assert_eq!(completion["model"], "demo-echo");
+    assert_eq!(
+        completion["choices"][0]["message"],
+        json!({"role": "assistant", "content": "You said: Hello, Assay"})
+    );
+    assert_eq!(completion["choices"][0]["finish_reason"], "stop");
+    assert_eq!(completion["usage"]["completion_tokens"], 4);
+
+    let reply = client
+        .fetch(Method::POST, "/v1/chat/completions", "not json", &[])
+        .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.json()["error"]["type"], "invalid_request_error");
+    let reply = client.get("/v1/chat/completions").await;
+    assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED);
+    server.shutdown().await;
+}
