@@ -75,6 +75,32 @@ fn every_valid_fixture_converts_to_every_syntax_and_back() {
     assert!(converted >= 3 * 45, "only {converted} conversions");
 }
 
+/// The quickstart's `echo.yaml` as HOCON, compared with
+/// `tests/snapshots/convert-echo.hocon` (`UPDATE_SNAPSHOTS=1` rewrites it).
+#[test]
+fn a_converted_file_reads_as_hand_written_hocon() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixture = root.join("../../fixtures/quickstart/echo.yaml");
+    let loaded = load::load_file(&fixture, &env(), Unrecognized::Error)
+        .unwrap()
+        .unwrap();
+    let text = emit(loaded.tree.as_ref().unwrap(), Syntax::Hocon);
+    let snapshot = root.join("tests/snapshots/convert-echo.hocon");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(snapshot.parent().unwrap()).unwrap();
+        std::fs::write(&snapshot, &text).unwrap();
+    }
+    let expected = std::fs::read_to_string(&snapshot).unwrap_or_default();
+    assert_eq!(
+        text,
+        expected,
+        "the HOCON differs from {}; if the change is meant, run `UPDATE_SNAPSHOTS=1 cargo test -p assay-spec --test roundtrip`",
+        snapshot.display()
+    );
+    assert!(!text.lines().any(|l| l.trim_end().ends_with(',')), "{text}");
+    assert!(text.starts_with("agent = \"echo\"\n"), "{text}");
+}
+
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-zA-Z0-9 ]{1,20}",

@@ -9,8 +9,15 @@
 //!   when a YAML reader (1.2 core schema, and 1.1 for words like `yes` and `on`)
 //!   would read it back as that same string; otherwise it is double-quoted with
 //!   escapes. A multi-line string is written as a `|` block when that is exact.
-//! - HOCON has a braced root, double-quoted keys and strings with JSON escapes
-//!   (which HOCON does not scan for `${}`), one `key: value` per line.
+//! - HOCON is written as people write it: no braces around the root object, one
+//!   `key = value` or `key { ... }` per line and no commas at line ends. A key is
+//!   unquoted when it is a simple name (a letter or `_`, then letters, digits, `_` and
+//!   `-`; not `include`, `true`, `false` or `null`), else quoted, so a dot in a key
+//!   never becomes a path. Strings are always double-quoted with JSON escapes (which
+//!   HOCON does not scan for `${}`). A list of scalars that fits on one line is written
+//!   `[a, b]`; any other list has one item per line.
+//!
+//! Comments are not kept: the tree holds values only.
 
 use std::fmt::Write as _;
 
@@ -31,10 +38,14 @@ pub fn emit(node: &Node, syntax: Syntax) -> String {
             out.push('\n');
         }
         Syntax::Yaml => Yaml { out: &mut out }.root(node),
-        Syntax::Hocon => {
-            hocon_value(&mut out, node, 0);
-            out.push('\n');
-        }
+        Syntax::Hocon => match &node.value {
+            // The root object is written without its braces.
+            Value::Object(entries) if !entries.is_empty() => hocon_entries(&mut out, entries, 0),
+            _ => {
+                hocon_value(&mut out, node, 0);
+                out.push('\n');
+            }
+        },
     }
     out
 }
@@ -292,6 +303,77 @@ fn json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// The longest line a list of scalars is written on, `[a, b]`, before it is written
+/// one item per line.
+const HOCON_INLINE_WIDTH: usize = 80;
+
+/// Keys that mean something else unquoted at the start of a HOCON line, or that some
+/// readers take as values.
+const HOCON_RESERVED_KEYS: [&str; 4] = ["include", "true", "false", "null"];
+
+/// Whether `key` can be written unquoted and read back as that one key (no path dots,
+/// nothing HOCON gives a meaning).
+fn is_simple_hocon_key(key: &str) -> bool {
+    let mut chars = key.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    (first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && !HOCON_RESERVED_KEYS.contains(&key)
+}
+
+/// A key as HOCON text: bare when simple, otherwise a quoted string.
+fn hocon_key(out: &mut String, key: &str) {
+    if is_simple_hocon_key(key) {
+        out.push_str(key);
+    } else {
+        json_string(out, key);
+    }
+}
+
+/// The entries of a non-empty object, one per line at `indent`, each ending in a newline:
+/// `key = value`, or `key { ... }` for a non-empty object.
+fn hocon_entries(out: &mut String, entries: &[(Key, Node)], indent: usize) {
+    for (key, value) in entries {
+        out.extend(std::iter::repeat_n(' ', indent));
+        hocon_key(out, &key.name);
+        match &value.value {
+            Value::Object(inner) if !inner.is_empty() => {
+                out.push_str(" {\n");
+                hocon_entries(out, inner, indent + 2);
+                out.extend(std::iter::repeat_n(' ', indent));
+                out.push('}');
+            }
+            _ => {
+                out.push_str(" = ");
+                hocon_value(out, value, indent);
+            }
+        }
+        out.push('\n');
+    }
+}
+
+/// A list of scalars (no list or object in it) on one line, when it fits in
+/// [`HOCON_INLINE_WIDTH`] from `indent`.
+fn hocon_inline_list(items: &[Node], indent: usize) -> Option<String> {
+    let mut line = String::from("[");
+    for (i, item) in items.iter().enumerate() {
+        if matches!(item.value, Value::Array(_) | Value::Object(_)) {
+            return None;
+        }
+        if i > 0 {
+            line.push_str(", ");
+        }
+        hocon_value(&mut line, item, indent);
+        if indent + line.len() > HOCON_INLINE_WIDTH {
+            return None;
+        }
+    }
+    line.push(']');
+    Some(line)
+}
+
 /// A HOCON value; nested lines are indented from `indent`.
 fn hocon_value(out: &mut String, node: &Node, indent: usize) {
     match &node.value {
@@ -302,6 +384,10 @@ fn hocon_value(out: &mut String, node: &Node, indent: usize) {
         Value::Array(items) if items.is_empty() => out.push_str("[]"),
         Value::Object(entries) if entries.is_empty() => out.push_str("{}"),
         Value::Array(items) => {
+            if let Some(line) = hocon_inline_list(items, indent) {
+                out.push_str(&line);
+                return;
+            }
             out.push('[');
             for item in items {
                 out.push('\n');
@@ -313,15 +399,8 @@ fn hocon_value(out: &mut String, node: &Node, indent: usize) {
             out.push(']');
         }
         Value::Object(entries) => {
-            out.push('{');
-            for (key, value) in entries {
-                out.push('\n');
-                out.extend(std::iter::repeat_n(' ', indent + 2));
-                json_string(out, &key.name);
-                out.push_str(": ");
-                hocon_value(out, value, indent + 2);
-            }
-            out.push('\n');
+            out.push_str("{\n");
+            hocon_entries(out, entries, indent + 2);
             out.extend(std::iter::repeat_n(' ', indent));
             out.push('}');
         }
@@ -543,11 +622,28 @@ mod tests {
     fn hocon_layout() {
         let value =
             json!({"a": 1, "b.c": [true, null, "x ${y}"], "d": {"e": 2.0}, "f": {}, "g": []});
-        let text = emit(&node(value), Syntax::Hocon);
+        let text = emit(&node(value.clone()), Syntax::Hocon);
         assert_eq!(
             text,
-            "{\n  \"a\": 1\n  \"b.c\": [\n    true\n    null\n    \"x ${y}\"\n  ]\n  \"d\": {\n    \"e\": 2.0\n  }\n  \"f\": {}\n  \"g\": []\n}\n"
+            "a = 1\n\"b.c\" = [true, null, \"x ${y}\"]\nd {\n  e = 2.0\n}\nf = {}\ng = []\n"
         );
+        round_trip(&value, Syntax::Hocon).unwrap();
+        let nested = json!({
+            "interactions": [{"text": "hi", "response": {"text": {"keywords": ["a", "b"]}}}, [1, [2]]],
+            "include": 1, "true": 2, "9lives": 3, "_ok-key": 4, "long": ["x".repeat(40), "y".repeat(40)],
+        });
+        let text = emit(&node(nested.clone()), Syntax::Hocon);
+        assert_eq!(
+            text,
+            format!(
+                "interactions = [\n  {{\n    text = \"hi\"\n    response {{\n      text {{\n        keywords = [\"a\", \"b\"]\n      }}\n    }}\n  }}\n  [\n    1\n    [2]\n  ]\n]\n\
+                 \"include\" = 1\n\"true\" = 2\n\"9lives\" = 3\n_ok-key = 4\nlong = [\n  \"{}\"\n  \"{}\"\n]\n",
+                "x".repeat(40),
+                "y".repeat(40)
+            )
+        );
+        assert!(!text.lines().any(|l| l.ends_with(',')), "{text}");
+        round_trip(&nested, Syntax::Hocon).unwrap();
     }
 
     #[test]
