@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use assay_spec::load::{self, Document, Unrecognized};
 use assay_spec::node::{Node, Span};
 use assay_spec::plan::Dialect;
-use assay_spec::syntax::{Env, emit::emit};
+use assay_spec::syntax::Env;
+use assay_spec::syntax::emit::{emit, emit_with_comments};
 use assay_spec::{Source, Syntax};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -19,7 +20,11 @@ fn env() -> Env {
 
 /// Emits `tree` as `syntax`, loads the text back, and returns the document.
 fn reparse(tree: &Node, syntax: Syntax) -> Result<Document, String> {
-    let text = emit(tree, syntax);
+    load_text(emit(tree, syntax), syntax)
+}
+
+/// Loads `text` as a file of `syntax` and returns the document.
+fn load_text(text: String, syntax: Syntax) -> Result<Document, String> {
     let path = PathBuf::from(format!("converted.{}", syntax.extension()));
     let loaded = load::load_str(&path, &text, &Env::default(), Unrecognized::Error)
         .ok_or_else(|| "skipped as not a test file".to_owned())?;
@@ -69,6 +74,11 @@ fn every_valid_fixture_converts_to_every_syntax_and_back() {
             let back = reparse(tree, syntax)
                 .unwrap_or_else(|e| panic!("{} as {syntax:?}: {e}", path.display()));
             assert_eq!(&back, original, "{} as {syntax:?}", path.display());
+            // The same with the source's comments written back.
+            let text = emit_with_comments(tree, syntax, &loaded.source);
+            let back = load_text(text, syntax)
+                .unwrap_or_else(|e| panic!("{} as {syntax:?} with comments: {e}", path.display()));
+            assert_eq!(&back, original, "{} as {syntax:?}", path.display());
             converted += 1;
         }
     }
@@ -84,7 +94,7 @@ fn a_converted_file_reads_as_hand_written_hocon() {
     let loaded = load::load_file(&fixture, &env(), Unrecognized::Error)
         .unwrap()
         .unwrap();
-    let text = emit(loaded.tree.as_ref().unwrap(), Syntax::Hocon);
+    let text = emit_with_comments(loaded.tree.as_ref().unwrap(), Syntax::Hocon, &loaded.source);
     let snapshot = root.join("tests/snapshots/convert-echo.hocon");
     if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
         std::fs::create_dir_all(snapshot.parent().unwrap()).unwrap();
@@ -98,7 +108,53 @@ fn a_converted_file_reads_as_hand_written_hocon() {
         snapshot.display()
     );
     assert!(!text.lines().any(|l| l.trim_end().ends_with(',')), "{text}");
-    assert!(text.starts_with("agent = \"echo\"\n"), "{text}");
+    assert!(text.starts_with("# YAML works too."), "{text}");
+    assert!(text.contains("\nagent = \"echo\"\n"), "{text}");
+}
+
+/// Comments before entries, before list items, after values and inside tables come
+/// back in YAML and HOCON, next to what they were next to; those inside strings are
+/// no comments.
+#[test]
+fn comments_are_kept_where_they_were() {
+    let yaml = "# top\nagent: echo # the agent\n# before the list\ninteractions:\n  # first item\n  - text: \"a # not a comment\"\n    response: # checks\n      text:\n        keywords: [a, b] # two\n  - text: |\n      # inside a block\n      b\n# the end\n";
+    let hocon = "// top\nagent = echo # the agent\n# before the list\ninteractions = [\n  # first item\n  {\n    text = \"a # not // a comment\"\n    response { # checks\n      text.keywords = [a, b] // two\n    }\n  }\n  { text = \"\"\"b\n# inside\"\"\" }\n]\n# the end\n";
+    for (name, text) in [("c.yaml", yaml), ("c.hocon", hocon)] {
+        let loaded =
+            load::load_str(Path::new(name), text, &Env::default(), Unrecognized::Error).unwrap();
+        let original = loaded.outcome.as_ref().expect("valid");
+        let tree = loaded.tree.as_ref().unwrap();
+        for syntax in [Syntax::Yaml, Syntax::Hocon] {
+            let out = emit_with_comments(tree, syntax, &loaded.source);
+            for comment in [
+                "# top\n",
+                "# the agent\n",
+                "# before the list\n",
+                "# first item\n",
+                "# checks\n",
+                "# two\n",
+                "# the end\n",
+            ] {
+                assert_eq!(
+                    out.matches(comment).count(),
+                    1,
+                    "{name} as {syntax:?}: {comment:?} in\n{out}"
+                );
+            }
+            assert_eq!(
+                out.matches("inside").count(),
+                1,
+                "a string's text is no comment:\n{out}"
+            );
+            assert!(
+                out.contains("echo\" # the agent\n") || out.contains("echo # the agent\n"),
+                "{name} as {syntax:?}:\n{out}"
+            );
+            let back = load_text(out.clone(), syntax)
+                .unwrap_or_else(|e| panic!("{name} as {syntax:?}: {e}"));
+            assert_eq!(&back, original, "{name} as {syntax:?}:\n{out}");
+        }
+    }
 }
 
 fn text() -> impl Strategy<Value = String> {

@@ -17,37 +17,74 @@
 //!   HOCON does not scan for `${}`). A list of scalars that fits on one line is written
 //!   `[a, b]`; any other list has one item per line.
 //!
-//! Comments are not kept: the tree holds values only.
+//! [`emit`] writes the values only; [`emit_with_comments`] also writes the comments of
+//! the source the tree came from (`super::comments`) into YAML and HOCON.
 
 use std::fmt::Write as _;
 
+use super::comments::{Comment, Pending, comments};
 use super::yaml::{Plain, resolve_plain};
 use crate::node::{Key, Node, Value};
-use crate::source::Syntax;
+use crate::source::{Source, Syntax};
 
 /// `node` written in `syntax`, ending in a newline.
 ///
 /// HOCON cannot hold a lone scalar at the root; such a node is written as its JSON
 /// text, which a HOCON parser rejects.
 pub fn emit(node: &Node, syntax: Syntax) -> String {
+    emit_pending(node, syntax, &mut Pending::default())
+}
+
+/// [`emit`], keeping the comments of `source` (the YAML or HOCON text `node` was
+/// parsed from) in YAML and HOCON output: each before the entry or item that follows
+/// it in the source, or at the end of the line of the entry it trails. JSON holds no
+/// comments.
+pub fn emit_with_comments(node: &Node, syntax: Syntax, source: &Source) -> String {
+    let mut pending = Pending::new(comments(source, node), Some(source));
+    emit_pending(node, syntax, &mut pending)
+}
+
+fn emit_pending(node: &Node, syntax: Syntax, c: &mut Pending) -> String {
     let mut out = String::new();
     match syntax {
         Syntax::Json => {
             // `{:#}` is serde_json's infallible pretty printer (2-space indent).
             let _ = write!(out, "{:#}", node.to_json());
             out.push('\n');
+            return out;
         }
-        Syntax::Yaml => Yaml { out: &mut out }.root(node),
+        Syntax::Yaml => Yaml { out: &mut out, c }.root(node),
         Syntax::Hocon => match &node.value {
             // The root object is written without its braces.
-            Value::Object(entries) if !entries.is_empty() => hocon_entries(&mut out, entries, 0),
+            Value::Object(entries) if !entries.is_empty() => {
+                hocon_entries(&mut out, entries, 0, c);
+            }
             _ => {
-                hocon_value(&mut out, node, 0);
+                hocon_value(&mut out, node, 0, c, None);
                 out.push('\n');
             }
         },
     }
+    comment_lines(&mut out, c.rest(), 0);
     out
+}
+
+/// `comments`, one per line at `indent`, as `#` comments (which YAML and HOCON share).
+fn comment_lines(out: &mut String, comments: &[Comment], indent: usize) {
+    for comment in comments {
+        out.extend(std::iter::repeat_n(' ', indent));
+        out.push('#');
+        out.push_str(&comment.text);
+        out.push('\n');
+    }
+}
+
+/// The comment that trails code on `line`, if it is the next one, as ` #text`.
+fn trailing(out: &mut String, c: &mut Pending, line: Option<usize>) {
+    if let Some(comment) = line.and_then(|line| c.trailing_on(line)) {
+        out.push_str(" #");
+        out.push_str(&comment.text);
+    }
 }
 
 /// The longest key written as an implicit `key: value`; YAML allows 1024 characters
@@ -56,6 +93,7 @@ const MAX_IMPLICIT_KEY: usize = 1000;
 
 struct Yaml<'o> {
     out: &'o mut String,
+    c: &'o mut Pending,
 }
 
 impl Yaml<'_> {
@@ -74,13 +112,43 @@ impl Yaml<'_> {
         self.out.extend(std::iter::repeat_n(' ', indent));
     }
 
+    /// The comments before `offset`, each on its own line at `indent`, then the cursor
+    /// at column `indent`; `at_cursor` says the cursor already stands where the first
+    /// one goes.
+    fn comments_before(&mut self, offset: usize, indent: usize, at_cursor: bool) {
+        let comments = self.c.before(offset).to_vec();
+        let mut at_cursor = at_cursor;
+        for comment in &comments {
+            if !at_cursor {
+                self.indent(indent);
+            }
+            self.out.push('#');
+            self.out.push_str(&comment.text);
+            self.out.push('\n');
+            at_cursor = false;
+        }
+        if !at_cursor {
+            self.indent(indent);
+        }
+    }
+
+    /// A scalar and the comment trailing its line, then the line break.
+    fn scalar_line(&mut self, node: &Node, indent: usize, line: usize) {
+        self.scalar(node, indent);
+        let literal =
+            matches!(&node.value, Value::String(s) if !is_plain_safe(s) && is_literal_safe(s));
+        if !literal {
+            trailing(self.out, self.c, Some(line));
+        }
+        self.out.push('\n');
+    }
+
     /// A non-empty list whose `- ` marks stand at column `indent`; the cursor is
     /// already there on the first line.
     fn seq(&mut self, items: &[Node], indent: usize) {
         for (i, item) in items.iter().enumerate() {
-            if i > 0 {
-                self.indent(indent);
-            }
+            self.comments_before(item.span.start, indent, i == 0);
+            let line = self.c.line_of(item.span.start);
             self.out.push('-');
             match &item.value {
                 Value::Array(inner) if !inner.is_empty() => {
@@ -93,8 +161,7 @@ impl Yaml<'_> {
                 }
                 _ => {
                     self.out.push(' ');
-                    self.scalar(item, indent + 2);
-                    self.out.push('\n');
+                    self.scalar_line(item, indent + 2, line);
                 }
             }
         }
@@ -104,9 +171,8 @@ impl Yaml<'_> {
     /// there on the first line.
     fn map(&mut self, entries: &[(Key, Node)], indent: usize) {
         for (i, (key, value)) in entries.iter().enumerate() {
-            if i > 0 {
-                self.indent(indent);
-            }
+            self.comments_before(key.span.start, indent, i == 0);
+            let line = self.c.line_of(key.span.start);
             let key_text = yaml_key(&key.name);
             if key_text.chars().count() > MAX_IMPLICIT_KEY {
                 self.out.push_str("? ");
@@ -119,19 +185,20 @@ impl Yaml<'_> {
             self.out.push(':');
             match &value.value {
                 Value::Array(items) if !items.is_empty() => {
+                    trailing(self.out, self.c, Some(line));
                     self.out.push('\n');
                     self.indent(indent + 2);
                     self.seq(items, indent + 2);
                 }
                 Value::Object(inner) if !inner.is_empty() => {
+                    trailing(self.out, self.c, Some(line));
                     self.out.push('\n');
                     self.indent(indent + 2);
                     self.map(inner, indent + 2);
                 }
                 _ => {
                     self.out.push(' ');
-                    self.scalar(value, indent + 2);
-                    self.out.push('\n');
+                    self.scalar_line(value, indent + 2, line);
                 }
             }
         }
@@ -333,21 +400,36 @@ fn hocon_key(out: &mut String, key: &str) {
 }
 
 /// The entries of a non-empty object, one per line at `indent`, each ending in a newline:
-/// `key = value`, or `key { ... }` for a non-empty object.
-fn hocon_entries(out: &mut String, entries: &[(Key, Node)], indent: usize) {
+/// `key = value`, or `key { ... }` for a non-empty object; the comments before each.
+fn hocon_entries(out: &mut String, entries: &[(Key, Node)], indent: usize, c: &mut Pending) {
     for (key, value) in entries {
+        comment_lines(out, c.before(key.span.start), indent);
+        let line = Some(c.line_of(key.span.start));
         out.extend(std::iter::repeat_n(' ', indent));
         hocon_key(out, &key.name);
         match &value.value {
             Value::Object(inner) if !inner.is_empty() => {
-                out.push_str(" {\n");
-                hocon_entries(out, inner, indent + 2);
+                let inline = (!c.any_within(value.span))
+                    .then(|| hocon_inline_object(inner, indent + key.name.len() + 1))
+                    .flatten();
+                if let Some(text) = inline {
+                    out.push(' ');
+                    out.push_str(&text);
+                    trailing(out, c, line);
+                    out.push('\n');
+                    continue;
+                }
+                out.push_str(" {");
+                trailing(out, c, line);
+                out.push('\n');
+                hocon_entries(out, inner, indent + 2, c);
+                comment_lines(out, c.before(value.span.end), indent + 2);
                 out.extend(std::iter::repeat_n(' ', indent));
                 out.push('}');
             }
             _ => {
                 out.push_str(" = ");
-                hocon_value(out, value, indent);
+                hocon_value(out, value, indent, c, line);
             }
         }
         out.push('\n');
@@ -365,7 +447,7 @@ fn hocon_inline_list(items: &[Node], indent: usize) -> Option<String> {
         if i > 0 {
             line.push_str(", ");
         }
-        hocon_value(&mut line, item, indent);
+        hocon_value(&mut line, item, indent, &mut Pending::default(), None);
         if indent + line.len() > HOCON_INLINE_WIDTH {
             return None;
         }
@@ -374,8 +456,35 @@ fn hocon_inline_list(items: &[Node], indent: usize) -> Option<String> {
     Some(line)
 }
 
-/// A HOCON value; nested lines are indented from `indent`.
-fn hocon_value(out: &mut String, node: &Node, indent: usize) {
+/// An object of scalars and short lists of scalars on one line, `{ a = 1, b = ["x"] }`,
+/// when it fits in
+/// [`HOCON_INLINE_WIDTH`] from `indent`.
+fn hocon_inline_object(entries: &[(Key, Node)], indent: usize) -> Option<String> {
+    let mut line = String::from("{ ");
+    for (i, (key, value)) in entries.iter().enumerate() {
+        if i > 0 {
+            line.push_str(", ");
+        }
+        hocon_key(&mut line, &key.name);
+        line.push_str(" = ");
+        match &value.value {
+            Value::Array(items) if !items.is_empty() => {
+                line.push_str(&hocon_inline_list(items, indent)?);
+            }
+            Value::Object(inner) if !inner.is_empty() => return None,
+            _ => hocon_value(&mut line, value, indent, &mut Pending::default(), None),
+        }
+        if indent + line.len() + 2 > HOCON_INLINE_WIDTH {
+            return None;
+        }
+    }
+    line.push_str(" }");
+    Some(line)
+}
+
+/// A HOCON value; nested lines are indented from `indent`. The comment trailing `line`
+/// goes at the end of the value's first line.
+fn hocon_value(out: &mut String, node: &Node, indent: usize, c: &mut Pending, line: Option<usize>) {
     match &node.value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -384,26 +493,54 @@ fn hocon_value(out: &mut String, node: &Node, indent: usize) {
         Value::Array(items) if items.is_empty() => out.push_str("[]"),
         Value::Object(entries) if entries.is_empty() => out.push_str("{}"),
         Value::Array(items) => {
-            if let Some(line) = hocon_inline_list(items, indent) {
-                out.push_str(&line);
+            let inline = (!c.any_within(node.span))
+                .then(|| hocon_inline_list(items, indent))
+                .flatten();
+            if let Some(text) = inline {
+                out.push_str(&text);
+                trailing(out, c, line);
                 return;
             }
             out.push('[');
+            trailing(out, c, line);
             for item in items {
                 out.push('\n');
+                comment_lines(out, c.before(item.span.start), indent + 2);
                 out.extend(std::iter::repeat_n(' ', indent + 2));
-                hocon_value(out, item, indent + 2);
+                let item_line = Some(c.line_of(item.span.start));
+                hocon_value(out, item, indent + 2, c, item_line);
             }
             out.push('\n');
+            comment_lines(out, c.before(node.span.end), indent + 2);
             out.extend(std::iter::repeat_n(' ', indent));
             out.push(']');
         }
         Value::Object(entries) => {
-            out.push_str("{\n");
-            hocon_entries(out, entries, indent + 2);
+            let inline = (!c.any_within(node.span))
+                .then(|| hocon_inline_object(entries, indent))
+                .flatten();
+            if let Some(text) = inline {
+                out.push_str(&text);
+                trailing(out, c, line);
+                return;
+            }
+            // The `{` stands for nothing written in a YAML source: a comment on the
+            // first line goes with the first entry, which starts on it.
+            out.push('{');
+            out.push('\n');
+            hocon_entries(out, entries, indent + 2, c);
+            comment_lines(out, c.before(node.span.end), indent + 2);
             out.extend(std::iter::repeat_n(' ', indent));
             out.push('}');
         }
+    }
+    if matches!(
+        node.value,
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)
+    ) || matches!(&node.value, Value::Array(v) if v.is_empty())
+        || matches!(&node.value, Value::Object(v) if v.is_empty())
+    {
+        trailing(out, c, line);
     }
 }
 
@@ -625,7 +762,7 @@ mod tests {
         let text = emit(&node(value.clone()), Syntax::Hocon);
         assert_eq!(
             text,
-            "a = 1\n\"b.c\" = [true, null, \"x ${y}\"]\nd {\n  e = 2.0\n}\nf = {}\ng = []\n"
+            "a = 1\n\"b.c\" = [true, null, \"x ${y}\"]\nd { e = 2.0 }\nf = {}\ng = []\n"
         );
         round_trip(&value, Syntax::Hocon).unwrap();
         let nested = json!({
@@ -636,7 +773,7 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "interactions = [\n  {{\n    text = \"hi\"\n    response {{\n      text {{\n        keywords = [\"a\", \"b\"]\n      }}\n    }}\n  }}\n  [\n    1\n    [2]\n  ]\n]\n\
+                "interactions = [\n  {{\n    text = \"hi\"\n    response {{\n      text {{ keywords = [\"a\", \"b\"] }}\n    }}\n  }}\n  [\n    1\n    [2]\n  ]\n]\n\
                  \"include\" = 1\n\"true\" = 2\n\"9lives\" = 3\n_ok-key = 4\nlong = [\n  \"{}\"\n  \"{}\"\n]\n",
                 "x".repeat(40),
                 "y".repeat(40)
