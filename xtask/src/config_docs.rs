@@ -28,7 +28,8 @@ pub(crate) fn config_reference(schema: &Value) -> String {
     page.paragraph(schema);
     page.out.push_str(
         "Assay reads `--config FILE`, else the first `assay.toml` in the working directory or a \
-         folder above it (`docs/running.md`, \"Settings, once\"). Every key is optional. Each \
+         folder above it (`docs/running.md`, \"Settings, once\"). Every top-level key is \
+         optional; a key its table cannot go without says so in its type. Each \
          entry below gives the key's type, its default (what applies when the key is not \
          given) and an example, written as TOML in its table. Keys and tables not listed here \
          are errors.\n\n## Top-level keys\n\n",
@@ -37,9 +38,7 @@ pub(crate) fn config_reference(schema: &Value) -> String {
     page.out
 }
 
-/// The page being written, with the schema's `$defs` to follow references into. A key
-/// has two paths: its heading's (with `<name>` for a key of a table of tables) and the
-/// one its example is written at (with an example name there).
+/// The page being written, with the schema's `$defs` to follow references into.
 struct Page<'s> {
     defs: Option<&'s Map<String, Value>>,
     out: String,
@@ -116,7 +115,16 @@ impl<'s> Page<'s> {
         heading.push(key.to_owned());
         let _ = writeln!(self.out, "### `{}`\n", heading.join("."));
         self.paragraph(property);
-        let _ = writeln!(self.out, "- Type: {}", self.type_of(property, target));
+        let required = table
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|k| k == key));
+        let _ = writeln!(
+            self.out,
+            "- Type: {}{}",
+            self.type_of(property, target),
+            if required { ", required" } else { "" }
+        );
         let said = property
             .get("description")
             .and_then(Value::as_str)

@@ -15,7 +15,8 @@
 //!   `-`; not `include`, `true`, `false` or `null`), else quoted, so a dot in a key
 //!   never becomes a path. Strings are always double-quoted with JSON escapes (which
 //!   HOCON does not scan for `${}`). A list of scalars that fits on one line is written
-//!   `[a, b]`; any other list has one item per line.
+//!   `[a, b]`, and a table of scalars (and such lists) `{ a = 1, b = [2] }`; any other
+//!   list has one item per line, and any other table one entry per line.
 //!
 //! [`emit`] writes the values only; [`emit_with_comments`] also writes the comments of
 //! the source the tree came from (`super::comments`) into YAML and HOCON.
