@@ -338,3 +338,34 @@ proptest! {
         assert_round_trips(&json, Dialect::SentinelSpec)?;
     }
 }
+
+/// Comments in odd places (between `-` and an item's first key, after an opening
+/// bracket, after a block string's indicator, at the end of a table) never make the
+/// output unreadable, and none is lost or doubled.
+#[test]
+fn comments_in_odd_places_keep_the_output_valid() {
+    let yaml = "agent: echo\ninteractions:\n- # c1\n  text: hi\n  response:\n    text:\n      keywords: [a] # c2\n  # c3\n- text: |  # c4\n    two\n    lines\n  # c5\n  response: {text: {keywords: two}} # c6\n# c7\n";
+    let hocon = "agent = echo\ninteractions = [ # c1\n  { # c2\n    text = hi\n    response { text { keywords = [a, # c3\n b] } } # c4\n    # c5\n  } # c6\n  { text = two // c7\n    response.text.keywords = two }\n]\n";
+    for (name, text, count) in [("c.yaml", yaml, 7), ("c.hocon", hocon, 7)] {
+        let loaded =
+            load::load_str(Path::new(name), text, &Env::default(), Unrecognized::Error).unwrap();
+        let original = loaded
+            .outcome
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let tree = loaded.tree.as_ref().unwrap();
+        for syntax in [Syntax::Yaml, Syntax::Hocon] {
+            let out = emit_with_comments(tree, syntax, &loaded.source);
+            for n in 1..=count {
+                assert_eq!(
+                    out.matches(&format!("# c{n}\n")).count(),
+                    1,
+                    "{name} as {syntax:?}: c{n} in\n{out}"
+                );
+            }
+            let back = load_text(out.clone(), syntax)
+                .unwrap_or_else(|e| panic!("{name} as {syntax:?}: {e}\n{out}"));
+            assert_eq!(&back, original, "{name} as {syntax:?}:\n{out}");
+        }
+    }
+}

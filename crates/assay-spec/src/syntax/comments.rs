@@ -42,6 +42,16 @@ pub fn comments(source: &Source, tree: &Node) -> Vec<Comment> {
         text.get(s.start..s.end)
             .is_some_and(|t| !t.trim_start().starts_with(['{', '[']))
     });
+    if !hocon {
+        // A block string's header line (`|`, `>-`, ...) may end in a comment.
+        for span in &mut spans {
+            if text[span.start..].starts_with(['|', '>'])
+                && let Some(header) = text[span.start..span.end].find('\n')
+            {
+                span.start += header + 1;
+            }
+        }
+    }
     spans.sort_by_key(|s| (s.start, s.end));
     let bytes = text.as_bytes();
     let mut found = Vec::new();
