@@ -3,8 +3,11 @@
 //! - `cargo xtask schemas` writes `schemas/*.schema.json`: every dialect's from the
 //!   model (`assay_spec::schema`), and the JSON report's and one JSON Lines record's
 //!   from the report format (`assay_report::format`).
+//!   It also writes `docs/config.md`, the reference page of `assay.toml`, from the
+//!   configuration's schema ([`config_docs`]).
 //! - `cargo xtask schemas --check` fails when any of them is out of date.
 
+mod config_docs;
 mod files;
 mod layering;
 mod msrv;
@@ -26,7 +29,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Task {
-    /// Write the JSON Schema of every dialect and of the reports to `schemas/`
+    /// Write the JSON Schema of every dialect and of the reports to `schemas/`, and the
+    /// `assay.toml` reference page, `docs/config.md`
     Schemas {
         /// Change nothing; fail when a file is out of date
         #[arg(long)]
@@ -37,10 +41,16 @@ enum Task {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.task {
-        Task::Schemas { check } => schemas(
-            &repo_root().join("schemas"),
-            if check { Mode::Check } else { Mode::Write },
-        ),
+        Task::Schemas { check } => {
+            let mode = if check { Mode::Check } else { Mode::Write };
+            let schemas = schemas(&repo_root().join("schemas"), mode);
+            let docs = config_reference(&repo_root().join(CONFIG_REFERENCE), mode);
+            match (schemas, docs) {
+                (Ok(()), Ok(())) => Ok(()),
+                (Err(a), Err(b)) => Err(format!("{a}\n{b}")),
+                (Err(problem), Ok(())) | (Ok(()), Err(problem)) => Err(problem),
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -82,9 +92,33 @@ fn schemas(dir: &Path, mode: Mode) -> Result<(), String> {
     }
 }
 
+/// The reference page of `assay.toml`, from the repository's root.
+const CONFIG_REFERENCE: &str = "docs/config.md";
+
+/// Writes (or checks) the reference page of `assay.toml` at `path`.
+fn config_reference(path: &Path, mode: Mode) -> Result<(), String> {
+    let schema = assay_spec::schema::schema_for(assay_spec::plan::Dialect::Config).to_value();
+    let page = config_docs::config_reference(&schema);
+    match ensure_file_contents(path, &page, mode) {
+        Ok(true) => {
+            eprintln!("updated {}", path.display());
+            Ok(())
+        }
+        Ok(false) => Ok(()),
+        Err(problem) => Err(problem),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_config_reference_is_up_to_date() {
+        if let Err(message) = config_reference(&repo_root().join(CONFIG_REFERENCE), Mode::Check) {
+            panic!("{message}");
+        }
+    }
 
     #[test]
     fn schemas_are_up_to_date() {

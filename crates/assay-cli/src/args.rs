@@ -29,7 +29,7 @@ pub enum Command {
     List(ListArgs),
     /// Print the JSON Schema of a test file dialect
     Schema(SchemaArgs),
-    /// Rewrite a test file in another syntax
+    /// Rewrite a test file in another syntax (comments are kept in YAML and HOCON; JSON has none)
     Convert(ConvertArgs),
     /// List the agents a neuro-san server hosts
     Agents(AgentsArgs),
@@ -285,7 +285,8 @@ pub struct SchemaArgs {
     pub dialect: SchemaDialect,
 }
 
-/// `assay convert`.
+/// `assay convert`: a test file in another syntax. Its comments are written back in
+/// YAML and HOCON output (JSON holds none).
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
     /// The test file to convert

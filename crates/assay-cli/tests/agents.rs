@@ -140,3 +140,55 @@ fn an_unreachable_server_is_an_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("must start with http:// or https://"));
 }
+
+#[test]
+fn the_command_agents_of_assay_toml_are_listed_and_marked() {
+    let demo = start_demo_background();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        format!(
+            "server = \"{}\"\n[agents.local_echo]\ncommand = [\"python3\", \"echo.py\"]\n[agents.remote]\nurl = \"http://127.0.0.1:1\"\n",
+            demo.http_url()
+        ),
+    )
+    .unwrap();
+    let out = assay(dir.path(), None, &["agents"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("math_guy\t"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l == "local_echo\t(command: python3 echo.py)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("remote"), "only commands: {stdout}");
+
+    let out = assay(dir.path(), None, &["agents", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let document: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let agents = document["agents"].as_array().unwrap();
+    let local = agents.iter().find(|a| a["name"] == "local_echo").unwrap();
+    assert_eq!(local["command"], serde_json::json!(["python3", "echo.py"]));
+    let math = agents.iter().find(|a| a["name"] == "math_guy").unwrap();
+    assert!(math.get("command").is_none(), "{math}");
+
+    // The commands are listed when the server cannot be reached, and the exit says so.
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        "server = \"http://127.0.0.1:1\"\n[agents.local_echo]\ncommand = [\"python3\", \"echo.py\"]\n",
+    )
+    .unwrap();
+    let out = assay(dir.path(), None, &["agents"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "local_echo\t(command: python3 echo.py)\n"
+    );
+    assert!(
+        text(&out.stderr).contains("cannot reach"),
+        "{}",
+        text(&out.stderr)
+    );
+}

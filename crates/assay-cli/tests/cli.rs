@@ -499,3 +499,31 @@ fn convert_refuses_to_write_environment_values_unless_allowed() {
     assert_eq!(code(&allowed), 0, "{}", stderr(&allowed));
     assert!(stdout(&allowed).contains("s3cr3t-value"));
 }
+
+#[test]
+fn convert_to_hocon_is_idiomatic_and_keeps_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "case.yaml",
+        "# The echo agent.\nagent: echo\ninteractions:\n  - text: hi # what is sent\n    response:\n      text:\n        keywords: hi\n",
+    );
+    let out = assay(dir.path(), &["convert", "case.yaml", "--to", "hocon"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let hocon = stdout(&out);
+    assert_eq!(
+        hocon,
+        "# The echo agent.\nagent = \"echo\"\ninteractions = [\n  {\n    text = \"hi\" # what is sent\n    response {\n      text { keywords = \"hi\" }\n    }\n  }\n]\n"
+    );
+    write(dir.path(), "case.hocon", &hocon);
+    assert_eq!(
+        cases_without_file(dir.path(), "case.hocon"),
+        cases_without_file(dir.path(), "case.yaml")
+    );
+    let help = assay(dir.path(), &["convert", "--help"]);
+    assert!(
+        stdout(&help).contains("comments are kept in YAML and HOCON"),
+        "{}",
+        stdout(&help)
+    );
+}

@@ -294,3 +294,65 @@ fn ctrl_c_cancels_writes_the_partial_reports_and_exits_130() {
             .contains("run_finished")
     );
 }
+
+#[test]
+fn quiet_prints_neither_the_demo_url_nor_the_config_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let quickstart = fixtures("quickstart");
+    let out = assay(
+        dir.path(),
+        &["run", "-q", "--demo", quickstart.to_str().unwrap()],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("demo agents on"), "{stderr}");
+    assert!(!stderr.contains("config:"), "{stderr}");
+    assert!(
+        stderr.starts_with("6 passed, 0 failed, 0 errored, 0 skipped in "),
+        "only the summary: {stderr}"
+    );
+    // Without -q both are said.
+    let out = assay(dir.path(), &["run", "--demo", quickstart.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("demo agents on http://"), "{stderr}");
+    assert!(stderr.contains("config: no assay.toml in "), "{stderr}");
+}
+
+#[test]
+fn an_unknown_agent_over_direct_names_the_config_read_and_the_fixes() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = "agent = nobody\nconnections = [direct]\ninteractions = [{ text = hi, response.text.keywords = hi }]\n";
+    std::fs::write(dir.path().join("case.hocon"), case).unwrap();
+    let fixes = |stderr: &str| {
+        assert!(
+            stderr.contains("unknown agent `nobody` on the direct connection"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("`--demo`"), "{stderr}");
+        assert!(stderr.contains("`[agents.nobody] command = "), "{stderr}");
+        assert!(stderr.contains("`--connection http`"), "{stderr}");
+    };
+    let out = assay(dir.path(), &["run", "case.hocon"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    fixes(&stderr);
+    assert!(stderr.contains("no assay.toml was found in "), "{stderr}");
+
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        "[agents.other]\ncommand = [\"true\"]\n",
+    )
+    .unwrap();
+    let out = assay(dir.path(), &["run", "case.hocon"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    fixes(&stderr);
+    let toml = std::fs::canonicalize(dir.path().join("assay.toml")).unwrap();
+    assert!(
+        stderr.contains(&format!(
+            "{} has no `[agents.nobody]` command",
+            toml.display()
+        )),
+        "{stderr}"
+    );
+}

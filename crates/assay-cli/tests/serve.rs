@@ -15,12 +15,14 @@ impl Drop for Server {
     }
 }
 
-/// Starts `assay serve --demo --port 0` in `dir` and returns it with its stderr lines.
+/// Starts `assay serve --demo --port 0` in `dir` (with `dir/cache` as the cache folder)
+/// and returns it with its stderr lines.
 fn serve(dir: &std::path::Path) -> (Server, BufReader<ChildStderr>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))
         .args(["serve", "--demo", "--port", "0"])
         .current_dir(dir)
         .env("NO_COLOR", "1")
+        .env("XDG_CACHE_HOME", dir.join("cache"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -88,10 +90,26 @@ fn serve_demo_prints_its_url_first_and_answers_there() {
         rest.contains(&format!("https on the same port: https://{addr}")),
         "{rest}"
     );
-    assert!(rest.contains("demo-cert.pem"), "{rest}");
-    let cert = std::fs::read_to_string(dir.path().join(".assay/demo-cert.pem"))
-        .expect("the certificate is written");
+    // The certificate is in the cache folder, named by its port, and the line says where.
+    let port = addr.rsplit(':').next().unwrap();
+    let expected = dir.path().join(format!("cache/assay/demo-cert-{port}.pem"));
+    let line = rest
+        .lines()
+        .find(|l| l.starts_with("self-signed certificate"))
+        .unwrap_or_else(|| panic!("no certificate line in {rest}"));
+    let printed = line.rsplit(": ").next().unwrap();
+    assert_eq!(
+        std::fs::canonicalize(printed).unwrap(),
+        std::fs::canonicalize(&expected).unwrap(),
+        "{line}"
+    );
+    assert!(line.contains(&format!("--ca-cert {printed}")), "{line}");
+    let cert = std::fs::read_to_string(printed).expect("the certificate is written");
     assert!(cert.starts_with("-----BEGIN CERTIFICATE-----"));
+    assert!(
+        !dir.path().join(".assay").exists(),
+        "nothing is written into the working directory"
+    );
 
     let response = get(&addr, "/api/v1/list");
     assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
@@ -132,4 +150,34 @@ fn serve_without_demo_is_a_usage_error() {
         "{stderr}"
     );
     assert!(stderr.contains("--demo"), "{stderr}");
+}
+
+#[test]
+fn serve_on_a_busy_port_says_so_once_and_how_to_pick_another() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["serve", "--demo", "--port", &port])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("the assay binary runs");
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "one sentence: {stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: cannot serve on 127.0.0.1:{port}: the port is in use ("
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("`--port 0`"), "{stderr}");
+    assert!(stderr.contains("`--port N`"), "{stderr}");
+    // The OS's own words, once.
+    assert_eq!(stderr.matches("os error").count(), 1, "{stderr}");
+    assert!(!dir.path().join(".assay").exists());
+    drop(busy);
 }

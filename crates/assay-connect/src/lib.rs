@@ -145,7 +145,7 @@ pub use assay_target::{
 pub(crate) use assay_target::{error, types, with_timeout};
 pub use http::{HttpOptions, INFO_TIMEOUT, NeuroSanHttp};
 pub use mcp::{MCP_PROTOCOL_VERSION, NeuroSanMcp};
-pub use neuro_san_direct::{DirectConnector, NeuroSanDirect};
+pub use neuro_san_direct::{ConfigSource, DirectConnector, NeuroSanDirect};
 pub use process::{GROUP_GRACE, STDERR_KEPT, end_pending_groups};
 pub use reqwest::Url;
 pub use retry::{RetryPolicy, Statuses};

@@ -158,6 +158,21 @@ impl Connector for NeuroSanDirect {
 pub struct DirectConnector {
     commands: StdioConnector,
     neuro_san: Option<NeuroSanDirect>,
+    /// Which `assay.toml` the commands came from, for the unknown-agent error.
+    config: ConfigSource,
+}
+
+/// Where the command agents of [`DirectConnector`] came from, as the error for an
+/// unknown agent names it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// Not said (a connector built by hand).
+    #[default]
+    Unknown,
+    /// This `assay.toml` was read.
+    File(PathBuf),
+    /// No `assay.toml` was found in this folder or any folder above it.
+    NotFound(PathBuf),
 }
 
 impl DirectConnector {
@@ -166,6 +181,37 @@ impl DirectConnector {
         DirectConnector {
             commands,
             neuro_san,
+            config: ConfigSource::Unknown,
+        }
+    }
+
+    /// Says which `assay.toml` the commands came from (or that none was found), so
+    /// that an unknown agent's error names it.
+    pub fn with_config(mut self, config: ConfigSource) -> DirectConnector {
+        self.config = config;
+        self
+    }
+
+    /// The error for an agent that is neither a command nor (with no neuro-san set up)
+    /// a network: which configuration was read, and the three ways to reach the agent.
+    fn unknown(&self, agent: &str) -> ConnectError {
+        let read = match &self.config {
+            ConfigSource::Unknown => "assay.toml has no command for it".to_owned(),
+            ConfigSource::File(path) => {
+                format!("{} has no `[agents.{agent}]` command", path.display())
+            }
+            ConfigSource::NotFound(from) => format!(
+                "no assay.toml was found in {} or any folder above it, so there are no agent commands",
+                from.display()
+            ),
+        };
+        ConnectError::UnknownAgent {
+            agent: agent.to_owned(),
+            server: format!(
+                "the direct connection ({read}, and no neuro-san networks are set up by `[neuro_san]` in assay.toml or {MANIFEST_ENV}); \
+                 to reach it, run with `--demo` for the built-in demo agents, add `[agents.{agent}] command = [\"program\", \"arg\"]` to assay.toml, \
+                 or use `--connection http` with a neuro-san server that hosts it"
+            ),
         }
     }
 
@@ -190,14 +236,7 @@ impl Connector for DirectConnector {
                 let conversation = neuro_san.command(agent).start_with(timeout, idle)?;
                 Ok(Box::new(conversation) as Box<dyn Conversation>)
             }),
-            None => Box::pin(async move {
-                Err(ConnectError::UnknownAgent {
-                    agent: agent.to_owned(),
-                    server: format!(
-                        "assay.toml's agent commands (to run neuro-san agent networks in-process, add `[neuro_san]` to assay.toml or set {MANIFEST_ENV})"
-                    ),
-                })
-            }),
+            None => Box::pin(async move { Err(self.unknown(agent)) }),
         }
     }
 }

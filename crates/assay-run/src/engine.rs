@@ -2,7 +2,8 @@
 //! samples until its success ratio is decided.
 //!
 //! - A sample is a fresh conversation. Interactions run in order; `chat_context` carries
-//!   over while `continue_conversation` is true, and `false` starts a clean conversation.
+//!   over while `continue_conversation` is true; an interaction with `false` still
+//!   belongs to the conversation before it, and the *next* one starts clean.
 //!   The sly_data sent is the interaction's own when it has one, else the carried one;
 //!   the sly_data returned is merged into the carried one on continue. Nothing mutable
 //!   is shared between samples (upstream shares its dicts between parallel samples).

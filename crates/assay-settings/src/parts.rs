@@ -14,8 +14,8 @@ use assay_connect::neuro_san_direct::MANIFEST_ENV;
 use assay_connect::provider::{self, Limits, ProviderSettings};
 use assay_connect::tools::{CommandTools, DEFAULT_MAX_LINE_BYTES};
 use assay_connect::{
-    DirectConnector, HttpOptions, NeuroSanDirect, NeuroSanHttp, NeuroSanMcp, SERVER_ENV,
-    StdioConnector, TlsOptions, Url, parse_server, resolve_server,
+    ConfigSource, DirectConnector, HttpOptions, NeuroSanDirect, NeuroSanHttp, NeuroSanMcp,
+    SERVER_ENV, StdioConnector, TlsOptions, Url, parse_server, resolve_server,
 };
 use assay_run::Connectors;
 use assay_spec::model::config::ProviderConfig;
@@ -25,7 +25,7 @@ use assay_target::model::Provider;
 use assay_target::tools::ToolLauncher;
 use assay_target::{BoxFuture, ConnectError, Connector, Conversation, DEFAULT_TIMEOUT};
 
-use crate::settings::Settings;
+use crate::settings::{Found, Settings};
 
 /// Seconds from `assay.toml` (validated positive) as a duration; too many to hold is as
 /// good as no limit.
@@ -291,7 +291,13 @@ impl Settings {
             Path::new(&dir),
             self.env.get(MANIFEST_ENV),
         );
-        DirectConnector::new(commands, neuro_san)
+        let config = match &self.found {
+            Found::File(path) => {
+                ConfigSource::File(std::path::absolute(path).unwrap_or(path.clone()))
+            }
+            Found::None { from } => ConfigSource::NotFound(from.clone()),
+        };
+        DirectConnector::new(commands, neuro_san).with_config(config)
     }
 }
 

@@ -164,6 +164,16 @@ impl Settings {
         Settings { overrides, ..self }
     }
 
+    /// The agents `assay.toml` runs as commands (`[agents.X] command = [...]`), by name,
+    /// with the program and its arguments.
+    pub fn command_agents(&self) -> Vec<(&str, &[String])> {
+        self.config
+            .iter()
+            .flat_map(|c| &c.agents)
+            .filter_map(|(name, agent)| Some((name.as_str(), agent.command.as_deref()?)))
+            .collect()
+    }
+
     /// The file the settings came from, when one was found.
     pub fn config_path(&self) -> Option<&Path> {
         match &self.found {

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use assay_spec::load::{self, Document, Unrecognized};
 use assay_spec::node::{Node, Span};
 use assay_spec::plan::Dialect;
-use assay_spec::syntax::{Env, emit::emit};
+use assay_spec::syntax::Env;
+use assay_spec::syntax::emit::{emit, emit_with_comments};
 use assay_spec::{Source, Syntax};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -19,7 +20,11 @@ fn env() -> Env {
 
 /// Emits `tree` as `syntax`, loads the text back, and returns the document.
 fn reparse(tree: &Node, syntax: Syntax) -> Result<Document, String> {
-    let text = emit(tree, syntax);
+    load_text(emit(tree, syntax), syntax)
+}
+
+/// Loads `text` as a file of `syntax` and returns the document.
+fn load_text(text: String, syntax: Syntax) -> Result<Document, String> {
     let path = PathBuf::from(format!("converted.{}", syntax.extension()));
     let loaded = load::load_str(&path, &text, &Env::default(), Unrecognized::Error)
         .ok_or_else(|| "skipped as not a test file".to_owned())?;
@@ -69,10 +74,87 @@ fn every_valid_fixture_converts_to_every_syntax_and_back() {
             let back = reparse(tree, syntax)
                 .unwrap_or_else(|e| panic!("{} as {syntax:?}: {e}", path.display()));
             assert_eq!(&back, original, "{} as {syntax:?}", path.display());
+            // The same with the source's comments written back.
+            let text = emit_with_comments(tree, syntax, &loaded.source);
+            let back = load_text(text, syntax)
+                .unwrap_or_else(|e| panic!("{} as {syntax:?} with comments: {e}", path.display()));
+            assert_eq!(&back, original, "{} as {syntax:?}", path.display());
             converted += 1;
         }
     }
     assert!(converted >= 3 * 45, "only {converted} conversions");
+}
+
+/// The quickstart's `echo.yaml` as HOCON, compared with
+/// `tests/snapshots/convert-echo.hocon` (`UPDATE_SNAPSHOTS=1` rewrites it).
+#[test]
+fn a_converted_file_reads_as_hand_written_hocon() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixture = root.join("../../fixtures/quickstart/echo.yaml");
+    let loaded = load::load_file(&fixture, &env(), Unrecognized::Error)
+        .unwrap()
+        .unwrap();
+    let text = emit_with_comments(loaded.tree.as_ref().unwrap(), Syntax::Hocon, &loaded.source);
+    let snapshot = root.join("tests/snapshots/convert-echo.hocon");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(snapshot.parent().unwrap()).unwrap();
+        std::fs::write(&snapshot, &text).unwrap();
+    }
+    let expected = std::fs::read_to_string(&snapshot).unwrap_or_default();
+    assert_eq!(
+        text,
+        expected,
+        "the HOCON differs from {}; if the change is meant, run `UPDATE_SNAPSHOTS=1 cargo test -p assay-spec --test roundtrip`",
+        snapshot.display()
+    );
+    assert!(!text.lines().any(|l| l.trim_end().ends_with(',')), "{text}");
+    assert!(text.starts_with("# YAML works too."), "{text}");
+    assert!(text.contains("\nagent = \"echo\"\n"), "{text}");
+}
+
+/// Comments before entries, before list items, after values and inside tables come
+/// back in YAML and HOCON, next to what they were next to; those inside strings are
+/// no comments.
+#[test]
+fn comments_are_kept_where_they_were() {
+    let yaml = "# top\nagent: echo # the agent\n# before the list\ninteractions:\n  # first item\n  - text: \"a # not a comment\"\n    response: # checks\n      text:\n        keywords: [a, b] # two\n  - text: |\n      # inside a block\n      b\n# the end\n";
+    let hocon = "// top\nagent = echo # the agent\n# before the list\ninteractions = [\n  # first item\n  {\n    text = \"a # not // a comment\"\n    response { # checks\n      text.keywords = [a, b] // two\n    }\n  }\n  { text = \"\"\"b\n# inside\"\"\" }\n]\n# the end\n";
+    for (name, text) in [("c.yaml", yaml), ("c.hocon", hocon)] {
+        let loaded =
+            load::load_str(Path::new(name), text, &Env::default(), Unrecognized::Error).unwrap();
+        let original = loaded.outcome.as_ref().expect("valid");
+        let tree = loaded.tree.as_ref().unwrap();
+        for syntax in [Syntax::Yaml, Syntax::Hocon] {
+            let out = emit_with_comments(tree, syntax, &loaded.source);
+            for comment in [
+                "# top\n",
+                "# the agent\n",
+                "# before the list\n",
+                "# first item\n",
+                "# checks\n",
+                "# two\n",
+                "# the end\n",
+            ] {
+                assert_eq!(
+                    out.matches(comment).count(),
+                    1,
+                    "{name} as {syntax:?}: {comment:?} in\n{out}"
+                );
+            }
+            assert_eq!(
+                out.matches("inside").count(),
+                1,
+                "a string's text is no comment:\n{out}"
+            );
+            assert!(
+                out.contains("echo\" # the agent\n") || out.contains("echo # the agent\n"),
+                "{name} as {syntax:?}:\n{out}"
+            );
+            let back = load_text(out.clone(), syntax)
+                .unwrap_or_else(|e| panic!("{name} as {syntax:?}: {e}"));
+            assert_eq!(&back, original, "{name} as {syntax:?}:\n{out}");
+        }
+    }
 }
 
 fn text() -> impl Strategy<Value = String> {
@@ -254,5 +336,36 @@ proptest! {
     #[test]
     fn generated_sentinel_specs_round_trip(json in sentinel_spec()) {
         assert_round_trips(&json, Dialect::SentinelSpec)?;
+    }
+}
+
+/// Comments in odd places (between `-` and an item's first key, after an opening
+/// bracket, after a block string's indicator, at the end of a table) never make the
+/// output unreadable, and none is lost or doubled.
+#[test]
+fn comments_in_odd_places_keep_the_output_valid() {
+    let yaml = "agent: echo\ninteractions:\n- # c1\n  text: hi\n  response:\n    text:\n      keywords: [a] # c2\n  # c3\n- text: |  # c4\n    two\n    lines\n  # c5\n  response: {text: {keywords: two}} # c6\n# c7\n";
+    let hocon = "agent = echo\ninteractions = [ # c1\n  { # c2\n    text = hi\n    response { text { keywords = [a, # c3\n b] } } # c4\n    # c5\n  } # c6\n  { text = two // c7\n    response.text.keywords = two }\n]\n";
+    for (name, text, count) in [("c.yaml", yaml, 7), ("c.hocon", hocon, 7)] {
+        let loaded =
+            load::load_str(Path::new(name), text, &Env::default(), Unrecognized::Error).unwrap();
+        let original = loaded
+            .outcome
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let tree = loaded.tree.as_ref().unwrap();
+        for syntax in [Syntax::Yaml, Syntax::Hocon] {
+            let out = emit_with_comments(tree, syntax, &loaded.source);
+            for n in 1..=count {
+                assert_eq!(
+                    out.matches(&format!("# c{n}\n")).count(),
+                    1,
+                    "{name} as {syntax:?}: c{n} in\n{out}"
+                );
+            }
+            let back = load_text(out.clone(), syntax)
+                .unwrap_or_else(|e| panic!("{name} as {syntax:?}: {e}\n{out}"));
+            assert_eq!(&back, original, "{name} as {syntax:?}:\n{out}");
+        }
     }
 }

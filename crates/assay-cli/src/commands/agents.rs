@@ -1,7 +1,10 @@
-//! `assay agents`: the agents a neuro-san server hosts, one per line.
+//! `assay agents`: the agents a neuro-san server hosts, one per line, and the command
+//! agents of `assay.toml` (`[agents.X] command = [...]`), marked `(command: ...)`.
 //!
 //! The server is `--server`, else the `ASSAY_SERVER` environment variable, else the
 //! `server` of the `assay.toml` found by walking up, else `http://localhost:8080`.
+//! The command agents are listed even when the server cannot be reached (the exit code
+//! still says it could not).
 
 use anyhow::Context;
 use assay_connect::{AgentInfo, ConnectError, ErrorKind};
@@ -35,22 +38,38 @@ pub(crate) fn run(args: &AgentsArgs, color: bool) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let commands = settings.command_agents();
     let listed = runtime.block_on(server.list_agents());
-    let agents = match listed {
-        Ok(agents) => agents,
+    let (agents, code) = match listed {
+        Ok(agents) => (agents, ExitCode::OK),
+        // The command agents are still worth listing; the error says why the server's
+        // are not there.
+        Err(error) if !commands.is_empty() => (Vec::new(), report(&error)),
         Err(error) => return Ok(report(&error)),
     };
     let text = match args.format {
-        Format::Human => agents.iter().map(line).collect::<String>(),
+        Format::Human => agents
+            .iter()
+            .map(line)
+            .chain(
+                commands
+                    .iter()
+                    .map(|(name, command)| command_line(name, command)),
+            )
+            .collect::<String>(),
         Format::Json => {
             let listed: Vec<_> = agents
                 .iter()
                 .map(|a| {
                     serde_json::json!({"name": a.name, "description": a.description, "tags": a.tags})
                 })
+                .chain(commands.iter().map(|(name, command)| {
+                    serde_json::json!({"name": name, "command": command})
+                }))
                 .collect();
             let document = serde_json::json!({
                 "server": assay_connect::label(&base),
+                "config": settings.config_path(),
                 "agents": listed,
             });
             let mut text = serde_json::to_string_pretty(&document)?;
@@ -59,7 +78,7 @@ pub(crate) fn run(args: &AgentsArgs, color: bool) -> anyhow::Result<ExitCode> {
         }
     };
     output::stdout(&text)?;
-    Ok(ExitCode::OK)
+    Ok(code)
 }
 
 /// Prints `error` and picks the exit code: bad settings are invalid input, anything
@@ -79,6 +98,15 @@ fn line(agent: &AgentInfo) -> String {
         "{}\t{}\n",
         one_field(&agent.name),
         one_field(&agent.description)
+    )
+}
+
+/// `name<TAB>(command: program args)`, for an agent `assay.toml` runs as a command.
+fn command_line(name: &str, command: &[String]) -> String {
+    format!(
+        "{}\t(command: {})\n",
+        one_field(name),
+        one_field(&command.join(" "))
     )
 }
 

@@ -1,6 +1,7 @@
-//! `assay convert`: rewrite a valid test file in another syntax.
+//! `assay convert`: rewrite a valid test file in another syntax, keeping its comments
+//! in YAML and HOCON output.
 
-use assay_spec::syntax::emit::emit;
+use assay_spec::syntax::emit::{emit, emit_with_comments};
 use assay_spec::{Env, Syntax};
 
 use crate::args::{ConvertArgs, TargetSyntax};
@@ -42,6 +43,10 @@ pub(crate) fn run(args: &ConvertArgs, color: bool) -> anyhow::Result<ExitCode> {
         TargetSyntax::Yaml => Syntax::Yaml,
         TargetSyntax::Hocon => Syntax::Hocon,
     };
-    output::stdout(&emit(tree, syntax))?;
+    let text = match &entry {
+        Entry::Loaded(loaded) => emit_with_comments(tree, syntax, &loaded.source),
+        _ => emit(tree, syntax),
+    };
+    output::stdout(&text)?;
     Ok(ExitCode::OK)
 }

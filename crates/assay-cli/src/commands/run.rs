@@ -22,10 +22,21 @@ use crate::output;
 /// The settings of `target`, printed as the user needs to see them: `assay.toml`'s
 /// warnings and which file was read. `Err` holds the exit code of an invalid one.
 pub(crate) fn settings(target: &TargetArgs, color: bool) -> Result<Settings, ExitCode> {
+    settings_quiet(target, color, false)
+}
+
+/// [`settings`]; `quiet` (`-q`) leaves out which file was read, keeping the warnings.
+pub(crate) fn settings_quiet(
+    target: &TargetArgs,
+    color: bool,
+    quiet: bool,
+) -> Result<Settings, ExitCode> {
     match Settings::load(target.config.as_deref(), target.overrides()) {
         Ok(settings) => {
             output::stderr(&output::render(&settings.reports, color));
-            output::stderr(&format!("{}\n", settings.found));
+            if !quiet {
+                output::stderr(&format!("{}\n", settings.found));
+            }
             if let Some(warning) = fit_open_files(settings.run_options(None).jobs) {
                 output::stderr(&format!("{warning}\n"));
             }
@@ -91,7 +102,7 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::INVALID);
         }
     };
-    let settings = match settings(&args.target, color) {
+    let settings = match settings_quiet(&args.target, color, args.quiet) {
         Ok(settings) => settings,
         Err(code) => return Ok(code),
     };
@@ -108,7 +119,7 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
             Ok(session) => session,
             Err(e) => return Err(settings_error(&e, color)),
         };
-        for note in &session.notes {
+        for note in session.notes.iter().filter(|n| shown(n, args.quiet)) {
             output::stderr(&format!("{note}\n"));
         }
         let ctrl_c = crate::signals::cancel_on_ctrl_c(session.cancel_token());
@@ -138,6 +149,12 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::INVALID);
     }
     Ok(exit_code(&ran.summary))
+}
+
+/// Whether a note of the session is printed: with `-q` only warnings are (not where
+/// the demo agents listen, nor which judge was picked).
+fn shown(note: &str, quiet: bool) -> bool {
+    !quiet || note.starts_with("warning:")
 }
 
 /// The exit code for a run's summary.

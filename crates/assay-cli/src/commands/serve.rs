@@ -1,15 +1,16 @@
 //! `assay serve --demo`: the built-in neuro-san-compatible demo server, until Ctrl-C.
+//!
+//! Its self-signed certificate is written to the user's cache folder
+//! (`$XDG_CACHE_HOME/assay`, else `~/.cache/assay`, else the temp folder), one file per
+//! port, never into the working directory; the path is printed for `--ca-cert`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
-use assay_demo::{DemoAgent, DemoServer, TlsIdentity};
+use assay_demo::{DemoAgent, DemoError, DemoServer, TlsIdentity};
 
 use crate::args::ServeArgs;
 use crate::exit::ExitCode;
-
-/// Where the self-signed certificate is written, under the current directory.
-const CERT_PATH: &str = ".assay/demo-cert.pem";
 
 /// Serves until interrupted. The first line on stderr is `listening on <url>`.
 pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
@@ -29,19 +30,26 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
 async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let identity = TlsIdentity::self_signed().context("cannot make a certificate")?;
     let cert_pem = identity.cert_pem().to_owned();
-    let server = DemoServer::builder()
+    let bound = DemoServer::builder()
         .tls(Some(identity))
         .bind((args.host.as_str(), args.port))
-        .await
-        .with_context(|| format!("cannot serve on {}:{}", args.host, args.port))?;
+        .await;
+    let server = match bound {
+        Ok(server) => server,
+        Err(error) => {
+            eprintln!("error: {}", bind_error(args, &error));
+            return Ok(ExitCode::ERROR);
+        }
+    };
     let base = server.base_url();
     eprintln!("listening on {base}");
     if let Some(https) = server.https_base_url() {
         eprintln!("https on the same port: {https}");
     }
-    match write_cert(&cert_pem) {
+    match write_cert(&cert_pem, server.addr().port()) {
         Ok(path) => eprintln!(
-            "self-signed certificate (trust it for https): {}",
+            "self-signed certificate (trust it for https with `--ca-cert {}`): {}",
+            path.display(),
             path.display()
         ),
         Err(error) => eprintln!("warning: cannot write the certificate: {error:#}"),
@@ -57,19 +65,46 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::OK)
 }
 
-/// Writes the certificate to `.assay/demo-cert.pem`, or to the temp dir when the current
-/// directory is not writable, and returns where.
-fn write_cert(cert_pem: &str) -> anyhow::Result<PathBuf> {
-    let local = Path::new(CERT_PATH);
-    let written = local
-        .parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(local, cert_pem));
+/// Why the server could not listen, in one sentence that names the OS error once.
+fn bind_error(args: &ServeArgs, error: &DemoError) -> String {
+    let at = format!("{}:{}", args.host, args.port);
+    match error {
+        DemoError::Bind(io) if io.kind() == std::io::ErrorKind::AddrInUse => format!(
+            "cannot serve on {at}: the port is in use ({io}); stop what holds it, pick another with `--port N`, or let the system pick a free one with `--port 0`"
+        ),
+        DemoError::Bind(io) => format!(
+            "cannot serve on {at}: {io}; check `--host` and `--port` (`--port 0` picks a free port)"
+        ),
+        DemoError::Certificate(why) => format!("cannot serve on {at}: bad certificate: {why}"),
+    }
+}
+
+/// The folder the certificate goes in: `$XDG_CACHE_HOME/assay`, else
+/// `$HOME/.cache/assay`, else `assay` in the temp folder.
+fn cert_dir() -> PathBuf {
+    let set = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    set("XDG_CACHE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| set("HOME").map(|home| home.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("assay")
+}
+
+/// Writes the certificate to `demo-cert-<port>.pem` in [`cert_dir`], or in the temp
+/// folder when that cannot be written, and returns where.
+fn write_cert(cert_pem: &str, port: u16) -> anyhow::Result<PathBuf> {
+    let name = format!("demo-cert-{port}.pem");
+    let preferred = cert_dir();
+    let written = std::fs::create_dir_all(&preferred)
+        .and_then(|()| std::fs::write(preferred.join(&name), cert_pem));
     let path = match written {
-        Ok(()) => local.to_path_buf(),
+        Ok(()) => preferred.join(&name),
         Err(_) => {
-            let temp =
-                std::env::temp_dir().join(format!("assay-demo-cert-{}.pem", std::process::id()));
+            let temp = std::env::temp_dir().join(format!("assay-{name}"));
             std::fs::write(&temp, cert_pem)
                 .with_context(|| format!("cannot write {}", temp.display()))?;
             temp

@@ -14,11 +14,14 @@ use serde::Serialize;
 #[serde(deny_unknown_fields)]
 #[schemars(title = "AssayConfig")]
 pub struct Config {
-    /// The default neuro-san server for http, https and mcp connections.
+    /// The default neuro-san server for http, https and mcp connections (`--server` and
+    /// `ASSAY_SERVER` come before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "http://localhost:8080", "examples" = ["https://agents.example.com:8443"]))]
     pub server: Option<String>,
     /// Agents by name: a neuro-san server, or a command that speaks the direct protocol.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("examples" = [{"echo": {"command": ["python3", "agents/echo.py"]}}]))]
     pub agents: BTreeMap<String, AgentConfig>,
     /// The gist judge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -29,6 +32,7 @@ pub struct Config {
     /// spec's `provider` and the judge's `provider:model` can name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(schema_with = "providers_schema")]
+    #[schemars(extend("examples" = [{"vllm": {"kind": "openai", "base_url": "http://localhost:8000/v1"}}]))]
     pub providers: BTreeMap<String, ProviderConfig>,
     /// Concurrency limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -37,17 +41,20 @@ pub struct Config {
     /// whose test sets none (its own `timeout_in_seconds` or `timeout_ms`) and whose
     /// agent sets none; 300 when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = 300, "examples" = [120]))]
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub timeout_in_seconds: Option<f64>,
     /// The longest silence, in seconds, while waiting for an answer or reading one,
     /// before the interaction ends as timed out; off when not given (a `MINIMAL`
     /// neuro-san stream is silent until the agent is done).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [30]))]
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub idle_timeout_in_seconds: Option<f64>,
     /// Make every warning an error in `assay validate` and `assay run` (as `--strict`
     /// does): a case that checks nothing, or checks under an unknown response part.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = false, "examples" = [true]))]
     pub strict: Option<bool>,
     /// neuro-san's `direct` connection: agent networks run in-process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -56,10 +63,12 @@ pub struct Config {
     /// default), or only files inside the `project` folder, the one that holds this
     /// file (for teams that run tests from untrusted pull requests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "any", "examples" = ["project"]))]
     pub includes: Option<IncludePolicy>,
     /// The most bytes a test file and everything it includes may hold together
     /// (default 1048576, 1 MiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = 1048576, "examples" = [4194304]))]
     #[schemars(range(min = 1))]
     pub max_input_bytes: Option<u64>,
     /// What the frameworks of Sentinel specs reach: `[frameworks.langgraph]`, the
@@ -74,6 +83,7 @@ pub struct Config {
 pub struct FrameworksConfig {
     /// The LangGraph server (LangGraph Platform's Agent Server, or `langgraph dev`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [{"url": "http://localhost:2024"}]))]
     pub langgraph: Option<LanggraphServerConfig>,
 }
 
@@ -83,15 +93,18 @@ pub struct FrameworksConfig {
 pub struct LanggraphServerConfig {
     /// The server's base url, e.g. `http://localhost:2024` (`langgraph dev`) or a
     /// deployment's url.
+    #[schemars(extend("examples" = ["http://localhost:2024"]))]
     pub url: String,
     /// The environment variable that holds the key sent as `x-api-key` [default: the
     /// first of `LANGGRAPH_API_KEY`, `LANGSMITH_API_KEY`, `LANGCHAIN_API_KEY` that is
     /// set, as LangGraph's SDK reads them; no key when none is].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["LANGSMITH_API_KEY"]))]
     pub api_key_env: Option<String>,
     /// A limit, in seconds, on each run of a test whose own limit is not given
     /// [default: the top-level `timeout_in_seconds`, else 300].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [600]))]
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub timeout_in_seconds: Option<f64>,
 }
@@ -127,20 +140,24 @@ fn providers_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Sche
 pub struct NeuroSanConfig {
     /// The Python that has neuro-san installed, e.g. `venv/bin/python` [default: `python3`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "python3", "examples" = ["venv/bin/python"]))]
     #[schemars(length(min = 1))]
     pub python: Option<String>,
     /// The agent network manifest, e.g. `registries/manifest.hocon` (neuro-san's
     /// `AGENT_MANIFEST_FILE`) [default: that variable, else neuro-san's own].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["registries/manifest.hocon"]))]
     #[schemars(length(min = 1))]
     pub manifest: Option<String>,
     /// Where coded tools are, e.g. `coded_tools` (neuro-san's `AGENT_TOOL_PATH`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["coded_tools"]))]
     #[schemars(length(min = 1))]
     pub tool_path: Option<String>,
     /// More environment variables for neuro-san (`PYTHONPATH`, `AGENT_LLM_INFO_FILE`,
     /// ...); never keys, which come from the environment.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("examples" = [{"PYTHONPATH": "."}]))]
     pub env: BTreeMap<String, String>,
 }
 
@@ -191,16 +208,20 @@ impl Config {
 pub struct AgentConfig {
     /// The neuro-san server that hosts the agent, e.g. `http://localhost:8080`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["http://localhost:8080"]))]
     pub url: Option<String>,
     /// A program and its arguments, spawned once per conversation, that speaks JSON lines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [["python3", "agents/echo.py"]]))]
     #[schemars(length(min = 1))]
     pub command: Option<Vec<String>>,
     /// Environment variables for the command.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("examples" = [{"LOG_LEVEL": "debug"}]))]
     pub env: BTreeMap<String, String>,
     /// A limit on each interaction, in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [60]))]
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub timeout_in_seconds: Option<f64>,
 }
@@ -210,25 +231,31 @@ pub struct AgentConfig {
 #[serde(deny_unknown_fields)]
 pub struct JudgeConfig {
     /// `provider:model` (e.g. `openai:gpt-4o-mini`, or `vllm:mistral-7b` for a name
-    /// of `[providers]`) or `neuro-san:<agent>`.
+    /// of `[providers]`) or `neuro-san:<agent>` [default: `--judge`, else one picked
+    /// from the keys set in the environment, `docs/judge.md`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["openai:gpt-4o-mini"]))]
     #[schemars(regex(pattern = r"^[A-Za-z0-9_-]+:.+$"))]
     pub model: Option<String>,
     /// How many votes to take; odd.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = 1, "examples" = [3]))]
     #[schemars(range(min = 1))]
     pub votes: Option<u32>,
     /// Whether verdicts are cached under `.assay/cache`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = true, "examples" = [false]))]
     pub cache: Option<bool>,
     /// The judge's temperature [default: 0 where the model takes a temperature; none
     /// for reasoning models and models that refuse one].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [0.2]))]
     #[schemars(range(min = 0.0, max = 2.0))]
     pub temperature: Option<f64>,
     /// The most tokens one verdict may take [default: 400; 25000 for a reasoning model,
     /// whose hidden reasoning counts against it].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [1000]))]
     #[schemars(range(min = 1))]
     pub max_tokens: Option<u64>,
 }
@@ -241,40 +268,50 @@ pub struct ProviderConfig {
     /// kind (`[providers.vllm] kind = "openai"`) [default: the table's name, when it is
     /// a kind's].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["openai"]))]
     pub kind: Option<ProviderKind>,
     /// The name an OpenAI-compatible server takes the token limit under
     /// [default: `max_completion_tokens` for OpenAI's and Azure's own hosts and for
     /// reasoning models, `max_tokens` elsewhere].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["max_tokens"]))]
     pub max_tokens_field: Option<MaxTokensField>,
     /// The shape of Chat Completions a Hugging Face endpoint speaks: `openai` (the
     /// router) or `tgi` (TGI and Inference Endpoints, whose `response_format` differs)
     /// [default: `openai` for `router.huggingface.co`, `tgi` elsewhere].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["tgi"]))]
     pub api: Option<ChatApi>,
     /// Azure OpenAI's `api-version` query parameter [default: `OPENAI_API_VERSION`,
     /// else none, for Azure's `/openai/v1` API].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["2024-10-21"]))]
     pub api_version: Option<String>,
     /// The AWS profile (Bedrock) [default: `AWS_PROFILE`, else `default`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["dev"]))]
     pub profile: Option<String>,
     /// The endpoint, overriding the provider's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["http://localhost:8000/v1"]))]
     pub base_url: Option<String>,
     /// The environment variable that holds the key (the key itself never goes in a file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["VLLM_API_KEY"]))]
     pub api_key_env: Option<String>,
     /// The most requests in flight at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [4]))]
     #[schemars(range(min = 1))]
     pub max_concurrency: Option<u32>,
     /// The most requests started per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [60]))]
     #[schemars(range(min = 1))]
     pub requests_per_minute: Option<u32>,
     /// The region (Bedrock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["us-east-1"]))]
     pub region: Option<String>,
 }
 
@@ -304,10 +341,12 @@ pub enum ChatApi {
 pub struct ConcurrencyConfig {
     /// The most samples in flight across the run (`--jobs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = 32, "examples" = [8]))]
     #[schemars(range(min = 1))]
     pub jobs: Option<u32>,
     /// The most cases of one suite in flight.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [4]))]
     #[schemars(range(min = 1))]
     pub max_test_case_concurrency: Option<u32>,
 }

@@ -9,34 +9,83 @@
 //!   when a YAML reader (1.2 core schema, and 1.1 for words like `yes` and `on`)
 //!   would read it back as that same string; otherwise it is double-quoted with
 //!   escapes. A multi-line string is written as a `|` block when that is exact.
-//! - HOCON has a braced root, double-quoted keys and strings with JSON escapes
-//!   (which HOCON does not scan for `${}`), one `key: value` per line.
+//! - HOCON is written as people write it: no braces around the root object, one
+//!   `key = value` or `key { ... }` per line and no commas at line ends. A key is
+//!   unquoted when it is a simple name (a letter or `_`, then letters, digits, `_` and
+//!   `-`; not `include`, `true`, `false` or `null`), else quoted, so a dot in a key
+//!   never becomes a path. Strings are always double-quoted with JSON escapes (which
+//!   HOCON does not scan for `${}`). A list of scalars that fits on one line is written
+//!   `[a, b]`, and a table of scalars (and such lists) `{ a = 1, b = [2] }`; any other
+//!   list has one item per line, and any other table one entry per line.
+//!
+//! [`emit`] writes the values only; [`emit_with_comments`] also writes the comments of
+//! the source the tree came from (`super::comments`) into YAML and HOCON.
 
 use std::fmt::Write as _;
 
+use super::comments::{Comment, Pending, comments};
 use super::yaml::{Plain, resolve_plain};
 use crate::node::{Key, Node, Value};
-use crate::source::Syntax;
+use crate::source::{Source, Syntax};
 
 /// `node` written in `syntax`, ending in a newline.
 ///
 /// HOCON cannot hold a lone scalar at the root; such a node is written as its JSON
 /// text, which a HOCON parser rejects.
 pub fn emit(node: &Node, syntax: Syntax) -> String {
+    emit_pending(node, syntax, &mut Pending::default())
+}
+
+/// [`emit`], keeping the comments of `source` (the YAML or HOCON text `node` was
+/// parsed from) in YAML and HOCON output: each before the entry or item that follows
+/// it in the source, or at the end of the line of the entry it trails. JSON holds no
+/// comments.
+pub fn emit_with_comments(node: &Node, syntax: Syntax, source: &Source) -> String {
+    let mut pending = Pending::new(comments(source, node), Some(source));
+    emit_pending(node, syntax, &mut pending)
+}
+
+fn emit_pending(node: &Node, syntax: Syntax, c: &mut Pending) -> String {
     let mut out = String::new();
     match syntax {
         Syntax::Json => {
             // `{:#}` is serde_json's infallible pretty printer (2-space indent).
             let _ = write!(out, "{:#}", node.to_json());
             out.push('\n');
+            return out;
         }
-        Syntax::Yaml => Yaml { out: &mut out }.root(node),
-        Syntax::Hocon => {
-            hocon_value(&mut out, node, 0);
-            out.push('\n');
-        }
+        Syntax::Yaml => Yaml { out: &mut out, c }.root(node),
+        Syntax::Hocon => match &node.value {
+            // The root object is written without its braces.
+            Value::Object(entries) if !entries.is_empty() => {
+                hocon_entries(&mut out, entries, 0, c);
+            }
+            _ => {
+                hocon_value(&mut out, node, 0, c, None);
+                out.push('\n');
+            }
+        },
     }
+    comment_lines(&mut out, c.rest(), 0);
     out
+}
+
+/// `comments`, one per line at `indent`, as `#` comments (which YAML and HOCON share).
+fn comment_lines(out: &mut String, comments: &[Comment], indent: usize) {
+    for comment in comments {
+        out.extend(std::iter::repeat_n(' ', indent));
+        out.push('#');
+        out.push_str(&comment.text);
+        out.push('\n');
+    }
+}
+
+/// The comment that trails code on `line`, if it is the next one, as ` #text`.
+fn trailing(out: &mut String, c: &mut Pending, line: Option<usize>) {
+    if let Some(comment) = line.and_then(|line| c.trailing_on(line)) {
+        out.push_str(" #");
+        out.push_str(&comment.text);
+    }
 }
 
 /// The longest key written as an implicit `key: value`; YAML allows 1024 characters
@@ -45,6 +94,7 @@ const MAX_IMPLICIT_KEY: usize = 1000;
 
 struct Yaml<'o> {
     out: &'o mut String,
+    c: &'o mut Pending,
 }
 
 impl Yaml<'_> {
@@ -63,13 +113,43 @@ impl Yaml<'_> {
         self.out.extend(std::iter::repeat_n(' ', indent));
     }
 
+    /// The comments before `offset`, each on its own line at `indent`, then the cursor
+    /// at column `indent`; `at_cursor` says the cursor already stands where the first
+    /// one goes.
+    fn comments_before(&mut self, offset: usize, indent: usize, at_cursor: bool) {
+        let comments = self.c.before(offset).to_vec();
+        let mut at_cursor = at_cursor;
+        for comment in &comments {
+            if !at_cursor {
+                self.indent(indent);
+            }
+            self.out.push('#');
+            self.out.push_str(&comment.text);
+            self.out.push('\n');
+            at_cursor = false;
+        }
+        if !at_cursor {
+            self.indent(indent);
+        }
+    }
+
+    /// A scalar and the comment trailing its line, then the line break.
+    fn scalar_line(&mut self, node: &Node, indent: usize, line: usize) {
+        self.scalar(node, indent);
+        let literal =
+            matches!(&node.value, Value::String(s) if !is_plain_safe(s) && is_literal_safe(s));
+        if !literal {
+            trailing(self.out, self.c, Some(line));
+        }
+        self.out.push('\n');
+    }
+
     /// A non-empty list whose `- ` marks stand at column `indent`; the cursor is
     /// already there on the first line.
     fn seq(&mut self, items: &[Node], indent: usize) {
         for (i, item) in items.iter().enumerate() {
-            if i > 0 {
-                self.indent(indent);
-            }
+            self.comments_before(item.span.start, indent, i == 0);
+            let line = self.c.line_of(item.span.start);
             self.out.push('-');
             match &item.value {
                 Value::Array(inner) if !inner.is_empty() => {
@@ -82,8 +162,7 @@ impl Yaml<'_> {
                 }
                 _ => {
                     self.out.push(' ');
-                    self.scalar(item, indent + 2);
-                    self.out.push('\n');
+                    self.scalar_line(item, indent + 2, line);
                 }
             }
         }
@@ -93,9 +172,8 @@ impl Yaml<'_> {
     /// there on the first line.
     fn map(&mut self, entries: &[(Key, Node)], indent: usize) {
         for (i, (key, value)) in entries.iter().enumerate() {
-            if i > 0 {
-                self.indent(indent);
-            }
+            self.comments_before(key.span.start, indent, i == 0);
+            let line = self.c.line_of(key.span.start);
             let key_text = yaml_key(&key.name);
             if key_text.chars().count() > MAX_IMPLICIT_KEY {
                 self.out.push_str("? ");
@@ -108,19 +186,20 @@ impl Yaml<'_> {
             self.out.push(':');
             match &value.value {
                 Value::Array(items) if !items.is_empty() => {
+                    trailing(self.out, self.c, Some(line));
                     self.out.push('\n');
                     self.indent(indent + 2);
                     self.seq(items, indent + 2);
                 }
                 Value::Object(inner) if !inner.is_empty() => {
+                    trailing(self.out, self.c, Some(line));
                     self.out.push('\n');
                     self.indent(indent + 2);
                     self.map(inner, indent + 2);
                 }
                 _ => {
                     self.out.push(' ');
-                    self.scalar(value, indent + 2);
-                    self.out.push('\n');
+                    self.scalar_line(value, indent + 2, line);
                 }
             }
         }
@@ -292,8 +371,121 @@ fn json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// A HOCON value; nested lines are indented from `indent`.
-fn hocon_value(out: &mut String, node: &Node, indent: usize) {
+/// The longest line a list of scalars is written on, `[a, b]`, before it is written
+/// one item per line.
+const HOCON_INLINE_WIDTH: usize = 80;
+
+/// Keys that mean something else unquoted at the start of a HOCON line, or that some
+/// readers take as values.
+const HOCON_RESERVED_KEYS: [&str; 4] = ["include", "true", "false", "null"];
+
+/// Whether `key` can be written unquoted and read back as that one key (no path dots,
+/// nothing HOCON gives a meaning).
+fn is_simple_hocon_key(key: &str) -> bool {
+    let mut chars = key.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    (first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && !HOCON_RESERVED_KEYS.contains(&key)
+}
+
+/// A key as HOCON text: bare when simple, otherwise a quoted string.
+fn hocon_key(out: &mut String, key: &str) {
+    if is_simple_hocon_key(key) {
+        out.push_str(key);
+    } else {
+        json_string(out, key);
+    }
+}
+
+/// The entries of a non-empty object, one per line at `indent`, each ending in a newline:
+/// `key = value`, or `key { ... }` for a non-empty object; the comments before each.
+fn hocon_entries(out: &mut String, entries: &[(Key, Node)], indent: usize, c: &mut Pending) {
+    for (key, value) in entries {
+        comment_lines(out, c.before(key.span.start), indent);
+        let line = Some(c.line_of(key.span.start));
+        out.extend(std::iter::repeat_n(' ', indent));
+        hocon_key(out, &key.name);
+        match &value.value {
+            Value::Object(inner) if !inner.is_empty() => {
+                let inline = (!c.any_within(value.span))
+                    .then(|| hocon_inline_object(inner, indent + key.name.len() + 1))
+                    .flatten();
+                if let Some(text) = inline {
+                    out.push(' ');
+                    out.push_str(&text);
+                    trailing(out, c, line);
+                    out.push('\n');
+                    continue;
+                }
+                out.push_str(" {");
+                trailing(out, c, line);
+                out.push('\n');
+                hocon_entries(out, inner, indent + 2, c);
+                comment_lines(out, c.before(value.span.end), indent + 2);
+                out.extend(std::iter::repeat_n(' ', indent));
+                out.push('}');
+            }
+            _ => {
+                out.push_str(" = ");
+                hocon_value(out, value, indent, c, line);
+            }
+        }
+        out.push('\n');
+    }
+}
+
+/// A list of scalars (no list or object in it) on one line, when it fits in
+/// [`HOCON_INLINE_WIDTH`] from `indent`.
+fn hocon_inline_list(items: &[Node], indent: usize) -> Option<String> {
+    let mut line = String::from("[");
+    for (i, item) in items.iter().enumerate() {
+        if matches!(item.value, Value::Array(_) | Value::Object(_)) {
+            return None;
+        }
+        if i > 0 {
+            line.push_str(", ");
+        }
+        hocon_value(&mut line, item, indent, &mut Pending::default(), None);
+        if indent + line.len() > HOCON_INLINE_WIDTH {
+            return None;
+        }
+    }
+    line.push(']');
+    Some(line)
+}
+
+/// An object of scalars and short lists of scalars on one line, `{ a = 1, b = ["x"] }`,
+/// when it fits in
+/// [`HOCON_INLINE_WIDTH`] from `indent`.
+fn hocon_inline_object(entries: &[(Key, Node)], indent: usize) -> Option<String> {
+    let mut line = String::from("{ ");
+    for (i, (key, value)) in entries.iter().enumerate() {
+        if i > 0 {
+            line.push_str(", ");
+        }
+        hocon_key(&mut line, &key.name);
+        line.push_str(" = ");
+        match &value.value {
+            Value::Array(items) if !items.is_empty() => {
+                line.push_str(&hocon_inline_list(items, indent)?);
+            }
+            Value::Object(inner) if !inner.is_empty() => return None,
+            _ => hocon_value(&mut line, value, indent, &mut Pending::default(), None),
+        }
+        if indent + line.len() + 2 > HOCON_INLINE_WIDTH {
+            return None;
+        }
+    }
+    line.push_str(" }");
+    Some(line)
+}
+
+/// A HOCON value; nested lines are indented from `indent`. The comment trailing `line`
+/// goes at the end of the value's first line.
+fn hocon_value(out: &mut String, node: &Node, indent: usize, c: &mut Pending, line: Option<usize>) {
     match &node.value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -302,29 +494,54 @@ fn hocon_value(out: &mut String, node: &Node, indent: usize) {
         Value::Array(items) if items.is_empty() => out.push_str("[]"),
         Value::Object(entries) if entries.is_empty() => out.push_str("{}"),
         Value::Array(items) => {
+            let inline = (!c.any_within(node.span))
+                .then(|| hocon_inline_list(items, indent))
+                .flatten();
+            if let Some(text) = inline {
+                out.push_str(&text);
+                trailing(out, c, line);
+                return;
+            }
             out.push('[');
+            trailing(out, c, line);
             for item in items {
                 out.push('\n');
+                comment_lines(out, c.before(item.span.start), indent + 2);
                 out.extend(std::iter::repeat_n(' ', indent + 2));
-                hocon_value(out, item, indent + 2);
+                let item_line = Some(c.line_of(item.span.start));
+                hocon_value(out, item, indent + 2, c, item_line);
             }
             out.push('\n');
+            comment_lines(out, c.before(node.span.end), indent + 2);
             out.extend(std::iter::repeat_n(' ', indent));
             out.push(']');
         }
         Value::Object(entries) => {
-            out.push('{');
-            for (key, value) in entries {
-                out.push('\n');
-                out.extend(std::iter::repeat_n(' ', indent + 2));
-                json_string(out, &key.name);
-                out.push_str(": ");
-                hocon_value(out, value, indent + 2);
+            let inline = (!c.any_within(node.span))
+                .then(|| hocon_inline_object(entries, indent))
+                .flatten();
+            if let Some(text) = inline {
+                out.push_str(&text);
+                trailing(out, c, line);
+                return;
             }
+            // The `{` stands for nothing written in a YAML source: a comment on the
+            // first line goes with the first entry, which starts on it.
+            out.push('{');
             out.push('\n');
+            hocon_entries(out, entries, indent + 2, c);
+            comment_lines(out, c.before(node.span.end), indent + 2);
             out.extend(std::iter::repeat_n(' ', indent));
             out.push('}');
         }
+    }
+    if matches!(
+        node.value,
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)
+    ) || matches!(&node.value, Value::Array(v) if v.is_empty())
+        || matches!(&node.value, Value::Object(v) if v.is_empty())
+    {
+        trailing(out, c, line);
     }
 }
 
@@ -543,11 +760,28 @@ mod tests {
     fn hocon_layout() {
         let value =
             json!({"a": 1, "b.c": [true, null, "x ${y}"], "d": {"e": 2.0}, "f": {}, "g": []});
-        let text = emit(&node(value), Syntax::Hocon);
+        let text = emit(&node(value.clone()), Syntax::Hocon);
         assert_eq!(
             text,
-            "{\n  \"a\": 1\n  \"b.c\": [\n    true\n    null\n    \"x ${y}\"\n  ]\n  \"d\": {\n    \"e\": 2.0\n  }\n  \"f\": {}\n  \"g\": []\n}\n"
+            "a = 1\n\"b.c\" = [true, null, \"x ${y}\"]\nd { e = 2.0 }\nf = {}\ng = []\n"
         );
+        round_trip(&value, Syntax::Hocon).unwrap();
+        let nested = json!({
+            "interactions": [{"text": "hi", "response": {"text": {"keywords": ["a", "b"]}}}, [1, [2]]],
+            "include": 1, "true": 2, "9lives": 3, "_ok-key": 4, "long": ["x".repeat(40), "y".repeat(40)],
+        });
+        let text = emit(&node(nested.clone()), Syntax::Hocon);
+        assert_eq!(
+            text,
+            format!(
+                "interactions = [\n  {{\n    text = \"hi\"\n    response {{\n      text {{ keywords = [\"a\", \"b\"] }}\n    }}\n  }}\n  [\n    1\n    [2]\n  ]\n]\n\
+                 \"include\" = 1\n\"true\" = 2\n\"9lives\" = 3\n_ok-key = 4\nlong = [\n  \"{}\"\n  \"{}\"\n]\n",
+                "x".repeat(40),
+                "y".repeat(40)
+            )
+        );
+        assert!(!text.lines().any(|l| l.ends_with(',')), "{text}");
+        round_trip(&nested, Syntax::Hocon).unwrap();
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::limits::Limits;
 use crate::node::Node;
 use crate::source::{Source, Syntax};
 
+pub mod comments;
 pub mod emit;
 pub mod hocon;
 pub mod json;

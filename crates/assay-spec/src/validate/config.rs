@@ -545,10 +545,14 @@ fn secret_in_file(key: &crate::node::Key, at: &At, help: &str, cx: &mut Cx) {
     cx.report(d, &at.key(&key.name), None, None);
 }
 
+/// Keys of the model whose names hold a secret's word but whose values are none.
+const NOT_SECRETS: [&str; 2] = ["max_tokens_field", "max_tokens"];
+
 /// Whether a key's name suggests it holds a secret.
 fn looks_secret(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     !lower.ends_with("_env")
+        && !NOT_SECRETS.contains(&name)
         && ["api_key", "apikey", "token", "secret", "password"]
             .iter()
             .any(|w| lower.contains(w))
@@ -673,6 +677,16 @@ mod tests {
         };
         assert_eq!(diags[0].path, "frameworks.langgrah");
         assert_eq!(diags[0].help.as_deref(), Some("did you mean `langgraph`?"));
+    }
+
+    #[test]
+    fn max_tokens_field_is_a_key_of_the_model_not_a_secret() {
+        let (config, errors) =
+            load("[providers.vllm]\nkind = \"openai\"\nmax_tokens_field = \"max_tokens\"\n");
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(config.unwrap().providers["vllm"].max_tokens_field.is_some());
+        let (_, errors) = load("[providers.vllm]\nkind = \"openai\"\nauth_token = \"sk\"\n");
+        assert!(errors[0].contains("looks like a secret"), "{errors:?}");
     }
 
     #[test]
