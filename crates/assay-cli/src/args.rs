@@ -233,7 +233,7 @@ pub enum ValidateFormat {
     Short,
     /// One JSON document on stdout, with every diagnostic's range
     Json,
-    /// GitHub Actions annotations on stdout (`::error file=...,line=...,col=...::message`), and the diagnostics on stderr as `human` would show them
+    /// GitHub Actions annotations on stdout (`::error file=...,line=...,col=...::message`), and the diagnostics on stderr as they show by default
     Github,
 }
 

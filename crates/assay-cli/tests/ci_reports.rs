@@ -78,10 +78,8 @@ fn a_failing_case_in_junit_names_its_module_file_line_and_transcript() {
     );
     let xml = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     let line = line_of(FAILING_MULTITURN, r#"value = "third""#);
-    let testcase = format!(
-        r#"<testcase name="agents/failing_multiturn [direct]" classname="tests.agents.failing_multiturn" time="#
-    );
-    assert!(xml.contains(&testcase), "{xml}");
+    let testcase = r#"<testcase name="agents/failing_multiturn [direct]" classname="tests.agents.failing_multiturn" time="#;
+    assert!(xml.contains(testcase), "{xml}");
     assert!(
         xml.contains(&format!(
             r#"file="tests/agents/failing_multiturn.hocon" line="{line}">"#

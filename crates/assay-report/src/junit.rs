@@ -42,7 +42,7 @@
 //!   errored gets `<error>`, never `<failure>`, with its error messages and the first
 //!   error's kind as its `type`; a unit that did not run gets `<skipped>`;
 //! - a unit that did not pass carries the transcript of its first failing sample
-//!   ([`transcript::render`](crate::transcript::render)) in `<system-out>`.
+//!   ([`transcript::render`]) in `<system-out>`.
 //!
 //! The file is valid under the JUnit schema Jenkins' xUnit plugin validates against
 //! (`junit-10.xsd`) with three additions that the consumers above read: `file` and

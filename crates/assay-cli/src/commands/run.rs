@@ -96,7 +96,9 @@ pub(crate) fn prepared(
 pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
     // The report files first: a bad path fails before anything else, and an earlier
     // run's reports are gone from now on, whatever happens to this run.
-    let reporters = match reporters(args, color) {
+    // `--format`, else `github` in GitHub Actions: the environment is read here, once.
+    let stdout_format = RunFormat::resolve(args.format, output::in_github_actions());
+    let reporters = match reporters(args, color, stdout_format) {
         Ok(reporters) => reporters,
         Err(e) => {
             output::stderr(&format!("error: {e:#}\n"));
@@ -107,7 +109,7 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         Ok(settings) => settings,
         Err(code) => return Ok(code),
     };
-    let annotate = format(args) == RunFormat::Github;
+    let annotate = stdout_format == RunFormat::Github;
     let (prepared, empty_fails) = match prepared(&settings, &args.target, color, annotate) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
@@ -166,12 +168,7 @@ fn exit_code(summary: &Summary) -> ExitCode {
     }
 }
 
-/// The stdout format: `--format`, else `github` in GitHub Actions.
-fn format(args: &RunArgs) -> RunFormat {
-    RunFormat::resolve(args.format, output::in_github_actions())
-}
-
-fn reporters(args: &RunArgs, color: bool) -> anyhow::Result<Reporters> {
+fn reporters(args: &RunArgs, color: bool, stdout_format: RunFormat) -> anyhow::Result<Reporters> {
     let mut reporters = Reporters::new();
     let verbosity = if args.quiet {
         Verbosity::Quiet
@@ -215,7 +212,7 @@ fn reporters(args: &RunArgs, color: bool) -> anyhow::Result<Reporters> {
             Output::append(path).with_context(|| format!("cannot write {}", path.display()))?;
         reporters.push("markdown", Markdown::new(out));
     }
-    if format(args) == RunFormat::Github {
+    if stdout_format == RunFormat::Github {
         let github = Github::stdout();
         reporters.push(
             "github",

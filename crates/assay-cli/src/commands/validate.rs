@@ -22,8 +22,8 @@ pub(crate) fn run(args: &ValidateArgs, color: bool) -> anyhow::Result<ExitCode> 
     let limits = settings.map(|s| s.input_limits()).unwrap_or_default();
     let inputs = load_paths(&args.paths, &Env::from_process(), strict, &limits);
     let look = match args.format {
-        None => Some(Look::auto(color)),
-        Some(ValidateFormat::Human | ValidateFormat::Github) => Some(Look::Rich { color }),
+        None | Some(ValidateFormat::Github) => Some(Look::auto(color)),
+        Some(ValidateFormat::Human) => Some(Look::Rich { color }),
         Some(ValidateFormat::Short) => Some(Look::Short),
         Some(ValidateFormat::Json) => None,
     };

@@ -136,6 +136,9 @@ fn attribute<'a>(case: &'a quick_junit::TestCase, name: &str) -> Option<&'a str>
         .map(|(_, v)| v.as_str())
 }
 
+/// A case's name, `classname`, `file` and `line`.
+type Shown<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>);
+
 #[test]
 fn each_case_names_its_file_and_line() {
     let report = Report::deserialize_from_str(&xml(false)).unwrap();
@@ -144,7 +147,7 @@ fn each_case_names_its_file_and_line() {
         .iter()
         .flat_map(|s| &s.test_cases)
         .collect();
-    let shown: Vec<(&str, Option<&str>, Option<&str>, Option<&str>)> = cases
+    let shown: Vec<Shown<'_>> = cases
         .iter()
         .map(|c| {
             (
