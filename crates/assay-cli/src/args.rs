@@ -174,6 +174,9 @@ pub struct RunArgs {
     /// Append a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY)
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
+    /// What to print on stdout besides the human report on stderr: `github` prints an annotation per failing check, error and invalid file [default: github when GITHUB_ACTIONS=true, else human]
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<RunFormat>,
     /// Print only failures, errors and the summary
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -217,7 +220,7 @@ pub struct ValidateArgs {
     /// Files and directories to check; directories are searched for test files
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
-    /// How to print the result [default: human when stderr is a terminal or `--color always`, else short]
+    /// How to print the result [default: human when stderr is a terminal or `--color always`, else short; with annotations on stdout too when GITHUB_ACTIONS=true]
     #[arg(long, value_enum)]
     pub format: Option<ValidateFormat>,
     /// Make every warning an error [default: `strict` in assay.toml, else off]
@@ -240,6 +243,29 @@ pub enum ValidateFormat {
     Short,
     /// One JSON document on stdout, with every diagnostic's range
     Json,
+    /// GitHub Actions annotations on stdout (`::error file=...,line=...,col=...::message`), and the diagnostics on stderr as they show by default
+    Github,
+}
+
+/// What `assay run` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RunFormat {
+    /// Nothing: the human report goes to stderr
+    Human,
+    /// GitHub Actions annotations (`::error file=...,line=...,col=...::message`)
+    Github,
+}
+
+impl RunFormat {
+    /// The format asked for, else `github` in GitHub Actions (`github_actions`, read
+    /// from `GITHUB_ACTIONS=true` by the caller) and `human` elsewhere.
+    pub fn resolve(asked: Option<RunFormat>, github_actions: bool) -> RunFormat {
+        asked.unwrap_or(if github_actions {
+            RunFormat::Github
+        } else {
+            RunFormat::Human
+        })
+    }
 }
 
 /// `assay list`.

@@ -20,6 +20,18 @@ pub(crate) fn use_color(choice: Color) -> bool {
     }
 }
 
+/// Whether this process runs in GitHub Actions (`GITHUB_ACTIONS=true`), which makes
+/// `run` and `validate` print annotations on stdout unless told otherwise.
+pub(crate) fn in_github_actions() -> bool {
+    std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")
+}
+
+/// The directory the run's files are named relative to in CI reports (JUnit's `file`,
+/// GitHub's annotations): the working directory, the repository's checkout in CI.
+pub(crate) fn run_dir() -> Option<std::path::PathBuf> {
+    std::env::current_dir().ok()
+}
+
 /// Writes data to stdout. A closed pipe (`assay list | head`) is not an error.
 pub(crate) fn stdout(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();

@@ -10,7 +10,8 @@
 //! | [`Human`] | progress bar, `FAIL` lines and the summary line, for stderr | as events happen |
 //! | [`JsonReport`] | one JSON document: `{"schema_version": 1, "summary": ..., "units": [...]}` | at [`Reporter::finish`] |
 //! | [`JsonLines`] | one JSON object per event, tagged by `event` | each line flushed at once |
-//! | [`Junit`] | JUnit XML: a `<testsuite>` per file, a `<testcase>` per unit | at [`Reporter::finish`] |
+//! | [`Junit`] | JUnit XML: a `<testsuite>` per file, a `<testcase>` per unit with its `file`, `line` and, when it did not pass, the transcript of its first failing sample | at [`Reporter::finish`] |
+//! | [`Github`] | GitHub Actions annotations: an `::error file=...,line=...,col=...::` line per failing check or error, for stdout ([`github::diagnostics`] does the same for invalid test files) | as each unit finishes |
 //! | [`Markdown`] | a summary for `$GITHUB_STEP_SUMMARY` | at [`Reporter::finish`] |
 //!
 //! The JSON and JSON Lines reports are a stable, versioned format of their own,
@@ -66,8 +67,10 @@
 //! ```
 
 mod ansi;
+mod ci;
 mod digest;
 pub mod format;
+pub mod github;
 pub mod human;
 pub mod json;
 pub mod junit;
@@ -83,6 +86,7 @@ use assay_run::Event;
 pub mod assess;
 
 pub use digest::{summary_line, summary_phrase};
+pub use github::Github;
 pub use human::{Human, HumanOptions, Verbosity};
 pub use json::{JsonLines, JsonReport};
 pub use junit::Junit;

@@ -9,13 +9,14 @@
 
 use anyhow::Context;
 use assay_report::{
-    Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, Output, Reporters, Verbosity,
+    Github, Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, Output, Reporters,
+    Verbosity,
 };
 use assay_run::Summary;
 use assay_settings::{Prepared, Session, Settings, SettingsError, fit_open_files, prepare};
 
 use super::report_empty;
-use crate::args::{RunArgs, TargetArgs};
+use crate::args::{RunArgs, RunFormat, TargetArgs};
 use crate::exit::ExitCode;
 use crate::output;
 
@@ -56,13 +57,15 @@ pub(crate) fn settings_error(e: &SettingsError, color: bool) -> ExitCode {
     ExitCode::INVALID
 }
 
-/// Loads the files (printing diagnostics) and applies the selection. `Err` holds the
-/// exit code when the files cannot run (an invalid file, a bad filter). `Ok` holds the
-/// plan and whether an empty run fails.
+/// Loads the files (printing diagnostics, and with `annotate` GitHub annotations of
+/// them on stdout) and applies the selection. `Err` holds the exit code when the files
+/// cannot run (an invalid file, a bad filter). `Ok` holds the plan and whether an empty
+/// run fails.
 pub(crate) fn prepared(
     settings: &Settings,
     target: &TargetArgs,
     color: bool,
+    annotate: bool,
 ) -> Result<(Prepared, bool), ExitCode> {
     let selection = target.selection().map_err(|e| {
         output::stderr(&format!("error: {e}\n"));
@@ -74,7 +77,16 @@ pub(crate) fn prepared(
         &selection,
         target.no_tests.map(Into::into),
     );
-    output::stderr(&output::render(&prepared.inputs.reports(), color));
+    let reports = prepared.inputs.reports();
+    output::stderr(&output::render(&reports, color));
+    if annotate {
+        let base = output::run_dir();
+        // A closed stdout is no reason to stop: the diagnostics are on stderr too.
+        let _ = output::stdout(&assay_report::github::diagnostics(
+            &reports,
+            base.as_deref(),
+        ));
+    }
     let invalid = prepared.inputs.invalid();
     if invalid > 0 {
         let why = if settings.strict() {
@@ -95,7 +107,9 @@ pub(crate) fn prepared(
 pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
     // The report files first: a bad path fails before anything else, and an earlier
     // run's reports are gone from now on, whatever happens to this run.
-    let reporters = match reporters(args, color) {
+    // `--format`, else `github` in GitHub Actions: the environment is read here, once.
+    let stdout_format = RunFormat::resolve(args.format, output::in_github_actions());
+    let reporters = match reporters(args, color, stdout_format) {
         Ok(reporters) => reporters,
         Err(e) => {
             output::stderr(&format!("error: {e:#}\n"));
@@ -106,7 +120,8 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         Ok(settings) => settings,
         Err(code) => return Ok(code),
     };
-    let (prepared, empty_fails) = match prepared(&settings, &args.target, color) {
+    let annotate = stdout_format == RunFormat::Github;
+    let (prepared, empty_fails) = match prepared(&settings, &args.target, color, annotate) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
@@ -170,7 +185,7 @@ fn exit_code(summary: &Summary) -> ExitCode {
     }
 }
 
-fn reporters(args: &RunArgs, color: bool) -> anyhow::Result<Reporters> {
+fn reporters(args: &RunArgs, color: bool, stdout_format: RunFormat) -> anyhow::Result<Reporters> {
     let mut reporters = Reporters::new();
     let verbosity = if args.quiet {
         Verbosity::Quiet
@@ -197,14 +212,32 @@ fn reporters(args: &RunArgs, color: bool) -> anyhow::Result<Reporters> {
         let out = Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
         reporters.push("json", JsonReport::new(out));
     }
+    let base = output::run_dir();
     if let Some(path) = &args.junit {
         let out = Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
-        reporters.push("junit", Junit::new(out));
+        let junit = Junit::new(out);
+        reporters.push(
+            "junit",
+            match &base {
+                Some(base) => junit.relative_to(base),
+                None => junit,
+            },
+        );
     }
     if let Some(path) = &args.markdown {
         let out =
             Output::append(path).with_context(|| format!("cannot write {}", path.display()))?;
         reporters.push("markdown", Markdown::new(out));
+    }
+    if stdout_format == RunFormat::Github {
+        let github = Github::stdout();
+        reporters.push(
+            "github",
+            match &base {
+                Some(base) => github.relative_to(base),
+                None => github,
+            },
+        );
     }
     Ok(reporters)
 }

@@ -22,14 +22,27 @@ pub(crate) fn run(args: &ValidateArgs, color: bool) -> anyhow::Result<ExitCode> 
     let limits = settings.map(|s| s.input_limits()).unwrap_or_default();
     let inputs = load_paths(&args.paths, &Env::from_process(), strict, &limits);
     let look = match args.format {
-        None => Some(Look::auto(color)),
+        None | Some(ValidateFormat::Github) => Some(Look::auto(color)),
         Some(ValidateFormat::Human) => Some(Look::Rich { color }),
         Some(ValidateFormat::Short) => Some(Look::Short),
         Some(ValidateFormat::Json) => None,
     };
+    // Annotations when asked for, or in GitHub Actions unless another format was.
+    let annotate = match args.format {
+        Some(format) => format == ValidateFormat::Github,
+        None => output::in_github_actions(),
+    };
     match look {
         Some(look) => {
-            output::stderr(&output::render_as(&inputs.reports(), look));
+            let reports = inputs.reports();
+            output::stderr(&output::render_as(&reports, look));
+            if annotate {
+                let base = output::run_dir();
+                output::stdout(&assay_report::github::diagnostics(
+                    &reports,
+                    base.as_deref(),
+                ))?;
+            }
             output::stdout(&format!("{}\n", inputs.summary()))?;
         }
         None => {

@@ -4,6 +4,7 @@
 
 mod fanout;
 mod fixtures;
+mod github;
 mod human;
 mod json;
 mod junit;
@@ -12,3 +13,4 @@ mod output;
 mod schema;
 mod snapshots;
 mod suite;
+mod xsd;

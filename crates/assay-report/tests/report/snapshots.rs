@@ -1,4 +1,4 @@
-//! The JSON, JSON Lines and JUnit outputs of the fixture run, byte for byte, against
+//! The JSON, JSON Lines, JUnit and GitHub annotation outputs of the fixture run, byte for byte, against
 //! the files under `tests/snapshots/`. The fixture events carry fixed durations and no
 //! clock readings, so nothing in them depends on time. After a deliberate change,
 //! `UPDATE_SNAPSHOTS=1 cargo test -p assay-report --test report snapshots` rewrites them
@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use assay_report::{JsonLines, JsonReport, Junit, Output};
+use assay_report::{Github, JsonLines, JsonReport, Junit, Output};
 
 use crate::fixtures::{Capture, feed, run};
 
@@ -71,4 +71,11 @@ fn the_junit_report_matches_its_snapshot() {
     let capture = Capture::default();
     feed(&mut Junit::new(Output::writer(capture.clone())), &run(true));
     assert_snapshot("junit.xml", &capture.text());
+}
+
+#[test]
+fn the_github_annotations_match_their_snapshot() {
+    let capture = Capture::default();
+    feed(&mut Github::new(capture.clone()), &run(true));
+    assert_snapshot("github.txt", &capture.text());
 }
