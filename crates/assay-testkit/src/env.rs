@@ -63,11 +63,17 @@ pub const VARIABLES: [&str; 39] = [
     "ASSAY_JUDGE",
 ];
 
-/// Removes every one of [`VARIABLES`] from `cmd`'s environment, points the Hugging
-/// Face token file and the AWS profile files into `scratch` (where there are none), and
-/// turns off the EC2 instance metadata service and container credentials.
+/// What else changes what a child `assay` prints: `GITHUB_ACTIONS=true` adds
+/// annotations on stdout, so that a test run inside GitHub Actions would see output
+/// the same test does not see elsewhere.
+pub const OUTPUT_VARIABLES: [&str; 1] = ["GITHUB_ACTIONS"];
+
+/// Removes every one of [`VARIABLES`] and [`OUTPUT_VARIABLES`] from `cmd`'s
+/// environment, points the Hugging Face token file and the AWS profile files into
+/// `scratch` (where there are none), and turns off the EC2 instance metadata service
+/// and container credentials.
 pub fn isolate<'c>(cmd: &'c mut Command, scratch: &Path) -> &'c mut Command {
-    for var in VARIABLES {
+    for var in VARIABLES.iter().chain(&OUTPUT_VARIABLES) {
         cmd.env_remove(var);
     }
     cmd.env("HF_HOME", scratch.join("no-hf-home"))
