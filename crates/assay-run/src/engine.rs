@@ -13,6 +13,9 @@
 //!   an error for that sample, and counts against the ratio.
 //! - Cancelling the run (Ctrl-C) starts nothing new, cancels what runs, and still ends
 //!   with every unit's report and the run's summary.
+//! - Fail fast ([`RunOptions::fail_fast`]): after the first unit that fails or errors,
+//!   nothing new starts, what runs finishes, and every unit not started is reported
+//!   skipped, as on Ctrl-C; the summary says the run stopped.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -140,6 +143,9 @@ pub struct RunOptions {
     pub cancel: CancellationToken,
     /// Run every sample even after the verdict is decided (the assessor needs them all).
     pub exhaustive: bool,
+    /// Start no new unit after the first one that fails or errors (`--fail-fast`): the
+    /// units in flight finish, the others are reported skipped.
+    pub fail_fast: bool,
 }
 
 impl Default for RunOptions {
@@ -152,6 +158,7 @@ impl Default for RunOptions {
             judge: None,
             cancel: CancellationToken::new(),
             exhaustive: false,
+            fail_fast: false,
         }
     }
 }
@@ -196,6 +203,9 @@ pub async fn run_plan(
     ));
     let mut summary = Summary::default();
     let mut tasks = JoinSet::new();
+    // Set by the first unit that fails or errors under `fail_fast`, before it gives its
+    // slot back: the next unit waiting for that slot sees it first.
+    let stop = CancellationToken::new();
     let named_providers: Arc<[String]> = connectors.named_providers().into();
     for (case, connection) in units {
         let ratio = match options.samples {
@@ -219,8 +229,10 @@ pub async fn run_plan(
             events: events.clone(),
         };
         let permit = tokio::select! {
-            permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
+            biased;
             () = options.cancel.cancelled() => None,
+            () = stop.cancelled() => None,
+            permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
         };
         while let Some(joined) = tasks.try_join_next() {
             summary.add(joined.unwrap_or(Status::Errored));
@@ -231,8 +243,14 @@ pub async fn run_plan(
             let _ = ctx.events.send(Event::UnitFinished(report));
             continue;
         };
+        let stop = options.fail_fast.then(|| stop.clone());
         tasks.spawn(async move {
             let report = run_unit(&ctx).await;
+            if let Some(stop) = stop
+                && matches!(report.verdict, Status::Failed | Status::Errored)
+            {
+                stop.cancel();
+            }
             drop(permit);
             let verdict = report.verdict;
             let _ = ctx.events.send(Event::UnitFinished(report));
@@ -243,6 +261,7 @@ pub async fn run_plan(
         summary.add(joined.unwrap_or(Status::Errored));
     }
     summary.cancelled = options.cancel.is_cancelled();
+    summary.stopped = stop.is_cancelled() && summary.skipped > 0;
     summary.duration = started.elapsed();
     let _ = events.send(Event::RunFinished(summary));
     summary
@@ -265,7 +284,7 @@ struct UnitCtx {
     events: mpsc::UnboundedSender<Event>,
 }
 
-fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
+pub(crate) fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
     let (connection_name, target) = match &case.target {
         Target::Agent { agent, .. } => (
             connection.map(|c| c.name().to_owned()).unwrap_or_default(),
