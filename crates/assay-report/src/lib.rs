@@ -12,6 +12,8 @@
 //! | [`JsonLines`] | one JSON object per event, tagged by `event` | each line flushed at once |
 //! | [`Junit`] | JUnit XML: a `<testsuite>` per file, a `<testcase>` per unit | at [`Reporter::finish`] |
 //! | [`Markdown`] | a summary for `$GITHUB_STEP_SUMMARY` | at [`Reporter::finish`] |
+//! | [`LastRunReport`] | `.assay/last-run.json`, each unit's verdict for `--rerun-failed` | at [`Reporter::finish`] |
+//! | [`MatrixReport`] | the `--model a,b` table: one row per case, one column per model | at [`Reporter::finish`] |
 //!
 //! The JSON and JSON Lines reports are a stable, versioned format of their own,
 //! [`format`](mod@format): the reporters convert the engine's events into its types, so a change
@@ -30,7 +32,8 @@
 //!
 //! Every human-facing total is phrased by [`summary_line`]:
 //! `3 passed, 1 failed, 0 errored, 0 skipped in 1.23s`, with ` (cancelled)` after a
-//! cancelled run. CI tooling reads the `N passed, N failed` part, so it never changes.
+//! cancelled run and ` (stopped after the first failure)` after one `--fail-fast`
+//! stopped. CI tooling reads the `N passed, N failed` part, so it never changes.
 //!
 //! # Example
 //!
@@ -71,7 +74,9 @@ pub mod format;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod last_run;
 pub mod markdown;
+pub mod matrix;
 pub mod output;
 pub mod transcript;
 
@@ -86,7 +91,9 @@ pub use digest::{summary_line, summary_phrase};
 pub use human::{Human, HumanOptions, Verbosity};
 pub use json::{JsonLines, JsonReport};
 pub use junit::Junit;
+pub use last_run::LastRunReport;
 pub use markdown::Markdown;
+pub use matrix::MatrixReport;
 pub use output::Output;
 
 /// Something that consumes the engine's events.
