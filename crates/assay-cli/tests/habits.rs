@@ -116,7 +116,7 @@ fn rerun_failed_runs_only_what_failed_last_time() {
         expected(&[("tests/fails_a", "failed"), ("tests/fails_b", "failed")]),
         "{err}"
     );
-    assert!(err.contains("rerunning the 2 unit(s)"), "{err}");
+    assert!(err.contains("rerunning 2 of the 2 unit(s)"), "{err}");
 
     // Combined with a filter, only the failures it matches.
     let (out, report) = run_demo(dir.path(), &["--rerun-failed", "--filter", "fails_b"]);
@@ -126,6 +126,18 @@ fn rerun_failed_runs_only_what_failed_last_time() {
         "{}",
         stderr(&out)
     );
+
+    // Cases not among those loaded: nothing to rerun, said so.
+    let (out, report) = support::run_args(
+        dir.path(),
+        "tests/passes.yaml",
+        &["--demo", "--rerun-failed"],
+        &[],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("is among the cases loaded"), "{err}");
+    assert_eq!(report["units"], serde_json::json!([]), "{err}");
 
     // Fixed: the next rerun runs it and passes; after that, nothing failed.
     echo_case(dir.path(), "fails_a.yaml", "first", "first");

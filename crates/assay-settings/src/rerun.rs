@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use assay_report::{LastRunReport, Output};
 use assay_run::last_run::{LAST_RUN_FILE, LastRun};
 use assay_run::select::{EmptyRun, Level, NoTests};
-use assay_spec::plan::Case;
+use assay_spec::plan::{Case, Target};
 
 use crate::settings::Settings;
 
@@ -85,9 +85,27 @@ pub(crate) fn rerun_failed(
     let connections =
         (!settings.overrides.connections.is_empty()).then_some(&settings.overrides.connections);
     let kept = rerun.apply(cases, connections.map(Vec::as_slice));
+    let units: usize = kept.iter().map(units_of).sum();
+    if units == 0 {
+        return Err(empty(
+            Level::Note,
+            format!(
+                "--rerun-failed: none of the {} unit(s) that failed or errored in the last run ({shown}) is among the cases loaded (a changed case has another id; give the same paths, --connection and --model); nothing to rerun",
+                rerun.len()
+            ),
+        ));
+    }
     let note = format!(
-        "rerunning the {} unit(s) that failed or errored in the last run ({shown})",
+        "rerunning {units} of the {} unit(s) that failed or errored in the last run ({shown})",
         rerun.len()
     );
     Ok((kept, note))
+}
+
+/// How many units `case` runs as: one per connection of an agent, one for a model.
+fn units_of(case: &Case) -> usize {
+    match &case.target {
+        Target::Agent { connections, .. } => connections.len(),
+        Target::Model { .. } => 1,
+    }
 }
