@@ -229,3 +229,33 @@ fn a_model_matrix_runs_each_spec_on_each_model_side_by_side() {
     );
     assert!(!err.contains("case  "), "{err}");
 }
+
+#[test]
+fn assess_takes_a_model_matrix_too() {
+    let rt = support::runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.respond_with(|body| {
+        Some(Reply::text(if body["model"] == "gpt-good" {
+            "hello"
+        } else {
+            "goodbye"
+        }))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("suite.yaml"), SPEC).unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_assay"));
+    cmd.args(["assess", "suite.yaml", "--model", "gpt-good,gpt-bad"])
+        .args(["--json", "assessment.json"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1");
+    assay_testkit::env::isolate(&mut cmd, dir.path());
+    cmd.env("OPENAI_BASE_URL", fake.base_url())
+        .env("OPENAI_API_KEY", "sk-test-matrix-0123");
+    let out = cmd.output().unwrap();
+    let err = stderr(&out);
+    let text = std::fs::read_to_string(dir.path().join("assessment.json")).unwrap_or_default();
+    assert!(
+        text.contains("says hello @gpt-good") && text.contains("says hello @gpt-bad"),
+        "one assessment per spec and model: {err}\n{text}"
+    );
+}
