@@ -17,7 +17,7 @@ use assay_spec::inputs::{Inputs, load_paths};
 use tokio::sync::mpsc;
 
 use crate::error::SettingsError;
-use crate::models::with_models;
+use crate::models::{runs_on_a_model, with_models};
 use crate::parts::Providers;
 use crate::rerun::rerun_failed;
 use crate::session::Session;
@@ -63,8 +63,16 @@ pub fn prepare(
             notes: Vec::new(),
         };
     }
-    let mut cases = with_models(Plan::new(inputs.cases()).cases, &settings.models());
+    let models = settings.models();
+    let loaded = Plan::new(inputs.cases()).cases;
     let mut notes = Vec::new();
+    if !models.is_empty() && !loaded.iter().any(runs_on_a_model) {
+        notes.push(
+            "--model changes nothing here: no case is a Sentinel spec (agent cases keep their agent)"
+                .to_owned(),
+        );
+    }
+    let mut cases = with_models(loaded, &models);
     if settings.overrides.rerun_failed {
         match rerun_failed(settings, cases, no_tests) {
             Ok((kept, note)) => {

@@ -85,16 +85,21 @@ pub fn with_models(cases: Vec<Case>, models: &[ModelChoice]) -> Vec<Case> {
     cases
         .into_iter()
         .flat_map(|case| {
-            let runs_on_model = matches!(
-                &case.target,
-                Target::Model { framework, .. } if !matches!(framework, Some(Framework::Langgraph))
-            );
-            if !runs_on_model {
+            if !runs_on_a_model(&case) {
                 return vec![case];
             }
             models.iter().map(|m| on_model(&case, m)).collect()
         })
         .collect()
+}
+
+/// Whether `--model` applies to `case`: a model case, except a LangGraph one (whose
+/// `model` names a graph).
+pub(crate) fn runs_on_a_model(case: &Case) -> bool {
+    matches!(
+        &case.target,
+        Target::Model { framework, .. } if !matches!(framework, Some(Framework::Langgraph))
+    )
 }
 
 /// `case` run on `choice`: its provider the one given, else the one its name tells,
