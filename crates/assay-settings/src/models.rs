@@ -52,14 +52,12 @@ impl ModelChoice {
 }
 
 impl Settings {
-    /// The models of `--model` ([`crate::Overrides::models`]), in order, each once.
+    /// The models of `--model` ([`crate::Overrides::models`]), in order, each once. A
+    /// `provider:` prefix is a provider when it is a kind or a provider name the specs
+    /// may use ([`Settings::input_limits`]: `[providers]`'s names).
     pub fn models(&self) -> Vec<ModelChoice> {
-        let named: Vec<&str> = self
-            .config
-            .iter()
-            .flat_map(|c| c.providers.keys())
-            .map(String::as_str)
-            .collect();
+        let limits = self.input_limits();
+        let named: Vec<&str> = limits.providers.keys().map(String::as_str).collect();
         let mut models: Vec<ModelChoice> = Vec::new();
         for text in self
             .overrides
