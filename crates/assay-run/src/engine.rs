@@ -172,24 +172,7 @@ pub async fn run_plan(
     events: mpsc::UnboundedSender<Event>,
 ) -> Summary {
     let started = Instant::now();
-    let units: Vec<(Arc<Case>, Option<Connection>)> = plan
-        .cases
-        .iter()
-        .flat_map(|case| {
-            let case = Arc::new(case.clone());
-            let connections: Vec<Option<Connection>> = match &case.target {
-                Target::Agent { connections, .. } => options
-                    .connections
-                    .clone()
-                    .unwrap_or_else(|| connections.clone())
-                    .into_iter()
-                    .map(Some)
-                    .collect(),
-                Target::Model { .. } => vec![None],
-            };
-            connections.into_iter().map(move |c| (Arc::clone(&case), c))
-        })
-        .collect();
+    let units = units_of(plan, options.connections.as_deref());
     let _ = events.send(Event::RunStarted { units: units.len() });
     let jobs = Arc::new(Semaphore::new(options.jobs.max(1)));
     // Units in flight: never more than can make progress (each holds at least one of the
@@ -265,6 +248,32 @@ pub async fn run_plan(
     summary.duration = started.elapsed();
     let _ = events.send(Event::RunFinished(summary));
     summary
+}
+
+/// Every unit of `plan`: each agent case over each of its connections (`connections`
+/// when given, which replace every case's own), each model case once.
+fn units_of(
+    plan: &Plan,
+    connections: Option<&[Connection]>,
+) -> Vec<(Arc<Case>, Option<Connection>)> {
+    plan.cases
+        .iter()
+        .flat_map(|case| {
+            let case = Arc::new(case.clone());
+            let over: Vec<Option<Connection>> = match &case.target {
+                Target::Agent {
+                    connections: own, ..
+                } => connections
+                    .unwrap_or(own)
+                    .iter()
+                    .copied()
+                    .map(Some)
+                    .collect(),
+                Target::Model { .. } => vec![None],
+            };
+            over.into_iter().map(move |c| (Arc::clone(&case), c))
+        })
+        .collect()
 }
 
 struct UnitCtx {
