@@ -57,6 +57,11 @@ fn fail_fast_runs_one_failing_case_and_reports_the_rest_skipped() {
     let (out, report) = run_demo(dir.path(), &["-j", "1"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(count(&report, "failed"), 4, "{}", stderr(&out));
+    assert_eq!(
+        report["summary"].get("stopped"),
+        None,
+        "written only when true"
+    );
 
     let (out, report) = run_demo(dir.path(), &["-j", "1", "-x", "--junit", "junit.xml"]);
     let err = stderr(&out);
@@ -67,6 +72,10 @@ fn fail_fast_runs_one_failing_case_and_reports_the_rest_skipped() {
         err.contains("0 passed, 1 failed, 0 errored, 3 skipped in ")
             && err.contains("(stopped after the first failure)"),
         "the summary says it stopped: {err}"
+    );
+    assert_eq!(
+        report["summary"]["stopped"], true,
+        "the JSON report says so too"
     );
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(
