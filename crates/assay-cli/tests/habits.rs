@@ -268,3 +268,19 @@ fn assess_takes_a_model_matrix_too() {
         "one assessment per spec and model: {err}\n{text}"
     );
 }
+
+#[test]
+fn a_last_run_that_cannot_be_written_is_a_warning_not_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    echo_case(dir.path(), "passes.yaml", "all good", "good");
+    // A file where the folder would be.
+    std::fs::write(dir.path().join(".assay"), "not a folder").unwrap();
+    let (out, report) = run_demo(dir.path(), &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: ") && err.contains("--rerun-failed will not know this run"),
+        "{err}"
+    );
+    assert_eq!(count(&report, "passed"), 1, "{err}");
+}

@@ -17,9 +17,7 @@ use assay_report::{
     Verbosity,
 };
 use assay_run::Summary;
-use assay_settings::{
-    Overrides, Prepared, Session, Settings, SettingsError, fit_open_files, prepare,
-};
+use assay_settings::{Prepared, Session, Settings, SettingsError, fit_open_files, prepare};
 
 use super::report_empty;
 use crate::args::{RunArgs, TargetArgs};
@@ -29,16 +27,7 @@ use crate::output;
 /// The settings of `target`, printed as the user needs to see them: `assay.toml`'s
 /// warnings and which file was read. `Err` holds the exit code of an invalid one.
 pub(crate) fn settings(target: &TargetArgs, color: bool) -> Result<Settings, ExitCode> {
-    settings_with(target, target.overrides(), color)
-}
-
-/// [`settings`] with `overrides` (`target`'s and more) instead of `target`'s own.
-fn settings_with(
-    target: &TargetArgs,
-    overrides: Overrides,
-    color: bool,
-) -> Result<Settings, ExitCode> {
-    match Settings::load(target.config.as_deref(), overrides) {
+    match Settings::load(target.config.as_deref(), target.overrides()) {
         Ok(settings) => {
             output::stderr(&output::render(&settings.reports, color));
             output::stderr(&format!("{}\n", settings.found));
@@ -113,11 +102,12 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::INVALID);
         }
     };
-    let overrides = args.habits.overrides(args.target.overrides());
-    let settings = match settings_with(&args.target, overrides, color) {
+    let settings = match settings(&args.target, color) {
         Ok(settings) => settings,
         Err(code) => return Ok(code),
     };
+    let habits = args.habits.overrides(settings.overrides.clone());
+    let settings = settings.with_overrides(habits);
     let (prepared, empty_fails) = match prepared(&settings, &args.target, color) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
