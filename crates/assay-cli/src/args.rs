@@ -154,6 +154,21 @@ pub struct TargetArgs {
     /// Neither read nor write the judge's verdict cache (.assay/cache/judge)
     #[arg(long)]
     pub no_cache: bool,
+    /// Run every Sentinel spec on this model instead of its own: `model` or `provider:model`; several (comma-separated) run each spec on each model, side by side
+    #[arg(long, value_delimiter = ',', value_name = "MODEL")]
+    pub model: Vec<String>,
+}
+
+/// `assay run`'s habits from other test runners: stop at the first failure, rerun what
+/// failed last time.
+#[derive(Debug, Args)]
+pub struct HabitArgs {
+    /// Start no new case after the first that fails or errors; cases in flight finish, the rest are reported skipped
+    #[arg(short = 'x', long)]
+    pub fail_fast: bool,
+    /// Run only the cases (and connections, and models) that failed or errored in the last run (.assay/last-run.json)
+    #[arg(long)]
+    pub rerun_failed: bool,
 }
 
 /// `assay run`.
@@ -183,6 +198,9 @@ pub struct RunArgs {
     /// Also print passing cases and every sample
     #[arg(short, long)]
     pub verbose: bool,
+    /// Fail fast, rerun failed
+    #[command(flatten)]
+    pub habits: HabitArgs,
 }
 
 /// `assay assess`.
@@ -406,6 +424,17 @@ impl ServerArgs {
     }
 }
 
+impl HabitArgs {
+    /// `base` with these flags set.
+    pub fn overrides(&self, base: Overrides) -> Overrides {
+        Overrides {
+            fail_fast: self.fail_fast,
+            rerun_failed: self.rerun_failed,
+            ..base
+        }
+    }
+}
+
 impl TargetArgs {
     /// The overrides these flags set over `assay.toml` and the environment.
     pub fn overrides(&self) -> Overrides {
@@ -417,6 +446,7 @@ impl TargetArgs {
             connections: self.connection.clone(),
             strict: self.strict,
             demo: self.demo,
+            models: self.model.clone(),
             ..self.remote.overrides()
         }
     }

@@ -106,8 +106,8 @@ fn a_gist_check_follows_the_judge_s_verdict() {
     );
     assert!(!stderr.contains(KEY), "{stderr}");
     assert!(
-        !dir.path().join(".assay").exists(),
-        "--no-cache writes nothing"
+        !dir.path().join(".assay/cache").exists(),
+        "--no-cache writes no cache (the run writes only .assay/last-run.json)"
     );
 }
 

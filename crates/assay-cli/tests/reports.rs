@@ -259,7 +259,14 @@ fn reports_go_through_symlinks_fifos_and_stdout() {
     assert!(stdout.contains("**6 passed, 0 failed"), "{stdout}");
     assert_eq!(
         tree(dir.path()),
-        ["junit.fifo", "run.json", "store", "store/run.json"]
+        [
+            ".assay",
+            ".assay/last-run.json",
+            "junit.fifo",
+            "run.json",
+            "store",
+            "store/run.json"
+        ]
     );
     // `--json /dev/stdout` with stdout a pipe: the document itself.
     let out = assay(

@@ -19,17 +19,28 @@ pub fn summary_phrase(summary: &Summary) -> String {
 }
 
 /// The closing line: `3 passed, 1 failed, 0 errored, 2 skipped in 1.23s`, then
-/// ` (cancelled)` when the run was cancelled.
+/// ` (cancelled)` when the run was cancelled, or ` (stopped after the first failure)`
+/// when `--fail-fast` left units unstarted.
 pub fn summary_line(summary: &Summary) -> String {
     let mut line = format!(
         "{} in {}",
         summary_phrase(summary),
         seconds(summary.duration)
     );
-    if summary.cancelled {
-        line.push_str(" (cancelled)");
-    }
+    line.push_str(stop_note(summary));
     line
+}
+
+/// ` (cancelled)`, ` (stopped after the first failure)` or nothing: why a run did not
+/// run every unit.
+pub(crate) fn stop_note(summary: &Summary) -> &'static str {
+    if summary.cancelled {
+        " (cancelled)"
+    } else if summary.stopped {
+        " (stopped after the first failure)"
+    } else {
+        ""
+    }
 }
 
 /// `1.23s`.
@@ -408,6 +419,7 @@ mod tests {
             errored: 0,
             skipped: 2,
             cancelled: false,
+            stopped: false,
             duration: Duration::from_millis(1234),
         };
         assert_eq!(
@@ -418,6 +430,12 @@ mod tests {
         assert_eq!(
             summary_line(&summary),
             "3 passed, 1 failed, 0 errored, 2 skipped in 1.23s (cancelled)"
+        );
+        summary.cancelled = false;
+        summary.stopped = true;
+        assert_eq!(
+            summary_line(&summary),
+            "3 passed, 1 failed, 0 errored, 2 skipped in 1.23s (stopped after the first failure)"
         );
     }
 

@@ -13,6 +13,8 @@
 //! | [`Junit`] | JUnit XML: a `<testsuite>` per file, a `<testcase>` per unit with its `file`, `line` and, when it did not pass, the transcript of its first failing sample | at [`Reporter::finish`] |
 //! | [`Github`] | GitHub Actions annotations: an `::error file=...,line=...,col=...::` line per failing check or error, for stdout ([`github::diagnostics`] does the same for invalid test files) | as each unit finishes |
 //! | [`Markdown`] | a summary for `$GITHUB_STEP_SUMMARY` | at [`Reporter::finish`] |
+//! | [`LastRunReport`] | `.assay/last-run.json`, each unit's verdict for `--rerun-failed` | at [`Reporter::finish`] |
+//! | [`MatrixReport`] | the `--model a,b` table: one row per case, one column per model | at [`Reporter::finish`] |
 //!
 //! The JSON and JSON Lines reports are a stable, versioned format of their own,
 //! [`format`](mod@format): the reporters convert the engine's events into its types, so a change
@@ -31,7 +33,8 @@
 //!
 //! Every human-facing total is phrased by [`summary_line`]:
 //! `3 passed, 1 failed, 0 errored, 0 skipped in 1.23s`, with ` (cancelled)` after a
-//! cancelled run. CI tooling reads the `N passed, N failed` part, so it never changes.
+//! cancelled run and ` (stopped after the first failure)` after one `--fail-fast`
+//! stopped. CI tooling reads the `N passed, N failed` part, so it never changes.
 //!
 //! # Example
 //!
@@ -74,7 +77,9 @@ pub mod github;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod last_run;
 pub mod markdown;
+pub mod matrix;
 pub mod output;
 pub mod transcript;
 
@@ -90,7 +95,9 @@ pub use github::Github;
 pub use human::{Human, HumanOptions, Verbosity};
 pub use json::{JsonLines, JsonReport};
 pub use junit::Junit;
+pub use last_run::LastRunReport;
 pub use markdown::Markdown;
+pub use matrix::MatrixReport;
 pub use output::Output;
 
 /// Something that consumes the engine's events.

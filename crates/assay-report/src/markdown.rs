@@ -46,7 +46,7 @@ use std::io;
 use assay_run::{Event, Status, UnitReport};
 
 use crate::Reporter;
-use crate::digest::{Collected, clean, cut, outcome, problems, seconds, summary_phrase};
+use crate::digest::{Collected, clean, cut, outcome, problems, seconds, stop_note, summary_phrase};
 use crate::output::Output;
 
 /// Units listed in the table at most.
@@ -84,9 +84,7 @@ impl Markdown {
             summary_phrase(&summary),
             seconds(summary.duration)
         ));
-        if summary.cancelled {
-            md.push_str(" (cancelled)");
-        }
+        md.push_str(stop_note(&summary));
         md.push_str("\n\n");
         if units.is_empty() {
             md.push_str("No units ran.\n");

@@ -14,6 +14,9 @@
 //!   an error for that sample, and counts against the ratio.
 //! - Cancelling the run (Ctrl-C) starts nothing new, cancels what runs, and still ends
 //!   with every unit's report and the run's summary.
+//! - Fail fast ([`RunOptions::fail_fast`]): after the first unit that fails or errors,
+//!   nothing new starts, what runs finishes, and every unit not started is reported
+//!   skipped, as on Ctrl-C; the summary says the run stopped.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -141,6 +144,9 @@ pub struct RunOptions {
     pub cancel: CancellationToken,
     /// Run every sample even after the verdict is decided (the assessor needs them all).
     pub exhaustive: bool,
+    /// Start no new unit after the first one that fails or errors (`--fail-fast`): the
+    /// units in flight finish, the others are reported skipped.
+    pub fail_fast: bool,
 }
 
 impl Default for RunOptions {
@@ -153,6 +159,7 @@ impl Default for RunOptions {
             judge: None,
             cancel: CancellationToken::new(),
             exhaustive: false,
+            fail_fast: false,
         }
     }
 }
@@ -166,24 +173,7 @@ pub async fn run_plan(
     events: mpsc::UnboundedSender<Event>,
 ) -> Summary {
     let started = Instant::now();
-    let units: Vec<(Arc<Case>, Option<Connection>)> = plan
-        .cases
-        .iter()
-        .flat_map(|case| {
-            let case = Arc::new(case.clone());
-            let connections: Vec<Option<Connection>> = match &case.target {
-                Target::Agent { connections, .. } => options
-                    .connections
-                    .clone()
-                    .unwrap_or_else(|| connections.clone())
-                    .into_iter()
-                    .map(Some)
-                    .collect(),
-                Target::Model { .. } => vec![None],
-            };
-            connections.into_iter().map(move |c| (Arc::clone(&case), c))
-        })
-        .collect();
+    let units = units_of(plan, options.connections.as_deref());
     let _ = events.send(Event::RunStarted { units: units.len() });
     let jobs = Arc::new(Semaphore::new(options.jobs.max(1)));
     // Units in flight: never more than can make progress (each holds at least one of the
@@ -197,6 +187,9 @@ pub async fn run_plan(
     ));
     let mut summary = Summary::default();
     let mut tasks = JoinSet::new();
+    // Set by the first unit that fails or errors under `fail_fast`, before it gives its
+    // slot back: the next unit waiting for that slot sees it first.
+    let stop = CancellationToken::new();
     let named_providers: Arc<[String]> = connectors.named_providers().into();
     for (case, connection) in units {
         let ratio = match options.samples {
@@ -220,8 +213,10 @@ pub async fn run_plan(
             events: events.clone(),
         };
         let permit = tokio::select! {
-            permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
+            biased;
             () = options.cancel.cancelled() => None,
+            () = stop.cancelled() => None,
+            permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
         };
         while let Some(joined) = tasks.try_join_next() {
             summary.add(joined.unwrap_or(Status::Errored));
@@ -232,8 +227,14 @@ pub async fn run_plan(
             let _ = ctx.events.send(Event::UnitFinished(report));
             continue;
         };
+        let stop = options.fail_fast.then(|| stop.clone());
         tasks.spawn(async move {
             let report = run_unit(&ctx).await;
+            if let Some(stop) = stop
+                && matches!(report.verdict, Status::Failed | Status::Errored)
+            {
+                stop.cancel();
+            }
             drop(permit);
             let verdict = report.verdict;
             let _ = ctx.events.send(Event::UnitFinished(report));
@@ -244,9 +245,36 @@ pub async fn run_plan(
         summary.add(joined.unwrap_or(Status::Errored));
     }
     summary.cancelled = options.cancel.is_cancelled();
+    summary.stopped = stop.is_cancelled() && summary.skipped > 0;
     summary.duration = started.elapsed();
     let _ = events.send(Event::RunFinished(summary));
     summary
+}
+
+/// Every unit of `plan`: each agent case over each of its connections (`connections`
+/// when given, which replace every case's own), each model case once.
+fn units_of(
+    plan: &Plan,
+    connections: Option<&[Connection]>,
+) -> Vec<(Arc<Case>, Option<Connection>)> {
+    plan.cases
+        .iter()
+        .flat_map(|case| {
+            let case = Arc::new(case.clone());
+            let over: Vec<Option<Connection>> = match &case.target {
+                Target::Agent {
+                    connections: own, ..
+                } => connections
+                    .unwrap_or(own)
+                    .iter()
+                    .copied()
+                    .map(Some)
+                    .collect(),
+                Target::Model { .. } => vec![None],
+            };
+            over.into_iter().map(move |c| (Arc::clone(&case), c))
+        })
+        .collect()
 }
 
 struct UnitCtx {
@@ -266,7 +294,7 @@ struct UnitCtx {
     events: mpsc::UnboundedSender<Event>,
 }
 
-fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
+pub(crate) fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
     let (connection_name, target) = match &case.target {
         Target::Agent { agent, .. } => (
             connection.map(|c| c.name().to_owned()).unwrap_or_default(),

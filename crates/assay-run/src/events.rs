@@ -286,6 +286,9 @@ pub struct Summary {
     pub skipped: usize,
     /// Whether the run was cancelled (Ctrl-C).
     pub cancelled: bool,
+    /// Whether the run stopped after its first failure ([`crate::RunOptions::fail_fast`])
+    /// with units left that never started (they are counted as skipped).
+    pub stopped: bool,
     /// How long the run took.
     pub duration: Duration,
 }

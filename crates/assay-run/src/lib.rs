@@ -8,6 +8,8 @@
 //! - [`ratio`]: success ratios and early stopping.
 //! - [`select`]: choosing cases (`--filter`, `--tag`, `--partition`) and judging an
 //!   empty run (`--no-tests`).
+//! - [`last_run`]: the last run's verdicts (`.assay/last-run.json`) and rerunning the
+//!   units that failed in it (`--rerun-failed`).
 //!
 //! It reaches agents and models only through `assay-target`'s traits, so a program that
 //! uses it builds no HTTP client, TLS stack or server; `assay-settings` builds the real
@@ -51,6 +53,7 @@
 pub mod engine;
 pub mod events;
 pub mod frameworks;
+pub mod last_run;
 pub mod model;
 pub mod ratio;
 pub mod select;

@@ -17,7 +17,9 @@ use assay_spec::inputs::{Inputs, load_paths};
 use tokio::sync::mpsc;
 
 use crate::error::SettingsError;
+use crate::models::{runs_on_a_model, with_models};
 use crate::parts::Providers;
+use crate::rerun::rerun_failed;
 use crate::session::Session;
 use crate::settings::Settings;
 
@@ -29,11 +31,18 @@ pub struct Prepared {
     pub plan: Plan,
     /// What the run being empty comes to, when it is.
     pub empty: Option<EmptyRun>,
+    /// Lines worth telling the user about the selection (what `--rerun-failed` reruns).
+    pub notes: Vec<String>,
 }
 
 /// Loads every file under `paths` (within the settings' input limits; strict when the
 /// settings are) and selects the cases `selection` matches. When a file is invalid the
 /// plan is empty: nothing of an invalid run is run.
+///
+/// Before the selection, each model case becomes one case per `--model`
+/// ([`crate::with_models`]), and under `--rerun-failed` only the units that failed or
+/// errored in the last run are kept ([`Settings::last_run_path`]); with none, the plan is
+/// empty and [`Prepared::empty`] says why.
 pub fn prepare(
     settings: &Settings,
     paths: &[PathBuf],
@@ -51,9 +60,36 @@ pub fn prepare(
             inputs,
             plan: Plan::default(),
             empty: None,
+            notes: Vec::new(),
         };
     }
-    let selected = selection.select(Plan::new(inputs.cases()).cases);
+    let models = settings.models();
+    let loaded = Plan::new(inputs.cases()).cases;
+    let mut notes = Vec::new();
+    if !models.is_empty() && !loaded.iter().any(runs_on_a_model) {
+        notes.push(
+            "--model changes nothing here: no case is a Sentinel spec (agent cases keep their agent)"
+                .to_owned(),
+        );
+    }
+    let mut cases = with_models(loaded, &models);
+    if settings.overrides.rerun_failed {
+        match rerun_failed(settings, cases, no_tests) {
+            Ok((kept, note)) => {
+                cases = kept;
+                notes.push(note);
+            }
+            Err(empty) => {
+                return Prepared {
+                    inputs,
+                    plan: Plan::default(),
+                    empty: Some(empty),
+                    notes,
+                };
+            }
+        }
+    }
+    let selected = selection.select(cases);
     let empty = selected.empty_run(no_tests);
     let secrets = inputs.redactor();
     Prepared {
@@ -63,6 +99,7 @@ pub fn prepare(
             secrets,
         },
         empty,
+        notes,
     }
 }
 

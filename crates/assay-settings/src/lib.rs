@@ -13,6 +13,9 @@
 //!   (neuro-san http, https and mcp, `assay.toml`'s commands and neuro-san networks on
 //!   `direct`, or the built-in demo agents), providers, the gist judge, time limits and
 //!   concurrency; [`Session::run`] runs the plan and sends the engine's events.
+//! - [`prepare`]: the files loaded and the cases selected, after `--model` (each
+//!   Sentinel spec on each model, [`with_models`]) and `--rerun-failed` (the units that
+//!   failed in `.assay/last-run.json`, [`Settings::last_run_path`]).
 //! - [`harness`]: `cargo test` runs a folder of spec files, reading `assay.toml` and the
 //!   environment like the CLI.
 //! - [`demo`] (feature `demo`, on by default): the built-in demo agents as connectors.
@@ -54,7 +57,9 @@ mod files;
 pub mod harness;
 pub mod init;
 mod judge;
+mod models;
 mod parts;
+mod rerun;
 mod session;
 mod settings;
 pub mod watch;
@@ -63,6 +68,7 @@ pub use drive::{Prepared, Ran, assess_unit, name_modes, prepare};
 pub use error::SettingsError;
 pub use files::{FILES_BASE, FILES_PER_JOB, files_needed, fit_open_files};
 pub use judge::{Chosen, plan_needs_judge};
+pub use models::{ModelChoice, with_models};
 pub use parts::{Providers, seconds, with_providers};
 pub use session::Session;
 pub use settings::{CONFIG_FILE, DEMO_PROVIDER, Found, Overrides, Settings, find_config};

@@ -47,6 +47,14 @@ pub struct Overrides {
     /// Reach the built-in demo agents (a server started on 127.0.0.1) instead of a
     /// neuro-san server and `assay.toml`'s commands (the `demo` feature).
     pub demo: bool,
+    /// Start no new unit after the first that fails or errors (`--fail-fast`).
+    pub fail_fast: bool,
+    /// Run only the units that failed or errored in the last run (`--rerun-failed`,
+    /// read from [`Settings::last_run_path`]).
+    pub rerun_failed: bool,
+    /// Run every Sentinel spec on each of these models instead of its own (`--model`):
+    /// `model` or `provider:model`.
+    pub models: Vec<String>,
 }
 
 /// Which `assay.toml` the settings came from.

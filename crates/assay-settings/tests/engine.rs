@@ -335,3 +335,26 @@ async fn neuro_san_s_own_music_nerd_pro_http_case_passes_unchanged_against_the_d
         .sum();
     assert_eq!(checks, 4, "two structure checks in each of two turns");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fail_fast_starts_nothing_after_the_first_failure_and_reports_the_rest_skipped() {
+    let plan = plan_of(&[fixtures("examples/failing")]);
+    let options = RunOptions {
+        jobs: 1,
+        fail_fast: true,
+        ..RunOptions::default()
+    };
+    let (summary, events) = run(&plan, options).await;
+    let units = units(&events);
+    assert_eq!(units.len(), 5, "every unit is reported");
+    let ran: Vec<_> = units.iter().filter(|u| u.tally.total() > 0).collect();
+    assert_eq!(ran.len(), 1, "one unit ran: {summary:?}");
+    assert!(matches!(ran[0].verdict, Status::Failed | Status::Errored));
+    assert_eq!(summary.skipped, 4);
+    assert!(summary.stopped && !summary.cancelled, "{summary:?}");
+    let started = events
+        .iter()
+        .filter(|e| matches!(e, Event::UnitStarted { .. }))
+        .count();
+    assert_eq!(started, 1, "the skipped units never started");
+}

@@ -6,11 +6,15 @@
 //! nothing is selected and `--no-tests` does not allow it); 3 errors (unreachable
 //! agents, timeouts) and no failures, or a report that could not be written; 130
 //! cancelled with Ctrl-C (the reports are still written).
+//!
+//! `--fail-fast` exits as the failures call for (1, or 3 for an error); `--rerun-failed`
+//! with nothing to rerun exits 0 with a note. Every run also writes
+//! `.assay/last-run.json` for `--rerun-failed`; when it cannot, that is a warning.
 
 use anyhow::Context;
 use assay_report::{
-    Github, Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, Output, Reporters,
-    Verbosity,
+    Github, Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, MatrixReport, Output,
+    Reporters, Verbosity,
 };
 use assay_run::Summary;
 use assay_settings::{Prepared, Session, Settings, SettingsError, fit_open_files, prepare};
@@ -87,6 +91,9 @@ pub(crate) fn prepared(
             base.as_deref(),
         ));
     }
+    for note in &prepared.notes {
+        output::stderr(&format!("note: {note}\n"));
+    }
     let invalid = prepared.inputs.invalid();
     if invalid > 0 {
         let why = if settings.strict() {
@@ -103,13 +110,16 @@ pub(crate) fn prepared(
     Ok((prepared, empty_fails))
 }
 
+/// The name of the reporter that writes `.assay/last-run.json`.
+const LAST_RUN: &str = "last-run";
+
 /// Runs the cases under `args.target.paths` and returns the exit code the results call for.
 pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
     // The report files first: a bad path fails before anything else, and an earlier
     // run's reports are gone from now on, whatever happens to this run.
     // `--format`, else `github` in GitHub Actions: the environment is read here, once.
     let stdout_format = RunFormat::resolve(args.format, output::in_github_actions());
-    let reporters = match reporters(args, color, stdout_format) {
+    let mut reporters = match reporters(args, color, stdout_format) {
         Ok(reporters) => reporters,
         Err(e) => {
             output::stderr(&format!("error: {e:#}\n"));
@@ -120,11 +130,30 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         Ok(settings) => settings,
         Err(code) => return Ok(code),
     };
+    let habits = args.habits.overrides(settings.overrides.clone());
+    let settings = settings.with_overrides(habits);
     let annotate = stdout_format == RunFormat::Github;
     let (prepared, empty_fails) = match prepared(&settings, &args.target, color, annotate) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
+    // After `prepared` has read the last run (`--rerun-failed`): this replaces it. A run
+    // of nothing leaves it as it is.
+    if !prepared.plan.cases.is_empty() {
+        match settings.last_run_report() {
+            Ok(report) => {
+                reporters.push(LAST_RUN, report);
+            }
+            Err(e) => output::stderr(&format!(
+                "warning: {e}; --rerun-failed will not know this run\n"
+            )),
+        }
+    }
+    let models = settings.models();
+    if models.len() > 1 {
+        let columns = models.into_iter().map(|m| m.shown).collect();
+        reporters.push("matrix", MatrixReport::new(columns, std::io::stderr()));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -148,11 +177,17 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     // A report that could not be written fails the run; the human one on stderr (a
-    // closed pipe) does not.
+    // closed pipe), the matrix after it and the last run (for `--rerun-failed`) do not.
     let mut unwritten = 0;
     for failure in &ran.unwritten {
+        if failure.reporter == LAST_RUN {
+            output::stderr(&format!(
+                "warning: {failure}; --rerun-failed will not know this run\n"
+            ));
+            continue;
+        }
         output::stderr(&format!("error: {failure}\n"));
-        unwritten += usize::from(failure.reporter != "human");
+        unwritten += usize::from(!["human", "matrix"].contains(&failure.reporter.as_str()));
     }
     if unwritten > 0 && !ran.summary.cancelled {
         output::stderr(&format!(

@@ -56,6 +56,7 @@ impl From<&assay_run::Summary> for Summary {
             errored: s.errored as u64,
             skipped: s.skipped as u64,
             cancelled: s.cancelled,
+            stopped: s.stopped,
             duration: s.duration.as_secs_f64(),
         }
     }

@@ -110,6 +110,10 @@ pub struct Summary {
     pub skipped: u64,
     /// Whether the run was cancelled (Ctrl-C), or its event stream ended early.
     pub cancelled: bool,
+    /// Whether `--fail-fast` stopped the run after its first failure, leaving units
+    /// that never started (counted in `skipped`). Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
     /// How long the run took, in seconds.
     pub duration: f64,
 }

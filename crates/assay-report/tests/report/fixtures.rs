@@ -274,6 +274,7 @@ pub(crate) fn summary(cancelled: bool) -> Summary {
         errored: 1,
         skipped: 1,
         cancelled,
+        stopped: false,
         duration: Duration::from_millis(1234),
     }
 }
