@@ -478,6 +478,12 @@ async fn conversation(
             None => session.insert(connector.open(agent).await.map_err(|e| error_info(&e))?),
         };
         let request = carry.request(case, step, &headers, *use_direct);
+        // What goes on the wire: an empty sly_data is not sent.
+        let sent_sly_data = request
+            .sly_data
+            .clone()
+            .filter(|m| !m.is_empty())
+            .map(Value::Object);
         let started = Instant::now();
         let response = match conv.send(&request).await {
             Ok(response) => response,
@@ -485,6 +491,7 @@ async fn conversation(
                 out.push(InteractionReport {
                     index,
                     sent: step.input.text.clone(),
+                    sent_sly_data,
                     answer: None,
                     structure: None,
                     sly_data: None,
@@ -520,6 +527,7 @@ async fn conversation(
         out.push(InteractionReport {
             index,
             sent: step.input.text.clone(),
+            sent_sly_data,
             answer: response.text,
             structure: response.structure,
             sly_data: response.sly_data,
@@ -803,6 +811,7 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
             out.push(InteractionReport {
                 index: 0,
                 sent: step.input.text.clone(),
+                sent_sly_data: None,
                 answer: None,
                 structure: None,
                 sly_data: None,
@@ -822,6 +831,7 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
     out.push(InteractionReport {
         index: 0,
         sent: step.input.text.clone(),
+        sent_sly_data: None,
         answer: response.text,
         structure: None,
         sly_data: None,

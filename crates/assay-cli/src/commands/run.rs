@@ -169,6 +169,7 @@ fn reporters(args: &RunArgs, color: bool) -> anyhow::Result<Reporters> {
             verbosity,
             color,
             terminal,
+            transcripts: args.show_transcript,
         }),
     );
     if let Some(path) = &args.jsonl {

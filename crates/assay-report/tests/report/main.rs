@@ -10,5 +10,6 @@ mod junit;
 mod markdown;
 mod output;
 mod schema;
+mod show;
 mod snapshots;
 mod suite;
