@@ -5,9 +5,10 @@
 //! or `-v` on a failure), JUnit puts it in `<system-out>`, and `assay show` prints it
 //! from a saved report.
 //!
-//! There is one renderer, over the saved report's types ([`format`]): a live sample
-//! is converted to them first ([`render`]), so a transcript printed during a run and
-//! one printed later from its JSON report read the same.
+//! There is one renderer, over the saved report's types
+//! ([`format`](mod@crate::format)): a live sample is converted to them first
+//! ([`render`]), so a transcript printed during a run and one printed later from its
+//! JSON report read the same.
 //!
 //! ```text
 //! sample 0: failed in 0.10s
