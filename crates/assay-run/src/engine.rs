@@ -3,7 +3,8 @@
 //!
 //! - A sample is a fresh conversation. Interactions run in order; `chat_context` carries
 //!   over while `continue_conversation` is true, and `false` starts a clean conversation.
-//!   The sly_data sent is the interaction's own when it has one, else the carried one;
+//!   The sly_data sent is the interaction's own when it has one, else the carried one
+//!   (each interaction's report records it, as it went on the wire: `sent_sly_data`);
 //!   the sly_data returned is merged into the carried one on continue. Nothing mutable
 //!   is shared between samples (upstream shares its dicts between parallel samples).
 //! - Up to `n` samples of a unit run at once, within the global `jobs` limit and the
