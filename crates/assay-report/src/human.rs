@@ -125,24 +125,26 @@ impl Human {
             out: Arc::clone(&self.out),
         }));
         let bar = ProgressBar::with_draw_target(Some(units as u64), target);
-        // `wide_msg` takes the rest of the line and is cut to fit, names and all.
+        // Two lines: the bar and the totals, then the cases in flight, cut to fit.
         let template = if self.options.color {
-            "{spinner:.cyan} [{elapsed}] {bar:30.cyan/blue} {pos}/{len} {wide_msg}"
+            "{spinner:.cyan} [{elapsed}] {bar:30.cyan/blue} {pos}/{len} {prefix}\n{wide_msg}"
         } else {
-            "{spinner} [{elapsed}] {bar:30} {pos}/{len} {wide_msg}"
+            "{spinner} [{elapsed}] {bar:30} {pos}/{len} {prefix}\n{wide_msg}"
         };
         let style = ProgressStyle::with_template(template)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> ");
         bar.set_style(style);
-        bar.set_message(bar_message(&self.counted, &self.in_flight));
+        bar.set_prefix(totals(&self.counted));
+        bar.set_message(in_flight(&self.in_flight));
         bar.enable_steady_tick(Duration::from_millis(100));
         self.bar = Some(bar);
     }
 
     fn update_bar(&self) {
         if let Some(bar) = &self.bar {
-            bar.set_message(bar_message(&self.counted, &self.in_flight));
+            bar.set_prefix(totals(&self.counted));
+            bar.set_message(in_flight(&self.in_flight));
         }
     }
 
@@ -171,25 +173,30 @@ impl Human {
     }
 }
 
-/// The bar's message: the totals so far, then the cases in flight (`running: greets
-/// [http], lookup [direct] +4`), the longest-running first.
-pub(crate) fn bar_message(counted: &Summary, in_flight: &[UnitId]) -> String {
-    let mut message = format!(
+/// The totals so far, beside the bar: `2 passed, 1 failed, 0 errored`.
+pub(crate) fn totals(counted: &Summary) -> String {
+    format!(
         "{} passed, {} failed, {} errored",
         counted.passed, counted.failed, counted.errored
-    );
-    if !in_flight.is_empty() {
-        let names: Vec<String> = in_flight
-            .iter()
-            .take(NAMED_IN_FLIGHT)
-            .map(|u| clean(&u.label()).into_owned())
-            .collect();
-        message.push_str(&format!(" · running: {}", names.join(", ")));
-        if in_flight.len() > NAMED_IN_FLIGHT {
-            message.push_str(&format!(" +{}", in_flight.len() - NAMED_IN_FLIGHT));
-        }
+    )
+}
+
+/// The line under the bar: the cases in flight, the longest-running first (`running:
+/// greets [http], lookup [direct] +4`); empty when none is.
+pub(crate) fn in_flight(units: &[UnitId]) -> String {
+    if units.is_empty() {
+        return String::new();
     }
-    message
+    let names: Vec<String> = units
+        .iter()
+        .take(NAMED_IN_FLIGHT)
+        .map(|u| clean(&u.label()).into_owned())
+        .collect();
+    let mut line = format!("running: {}", names.join(", "));
+    if units.len() > NAMED_IN_FLIGHT {
+        line.push_str(&format!(" +{}", units.len() - NAMED_IN_FLIGHT));
+    }
+    line
 }
 
 /// What the human reporter prints for one finished unit, as `options` ask: its line
@@ -454,16 +461,14 @@ mod tests {
             passed: 2,
             ..Summary::default()
         };
-        assert_eq!(bar_message(&counted, &[]), "2 passed, 0 failed, 0 errored");
+        assert_eq!(totals(&counted), "2 passed, 0 failed, 0 errored");
+        assert_eq!(in_flight(&[]), "");
         let two = [unit("greets", "http"), unit("looks up", "direct")];
-        assert_eq!(
-            bar_message(&counted, &two),
-            "2 passed, 0 failed, 0 errored · running: greets [http], looks up [direct]"
-        );
+        assert_eq!(in_flight(&two), "running: greets [http], looks up [direct]");
         let five: Vec<UnitId> = (0..5).map(|i| unit(&format!("c{i}"), "http")).collect();
         assert_eq!(
-            bar_message(&counted, &five),
-            "2 passed, 0 failed, 0 errored · running: c0 [http], c1 [http], c2 [http] +2"
+            in_flight(&five),
+            "running: c0 [http], c1 [http], c2 [http] +2"
         );
     }
 }

@@ -271,6 +271,11 @@ fn on_a_terminal_the_bar_draws_and_the_lines_still_come_through() {
     // On a terminal the bar shows progress: no line for a pass.
     assert!(!out.contains("PASS"), "{out}");
     assert!(out.contains("/4 "), "the bar drew: {out:?}");
+    // Under the bar, the cases in flight (a draw follows each change: no timing).
+    assert!(
+        out.contains("running: greets [direct]"),
+        "the bar named the case in flight: {out:?}"
+    );
     let last = out.rsplit('\n').nth(1).unwrap();
     assert!(
         last.ends_with("1 passed, 1 failed, 1 errored, 1 skipped in 1.23s"),
