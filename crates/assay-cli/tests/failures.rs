@@ -78,16 +78,16 @@ fn show_transcript_prints_the_conversation_turn_by_turn() {
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         let transcript = &stderr[stderr.find("    transcript:\n").expect(&stderr)..];
         for wanted in [
-            "      sample 0: failed in ",
+            "      sample 0 (failed, ",
             "      interaction 0 (",
-            "        sent          Who did Yellow Submarine?\n",
-            "        answer        Yellow Submarine was recorded by The Beatles.\n",
-            "        passed        keywords at home_town.hocon:",
+            "        sent: Who did Yellow Submarine?\n",
+            "        answer: Yellow Submarine was recorded by The Beatles.\n",
+            "        passed keywords at home_town.hocon:",
             "      interaction 1 (",
-            "        sent          Where are they from?\n",
-            "        answer        The Beatles are from Liverpool, England.\n",
+            "        sent: Where are they from?\n",
+            "        answer: The Beatles are from Liverpool, England.\n",
             &format!(
-                "        FAILED        keywords at {place}: text: expected to contain \"Manchester\""
+                "        FAILED keywords at {place}: text: expected to contain \"Manchester\""
             ),
         ] {
             assert!(
@@ -115,11 +115,11 @@ fn show_prints_transcripts_from_a_saved_report() {
         "the unit's line comes first: {stdout}"
     );
     for wanted in [
-        "] home_town.hocon [direct] 0 passed, 1 failed (need 1/1)\nsample 0: failed in ",
+        "] home_town.hocon [direct] 0 passed, 1 failed (need 1/1)\nsample 0 (failed, ",
         "\ninteraction 1 (",
-        "\n  sent          Where are they from?\n",
-        "\n  answer        The Beatles are from Liverpool, England.\n",
-        &format!("\n  FAILED        keywords at {place}: text: expected to contain \"Manchester\""),
+        "\n  sent: Where are they from?\n",
+        "\n  answer: The Beatles are from Liverpool, England.\n",
+        &format!("\n  FAILED keywords at {place}: text: expected to contain \"Manchester\""),
     ] {
         assert!(stdout.contains(wanted), "`{wanted}` in {stdout}");
     }

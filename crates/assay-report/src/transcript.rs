@@ -11,14 +11,16 @@
 //! JSON report read the same.
 //!
 //! ```text
-//! sample 0: failed in 0.10s
-//! interaction 0 (0.09s)
-//!   sent          multiply
-//!   sent sly_data {"x":847,"y":23}
-//!   answer        The answer is in sly_data
-//!   sly_data      {"equals":19481.0}
-//!   passed        value at math.hocon:9:13: text: ...
-//!   FAILED        equals at math.hocon:12:20: sly_data.equals: expected 19481, found ...
+//! sample 0 (failed, 0.10s)
+//! interaction 0 (0.09s):
+//!   sent: multiply
+//!   sent sly_data: {"x":847,"y":23}
+//!   answer: Check sly_data['equals'] for the result
+//!   sly_data: {"equals":19480.0}
+//!   FAILED value at math.yaml:9:17: sly_data.equals: expected value 19481, found 19480.0
+//! interaction 1 (0.08s):
+//!   sent: now divide
+//!   error (timeout): no answer within 30s
 //! ```
 //!
 //! ```
@@ -47,9 +49,9 @@
 //!     error: None,
 //! };
 //! let text = transcript::render(&sample, std::path::Path::new("music.hocon"));
-//! assert!(text.contains("  sent          Who did Yellow Submarine?\n"));
-//! assert!(text.contains("  sent sly_data {\"user\":\"ringo\"}\n"));
-//! assert!(text.contains("  answer        ABBA\n"));
+//! assert!(text.contains("  sent: Who did Yellow Submarine?\n"));
+//! assert!(text.contains("  sent sly_data: {\"user\":\"ringo\"}\n"));
+//! assert!(text.contains("  answer: ABBA\n"));
 //! ```
 
 use std::fmt::Write as _;
@@ -62,9 +64,6 @@ use serde_json::Value;
 
 use crate::digest::{clean, seconds};
 use crate::format::{self, CheckOutcome};
-
-/// The width of the labels, so that the values line up.
-const LABEL: usize = 13;
 
 /// The sample a transcript shows for `unit`: its first sample (by index) that did not
 /// pass, or `None` when every sample passed.
@@ -95,7 +94,7 @@ pub fn render_saved(sample: &format::Sample, file: &Path) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "sample {}: {} in {}",
+        "sample {} ({}, {})",
         sample.index,
         status_name(sample.status),
         secs(sample.duration)
@@ -104,13 +103,13 @@ pub fn render_saved(sample: &format::Sample, file: &Path) -> String {
         interaction(&mut out, i, file);
     }
     if let Some(e) = &sample.error {
-        line(&mut out, "", "error", &format!("{}: {}", e.kind, e.message));
+        let _ = writeln!(out, "error ({}): {}", e.kind, clean(&e.message));
     }
     out
 }
 
 fn interaction(out: &mut String, i: &format::Interaction, file: &Path) {
-    let _ = writeln!(out, "interaction {} ({})", i.index, secs(i.duration));
+    let _ = writeln!(out, "interaction {} ({}):", i.index, secs(i.duration));
     let at = "  ";
     if let Some(sent) = &i.sent {
         line(out, at, "sent", sent);
@@ -166,22 +165,27 @@ fn interaction(out: &mut String, i: &format::Interaction, file: &Path) {
             format::Status::Errored => "ERRORED",
             other => status_name(other),
         };
-        line(out, at, label, &format!("{}{place}: {message}", c.name));
+        let text = clean(&format!("{label} {}{place}: {message}", c.name)).into_owned();
+        let mut lines = text.lines();
+        let _ = writeln!(out, "{at}{}", lines.next().unwrap_or_default());
+        for more in lines {
+            let _ = writeln!(out, "{at}  {more}");
+        }
     }
     if let Some(e) = &i.error {
-        line(out, at, "error", &format!("{}: {}", e.kind, e.message));
+        let _ = writeln!(out, "{at}error ({}): {}", e.kind, clean(&e.message));
     }
 }
 
-/// `  label         value`, the value's further lines under its first.
+/// `  label: value`, the value's further lines indented under it.
 fn line(out: &mut String, indent: &str, label: &str, value: &str) {
     let value = clean(value);
     let mut lines = value.lines();
     let first = lines.next().unwrap_or("");
-    let head = format!("{indent}{label:<LABEL$} {first}");
+    let head = format!("{indent}{label}: {first}");
     let _ = writeln!(out, "{}", head.trim_end());
     for more in lines {
-        let _ = writeln!(out, "{indent}{:LABEL$} {more}", "");
+        let _ = writeln!(out, "{indent}  {more}");
     }
 }
 

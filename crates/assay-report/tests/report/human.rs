@@ -105,21 +105,19 @@ fn show_transcript_prints_the_first_failing_sample_of_each_failure() {
     assert_snapshot("human-transcripts.txt", &out);
     assert_eq!(out.matches("    transcript:\n").count(), 2, "{out}");
     // What was sent, the text and the sly_data, and what came back.
-    assert!(out.contains("      interaction 0 (0.09s)\n"), "{out}");
-    assert!(out.contains("        sent          hi\n"), "{out}");
+    assert!(out.contains("      interaction 0 (0.09s):\n"), "{out}");
+    assert!(out.contains("        sent: hi\n"), "{out}");
     assert!(
-        out.contains("        sent sly_data {\"user\":\"ringo\"}\n"),
+        out.contains("        sent sly_data: {\"user\":\"ringo\"}\n"),
         "{out}"
     );
-    assert!(out.contains("        answer        bye\n"), "{out}");
+    assert!(out.contains("        answer: bye\n"), "{out}");
     assert!(
-        out.contains("        FAILED        keywords at cases/a.hocon:8:13: text: expected"),
+        out.contains("        FAILED keywords at cases/a.hocon:8:13: text: expected"),
         "{out}"
     );
     assert!(
-        out.contains(&format!(
-            "        error         unreachable: {UNREACHABLE}\n"
-        )),
+        out.contains(&format!("        error (unreachable): {UNREACHABLE}\n")),
         "{out}"
     );
 }
@@ -146,7 +144,7 @@ fn verbose_lists_samples_in_index_order_with_their_own_messages() {
     assert!(!out.contains("(2 samples)"), "{out}");
     // And -v shows the transcript of the first failing sample.
     assert!(
-        out.contains("    transcript:\n      sample 0: failed in 0.10s\n"),
+        out.contains("    transcript:\n      sample 0 (failed, 0.10s)\n"),
         "{out}"
     );
 }

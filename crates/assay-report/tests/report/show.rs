@@ -39,7 +39,7 @@ fn without_a_case_every_failure_and_error_is_shown() {
     let text = show::render(&units);
     assert_snapshot("show.txt", &text);
     assert!(
-        text.starts_with("FAIL [0.30s] cases/a.hocon::greets [http] 1 passed, 2 failed (need 2/3)\nsample 0: failed in 0.10s\n"),
+        text.starts_with("FAIL [0.30s] cases/a.hocon::greets [http] 1 passed, 2 failed (need 2/3)\nsample 0 (failed, 0.10s)\n"),
         "{text}"
     );
 }
@@ -75,7 +75,7 @@ fn a_case_is_matched_by_id_name_or_part_and_a_passing_one_shows_its_first_sample
         .collect();
     let text = show::render(&passing);
     assert!(
-        text.starts_with("PASS [0.30s] cases/a.hocon::greets [direct] 2 passed, 1 not run (need 2/3)\nsample 0: passed in 0.10s\n"),
+        text.starts_with("PASS [0.30s] cases/a.hocon::greets [direct] 2 passed, 1 not run (need 2/3)\nsample 0 (passed, 0.10s)\n"),
         "{text}"
     );
     let skipped = show::select(&report, Some("farewell")).unwrap();
