@@ -152,7 +152,7 @@ fn the_json_report_records_the_sly_data_sent() {
             "--demo",
             math.to_str().unwrap(),
             "--connection",
-            "http",
+            "direct,http,mcp",
             "--json",
             "report.json",
         ],
@@ -161,16 +161,63 @@ fn the_json_report_records_the_sly_data_sent() {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
             .unwrap();
+    let units = report["units"].as_array().unwrap();
+    assert_eq!(units.len(), 3, "{report}");
+    for unit in units {
+        let interactions = &unit["samples"][0]["interactions"];
+        let connection = &unit["unit"]["connection"];
+        assert_eq!(
+            interactions[0]["sent_sly_data"],
+            serde_json::json!({"x": 847, "y": 23}),
+            "{connection}"
+        );
+        assert_eq!(
+            interactions[1]["sent_sly_data"],
+            serde_json::json!({"x": 19481, "y": 23}),
+            "{connection}"
+        );
+        assert_eq!(
+            interactions[0]["sly_data"]["equals"], 19481.0,
+            "{connection}"
+        );
+    }
+}
+
+#[test]
+fn the_sly_data_carried_from_the_turn_before_is_the_sly_data_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    // `echo` returns the sly_data it was sent; the second turn sends none of its own,
+    // so it sends what the first carried on (merged with what came back).
+    std::fs::write(
+        dir.path().join("carry.yaml"),
+        "agent: echo\nconnections: [direct]\ninteractions:\n  - text: one\n    sly_data: {k: 1}\n    response: {text: {keywords: one}}\n  - text: two\n    response: {text: {keywords: three}}\n",
+    )
+    .unwrap();
+    let out = assay(
+        dir.path(),
+        &["run", "--demo", "carry.yaml", "--json", "report.json"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
     let interactions = &report["units"][0]["samples"][0]["interactions"];
     assert_eq!(
         interactions[0]["sent_sly_data"],
-        serde_json::json!({"x": 847, "y": 23})
+        serde_json::json!({"k": 1})
     );
     assert_eq!(
         interactions[1]["sent_sly_data"],
-        serde_json::json!({"x": 19481, "y": 23})
+        serde_json::json!({"k": 1})
     );
-    assert_eq!(interactions[0]["sly_data"]["equals"], 19481.0);
+    // And the transcript of `assay show` says so.
+    let show = assay(dir.path(), &["show", "report.json"]);
+    let stdout = text(&show.stdout);
+    assert!(
+        stdout.contains("interaction 1 (")
+            && stdout.contains("  sent: two\n  sent sly_data: {\"k\":1}\n"),
+        "{stdout}"
+    );
 }
 
 #[test]
