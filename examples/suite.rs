@@ -123,8 +123,7 @@ async fn main() {
             std::io::stdout(),
             HumanOptions {
                 verbosity: Verbosity::Verbose,
-                color: false,
-                terminal: false,
+                ..HumanOptions::default()
             },
         ),
     );

@@ -49,6 +49,17 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff) to stdout
     Man(ManArgs),
+    /// Print the transcripts of a saved JSON report (`assay run --json`)
+    Show(ShowArgs),
+}
+
+/// `assay show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The JSON report written by `assay run --json`
+    pub report: PathBuf,
+    /// The case to show: its id, its name, or a part of either [default: every case that failed or errored]
+    pub case: Option<String>,
 }
 
 /// `assay judge`.
@@ -195,12 +206,15 @@ pub struct RunArgs {
     /// Print only failures, errors and the summary
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Also print passing cases and every sample
+    /// Also print passing cases, every sample with its messages, and the transcripts of failures
     #[arg(short, long)]
     pub verbose: bool,
     /// Fail fast, rerun failed
     #[command(flatten)]
     pub habits: HabitArgs,
+    /// Print what was sent and what came back, turn by turn, for the first failing sample of each case that failed or errored
+    #[arg(long)]
+    pub show_transcript: bool,
 }
 
 /// `assay assess`.

@@ -69,6 +69,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => commands::serve::run(&args),
         Command::Run(args) => commands::run::run(&args, color),
         Command::Assess(args) => commands::assess::run(&args, color),
+        Command::Show(args) => commands::show::run(&args),
         Command::Judge(args) => match &args.command {
             args::JudgeCommand::Check(check) => commands::judge::check(check, color),
         },

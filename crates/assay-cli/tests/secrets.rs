@@ -133,6 +133,11 @@ fn values_from_the_environment_show_by_name_in_every_output_of_a_run() {
         "{checks}"
     );
     assert_eq!(checks[1]["found"], "${ASSAY_TEST_SECRET}", "{checks}");
+    // The sly_data sent is recorded, by name too.
+    assert_eq!(
+        report["units"][0]["samples"][0]["interactions"][0]["sent_sly_data"],
+        serde_json::json!({"token": "${ASSAY_TEST_SECRET}"})
+    );
 }
 
 #[test]

@@ -43,9 +43,36 @@ pub(crate) fn stop_note(summary: &Summary) -> &'static str {
     }
 }
 
-/// `1.23s`.
+/// How a unit's line names it: `file::case [connection]`, as nextest names a test, or
+/// `file [connection]` when the case's name only restates the file's (a data-driven
+/// file holds one case, named after its path: `tests/music.hocon` holds `music`).
+pub(crate) fn unit_label(file: &str, name: &str, connection: &str) -> String {
+    let stem = std::path::Path::new(file).with_extension("");
+    let stem = stem.to_string_lossy();
+    let restated = stem == name
+        || stem
+            .strip_suffix(name)
+            .is_some_and(|rest| rest.ends_with(['/', '\\']));
+    let label = if restated {
+        format!("{file} [{connection}]")
+    } else {
+        format!("{file}::{name} [{connection}]")
+    };
+    clean(&label).into_owned()
+}
+
+/// `1.23s`; under 10 ms, whole milliseconds (`7ms`), where two decimals of a second
+/// would show `0.00s`.
 pub(crate) fn seconds(d: Duration) -> String {
-    format!("{:.2}s", d.as_secs_f64())
+    if d.is_zero() {
+        "0ms".to_owned()
+    } else if d < Duration::from_millis(1) {
+        "<1ms".to_owned()
+    } else if d < Duration::from_millis(10) {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{:.2}s", d.as_secs_f64())
+    }
 }
 
 /// `1 passed, 2 failed (need 2/3)`: what the samples did, and the ratio held to.
@@ -125,11 +152,16 @@ impl Problem {
 
     /// Where it happened, for a line under the message: `at file:line:col,
     /// interaction 1, sample 0` (`samples 0, 2, 5` when several had it). Indices count
-    /// from 0, as the spec's paths (`interactions[1]`) do.
+    /// from 0, as the spec's paths (`interactions[1]`) do. A check whose place in the
+    /// file is not known is named by its path instead (`at
+    /// interactions[1].response.text.keywords`); a problem with no sample indices (one
+    /// shown under its sample) leaves the samples out.
     pub(crate) fn whereabouts(&self, file: &std::path::Path) -> String {
         let mut parts = Vec::new();
         if let Some(place) = self.place(file) {
             parts.push(format!("at {place}"));
+        } else if let Some(path) = &self.check_path {
+            parts.push(format!("at {path}"));
         }
         if let Some(i) = self.interaction {
             parts.push(format!("interaction {i}"));
@@ -201,12 +233,44 @@ fn found_in(sample: &SampleReport) -> Vec<Found> {
     failures
 }
 
+/// The failing checks' messages of one sample, then its error messages, each once,
+/// with no sample indices (they are shown under the sample).
+pub(crate) fn sample_problems(sample: &SampleReport) -> Vec<Problem> {
+    let mut out: Vec<Problem> = Vec::new();
+    for found in found_in(sample) {
+        if out
+            .iter()
+            .any(|p| p.kind == found.kind && p.message == found.message)
+        {
+            continue;
+        }
+        out.push(Problem {
+            kind: found.kind,
+            message: found.message,
+            samples: 1,
+            sample_indices: Vec::new(),
+            error_kind: found.error_kind,
+            interaction: found.interaction,
+            check_path: found.check_path,
+            location: found.location,
+        });
+    }
+    out
+}
+
+/// The unit's samples in index order (the report keeps them in completion order).
+pub(crate) fn by_index(unit: &UnitReport) -> Vec<&SampleReport> {
+    let mut samples: Vec<&SampleReport> = unit.samples.iter().collect();
+    samples.sort_by_key(|s| s.index);
+    samples
+}
+
 /// The unit's failing checks' messages, then its error messages, each once with the
-/// samples that had it, in the order first seen.
+/// samples that had it, in the order first seen (samples taken in index order).
 pub(crate) fn problems(unit: &UnitReport) -> Vec<Problem> {
     let mut failures: Vec<Problem> = Vec::new();
     let mut errors: Vec<Problem> = Vec::new();
-    for sample in &unit.samples {
+    for sample in by_index(unit) {
         let mut seen: Vec<(Kind, String)> = Vec::new();
         for found in found_in(sample) {
             if seen
@@ -281,7 +345,7 @@ pub(crate) fn remarks(unit: &UnitReport) -> Vec<String> {
 /// turn's calls (a failed call marked), and the number of model calls, which is what
 /// a reader needs to see why an agent went wrong.
 fn trajectory_remark(unit: &UnitReport) -> Option<String> {
-    let sample = unit.samples.iter().find(|s| s.status != Status::Passed)?;
+    let sample = crate::transcript::first_failing(unit)?;
     let call = sample
         .interactions
         .iter()
@@ -436,6 +500,43 @@ mod tests {
         assert_eq!(
             summary_line(&summary),
             "3 passed, 1 failed, 0 errored, 2 skipped in 1.23s (stopped after the first failure)"
+        );
+    }
+
+    #[test]
+    fn short_durations_show_in_milliseconds() {
+        assert_eq!(seconds(Duration::from_micros(7_400)), "7ms");
+        assert_eq!(seconds(Duration::ZERO), "0ms");
+        assert_eq!(seconds(Duration::from_micros(300)), "<1ms");
+        assert_eq!(seconds(Duration::from_millis(10)), "0.01s");
+        assert_eq!(seconds(Duration::from_millis(420)), "0.42s");
+        let summary = Summary {
+            duration: Duration::from_millis(3),
+            ..Summary::default()
+        };
+        assert_eq!(
+            summary_line(&summary),
+            "0 passed, 0 failed, 0 errored, 0 skipped in 3ms"
+        );
+    }
+
+    #[test]
+    fn a_unit_is_named_by_its_file_and_its_case_unless_the_case_restates_the_file() {
+        assert_eq!(
+            unit_label("tests/suite.yaml", "capital", "openai"),
+            "tests/suite.yaml::capital [openai]"
+        );
+        assert_eq!(
+            unit_label("fixtures/quickstart/math.hocon", "quickstart/math", "http"),
+            "fixtures/quickstart/math.hocon [http]"
+        );
+        assert_eq!(
+            unit_label("home_town.hocon", "home_town", "direct"),
+            "home_town.hocon [direct]"
+        );
+        assert_eq!(
+            unit_label("tests/xmath.hocon", "math", "http"),
+            "tests/xmath.hocon::math [http]"
         );
     }
 

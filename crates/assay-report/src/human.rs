@@ -1,18 +1,26 @@
-//! The human reporter, for stderr: a live progress bar on a terminal, a line for each
-//! unit that failed or errored as it finishes, and the summary line.
+//! The human reporter, for stderr: a live progress bar on a terminal naming the cases in
+//! flight, a line for each unit as it finishes (on a terminal only for those that
+//! failed or errored; in a CI log, where there is no bar, for every one, as nextest
+//! does), and the summary line.
 //!
 //! ```text
-//! FAIL greets [http] 1 passed, 2 failed (need 2/3) in 0.52s
+//! PASS [0.42s] tests/suite.yaml::greets [openai]
+//! FAIL [0.52s] tests/suite.yaml::farewell [openai] 1 passed, 2 failed (need 2/3)
 //!     text: expected keywords ["hello"], found "bye" (2 samples)
+//!       at tests/suite.yaml:12:22, interaction 0, samples 0, 2
+//! ERROR [7ms] tests/lookup.yaml [http] 0 passed, 1 errored (need 1/1)
 //!     error: interaction 0: connection refused
-//! ERROR lookup [direct] 0 passed, 1 errored (need 1/1) in 0.01s
-//!     error: interaction 0: connection refused
+//!       interaction 0, sample 0
 //! 3 passed, 1 failed, 1 errored, 0 skipped in 1.23s
 //! ```
 //!
-//! [`Verbosity::Verbose`] adds a `PASS` line for each unit that passed, a `SKIP` line
-//! for each that did not run, and every sample's status under each unit;
-//! [`Verbosity::Quiet`] prints only failures, errors and the summary, with no bar.
+//! Each failure or error says where it happened: the check's `file:line:col` in the
+//! spec, the interaction (from 0, as the spec's `interactions[1]` counts) and the
+//! samples that had it. [`Verbosity::Verbose`] adds every sample, in index order, with
+//! its own failures and errors under it, and the transcript of the first failing sample
+//! ([`transcript`](crate::transcript)), which [`HumanOptions::transcripts`] asks for
+//! alone; [`Verbosity::Quiet`] prints only failures, errors and the summary, with no
+//! bar.
 //!
 //! # Example
 //!
@@ -34,22 +42,27 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use assay_run::{Event, Status, Summary, UnitReport};
+use assay_run::{Event, Status, Summary, UnitId, UnitReport};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 
 use crate::Reporter;
 use crate::ansi::{Colour, paint};
-use crate::digest::{clean, outcome, problems, remarks, seconds, summary_line, turn_line};
+use crate::digest::{
+    Problem, by_index, clean, outcome, problems, remarks, sample_problems, seconds, summary_line,
+    turn_line, unit_label,
+};
 
 /// How much the human reporter says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Verbosity {
     /// Only failures, errors and the summary; no progress bar.
     Quiet,
-    /// Failures, errors, the summary, and a progress bar on a terminal.
+    /// Failures, errors, the summary, and a progress bar on a terminal; elsewhere (a CI
+    /// log) a line for every unit as it finishes.
     #[default]
     Normal,
-    /// Also a line for each unit that passed or was skipped, and every sample's status.
+    /// Also a line for each unit that passed or was skipped, every sample's status and
+    /// messages, and the transcript of each failure.
     Verbose,
 }
 
@@ -61,11 +74,18 @@ pub struct HumanOptions {
     /// Whether to colour `PASS`, `FAIL` and `ERROR`. The caller decides, from
     /// `NO_COLOR` and whether the output is a terminal.
     pub color: bool,
-    /// Whether the output is a terminal: only then is there a progress bar.
+    /// Whether the output is a terminal: only then is there a progress bar, and
+    /// without one every finished unit gets its line.
     pub terminal: bool,
+    /// Whether to print the transcript of the first failing sample of every unit that
+    /// failed or errored (`--show-transcript`; [`Verbosity::Verbose`] prints it too).
+    pub transcripts: bool,
 }
 
 type Shared = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// The in-flight cases the bar's message names at most; the rest are counted.
+const NAMED_IN_FLIGHT: usize = 3;
 
 /// The human reporter. See the [module documentation](self).
 pub struct Human {
@@ -73,6 +93,7 @@ pub struct Human {
     options: HumanOptions,
     bar: Option<ProgressBar>,
     counted: Summary,
+    in_flight: Vec<UnitId>,
     started: Option<Instant>,
     summarized: bool,
 }
@@ -85,6 +106,7 @@ impl Human {
             options,
             bar: None,
             counted: Summary::default(),
+            in_flight: Vec::new(),
             started: None,
             summarized: false,
         }
@@ -103,25 +125,27 @@ impl Human {
             out: Arc::clone(&self.out),
         }));
         let bar = ProgressBar::with_draw_target(Some(units as u64), target);
+        // Two lines: the bar and the totals, then the cases in flight, cut to fit.
         let template = if self.options.color {
-            "{spinner:.cyan} [{elapsed}] {bar:30.cyan/blue} {pos}/{len} {msg}"
+            "{spinner:.cyan} [{elapsed}] {bar:30.cyan/blue} {pos}/{len} {prefix}\n{wide_msg}"
         } else {
-            "{spinner} [{elapsed}] {bar:30} {pos}/{len} {msg}"
+            "{spinner} [{elapsed}] {bar:30} {pos}/{len} {prefix}\n{wide_msg}"
         };
         let style = ProgressStyle::with_template(template)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> ");
         bar.set_style(style);
-        bar.set_message(self.bar_message());
+        bar.set_prefix(totals(&self.counted));
+        bar.set_message(in_flight(&self.in_flight));
         bar.enable_steady_tick(Duration::from_millis(100));
         self.bar = Some(bar);
     }
 
-    fn bar_message(&self) -> String {
-        format!(
-            "{} passed, {} failed, {} errored",
-            self.counted.passed, self.counted.failed, self.counted.errored
-        )
+    fn update_bar(&self) {
+        if let Some(bar) = &self.bar {
+            bar.set_prefix(totals(&self.counted));
+            bar.set_message(in_flight(&self.in_flight));
+        }
     }
 
     /// Writes `text` with the bar out of the way.
@@ -140,75 +164,140 @@ impl Human {
         }
     }
 
-    fn unit_text(&self, unit: &UnitReport) -> String {
-        let verbose = self.options.verbosity == Verbosity::Verbose;
-        let color = self.options.color;
-        let (word, colour) = match unit.verdict {
-            Status::Passed => ("PASS", Colour::Green),
-            Status::Failed => ("FAIL", Colour::Red),
-            Status::Errored => ("ERROR", Colour::Yellow),
-            Status::Skipped | Status::Unscored => ("SKIP", Colour::Dim),
-        };
-        let shown = matches!(unit.verdict, Status::Failed | Status::Errored) || verbose;
-        if !shown {
-            return String::new();
-        }
-        let mut text = format!(
-            "{} {} {}",
-            paint(word, colour, color),
-            clean(&unit.unit.label()),
-            outcome(unit)
-        );
-        if unit.verdict != Status::Skipped || unit.tally.total() > 0 {
-            text.push_str(&format!(" in {}", seconds(unit.duration)));
-        }
-        text.push('\n');
-        if verbose {
-            for sample in &unit.samples {
-                let colour = match sample.status {
-                    Status::Passed => Colour::Green,
-                    Status::Failed => Colour::Red,
-                    Status::Errored => Colour::Yellow,
-                    Status::Unscored | Status::Skipped => Colour::Dim,
-                };
-                let status = sample.status.name();
-                text.push_str(&format!(
-                    "    sample {}: {} in {}\n",
-                    sample.index,
-                    paint(status, colour, color),
-                    seconds(sample.duration)
-                ));
-                for turn in sample.interactions.iter().flat_map(|i| &i.call.turns) {
-                    text.push_str(&format!("      {}\n", turn_line(turn)));
-                }
-            }
-        }
-        for problem in problems(unit) {
-            let shown = problem.shown();
-            let mut lines = shown.lines();
-            if let Some(first) = lines.next() {
-                text.push_str(&format!("    {}\n", clean(first)));
-            }
-            for more in lines {
-                text.push_str(&format!("      {}\n", clean(more)));
-            }
-            let whereabouts = problem.whereabouts(&unit.unit.file);
-            if !whereabouts.is_empty() {
-                text.push_str(&format!("      {}\n", clean(&whereabouts)));
-            }
-        }
-        for remark in remarks(unit) {
-            text.push_str(&format!("    {}\n", clean(&remark)));
-        }
-        text
-    }
-
     fn summarize(&mut self, summary: &Summary) -> io::Result<()> {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
         self.summarized = true;
         self.write(&format!("{}\n", summary_line(summary)))
+    }
+}
+
+/// The totals so far, beside the bar: `2 passed, 1 failed, 0 errored`.
+pub(crate) fn totals(counted: &Summary) -> String {
+    format!(
+        "{} passed, {} failed, {} errored",
+        counted.passed, counted.failed, counted.errored
+    )
+}
+
+/// The line under the bar: the cases in flight, the longest-running first (`running:
+/// greets [http], lookup [direct] +4`); empty when none is.
+pub(crate) fn in_flight(units: &[UnitId]) -> String {
+    if units.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = units
+        .iter()
+        .take(NAMED_IN_FLIGHT)
+        .map(|u| clean(&u.label()).into_owned())
+        .collect();
+    let mut line = format!("running: {}", names.join(", "));
+    if units.len() > NAMED_IN_FLIGHT {
+        line.push_str(&format!(" +{}", units.len() - NAMED_IN_FLIGHT));
+    }
+    line
+}
+
+/// What the human reporter prints for one finished unit, as `options` ask: its line
+/// (`FAIL [0.52s] file::case [http] 1 passed, 2 failed (need 2/3)`), each failure and
+/// error with where it happened, what the calls said beyond their answers, and the
+/// transcript asked for. Empty for a unit these options do not show (a pass on a
+/// terminal, without `-v`). The `cargo test` harness prints it for its failures.
+pub fn unit_text(unit: &UnitReport, options: HumanOptions) -> String {
+    let verbose = options.verbosity == Verbosity::Verbose;
+    let color = options.color;
+    let failing = matches!(unit.verdict, Status::Failed | Status::Errored);
+    let every_unit = options.verbosity == Verbosity::Normal && !options.terminal;
+    if !(failing || verbose || every_unit) {
+        return String::new();
+    }
+    let (word, colour) = match unit.verdict {
+        Status::Passed => ("PASS", Colour::Green),
+        Status::Failed => ("FAIL", Colour::Red),
+        Status::Errored => ("ERROR", Colour::Yellow),
+        Status::Skipped | Status::Unscored => ("SKIP", Colour::Dim),
+    };
+    let ran = unit.verdict != Status::Skipped || unit.tally.total() > 0;
+    let mut text = paint(word, colour, color);
+    if ran {
+        text.push_str(&format!(" [{}]", seconds(unit.duration)));
+    }
+    let id = &unit.unit;
+    text.push(' ');
+    text.push_str(&unit_label(
+        &id.file.to_string_lossy(),
+        &id.name,
+        &id.connection,
+    ));
+    if failing || verbose || !ran {
+        text.push_str(&format!(" {}", outcome(unit)));
+    }
+    text.push('\n');
+    if !(failing || verbose) {
+        // A pass or a skip in a CI log: its line alone.
+        return text;
+    }
+    if verbose {
+        samples_text(&mut text, unit, color);
+    } else {
+        for problem in problems(unit) {
+            problem_text(&mut text, &problem, unit, "    ");
+        }
+    }
+    for remark in remarks(unit) {
+        text.push_str(&format!("    {}\n", clean(&remark)));
+    }
+    if failing
+        && (options.transcripts || verbose)
+        && let Some(sample) = crate::transcript::first_failing(unit)
+    {
+        text.push_str("    transcript:\n");
+        for line in crate::transcript::render(sample, &unit.unit.file).lines() {
+            text.push_str(&format!("      {line}\n"));
+        }
+    }
+    text
+}
+
+/// Every sample in index order: its status, its own failures and errors with where
+/// they happened, and each model call of its tool loops.
+fn samples_text(text: &mut String, unit: &UnitReport, color: bool) {
+    for sample in by_index(unit) {
+        let colour = match sample.status {
+            Status::Passed => Colour::Green,
+            Status::Failed => Colour::Red,
+            Status::Errored => Colour::Yellow,
+            Status::Unscored | Status::Skipped => Colour::Dim,
+        };
+        text.push_str(&format!(
+            "    sample {}: {} in {}\n",
+            sample.index,
+            paint(sample.status.name(), colour, color),
+            seconds(sample.duration)
+        ));
+        for problem in sample_problems(sample) {
+            problem_text(text, &problem, unit, "      ");
+        }
+        for turn in sample.interactions.iter().flat_map(|i| &i.call.turns) {
+            text.push_str(&format!("      {}\n", turn_line(turn)));
+        }
+    }
+}
+
+/// A problem's message at `indent`, its further lines and where it happened under it.
+fn problem_text(text: &mut String, problem: &Problem, unit: &UnitReport, indent: &str) {
+    let shown = problem.shown();
+    let mut lines = shown.lines();
+    if let Some(first) = lines.next() {
+        text.push_str(&format!("{indent}{}\n", clean(first)));
+    }
+    for more in lines {
+        text.push_str(&format!("{indent}  {}\n", clean(more)));
+    }
+    let whereabouts = problem.whereabouts(&unit.unit.file);
+    if !whereabouts.is_empty() {
+        text.push_str(&format!("{indent}  {}\n", clean(&whereabouts)));
     }
 }
 
@@ -220,14 +309,24 @@ impl Reporter for Human {
                 self.start_bar(*units);
                 Ok(())
             }
-            Event::UnitStarted { .. } | Event::SampleFinished { .. } => Ok(()),
+            Event::UnitStarted { unit } => {
+                if self.bar.is_some() {
+                    self.in_flight.push(unit.clone());
+                    self.update_bar();
+                }
+                Ok(())
+            }
+            Event::SampleFinished { .. } => Ok(()),
             Event::UnitFinished(unit) => {
                 self.counted.add(unit.verdict);
                 if let Some(bar) = &self.bar {
                     bar.inc(1);
-                    bar.set_message(self.bar_message());
+                    if let Some(at) = self.in_flight.iter().position(|u| *u == unit.unit) {
+                        self.in_flight.remove(at);
+                    }
+                    self.update_bar();
                 }
-                self.write(&self.unit_text(unit))
+                self.write(&unit_text(unit, self.options))
             }
             Event::RunFinished(summary) => self.summarize(summary),
         }
@@ -334,5 +433,42 @@ impl TermLike for BarTerm {
 impl fmt::Debug for BarTerm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("BarTerm")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use assay_spec::plan::Dialect;
+
+    use super::*;
+
+    fn unit(name: &str, connection: &str) -> UnitId {
+        UnitId {
+            case_id: name.into(),
+            name: name.into(),
+            file: PathBuf::from("a.hocon"),
+            dialect: Dialect::DataDriven,
+            connection: connection.into(),
+            target: "agent".into(),
+        }
+    }
+
+    #[test]
+    fn the_bar_names_the_cases_in_flight() {
+        let counted = Summary {
+            passed: 2,
+            ..Summary::default()
+        };
+        assert_eq!(totals(&counted), "2 passed, 0 failed, 0 errored");
+        assert_eq!(in_flight(&[]), "");
+        let two = [unit("greets", "http"), unit("looks up", "direct")];
+        assert_eq!(in_flight(&two), "running: greets [http], looks up [direct]");
+        let five: Vec<UnitId> = (0..5).map(|i| unit(&format!("c{i}"), "http")).collect();
+        assert_eq!(
+            in_flight(&five),
+            "running: c0 [http], c1 [http], c2 [http] +2"
+        );
     }
 }

@@ -7,7 +7,7 @@
 //!
 //! | reporter | output | written |
 //! |---|---|---|
-//! | [`Human`] | progress bar, `FAIL` lines and the summary line, for stderr | as events happen |
+//! | [`Human`] | progress bar naming the cases in flight (a line per finished unit where there is no terminal), `FAIL` lines with where each failure happened, transcripts, and the summary line, for stderr | as events happen |
 //! | [`JsonReport`] | one JSON document: `{"schema_version": 1, "summary": ..., "units": [...]}` | at [`Reporter::finish`] |
 //! | [`JsonLines`] | one JSON object per event, tagged by `event` | each line flushed at once |
 //! | [`Junit`] | JUnit XML: a `<testsuite>` per file, a `<testcase>` per unit with its `file`, `line` and, when it did not pass, the transcript of its first failing sample | at [`Reporter::finish`] |
@@ -30,6 +30,9 @@
 //! to. [`JsonLines`] streams instead, so that nothing already reported is lost if the
 //! process dies. Every error writing a report is returned, so the caller can make the
 //! run fail: a report that could not be written never passes silently.
+//!
+//! [`show`] prints the transcripts of a saved JSON report, with the same renderer as
+//! the human reporter's ([`transcript`]).
 //!
 //! Every human-facing total is phrased by [`summary_line`]:
 //! `3 passed, 1 failed, 0 errored, 0 skipped in 1.23s`, with ` (cancelled)` after a
@@ -81,6 +84,7 @@ pub mod last_run;
 pub mod markdown;
 pub mod matrix;
 pub mod output;
+pub mod show;
 pub mod transcript;
 
 use std::fmt;

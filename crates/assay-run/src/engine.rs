@@ -4,7 +4,8 @@
 //! - A sample is a fresh conversation. Interactions run in order; `chat_context` carries
 //!   over while `continue_conversation` is true; an interaction with `false` still
 //!   belongs to the conversation before it, and the *next* one starts clean.
-//!   The sly_data sent is the interaction's own when it has one, else the carried one;
+//!   The sly_data sent is the interaction's own when it has one, else the carried one
+//!   (each interaction's report records it, as it went on the wire: `sent_sly_data`);
 //!   the sly_data returned is merged into the carried one on continue. Nothing mutable
 //!   is shared between samples (upstream shares its dicts between parallel samples).
 //! - Up to `n` samples of a unit run at once, within the global `jobs` limit and the
@@ -507,6 +508,12 @@ async fn conversation(
             None => session.insert(connector.open(agent).await.map_err(|e| error_info(&e))?),
         };
         let request = carry.request(case, step, &headers, *use_direct);
+        // What goes on the wire: an empty sly_data is not sent.
+        let sent_sly_data = request
+            .sly_data
+            .clone()
+            .filter(|m| !m.is_empty())
+            .map(Value::Object);
         let started = Instant::now();
         let response = match conv.send(&request).await {
             Ok(response) => response,
@@ -514,6 +521,7 @@ async fn conversation(
                 out.push(InteractionReport {
                     index,
                     sent: step.input.text.clone(),
+                    sent_sly_data,
                     answer: None,
                     structure: None,
                     sly_data: None,
@@ -549,6 +557,7 @@ async fn conversation(
         out.push(InteractionReport {
             index,
             sent: step.input.text.clone(),
+            sent_sly_data,
             answer: response.text,
             structure: response.structure,
             sly_data: response.sly_data,
@@ -832,6 +841,7 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
             out.push(InteractionReport {
                 index: 0,
                 sent: step.input.text.clone(),
+                sent_sly_data: None,
                 answer: None,
                 structure: None,
                 sly_data: None,
@@ -851,6 +861,7 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
     out.push(InteractionReport {
         index: 0,
         sent: step.input.text.clone(),
+        sent_sly_data: None,
         answer: response.text,
         structure: None,
         sly_data: None,

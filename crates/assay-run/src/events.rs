@@ -145,6 +145,9 @@ pub struct InteractionReport {
     pub index: usize,
     /// The text sent.
     pub sent: Option<String>,
+    /// The sly_data sent with it, as it went on the wire (its own, or the one carried
+    /// from the interaction before); `None` when none was sent (an empty one is not).
+    pub sent_sly_data: Option<Value>,
     /// The answer text.
     pub answer: Option<String>,
     /// The structure returned.
@@ -189,9 +192,13 @@ impl InteractionReport {
         for text in [&mut self.sent, &mut self.answer].into_iter().flatten() {
             *text = secrets.text(text);
         }
-        for value in [&mut self.structure, &mut self.sly_data]
-            .into_iter()
-            .flatten()
+        for value in [
+            &mut self.sent_sly_data,
+            &mut self.structure,
+            &mut self.sly_data,
+        ]
+        .into_iter()
+        .flatten()
         {
             secrets.json(value);
         }

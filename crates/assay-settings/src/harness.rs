@@ -31,6 +31,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use assay_report::human::unit_text;
+use assay_report::{HumanOptions, Verbosity};
 use assay_run::{Connectors, Event, RunOptions, Status, UnitReport, run_plan};
 use assay_spec::model::data_driven::Connection;
 use assay_spec::{Env, Plan, Unrecognized};
@@ -290,26 +292,24 @@ async fn run_one(plan: &Plan, connectors: &Connectors, options: &RunOptions) -> 
     reports
 }
 
-/// `Ok` when every unit passed; otherwise the failures and errors, one per line.
+/// `Ok` when every unit passed; otherwise, for each unit that did not, its line and
+/// each failure and error with where it happened (`at file:line:col, interaction 1,
+/// samples 0, 2`), as `assay run` prints them.
 fn verdict(reports: &[UnitReport]) -> Result<(), Failed> {
-    let mut lines = Vec::new();
-    for r in reports.iter().filter(|r| r.verdict != Status::Passed) {
-        lines.push(format!(
-            "{}: {}, {} of {} samples passed (need {})",
-            r.unit.label(),
-            r.verdict,
-            r.tally.passed,
-            r.tally.total(),
-            r.success_ratio.need
-        ));
-        for sample in &r.samples {
-            lines.extend(sample.failures().map(|c| format!("  {}", c.message())));
-            lines.extend(sample.errors().into_iter().map(|e| format!("  error: {e}")));
-        }
-    }
-    if lines.is_empty() {
+    let options = HumanOptions {
+        verbosity: Verbosity::Normal,
+        color: false,
+        terminal: true,
+        transcripts: false,
+    };
+    let text: String = reports
+        .iter()
+        .filter(|r| r.verdict != Status::Passed)
+        .map(|r| unit_text(r, options))
+        .collect();
+    if text.is_empty() {
         Ok(())
     } else {
-        Err(lines.join("\n").into())
+        Err(text.trim_end().into())
     }
 }

@@ -11,6 +11,7 @@ pub(crate) mod list;
 pub(crate) mod run;
 pub(crate) mod schema;
 pub(crate) mod serve;
+pub(crate) mod show;
 pub(crate) mod validate;
 pub(crate) mod watch;
 

@@ -236,6 +236,7 @@ fn reporters(args: &RunArgs, color: bool, stdout_format: RunFormat) -> anyhow::R
             verbosity,
             color,
             terminal,
+            transcripts: args.show_transcript,
         }),
     );
     if let Some(path) = &args.jsonl {

@@ -134,6 +134,7 @@ impl From<&InteractionReport> for Interaction {
         Interaction {
             index: i.index as u64,
             sent: i.sent.clone(),
+            sent_sly_data: i.sent_sly_data.clone(),
             answer: i.answer.clone(),
             structure: i.structure.clone(),
             sly_data: i.sly_data.clone(),

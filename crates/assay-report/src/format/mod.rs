@@ -227,6 +227,10 @@ pub struct Interaction {
     pub index: u64,
     /// The text sent.
     pub sent: Option<String>,
+    /// The sly_data sent with the text (the interaction's own, or the one carried from
+    /// the interaction before), as it went to the agent; absent when none was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_sly_data: Option<Value>,
     /// The answer's text.
     pub answer: Option<String>,
     /// The structure returned.

@@ -123,6 +123,7 @@ pub(crate) fn sample(
         interactions: vec![InteractionReport {
             index: 0,
             sent: Some("hi".into()),
+            sent_sly_data: None,
             answer: error.is_none().then(|| "bye".to_owned()),
             structure: None,
             sly_data: None,
@@ -230,6 +231,7 @@ pub(crate) fn failed_unit() -> UnitReport {
             None,
         );
         s.interactions[0].call = truncated_call();
+        s.interactions[0].sent_sly_data = Some(json!({"user": "ringo"}));
         s
     };
     let samples = vec![

@@ -11,6 +11,7 @@ mod junit;
 mod markdown;
 mod output;
 mod schema;
+mod show;
 mod snapshots;
 mod suite;
 mod xsd;

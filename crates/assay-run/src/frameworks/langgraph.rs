@@ -46,6 +46,7 @@ pub(crate) async fn call(
     let mut report = InteractionReport {
         index: 0,
         sent: step.input.text.clone(),
+        sent_sly_data: None,
         answer: None,
         structure: None,
         sly_data: None,

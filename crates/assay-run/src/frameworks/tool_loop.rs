@@ -77,6 +77,7 @@ pub(crate) async fn call(
     out.push(InteractionReport {
         index: 0,
         sent: step.input.text.clone(),
+        sent_sly_data: None,
         answer: final_answer.map(|a| a.text),
         structure: None,
         sly_data: None,

@@ -58,6 +58,7 @@ pub fn unit_report(unit: UnitId, case: &CaseReport, total: Duration) -> UnitRepo
         interactions: vec![InteractionReport {
             index: 0,
             sent: None,
+            sent_sly_data: None,
             answer: None,
             structure: None,
             sly_data: None,
