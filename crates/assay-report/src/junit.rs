@@ -17,7 +17,7 @@
 //!   expected: [&quot;hello&quot;]
 //!   found: &quot;bye&quot;</failure>
 //!             <system-out>sample 0 (failed, 0.10s)
-//! turn 0:
+//! interaction 0 (0.10s):
 //!   sent: hi
 //!   answer: bye
 //!   ...</system-out>
@@ -228,7 +228,12 @@ fn described(unit: &UnitReport, problem: &Problem, file: &str) -> String {
     if !whereabouts.is_empty() {
         text.push_str(&format!("\n  {whereabouts}"));
     }
-    if let Some(path) = &problem.check_path {
+    // Without a place in a file the whereabouts already name the check by its path.
+    if let Some(path) = problem
+        .check_path
+        .as_ref()
+        .filter(|_| problem.location.is_some())
+    {
         text.push_str(&format!("\n  check: {path}"));
     }
     let (expected, found) = expected_found(unit, problem);
