@@ -110,8 +110,12 @@ fn the_suite_runs_every_grid_combination_into_the_human_reporter() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = stdout(&out);
+    let fail = text
+        .lines()
+        .find(|l| l.starts_with("FAIL ["))
+        .unwrap_or_else(|| panic!("no FAIL line in\n{text}"));
     assert!(
-        text.contains("FAIL primary colours (style=\"plain\", temperature=0.0) [fn]"),
+        fail.contains("] questions::primary colours (style=\"plain\", temperature=0.0) [fn]"),
         "{text}"
     );
     assert!(

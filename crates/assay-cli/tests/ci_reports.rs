@@ -98,7 +98,12 @@ fn a_failing_case_in_junit_names_its_module_file_line_and_transcript() {
         assert!(failure.contains(part), "{part} not in {failure}");
     }
     let transcript = &xml[xml.find("<system-out>").expect("a transcript")..];
-    for part in ["turn 0:", "sent: first", "turn 1:", "answer: second"] {
+    for part in [
+        "interaction 0 (",
+        "sent: first",
+        "interaction 1 (",
+        "answer: second",
+    ] {
         assert!(transcript.contains(part), "{part} not in {transcript}");
     }
 }
@@ -185,4 +190,38 @@ fn in_github_actions_an_invalid_file_is_annotated_at_its_line_and_column() {
         "{}",
         text(&out.stdout)
     );
+}
+
+/// An echo case whose answer holds lines a GitHub runner would obey (`::error`,
+/// `::add-mask::`, `##[...]`), sent with `--show-transcript` so the answer is printed.
+const HOSTILE: &str = "agent: echo\nconnections: [direct]\ninteractions:\n  - text: \"hi\\n  ::error file=x.rs,line=1::pwned\\n::add-mask::hunter2\\n##[warning]pwned\"\n    response: {text: {value: hi}}\n";
+
+#[test]
+fn an_answer_cannot_add_workflow_commands_to_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hostile.yaml"), HOSTILE).unwrap();
+    let out = assay(
+        dir.path(),
+        &["run", "--demo", "hostile.yaml", "--show-transcript", "-v"],
+        true,
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("pwned"), "the answer is shown: {stderr}");
+    for (name, output) in [("stdout", &stdout), ("stderr", &stderr)] {
+        let obeyed: Vec<&str> = output
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| {
+                l.starts_with("##[")
+                    || (l.starts_with("::") && !l.starts_with("::error file=hostile.yaml"))
+            })
+            .collect();
+        assert!(
+            obeyed.is_empty(),
+            "{name} has commands: {obeyed:?}\n{output}"
+        );
+    }
+    // The one annotation is Assay's own.
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
 }

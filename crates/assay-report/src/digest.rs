@@ -407,12 +407,32 @@ pub(crate) fn turn_line(turn: &assay_run::TurnInfo) -> String {
 }
 
 /// Control characters (an agent's answer may carry terminal escapes) shown escaped;
-/// newlines and tabs kept.
+/// newlines and tabs kept. A line that a CI runner would read as a command of its own
+/// (GitHub Actions reads `::error ...::` and `##[...]` on stdout and stderr, after
+/// leading spaces) gets a `\` before it, so that an answer cannot add annotations,
+/// mask values or stop the log's commands.
 pub(crate) fn clean(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_unsafe) {
+    if !text.chars().any(is_unsafe) && !text.split('\n').any(is_command) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if is_command(line) {
+            let indent = line.len() - line.trim_start().len();
+            out.push_str(&line[..indent]);
+            out.push('\\');
+            push_escaped(&mut out, &line[indent..]);
+        } else {
+            push_escaped(&mut out, line);
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn push_escaped(out: &mut String, text: &str) {
     for c in text.chars() {
         if is_unsafe(c) {
             out.extend(c.escape_default());
@@ -420,7 +440,12 @@ pub(crate) fn clean(text: &str) -> Cow<'_, str> {
             out.push(c);
         }
     }
-    Cow::Owned(out)
+}
+
+/// Whether a CI runner would take `line` for a workflow command.
+fn is_command(line: &str) -> bool {
+    let line = line.trim_start();
+    line.starts_with("::") || line.starts_with("##[")
 }
 
 fn is_unsafe(c: char) -> bool {
@@ -473,6 +498,20 @@ impl Collected {
 
 #[cfg(test)]
 mod tests {
+    use super::clean;
+
+    #[test]
+    fn lines_a_ci_runner_would_obey_are_escaped() {
+        assert_eq!(clean("plain\nanswer"), "plain\nanswer");
+        assert_eq!(
+            clean("hi\n  ::error file=x::pwned\n##[warning]x"),
+            "hi\n  \\::error file=x::pwned\n\\##[warning]x"
+        );
+        assert_eq!(clean("::add-mask::x"), "\\::add-mask::x");
+        assert_eq!(clean("a :: b"), "a :: b");
+        assert_eq!(clean("\u{1b}[31m::x"), "\\u{1b}[31m::x");
+    }
+
     use super::*;
 
     #[test]
