@@ -43,10 +43,22 @@ pub(crate) fn stop_note(summary: &Summary) -> &'static str {
     }
 }
 
+/// A file's path as reports show it: without a leading `./` (the files of
+/// `assay run .`), so that `file:line:col` reads as editors and CI tools expect.
+pub(crate) fn shown_path(file: &str) -> &str {
+    let mut file = file;
+    while let Some(rest) = file.strip_prefix("./") {
+        file = rest;
+    }
+    file
+}
+
 /// How a unit's line names it: `file::case [connection]`, as nextest names a test, or
 /// `file [connection]` when the case's name only restates the file's (a data-driven
-/// file holds one case, named after its path: `tests/music.hocon` holds `music`).
+/// file holds one case, named after its path: `tests/music.hocon` holds `music`). A
+/// leading `./` (the files of `assay run .`) is left out.
 pub(crate) fn unit_label(file: &str, name: &str, connection: &str) -> String {
+    let file = shown_path(file);
     let stem = std::path::Path::new(file).with_extension("");
     let stem = stem.to_string_lossy();
     let restated = stem == name
@@ -146,8 +158,9 @@ impl Problem {
 
     /// `file:line:col` of the check in `file`, when the check's place is known.
     pub(crate) fn place(&self, file: &std::path::Path) -> Option<String> {
+        let file = file.to_string_lossy();
         self.location
-            .map(|at| format!("{}:{}:{}", file.display(), at.line, at.column))
+            .map(|at| format!("{}:{}:{}", shown_path(&file), at.line, at.column))
     }
 
     /// Where it happened, for a line under the message: `at file:line:col,
@@ -576,6 +589,10 @@ mod tests {
         assert_eq!(
             unit_label("tests/xmath.hocon", "math", "http"),
             "tests/xmath.hocon::math [http]"
+        );
+        assert_eq!(
+            unit_label("./tests/music.hocon", "tests/music", "direct"),
+            "tests/music.hocon [direct]"
         );
     }
 

@@ -62,7 +62,7 @@ use assay_run::events::SampleReport;
 use assay_run::{Status, UnitReport};
 use serde_json::Value;
 
-use crate::digest::{clean, seconds};
+use crate::digest::{clean, seconds, shown_path};
 use crate::format::{self, CheckOutcome};
 
 /// The sample a transcript shows for `unit`: its first sample (by index) that did not
@@ -153,7 +153,14 @@ fn interaction(out: &mut String, i: &format::Interaction, file: &Path) {
     for c in &i.checks {
         let place = c
             .location
-            .map(|at| format!(" at {}:{}:{}", file.display(), at.line, at.column))
+            .map(|at| {
+                format!(
+                    " at {}:{}:{}",
+                    shown_path(&file.to_string_lossy()),
+                    at.line,
+                    at.column
+                )
+            })
             .unwrap_or_default();
         let message = match &c.outcome {
             CheckOutcome::Evaluated { message, .. } | CheckOutcome::Errored { message } => {
