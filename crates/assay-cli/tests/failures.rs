@@ -3,29 +3,8 @@
 //! in a CI log, transcripts during a run (`--show-transcript`, `-v`) and from a saved
 //! report (`assay show`), and the sly_data sent, in the JSON report.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn fixtures(dir: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(dir)
-}
-
-fn assay(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("ASSAY_SERVER")
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .expect("the assay binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod support;
+use support::{assay, fixtures, text};
 
 /// A scratch folder holding the two-turn case whose second turn fails, and the line
 /// and column of its failing check (`keywords = Manchester`).

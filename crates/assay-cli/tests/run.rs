@@ -2,29 +2,11 @@
 //! with their exit codes, the report files, selection, a separate server, and Ctrl-C.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn fixtures(dir: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(dir)
-}
-
-fn assay(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("ASSAY_SERVER")
-        .output()
-        .expect("the assay binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod support;
+use support::{assay, fixtures, text};
 
 #[test]
 fn the_quickstart_passes_against_the_demo_agents_and_writes_every_report() {

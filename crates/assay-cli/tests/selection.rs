@@ -4,20 +4,13 @@
 //! `--strict` (or `strict = true`) turns every warning into an error.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod support;
+use support::assay;
 
 fn quickstart() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/quickstart")
-}
-
-fn assay(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("ASSAY_SERVER")
-        .output()
-        .expect("the assay binary runs")
 }
 
 fn stderr(out: &Output) -> String {

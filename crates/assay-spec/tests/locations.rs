@@ -2,20 +2,14 @@
 //! failure can point at `file:line:col`. Checked on known places, and over every valid
 //! fixture: the place holds the check's key (or list item) as written.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use assay_spec::Source;
 use assay_spec::load::{self, Unrecognized};
 use assay_spec::plan::{Case, Location};
-use assay_spec::syntax::Env;
-use assay_spec::{Source, Syntax};
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
-}
-
-fn env() -> Env {
-    Env::from_pairs([("OPENAI_API_KEY", "sk-dummy-for-assay-tests")])
-}
+mod support;
+use support::{env, fixture_files, fixtures};
 
 fn cases(path: &Path) -> (Vec<Case>, Source) {
     let loaded = load::load_file(path, &env(), Unrecognized::Error)
@@ -92,21 +86,6 @@ fn sentinel_suite_assertions_point_at_their_names() {
             check.path,
             &text_at(&source, at)[..20.min(text_at(&source, at).len())]
         );
-    }
-}
-
-fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            if !path.ends_with("invalid") {
-                fixture_files(&path, out);
-            }
-        } else if Syntax::from_path(&path).is_some()
-            && !path.to_string_lossy().contains("/cases/invalid-")
-        {
-            out.push(path);
-        }
     }
 }
 

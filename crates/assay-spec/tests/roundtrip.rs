@@ -12,11 +12,10 @@ use assay_spec::{Source, Syntax};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-const SYNTAXES: [Syntax; 3] = [Syntax::Json, Syntax::Yaml, Syntax::Hocon];
+mod support;
+use support::{env, fixture_files};
 
-fn env() -> Env {
-    Env::from_pairs([("OPENAI_API_KEY", "sk-dummy-for-assay-tests")])
-}
+const SYNTAXES: [Syntax; 3] = [Syntax::Json, Syntax::Yaml, Syntax::Hocon];
 
 /// Emits `tree` as `syntax`, loads the text back, and returns the document.
 fn reparse(tree: &Node, syntax: Syntax) -> Result<Document, String> {
@@ -36,21 +35,6 @@ fn load_text(text: String, syntax: Syntax) -> Result<Document, String> {
             .collect();
         format!("{}\n--- text\n{text}", msgs.join("\n"))
     })
-}
-
-fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            if !path.ends_with("invalid") {
-                fixture_files(&path, out);
-            }
-        } else if Syntax::from_path(&path).is_some()
-            && !path.to_string_lossy().contains("/cases/invalid-")
-        {
-            out.push(path);
-        }
-    }
 }
 
 #[test]

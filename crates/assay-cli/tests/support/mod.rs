@@ -1,15 +1,41 @@
-//! What the CLI tests that run `assay run` against fake servers share: a runtime for
-//! the fakes, running `assay` in a scratch directory cleared of the caller's provider
-//! variables, and reading the JSON report it wrote.
+//! What the CLI tests share: running `assay` in a folder with plain output ([`assay`]),
+//! the repository's fixtures, a runtime for the fake servers, running `assay` in a
+//! scratch directory cleared of the caller's provider variables, and reading the JSON
+//! report it wrote.
 //!
 //! Each test binary includes it with `mod support;` and uses what it needs.
 
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
+
+/// A folder under the repository's `fixtures/`.
+pub(crate) fn fixtures(dir: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(dir)
+}
+
+/// `assay args...` in `dir`, without colour, `ASSAY_SERVER` or `GITHUB_ACTIONS` (which
+/// would add annotations to stdout).
+pub(crate) fn assay(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("ASSAY_SERVER")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("the assay binary runs")
+}
+
+/// Bytes of a child's output as text.
+pub(crate) fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
 
 /// A two-thread runtime for the fake servers.
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
