@@ -5,8 +5,9 @@
 
 use std::path::Path;
 
-/// Names in those sources that are not variables Assay reads.
-const NOT_READ: [&str; 1] = ["CARGO_MANIFEST_DIR"];
+/// Names in those sources that are not variables Assay reads: a build-time name, and
+/// one Assay sets for the `git` it runs (the history's commit), never reads.
+const NOT_READ: [&str; 2] = ["CARGO_MANIFEST_DIR", "GIT_OPTIONAL_LOCKS"];
 
 fn sources(dir: &Path, out: &mut Vec<String>) {
     for entry in std::fs::read_dir(dir).unwrap() {

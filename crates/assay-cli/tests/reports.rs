@@ -32,11 +32,16 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// Every name under `dir`, recursively, relative and sorted.
+/// Every name under `dir`, recursively, relative and sorted; a run kept in the history
+/// is `.assay/runs/<id>.jsonl`.
 fn tree(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = walk(dir)
         .into_iter()
         .map(|p| p.strip_prefix(dir).unwrap().to_string_lossy().into_owned())
+        .map(|name| match name.strip_prefix(".assay/runs/") {
+            Some(run) if run.ends_with(".jsonl") => ".assay/runs/<id>.jsonl".to_owned(),
+            _ => name,
+        })
         .collect();
     names.sort();
     names
@@ -262,6 +267,8 @@ fn reports_go_through_symlinks_fifos_and_stdout() {
         [
             ".assay",
             ".assay/last-run.json",
+            ".assay/runs",
+            ".assay/runs/<id>.jsonl",
             "junit.fifo",
             "run.json",
             "store",

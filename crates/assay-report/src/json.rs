@@ -132,6 +132,19 @@ impl JsonLines {
         Ok(JsonLines::new(open_stream(path.as_ref())?))
     }
 
+    /// Writes `run` as the first line (`{"event": "run", ...}`): what a run kept in the
+    /// history starts with, so that its file says which run it is on its own.
+    pub fn with_run(mut self, run: &crate::format::RunInfo) -> io::Result<JsonLines> {
+        let mut line = serde_json::to_vec(&Line {
+            schema_version: crate::format::SCHEMA_VERSION,
+            record: crate::format::Record::Run(run.clone()),
+        })?;
+        line.push(b'\n');
+        self.out.write_all(&line)?;
+        self.out.flush()?;
+        Ok(self)
+    }
+
     /// Lines added to the end of the file at `path`, created if missing.
     pub fn append(path: impl AsRef<Path>) -> io::Result<JsonLines> {
         let path = path.as_ref();

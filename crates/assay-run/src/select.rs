@@ -201,6 +201,27 @@ impl fmt::Display for Partition {
 }
 
 impl Selection {
+    /// The `--filter` patterns, as given.
+    pub fn filter_patterns(&self) -> Vec<String> {
+        self.filters
+            .iter()
+            .map(|f| match f {
+                Filter::Substring(text) => text.clone(),
+                Filter::Glob(glob) => glob.glob().glob().to_owned(),
+            })
+            .collect()
+    }
+
+    /// The `--tag`s.
+    pub fn tags(&self) -> &[String] {
+        &self.tags
+    }
+
+    /// The partition, when there is one.
+    pub fn bucket(&self) -> Option<Partition> {
+        self.partition
+    }
+
     /// Everything.
     pub fn all() -> Selection {
         Selection::default()

@@ -55,6 +55,7 @@ mod drive;
 mod error;
 mod files;
 pub mod harness;
+pub mod history;
 pub mod init;
 mod judge;
 mod models;

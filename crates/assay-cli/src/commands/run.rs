@@ -113,6 +113,9 @@ pub(crate) fn prepared(
 /// The name of the reporter that writes `.assay/last-run.json`.
 const LAST_RUN: &str = "last-run";
 
+/// The name of the reporter that keeps the run in the history.
+const HISTORY: &str = "history";
+
 /// Runs the cases under `args.target.paths` and returns the exit code the results call for.
 pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
     // The report files first: a bad path fails before anything else, and an earlier
@@ -149,6 +152,21 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
             )),
         }
     }
+    // The history keeps every run that runs something (`.assay/runs/<id>.jsonl`); one
+    // that cannot be kept is a warning, as the last run is.
+    if !prepared.plan.cases.is_empty()
+        && let Ok(selection) = args.target.selection()
+    {
+        let run = settings.run_settings(&args.target.paths, &selection);
+        match settings.history_report(run) {
+            Ok((report, _)) => {
+                reporters.push(HISTORY, report);
+            }
+            Err(e) => output::stderr(&format!(
+                "warning: this run is not kept in the history: {e}\n"
+            )),
+        }
+    }
     let models = settings.models();
     if models.len() > 1 {
         let columns = models.into_iter().map(|m| m.shown).collect();
@@ -177,12 +195,19 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     // A report that could not be written fails the run; the human one on stderr (a
-    // closed pipe), the matrix after it and the last run (for `--rerun-failed`) do not.
+    // closed pipe), the matrix after it, the last run (for `--rerun-failed`) and the
+    // history do not.
     let mut unwritten = 0;
     for failure in &ran.unwritten {
         if failure.reporter == LAST_RUN {
             output::stderr(&format!(
                 "warning: {failure}; --rerun-failed will not know this run\n"
+            ));
+            continue;
+        }
+        if failure.reporter == HISTORY {
+            output::stderr(&format!(
+                "warning: {failure}; the history keeps only what was written before\n"
             ));
             continue;
         }

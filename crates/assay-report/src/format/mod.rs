@@ -67,12 +67,16 @@ pub struct Line {
     pub record: Record,
 }
 
-/// What happened, tagged by `event`: `run_started`, `unit_started`, `sample_finished`,
-/// `unit_finished`, `run_finished`.
+/// What happened, tagged by `event`: `run` (a stored run's first line: what ran, where
+/// and how), `run_started`, `unit_started`, `sample_finished`, `unit_finished`,
+/// `run_finished`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Record {
+    /// Which run this is: the first line of a run kept in the history
+    /// (`.assay/runs/<id>.jsonl`); the `--jsonl` stream does not have it.
+    Run(RunInfo),
     /// The run starts.
     RunStarted {
         /// How many units will run.
@@ -94,6 +98,86 @@ pub enum Record {
     UnitFinished(Unit),
     /// The run is over; its fields are those of a [`Summary`].
     RunFinished(Summary),
+}
+
+/// A run as the history keeps it: its id, when it started, the commit it ran on, and
+/// the settings that shaped it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct RunInfo {
+    /// The run's id: its start time (UTC, to the millisecond) and a random suffix,
+    /// `20261125T001530.042Z-3f9a2c`, so that ids sort by time.
+    pub id: String,
+    /// When it started: RFC 3339, UTC.
+    pub started_at: String,
+    /// The command: `run`.
+    pub command: String,
+    /// The git commit of the project folder, when it is in a git work tree.
+    pub git: Option<GitState>,
+    /// The settings that chose and shaped the units.
+    pub settings: RunSettings,
+}
+
+/// The state of the git work tree a run ran in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GitState {
+    /// The commit checked out (`HEAD`), 40 hex digits.
+    pub commit: String,
+    /// Whether tracked files differed from it.
+    pub dirty: bool,
+    /// The branch checked out, when it is one (not a detached `HEAD`).
+    pub branch: Option<String>,
+}
+
+/// What chose and shaped a run's units, as given on the command line and resolved
+/// from `assay.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunSettings {
+    /// The files and folders given.
+    pub paths: Vec<String>,
+    /// `--filter` patterns.
+    pub filters: Vec<String>,
+    /// `--tag`s.
+    pub tags: Vec<String>,
+    /// `--partition` / `--shard`, as `kind:i/n`.
+    pub partition: Option<String>,
+    /// `--connection` overrides.
+    pub connections: Vec<String>,
+    /// `--samples`.
+    pub samples: Option<u32>,
+    /// `--model` overrides.
+    pub models: Vec<String>,
+    /// The judge asked for (`--judge` or `[judge] model`), when one was.
+    pub judge: Option<String>,
+    /// `--fail-fast`.
+    pub fail_fast: bool,
+    /// `--rerun-failed`.
+    pub rerun_failed: bool,
+}
+
+impl RunInfo {
+    /// A run starting now, with `id` and `started_at` filled in.
+    pub fn starting(command: &str, git: Option<GitState>, settings: RunSettings) -> RunInfo {
+        let now = time::OffsetDateTime::now_utc();
+        let stamp = time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
+        let rfc3339 = now
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        let suffix = {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(now.unix_timestamp_nanos().unsigned_abs());
+            h.write_u32(std::process::id());
+            h.finish() & 0xff_ffff
+        };
+        RunInfo {
+            id: format!("{}-{suffix:06x}", now.format(&stamp).unwrap_or_default()),
+            started_at: rfc3339,
+            command: command.to_owned(),
+            git,
+            settings,
+        }
+    }
 }
 
 /// Totals of a run.
