@@ -4,7 +4,7 @@
 /// For each of our crates, the crates of ours it may depend on (normal dependencies;
 /// dev-dependencies may also use `assay-testkit`).
 #[cfg(test)]
-pub(crate) const ALLOWED: [(&str, &[&str]); 13] = [
+pub(crate) const ALLOWED: [(&str, &[&str]); 14] = [
     ("assay-spec", &[]),
     ("assay-check", &["assay-spec"]),
     ("assay-target", &["assay-spec"]),
@@ -21,8 +21,19 @@ pub(crate) const ALLOWED: [(&str, &[&str]); 13] = [
         &["assay-spec", "assay-check", "assay-run", "assay-assess"],
     ),
     (
+        "assay-history",
+        &[
+            "assay-spec",
+            "assay-check",
+            "assay-run",
+            "assay-assess",
+            "assay-report",
+        ],
+    ),
+    (
         "assay-settings",
         &[
+            "assay-history",
             "assay-spec",
             "assay-check",
             "assay-target",
@@ -37,6 +48,7 @@ pub(crate) const ALLOWED: [(&str, &[&str]); 13] = [
     (
         "assay-cli",
         &[
+            "assay-history",
             "assay-spec",
             "assay-check",
             "assay-target",

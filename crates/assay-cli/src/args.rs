@@ -51,6 +51,22 @@ pub enum Command {
     Man(ManArgs),
     /// Print the transcripts of a saved JSON report (`assay run --json`)
     Show(ShowArgs),
+    /// List the runs kept in the history (.assay/runs), or one case's verdicts across them
+    Runs(RunsArgs),
+}
+
+/// `assay runs`.
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// Show this case's units across the kept runs: its id, the start of its id, or its name
+    #[arg(long, value_name = "ID")]
+    pub case: Option<String>,
+    /// How to print them
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// The project configuration, whose folder holds the history [default: ./assay.toml when it exists, else the working directory]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// `assay show`.

@@ -70,6 +70,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => commands::run::run(&args, color),
         Command::Assess(args) => commands::assess::run(&args, color),
         Command::Show(args) => commands::show::run(&args),
+        Command::Runs(args) => commands::runs::run(&args, color),
         Command::Judge(args) => match &args.command {
             args::JudgeCommand::Check(check) => commands::judge::check(check, color),
         },

@@ -1,7 +1,8 @@
 //! The run history, end to end against the demo agents: every `assay run` keeps one
 //! JSON Lines file under `.assay/runs/`, which starts with a `run` line (its id, start
 //! time, the git commit and whether the tree was dirty, the settings that chose its
-//! units) and holds every event of the run.
+//! units) and holds every event of the run; `assay runs` lists them and a case's
+//! verdicts across them from an SQLite index rebuilt from the files when needed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -118,6 +119,51 @@ fn every_run_is_kept_with_its_commit_settings_and_events() {
     assert!(second["id"].as_str().unwrap() > id, "{second}");
     assert_eq!(second["git"]["dirty"], true);
     assert_eq!(second["settings"]["filters"], serde_json::json!(["echo"]));
+
+    // `assay runs` lists them, newest first, from the index it builds from the files.
+    let out = assay(dir.path(), &["runs"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert!(
+        lines[0].starts_with(second["id"].as_str().unwrap()),
+        "{listed}"
+    );
+    assert!(
+        lines[0].contains(&format!("{}+", &head[..10])),
+        "dirty: {listed}"
+    );
+    assert!(
+        lines[1].contains("1 passed, 1 failed, 0 errored, 0 skipped"),
+        "{listed}"
+    );
+    assert!(dir.path().join(".assay/history.sqlite").is_file());
+    // One case across runs, by name; and as JSON.
+    let out = assay(dir.path(), &["runs", "--case", "echo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).ends_with("oldest to newest: PP\n"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = assay(dir.path(), &["runs", "--format", "json"]);
+    let json: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 2);
+    assert_eq!(json[1]["commit"], head.as_str());
+    // An index a killed process left unreadable is rebuilt from the files.
+    std::fs::write(dir.path().join(".assay/history.sqlite"), "not a database").unwrap();
+    let out = assay(dir.path(), &["runs"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).lines().count(), 2);
+    // A case no run has is an error.
+    let out = assay(dir.path(), &["runs", "--case", "no-such-case"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no-such-case"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use assay_history::{History, HistoryError};
 use assay_report::JsonLines;
 use assay_report::format::{GitState, RunInfo, RunSettings};
 use assay_run::Selection;
@@ -21,10 +22,21 @@ use crate::settings::Settings;
 /// The history's folder, under [`Settings::project_dir`].
 pub const RUNS_DIR: &str = ".assay/runs";
 
+/// The history's index, under [`Settings::project_dir`].
+pub const INDEX_FILE: &str = ".assay/history.sqlite";
+
+/// How many runs the history keeps: after each run, older ones are removed.
+pub const KEEP_RUNS: usize = 200;
+
 impl Settings {
     /// Where runs are kept: `.assay/runs` in [`Settings::project_dir`].
     pub fn runs_dir(&self) -> PathBuf {
         self.project_dir().join(RUNS_DIR)
+    }
+
+    /// The history of this project: its runs folder and its index, brought up to date.
+    pub fn history(&self) -> Result<History, HistoryError> {
+        History::open(&self.runs_dir(), &self.project_dir().join(INDEX_FILE))
     }
 
     /// What chose and shaped a run of `paths` under `selection` with these settings.

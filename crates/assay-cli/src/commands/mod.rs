@@ -9,6 +9,7 @@ pub(crate) mod init;
 pub(crate) mod judge;
 pub(crate) mod list;
 pub(crate) mod run;
+pub(crate) mod runs;
 pub(crate) mod schema;
 pub(crate) mod serve;
 pub(crate) mod show;

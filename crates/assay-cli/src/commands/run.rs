@@ -220,6 +220,14 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         ));
         return Ok(ExitCode::ERROR);
     }
+    // The history keeps the newest runs; pruning it is housekeeping, never a failure.
+    if !prepared.plan.cases.is_empty()
+        && let Err(e) = settings
+            .history()
+            .and_then(|mut h| h.prune(assay_settings::history::KEEP_RUNS))
+    {
+        output::stderr(&format!("warning: the history was not pruned: {e}\n"));
+    }
     if empty_fails {
         return Ok(ExitCode::INVALID);
     }

@@ -159,7 +159,9 @@ impl RunInfo {
     /// A run starting now, with `id` and `started_at` filled in.
     pub fn starting(command: &str, git: Option<GitState>, settings: RunSettings) -> RunInfo {
         let now = time::OffsetDateTime::now_utc();
-        let stamp = time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
+        let stamp = time::macros::format_description!(
+            "[year][month][day]T[hour][minute][second].[subsecond digits:3]Z"
+        );
         let rfc3339 = now
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_default();

@@ -1,0 +1,466 @@
+//! The SQLite index of the kept runs: one row per run and one per unit, filled from the
+//! JSON Lines files and brought up to date each time the history is opened.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use assay_report::format::{Line, Record, Status, Unit};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::HistoryError;
+
+/// The index's layout; a file with another is rebuilt.
+const LAYOUT: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    file TEXT NOT NULL UNIQUE,
+    size INTEGER NOT NULL,
+    started_at TEXT NOT NULL,
+    command TEXT NOT NULL,
+    git_commit TEXT,
+    git_dirty INTEGER,
+    git_branch TEXT,
+    passed INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    errored INTEGER NOT NULL,
+    skipped INTEGER NOT NULL,
+    duration REAL,
+    finished INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS units (
+    run_id TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    file TEXT NOT NULL,
+    connection TEXT NOT NULL,
+    target TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    duration REAL NOT NULL,
+    passed INTEGER NOT NULL,
+    samples INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS units_by_case ON units (case_id);
+CREATE INDEX IF NOT EXISTS units_by_run ON units (run_id);
+CREATE INDEX IF NOT EXISTS runs_by_time ON runs (started_at);
+";
+
+/// One kept run, as `assay runs` lists it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunRow {
+    /// The run's id (`20261125T001530.042Z-3f9a2c`).
+    pub id: String,
+    /// When it started (RFC 3339, UTC).
+    pub started_at: String,
+    /// The git commit it ran on, when known.
+    pub commit: Option<String>,
+    /// Whether the work tree was dirty.
+    pub dirty: bool,
+    /// The branch, when one was checked out.
+    pub branch: Option<String>,
+    /// Units that passed, failed, errored and were skipped.
+    pub passed: u64,
+    /// Units that failed.
+    pub failed: u64,
+    /// Units that errored.
+    pub errored: u64,
+    /// Units that did not run.
+    pub skipped: u64,
+    /// How long it took, in seconds, when it finished.
+    pub duration: Option<f64>,
+    /// Whether the run finished (its file ends with `run_finished`); a run that was
+    /// killed keeps only its finished units.
+    pub finished: bool,
+}
+
+/// One unit of a case in one kept run, as `assay runs --case` lists it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CaseRow {
+    /// The run.
+    pub run_id: String,
+    /// When the run started.
+    pub started_at: String,
+    /// The run's commit, when known.
+    pub commit: Option<String>,
+    /// The case's id.
+    pub case_id: String,
+    /// The case's name.
+    pub name: String,
+    /// The connection or provider.
+    pub connection: String,
+    /// `passed`, `failed`, `errored` or `skipped`.
+    pub verdict: String,
+    /// Samples that passed, of how many ran.
+    pub passed: u32,
+    /// Samples that ran.
+    pub samples: u32,
+    /// The unit's seconds.
+    pub duration: f64,
+}
+
+/// The history: the runs folder and its index, up to date when opened.
+pub struct History {
+    runs_dir: PathBuf,
+    db_path: PathBuf,
+    db: Connection,
+}
+
+impl History {
+    /// Opens the index at `db_path` (created when missing) and brings it up to date with
+    /// the `*.jsonl` files in `runs_dir`. An index that cannot be read is removed and
+    /// rebuilt from the files.
+    pub fn open(runs_dir: &Path, db_path: &Path) -> Result<History, HistoryError> {
+        let index = |source| HistoryError::Index {
+            path: db_path.to_owned(),
+            source,
+        };
+        let mut history = match History::try_open(runs_dir, db_path) {
+            Ok(history) => history,
+            Err(_) => {
+                remove_index(db_path)?;
+                History::try_open(runs_dir, db_path).map_err(index)?
+            }
+        };
+        match history.sync() {
+            Ok(()) => Ok(history),
+            Err(SyncError::Io(e)) => Err(e),
+            Err(SyncError::Db(_)) => {
+                drop(history);
+                remove_index(db_path)?;
+                let mut history = History::try_open(runs_dir, db_path).map_err(index)?;
+                history.sync().map_err(|e| match e {
+                    SyncError::Io(e) => e,
+                    SyncError::Db(source) => index(source),
+                })?;
+                Ok(history)
+            }
+        }
+    }
+
+    fn try_open(runs_dir: &Path, db_path: &Path) -> rusqlite::Result<History> {
+        if let Some(parent) = db_path.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let db = Connection::open(db_path)?;
+        db.busy_timeout(std::time::Duration::from_secs(10))?;
+        let layout: i64 = db.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let check: String = db.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        if check != "ok" || (layout != 0 && layout != LAYOUT) {
+            return Err(rusqlite::Error::InvalidQuery);
+        }
+        db.execute_batch(SCHEMA)?;
+        db.pragma_update(None, "user_version", LAYOUT)?;
+        Ok(History {
+            runs_dir: runs_dir.to_owned(),
+            db_path: db_path.to_owned(),
+            db,
+        })
+    }
+
+    /// Every kept run, newest first.
+    pub fn runs(&self) -> Result<Vec<RunRow>, HistoryError> {
+        let mut statement = self
+            .db
+            .prepare(
+                "SELECT id, started_at, git_commit, git_dirty, git_branch, passed, failed, \
+                 errored, skipped, duration, finished FROM runs ORDER BY started_at DESC, id DESC",
+            )
+            .map_err(|e| self.index_error(e))?;
+        let rows = statement
+            .query_map([], |r| {
+                Ok(RunRow {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    commit: r.get(2)?,
+                    dirty: r.get::<_, Option<bool>>(3)?.unwrap_or(false),
+                    branch: r.get(4)?,
+                    passed: count(r, 5)?,
+                    failed: count(r, 6)?,
+                    errored: count(r, 7)?,
+                    skipped: count(r, 8)?,
+                    duration: r.get(9)?,
+                    finished: r.get(10)?,
+                })
+            })
+            .and_then(Iterator::collect)
+            .map_err(|e| self.index_error(e))?;
+        Ok(rows)
+    }
+
+    /// Every unit of the case `case` (its id, the start of its id, or its name) in the
+    /// kept runs, newest first.
+    pub fn case_history(&self, case: &str) -> Result<Vec<CaseRow>, HistoryError> {
+        let mut statement = self
+            .db
+            .prepare(
+                "SELECT u.run_id, r.started_at, r.git_commit, u.case_id, u.name, u.connection, \
+                 u.verdict, u.passed, u.samples, u.duration FROM units u JOIN runs r ON r.id = u.run_id \
+                 WHERE u.case_id = ?1 OR substr(u.case_id, 1, length(?1)) = ?1 OR u.name = ?1 \
+                 ORDER BY r.started_at DESC, r.id DESC, u.connection",
+            )
+            .map_err(|e| self.index_error(e))?;
+        let rows = statement
+            .query_map([case], |r| {
+                Ok(CaseRow {
+                    run_id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    commit: r.get(2)?,
+                    case_id: r.get(3)?,
+                    name: r.get(4)?,
+                    connection: r.get(5)?,
+                    verdict: r.get(6)?,
+                    passed: r.get(7)?,
+                    samples: r.get(8)?,
+                    duration: r.get(9)?,
+                })
+            })
+            .and_then(Iterator::collect)
+            .map_err(|e| self.index_error(e))?;
+        Ok(rows)
+    }
+
+    /// Keeps the newest `keep` runs: the older ones' files are removed, and their rows.
+    /// Returns the ids removed.
+    pub fn prune(&mut self, keep: usize) -> Result<Vec<String>, HistoryError> {
+        let old: Vec<(String, String)> = {
+            let mut statement = self
+                .db
+                .prepare("SELECT id, file FROM runs ORDER BY started_at DESC, id DESC LIMIT -1 OFFSET ?1")
+                .map_err(|e| self.index_error(e))?;
+            statement
+                .query_map([keep as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+                .and_then(Iterator::collect)
+                .map_err(|e| self.index_error(e))?
+        };
+        for (id, file) in &old {
+            let path = self.runs_dir.join(file);
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(HistoryError::io(&path, e)),
+            }
+            self.forget(id).map_err(|e| self.index_error(e))?;
+        }
+        Ok(old.into_iter().map(|(id, _)| id).collect())
+    }
+
+    fn forget(&self, id: &str) -> rusqlite::Result<()> {
+        self.db
+            .execute("DELETE FROM units WHERE run_id = ?1", [id])?;
+        self.db.execute("DELETE FROM runs WHERE id = ?1", [id])?;
+        Ok(())
+    }
+
+    fn index_error(&self, source: rusqlite::Error) -> HistoryError {
+        HistoryError::Index {
+            path: self.db_path.clone(),
+            source,
+        }
+    }
+
+    /// Reads every new or changed file into the index and drops the rows of removed
+    /// ones, in one transaction.
+    fn sync(&mut self) -> Result<(), SyncError> {
+        let files = run_files(&self.runs_dir)?;
+        let known: HashMap<String, (String, u64)> = {
+            let mut statement = self.db.prepare("SELECT file, id, size FROM runs")?;
+            statement
+                .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, count(r, 2)?))))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        let tx = self.db.transaction()?;
+        for (file, (id, _)) in &known {
+            if !files.iter().any(|(name, _)| name == file) {
+                tx.execute("DELETE FROM units WHERE run_id = ?1", [id])?;
+                tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
+            }
+        }
+        for (name, size) in &files {
+            if known.get(name).is_some_and(|(_, s)| s == size) {
+                continue;
+            }
+            let path = self.runs_dir.join(name);
+            let text = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                // Removed since it was listed (pruned by another run): nothing to keep.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(SyncError::Io(HistoryError::io(&path, e))),
+            };
+            if let Some((id, _)) = known.get(name) {
+                tx.execute("DELETE FROM units WHERE run_id = ?1", [id])?;
+                tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
+            }
+            if let Some(run) = Parsed::read(&text) {
+                run.insert(&tx, name, *size)?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+/// Column `i` of `row`, a count or a size (stored as SQLite's signed integer).
+fn count(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<u64> {
+    Ok(u64::try_from(row.get::<_, i64>(i)?).unwrap_or(0))
+}
+
+/// Why bringing the index up to date failed: a file, or the index itself.
+enum SyncError {
+    Io(HistoryError),
+    Db(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for SyncError {
+    fn from(e: rusqlite::Error) -> SyncError {
+        SyncError::Db(e)
+    }
+}
+
+/// The `*.jsonl` files of `dir` with their sizes; none when `dir` does not exist.
+fn run_files(dir: &Path) -> Result<Vec<(String, u64)>, SyncError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(SyncError::Io(HistoryError::io(dir, e))),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| SyncError::Io(HistoryError::io(dir, e)))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".jsonl") {
+            continue;
+        }
+        let size = entry
+            .metadata()
+            .map_err(|e| SyncError::Io(HistoryError::io(&entry.path(), e)))?
+            .len();
+        out.push((name, size));
+    }
+    Ok(out)
+}
+
+/// Removes the index and SQLite's files beside it.
+fn remove_index(db_path: &Path) -> Result<(), HistoryError> {
+    for suffix in ["", "-journal", "-wal", "-shm"] {
+        let mut path = db_path.as_os_str().to_owned();
+        path.push(suffix);
+        let path = PathBuf::from(path);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(HistoryError::io(&path, e)),
+        }
+    }
+    Ok(())
+}
+
+/// What one run's file says.
+struct Parsed {
+    run: assay_report::format::RunInfo,
+    units: Vec<Unit>,
+    summary: Option<assay_report::format::Summary>,
+}
+
+impl Parsed {
+    /// The run in `text`, when its first line is a `run` line. Lines that do not parse
+    /// (the half line a killed run may leave) are skipped.
+    fn read(text: &str) -> Option<Parsed> {
+        let mut lines = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Line>(l).ok());
+        let Record::Run(run) = lines.next()?.record else {
+            return None;
+        };
+        let mut parsed = Parsed {
+            run,
+            units: Vec::new(),
+            summary: None,
+        };
+        for line in lines {
+            match line.record {
+                Record::UnitFinished(unit) => parsed.units.push(unit),
+                Record::RunFinished(summary) => parsed.summary = Some(summary),
+                _ => {}
+            }
+        }
+        Some(parsed)
+    }
+
+    fn insert(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        file: &str,
+        size: u64,
+    ) -> rusqlite::Result<()> {
+        let count =
+            |status: Status| self.units.iter().filter(|u| u.verdict == status).count() as u64;
+        let (passed, failed, errored, skipped, duration) = match &self.summary {
+            Some(s) => (s.passed, s.failed, s.errored, s.skipped, Some(s.duration)),
+            None => (
+                count(Status::Passed),
+                count(Status::Failed),
+                count(Status::Errored),
+                count(Status::Skipped),
+                None,
+            ),
+        };
+        let git = self.run.git.as_ref();
+        tx.execute(
+            "INSERT OR REPLACE INTO runs (id, file, size, started_at, command, git_commit, git_dirty, \
+             git_branch, passed, failed, errored, skipped, duration, finished) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            params![
+                self.run.id,
+                file,
+                i64::try_from(size).unwrap_or(i64::MAX),
+                self.run.started_at,
+                self.run.command,
+                git.map(|g| g.commit.clone()),
+                git.map(|g| g.dirty),
+                git.and_then(|g| g.branch.clone()),
+                i64::try_from(passed).unwrap_or(i64::MAX),
+                i64::try_from(failed).unwrap_or(i64::MAX),
+                i64::try_from(errored).unwrap_or(i64::MAX),
+                i64::try_from(skipped).unwrap_or(i64::MAX),
+                duration,
+                self.summary.is_some(),
+            ],
+        )?;
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO units (run_id, case_id, name, file, connection, target, verdict, duration, \
+             passed, samples) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )?;
+        for unit in &self.units {
+            let verdict = serde_json::to_value(unit.verdict)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let tally = &unit.tally;
+            insert.execute(params![
+                self.run.id,
+                unit.unit.case_id,
+                unit.unit.name,
+                unit.unit.file,
+                unit.unit.connection,
+                unit.unit.target,
+                verdict,
+                unit.duration,
+                tally.passed,
+                tally.passed + tally.failed + tally.errored,
+            ])?;
+        }
+        Ok(())
+    }
+}
+
+impl History {
+    /// Whether the run `id` is in the index.
+    pub fn has_run(&self, id: &str) -> Result<bool, HistoryError> {
+        self.db
+            .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
+            .optional()
+            .map(|found| found.is_some())
+            .map_err(|e| self.index_error(e))
+    }
+}

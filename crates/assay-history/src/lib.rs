@@ -1,0 +1,68 @@
+//! The run history: the runs `assay run` keeps as JSON Lines files
+//! (`.assay/runs/<id>.jsonl`, a `run` line then the run's events, in the versioned
+//! report format `assay_report::format`), and an SQLite index of them
+//! (`.assay/history.sqlite`) that lists runs and a case's history fast over thousands
+//! of runs.
+//!
+//! The files are the record; the index is only a cache of them. [`History::open`]
+//! brings it up to date (a new or grown file is read again, a removed one dropped), and
+//! an index that cannot be read (a process killed while writing it, a file that is not
+//! SQLite) is thrown away and rebuilt from the files. Each update is one transaction,
+//! so a reader never sees half a run.
+//!
+//! ```
+//! use assay_history::History;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let runs = dir.path().join("runs");
+//! std::fs::create_dir_all(&runs)?;
+//! std::fs::write(
+//!     runs.join("20261125T001530.042Z-3f9a2c.jsonl"),
+//!     concat!(
+//!         r#"{"schema_version":1,"event":"run","id":"20261125T001530.042Z-3f9a2c","started_at":"2026-11-25T00:15:30.042Z","command":"run","git":null,"settings":{"paths":["."],"filters":[],"tags":[],"partition":null,"connections":[],"samples":null,"models":[],"judge":null,"fail_fast":false,"rerun_failed":false}}"#, "\n",
+//!         r#"{"schema_version":1,"event":"run_started","units":1}"#, "\n",
+//!     ),
+//! )?;
+//! let history = History::open(&runs, &dir.path().join("history.sqlite"))?;
+//! let listed = history.runs()?;
+//! assert_eq!(listed.len(), 1);
+//! assert!(!listed[0].finished, "a run without its run_finished line did not finish");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod index;
+pub mod render;
+
+use std::path::{Path, PathBuf};
+
+pub use index::{CaseRow, History, RunRow};
+
+/// What went wrong with the history.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// A file or folder of the history could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The index could not be used even after it was rebuilt.
+    #[error("the history's index {path}: {source}")]
+    Index {
+        /// The index file.
+        path: PathBuf,
+        /// Why.
+        source: rusqlite::Error,
+    },
+}
+
+impl HistoryError {
+    fn io(path: &Path, source: std::io::Error) -> HistoryError {
+        HistoryError::Io {
+            path: path.to_owned(),
+            source,
+        }
+    }
+}
