@@ -4,10 +4,11 @@
 //! judge check` judges its built-in set from any folder and exits 1 when a gate is missed.
 
 mod support;
+use support::assay_isolated;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
@@ -18,18 +19,6 @@ use serde_json::json;
 /// The longest any wait on a child process lasts.
 const DEADLINE: Duration = Duration::from_secs(60);
 
-fn assay(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
-    cmd.args(args).current_dir(dir).env("NO_COLOR", "1");
-    assay_testkit::env::isolate(&mut cmd, dir);
-    // Nothing listens on port 1: the judge's pick never finds a developer's own Ollama.
-    cmd.env("OLLAMA_HOST", "127.0.0.1:1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("the assay binary runs")
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -37,7 +26,7 @@ fn text(bytes: &[u8]) -> String {
 #[test]
 fn init_writes_examples_that_pass_against_the_demo_and_refuses_to_overwrite() {
     let dir = tempfile::tempdir().unwrap();
-    let out = assay(dir.path(), &["init", "project"], &[]);
+    let out = assay_isolated(dir.path(), &["init", "project"], &[]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     for file in [
@@ -70,13 +59,13 @@ fn init_writes_examples_that_pass_against_the_demo_and_refuses_to_overwrite() {
         );
     }
     // The files are valid as they are, without --demo: assay.toml names the demo model.
-    let out = assay(&project, &["validate", "--format", "short"], &[]);
+    let out = assay_isolated(&project, &["validate", "--format", "short"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
     let mine = "# my own\n";
     std::fs::write(project.join("tests/suite.yaml"), mine).unwrap();
     std::fs::remove_file(project.join("assay.toml")).unwrap();
-    let out = assay(dir.path(), &["init", "project"], &[]);
+    let out = assay_isolated(dir.path(), &["init", "project"], &[]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("`tests/suite.yaml`"), "{stderr}");
@@ -86,7 +75,7 @@ fn init_writes_examples_that_pass_against_the_demo_and_refuses_to_overwrite() {
         std::fs::read_to_string(project.join("tests/suite.yaml")).unwrap(),
         mine
     );
-    let out = assay(dir.path(), &["init", "project", "--force"], &[]);
+    let out = assay_isolated(dir.path(), &["init", "project", "--force"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_ne!(
         std::fs::read_to_string(project.join("tests/suite.yaml")).unwrap(),
@@ -109,7 +98,7 @@ fn under_demo_a_spec_may_call_the_demo_model_without_assay_toml() {
         support::expected(&[("echo", "passed")])
     );
     // Without --demo (and no [providers.demo]) there is no such provider.
-    let out = assay(
+    let out = assay_isolated(
         dir.path(),
         &["validate", "spec.yaml", "--format", "short"],
         &[],
@@ -235,7 +224,7 @@ fn watch_reruns_the_file_that_changed() {
 #[test]
 fn completions_and_the_man_page_name_every_subcommand() {
     let dir = tempfile::tempdir().unwrap();
-    let out = assay(dir.path(), &["completions", "bash"], &[]);
+    let out = assay_isolated(dir.path(), &["completions", "bash"], &[]);
     assert_eq!(out.status.code(), Some(0));
     let bash = text(&out.stdout);
     for command in ["run", "validate", "init", "watch", "completions", "judge"] {
@@ -243,14 +232,14 @@ fn completions_and_the_man_page_name_every_subcommand() {
     }
     assert!(bash.contains("complete -F"), "{bash}");
     for shell in ["zsh", "fish", "powershell", "elvish"] {
-        let out = assay(dir.path(), &["completions", shell], &[]);
+        let out = assay_isolated(dir.path(), &["completions", shell], &[]);
         assert_eq!(out.status.code(), Some(0), "{shell}");
         assert!(text(&out.stdout).contains("assay"), "{shell}");
     }
-    let out = assay(dir.path(), &["completions", "tcsh"], &[]);
+    let out = assay_isolated(dir.path(), &["completions", "tcsh"], &[]);
     assert_eq!(out.status.code(), Some(2));
 
-    let out = assay(dir.path(), &["man"], &[]);
+    let out = assay_isolated(dir.path(), &["man"], &[]);
     assert_eq!(out.status.code(), Some(0));
     let page = text(&out.stdout);
     // Only the definition of the string `Aq` comes before the title.
@@ -299,7 +288,7 @@ fn judge_check_judges_the_built_in_set_anywhere_and_gates_on_rates() {
             "--no-cache",
         ];
         args.extend_from_slice(gates);
-        assay(dir.path(), &args, &env)
+        assay_isolated(dir.path(), &args, &env)
     };
 
     let out = check(&[]);

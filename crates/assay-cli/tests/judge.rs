@@ -4,11 +4,13 @@
 //! says how to configure one; `assay judge check` prints the rates.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use assay_testkit::providers::Reply;
 use assay_testkit::providers::openai::FakeOpenAi;
 use serde_json::json;
+
+mod support;
+use support::assay_isolated;
 
 const KEY: &str = "sk-cli-judge-test";
 
@@ -36,18 +38,6 @@ fn write_gist_case(dir: &Path) {
 "#,
     )
     .unwrap();
-}
-
-fn assay(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
-    cmd.args(args).current_dir(dir).env("NO_COLOR", "1");
-    assay_testkit::env::isolate(&mut cmd, dir);
-    // Nothing listens on port 1: the pick never finds a developer's own Ollama.
-    cmd.env("OLLAMA_HOST", "127.0.0.1:1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("the assay binary runs")
 }
 
 fn openai_env(fake: &FakeOpenAi) -> Vec<(&'static str, String)> {
@@ -82,7 +72,7 @@ fn a_gist_check_follows_the_judge_s_verdict() {
     ];
 
     fake.script(verdict(true, "it names the Beatles"));
-    let out = assay(dir.path(), &args, &openai_env(&fake));
+    let out = assay_isolated(dir.path(), &args, &openai_env(&fake));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
@@ -97,7 +87,7 @@ fn a_gist_check_follows_the_judge_s_verdict() {
     );
 
     fake.script(verdict(false, "the sample never names a band"));
-    let out = assay(dir.path(), &args, &openai_env(&fake));
+    let out = assay_isolated(dir.path(), &args, &openai_env(&fake));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -120,7 +110,7 @@ fn the_judge_is_picked_from_the_environment_and_cached() {
     write_gist_case(dir.path());
     let args = ["run", "--demo", "trivia.hocon"];
 
-    let out = assay(dir.path(), &args, &openai_env(&fake));
+    let out = assay_isolated(dir.path(), &args, &openai_env(&fake));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
@@ -131,7 +121,7 @@ fn the_judge_is_picked_from_the_environment_and_cached() {
     assert!(dir.path().join(".assay/cache/judge").is_dir());
 
     // The same sample again: answered from the cache, no request.
-    let out = assay(dir.path(), &args, &openai_env(&fake));
+    let out = assay_isolated(dir.path(), &args, &openai_env(&fake));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(fake.requests().len(), 1);
 }
@@ -140,7 +130,7 @@ fn the_judge_is_picked_from_the_environment_and_cached() {
 fn without_a_judge_a_gist_check_errors_and_says_how_to_configure_one() {
     let dir = tempfile::tempdir().unwrap();
     write_gist_case(dir.path());
-    let out = assay(dir.path(), &["run", "--demo", "trivia.hocon"], &[]);
+    let out = assay_isolated(dir.path(), &["run", "--demo", "trivia.hocon"], &[]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("--judge provider:model"), "{stderr}");
@@ -157,7 +147,7 @@ fn no_judge_line_without_gist_checks() {
         r#"{ agent = music_nerd_pro, connections = [direct], interactions = [ { text = "Who did Yellow Submarine?", response { text { keywords = "Beatles" } } } ] }"#,
     )
     .unwrap();
-    let out = assay(
+    let out = assay_isolated(
         dir.path(),
         &["run", "--demo", "plain.hocon"],
         &openai_env(&fake),
@@ -172,7 +162,7 @@ fn no_judge_line_without_gist_checks() {
 fn a_bad_judge_name_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     write_gist_case(dir.path());
-    let out = assay(
+    let out = assay_isolated(
         dir.path(),
         &["run", "--demo", "trivia.hocon", "--judge", "gpt-4o-mini"],
         &[],
@@ -203,7 +193,7 @@ fn judge_check_prints_the_rates() {
 "#,
     )
     .unwrap();
-    let out = assay(
+    let out = assay_isolated(
         dir.path(),
         &[
             "judge",
@@ -238,7 +228,7 @@ fn judge_check_prints_the_rates() {
         "{stdout}"
     );
 
-    let out = assay(
+    let out = assay_isolated(
         dir.path(),
         &[
             "judge",
@@ -265,7 +255,7 @@ fn judge_check_without_a_judge_explains_how_to_configure_one() {
         "- {sample: a, criteria: b, expected: pass}\n",
     )
     .unwrap();
-    let out = assay(dir.path(), &["judge", "check", "set.yaml"], &[]);
+    let out = assay_isolated(dir.path(), &["judge", "check", "set.yaml"], &[]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("no judge is configured"), "{stderr}");
@@ -290,7 +280,7 @@ fn judge_check_warns_once_about_a_temperature_the_judge_does_not_take() {
 "#,
     )
     .unwrap();
-    let out = assay(
+    let out = assay_isolated(
         dir.path(),
         &["judge", "check", "set.yaml", "--no-cache"],
         &openai_env(&fake),

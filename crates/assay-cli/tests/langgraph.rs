@@ -9,6 +9,9 @@ use std::process::{Command, Output};
 use assay_testkit::langgraph::{Call, FakeLanggraph, GraphScript};
 use serde_json::{Value, json};
 
+mod support;
+use support::output_text;
+
 const SUITE: &str = r#"name: langgraph agents
 defaults:
   model: gpt-4o
@@ -177,11 +180,7 @@ fn langgraph_assistants_run_on_the_configured_server() {
 
     // A refused key says which variable was read, never the key.
     let (out, _) = run(dir.path(), "the-wrong-key-456");
-    let all = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let all = output_text(&out);
     assert!(all.contains("check LG_TEST_KEY"), "{all}");
     assert!(!all.contains("the-wrong-key-456"), "{all}");
     drop(fake);
@@ -197,11 +196,7 @@ fn no_langgraph_server_is_a_config_error_that_says_what_to_add() {
     )
     .unwrap();
     let (out, _) = run(dir.path(), "");
-    let all = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let all = output_text(&out);
     assert_ne!(out.status.code(), Some(0), "{all}");
     assert!(
         all.contains("add `[frameworks.langgraph]` with the server's `url` to assay.toml"),

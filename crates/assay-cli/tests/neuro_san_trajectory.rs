@@ -10,6 +10,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod support;
+use support::output_text;
+
 const PASSING: &str = r#"
 # Every trajectory check holds for math_guy, which invokes Calculator once.
 agent = math_guy
@@ -122,20 +125,12 @@ fn trajectory_checks_pass_and_fail_on_the_demo_agents_invocations() {
     }
 
     let (out, report) = run(dir.path(), "pass.hocon");
-    let all = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let all = output_text(&out);
     assert_eq!(out.status.code(), Some(0), "{all}");
     assert_eq!(verdicts(&report), pairs("passed"), "{all}");
 
     let (out, report) = run(dir.path(), "fail.hocon");
-    let all = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let all = output_text(&out);
     assert_eq!(out.status.code(), Some(1), "{all}");
     assert_eq!(verdicts(&report), pairs("failed"), "{all}");
     for message in [
@@ -162,11 +157,7 @@ fn trajectory_checks_pass_and_fail_on_the_demo_agents_invocations() {
     // Over `--connection mcp` nothing shows the invocations: the checks error, they
     // never pass on nothing.
     let (out, report) = run_with(dir.path(), "pass.hocon", &["--connection", "mcp"]);
-    let all = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let all = output_text(&out);
     assert_eq!(out.status.code(), Some(3), "{all}");
     assert_eq!(
         verdicts(&report),

@@ -37,6 +37,20 @@ pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// `assay args...` in `dir` with `env`, cleared of every provider variable
+/// (`assay_testkit::env::isolate`), and with `OLLAMA_HOST` pointing where nothing
+/// listens, so that no pick of a provider or judge finds a developer's own Ollama.
+pub(crate) fn assay_isolated(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
+    cmd.args(args).current_dir(dir).env("NO_COLOR", "1");
+    assay_testkit::env::isolate(&mut cmd, dir);
+    cmd.env("OLLAMA_HOST", "127.0.0.1:1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("the assay binary runs")
+}
+
 /// A two-thread runtime for the fake servers.
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
