@@ -363,28 +363,22 @@ struct Parsed {
 }
 
 impl Parsed {
-    /// The run in `text`, when its first line is a `run` line. Lines that do not parse
-    /// (the half line a killed run may leave) are skipped.
+    /// The run in `text`, when its first line is a `run` line. The half line a killed
+    /// run may leave is dropped; a file that is not a run's is not indexed.
     fn read(text: &str) -> Option<Parsed> {
-        let mut lines = text
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Line>(l).ok());
-        let Record::Run(run) = lines.next()?.record else {
+        let stored = assay_report::stored::StoredRun::parse(text).ok()?;
+        let Some(Line {
+            record: Record::Run(run),
+            ..
+        }) = stored.lines.first()
+        else {
             return None;
         };
-        let mut parsed = Parsed {
-            run,
-            units: Vec::new(),
-            summary: None,
-        };
-        for line in lines {
-            match line.record {
-                Record::UnitFinished(unit) => parsed.units.push(unit),
-                Record::RunFinished(summary) => parsed.summary = Some(summary),
-                _ => {}
-            }
-        }
-        Some(parsed)
+        Some(Parsed {
+            run: run.clone(),
+            units: stored.units,
+            summary: stored.summary,
+        })
     }
 
     fn insert(

@@ -85,6 +85,7 @@ pub mod markdown;
 pub mod matrix;
 pub mod output;
 pub mod show;
+pub mod stored;
 pub mod transcript;
 
 use std::fmt;
