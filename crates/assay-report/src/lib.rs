@@ -77,6 +77,7 @@ mod ci;
 mod digest;
 pub mod format;
 pub mod github;
+pub mod html;
 pub mod human;
 pub mod json;
 pub mod junit;

@@ -335,6 +335,10 @@ pub struct Interaction {
     /// Seconds from the request to the first byte (the first token of a stream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_to_first_token: Option<f64>,
+    /// What the call cost, in US dollars, from `usage` and the model's price in
+    /// `assay.toml` (`[prices]`); absent when either is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
     /// Why the model stopped, in the provider's words: `stop`, `end_turn`, `length`,
     /// `max_tokens`, `content_filter`, `refusal`, `guardrail_intervened`, ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
