@@ -75,6 +75,57 @@ pub struct Config {
     /// LangGraph server that `framework: langgraph` runs its assistants on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frameworks: Option<FrameworksConfig>,
+    /// The run history that `assay runs` lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<HistoryConfig>,
+    /// What models cost, by `provider:model` (the names a spec's `provider` and `model`
+    /// and `--model` give): US dollars per million input and output tokens. A run
+    /// records each call's cost where the model's usage and price are known.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("propertyNames" = {"pattern": "^[A-Za-z0-9_-]+:.+$"}))]
+    #[schemars(extend("examples" = [{"openai:gpt-4o-mini": {"input": 0.15, "output": 0.6}}]))]
+    pub prices: BTreeMap<String, PriceConfig>,
+}
+
+/// `[history]`: where `assay run` and `assay assess` keep their runs, and which they
+/// keep. After each run the oldest runs past `keep`, and runs older than
+/// `max_age_days`, are removed.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryConfig {
+    /// The folder of the runs' files, relative to this file's folder [default:
+    /// `.assay/runs`]; the index stays `.assay/history.sqlite` (a cache of the files,
+    /// rebuilt from them), and only the runs' own files there are ever removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = ".assay/runs", "examples" = ["ci/assay-runs"]))]
+    #[schemars(length(min = 1))]
+    pub dir: Option<String>,
+    /// How many runs are kept, the newest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = 200, "examples" = [50]))]
+    #[schemars(range(min = 1))]
+    pub keep: Option<u32>,
+    /// Runs that started more than this many days ago are removed [default: none is
+    /// removed for its age].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [30]))]
+    #[schemars(range(min = 1))]
+    pub max_age_days: Option<u32>,
+}
+
+/// The price of one model, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PriceConfig {
+    /// US dollars per million input (prompt) tokens.
+    #[schemars(extend("examples" = [0.15]))]
+    #[schemars(range(min = 0.0))]
+    pub input: f64,
+    /// US dollars per million output tokens (hidden reasoning included, where the
+    /// provider counts it there).
+    #[schemars(extend("examples" = [0.6]))]
+    #[schemars(range(min = 0.0))]
+    pub output: f64,
 }
 
 /// `[frameworks]`: the servers frameworks run on.
@@ -349,4 +400,18 @@ pub struct ConcurrencyConfig {
     #[schemars(extend("examples" = [4]))]
     #[schemars(range(min = 1))]
     pub max_test_case_concurrency: Option<u32>,
+}
+
+impl PriceConfig {
+    /// What `input` and `output` tokens cost at this price, in US dollars.
+    pub fn cost(&self, input: u64, output: u64) -> f64 {
+        (input as f64 * self.input + output as f64 * self.output) / 1_000_000.0
+    }
+}
+
+impl Config {
+    /// The price of `model` of the provider named `provider` (`[prices."provider:model"]`).
+    pub fn price(&self, provider: &str, model: &str) -> Option<PriceConfig> {
+        self.prices.get(&format!("{provider}:{model}")).copied()
+    }
 }

@@ -32,6 +32,8 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             "includes",
             "max_input_bytes",
             "frameworks",
+            "history",
+            "prices",
         ],
         |_| None,
     );
@@ -89,6 +91,12 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     input_limits(root, &at, cx, &mut config);
     if let Some(f) = root.get("frameworks") {
         config.frameworks = frameworks(f, &at.key("frameworks"), cx);
+    }
+    if let Some(h) = root.get("history") {
+        config.history = super::history::history(h, &at.key("history"), cx);
+    }
+    if let Some(p) = root.get("prices") {
+        config.prices = super::history::prices(p, &at.key("prices"), cx);
     }
     (cx.errors() == before).then_some(config)
 }

@@ -4,4 +4,5 @@ pub(crate) mod checkless;
 pub(crate) mod config;
 pub(crate) mod cx;
 pub(crate) mod data_driven;
+pub(crate) mod history;
 pub(crate) mod sentinel;
