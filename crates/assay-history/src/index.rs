@@ -4,19 +4,20 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use assay_report::format::{Line, Record, Status, Unit};
+use assay_report::format::{Interaction, Line, Record, Status, Unit};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::HistoryError;
 
 /// The index's layout; a file with another is rebuilt.
-const LAYOUT: i64 = 1;
+const LAYOUT: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
     file TEXT NOT NULL UNIQUE,
     size INTEGER NOT NULL,
+    modified INTEGER NOT NULL,
     started_at TEXT NOT NULL,
     command TEXT NOT NULL,
     git_commit TEXT,
@@ -39,7 +40,12 @@ CREATE TABLE IF NOT EXISTS units (
     verdict TEXT NOT NULL,
     duration REAL NOT NULL,
     passed INTEGER NOT NULL,
-    samples INTEGER NOT NULL
+    samples INTEGER NOT NULL,
+    latency REAL,
+    time_to_first_token REAL,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    cost REAL
 );
 CREATE INDEX IF NOT EXISTS units_by_case ON units (case_id);
 CREATE INDEX IF NOT EXISTS units_by_run ON units (run_id);
@@ -97,6 +103,17 @@ pub struct CaseRow {
     pub samples: u32,
     /// The unit's seconds.
     pub duration: f64,
+    /// The mean seconds of its interactions, when any ran.
+    pub latency: Option<f64>,
+    /// The mean seconds to the first token of its interactions that report one.
+    pub time_to_first_token: Option<f64>,
+    /// Input tokens of all its samples, where reported.
+    pub input_tokens: Option<u64>,
+    /// Output tokens of all its samples, where reported.
+    pub output_tokens: Option<u64>,
+    /// What all its samples cost, in US dollars, where a price was known
+    /// (`[prices]` of `assay.toml`).
+    pub cost: Option<f64>,
 }
 
 /// The history: the runs folder and its index, up to date when opened.
@@ -195,7 +212,8 @@ impl History {
             .db
             .prepare(
                 "SELECT u.run_id, r.started_at, r.git_commit, u.case_id, u.name, u.connection, \
-                 u.verdict, u.passed, u.samples, u.duration FROM units u JOIN runs r ON r.id = u.run_id \
+                 u.verdict, u.passed, u.samples, u.duration, u.latency, u.time_to_first_token, \
+                 u.input_tokens, u.output_tokens, u.cost FROM units u JOIN runs r ON r.id = u.run_id \
                  WHERE u.case_id = ?1 OR substr(u.case_id, 1, length(?1)) = ?1 OR u.name = ?1 \
                  ORDER BY r.started_at DESC, r.id DESC, u.connection",
             )
@@ -213,6 +231,15 @@ impl History {
                     passed: r.get(7)?,
                     samples: r.get(8)?,
                     duration: r.get(9)?,
+                    latency: r.get(10)?,
+                    time_to_first_token: r.get(11)?,
+                    input_tokens: r
+                        .get::<_, Option<i64>>(12)?
+                        .map(|n| u64::try_from(n).unwrap_or(0)),
+                    output_tokens: r
+                        .get::<_, Option<i64>>(13)?
+                        .map(|n| u64::try_from(n).unwrap_or(0)),
+                    cost: r.get(14)?,
                 })
             })
             .and_then(Iterator::collect)
@@ -233,7 +260,37 @@ impl History {
                 .and_then(Iterator::collect)
                 .map_err(|e| self.index_error(e))?
         };
-        for (id, file) in &old {
+        self.remove(&old)?;
+        Ok(old.into_iter().map(|(id, _)| id).collect())
+    }
+
+    /// Removes the runs that started longer than `age` ago: their files and their rows.
+    /// Returns the ids removed.
+    pub fn prune_older_than(
+        &mut self,
+        age: std::time::Duration,
+    ) -> Result<Vec<String>, HistoryError> {
+        let days = age.as_secs_f64() / 86_400.0;
+        let old: Vec<(String, String)> = {
+            let mut statement = self
+                .db
+                .prepare(
+                    "SELECT id, file FROM runs WHERE julianday(started_at) < julianday('now') - ?1 \
+                     ORDER BY started_at, id",
+                )
+                .map_err(|e| self.index_error(e))?;
+            statement
+                .query_map([days], |r| Ok((r.get(0)?, r.get(1)?)))
+                .and_then(Iterator::collect)
+                .map_err(|e| self.index_error(e))?
+        };
+        self.remove(&old)?;
+        Ok(old.into_iter().map(|(id, _)| id).collect())
+    }
+
+    /// Removes these runs (id, file): the files, then the rows.
+    fn remove(&self, runs: &[(String, String)]) -> Result<(), HistoryError> {
+        for (id, file) in runs {
             let path = self.runs_dir.join(file);
             match std::fs::remove_file(&path) {
                 Ok(()) => {}
@@ -242,7 +299,7 @@ impl History {
             }
             self.forget(id).map_err(|e| self.index_error(e))?;
         }
-        Ok(old.into_iter().map(|(id, _)| id).collect())
+        Ok(())
     }
 
     fn forget(&self, id: &str) -> rusqlite::Result<()> {
@@ -263,10 +320,12 @@ impl History {
     /// ones, in one transaction.
     fn sync(&mut self) -> Result<(), SyncError> {
         let files = run_files(&self.runs_dir)?;
-        let known: HashMap<String, (String, u64)> = {
-            let mut statement = self.db.prepare("SELECT file, id, size FROM runs")?;
+        let known: HashMap<String, (String, Stamp)> = {
+            let mut statement = self.db.prepare("SELECT file, id, size, modified FROM runs")?;
             statement
-                .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, count(r, 2)?))))?
+                .query_map([], |r| {
+                    Ok((r.get(0)?, (r.get(1)?, Stamp(count(r, 2)?, r.get(3)?))))
+                })?
                 .collect::<rusqlite::Result<_>>()?
         };
         let tx = self.db.transaction()?;
@@ -276,8 +335,9 @@ impl History {
                 tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
             }
         }
-        for (name, size) in &files {
-            if known.get(name).is_some_and(|(_, s)| s == size) {
+        for (name, stamp) in &files {
+            // A file is read again when its size or its time of change differ.
+            if known.get(name).is_some_and(|(_, s)| s == stamp) {
                 continue;
             }
             let path = self.runs_dir.join(name);
@@ -292,7 +352,7 @@ impl History {
                 tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
             }
             if let Some(run) = Parsed::read(&text) {
-                run.insert(&tx, name, *size)?;
+                run.insert(&tx, name, *stamp)?;
             }
         }
         tx.commit()?;
@@ -317,8 +377,13 @@ impl From<rusqlite::Error> for SyncError {
     }
 }
 
-/// The `*.jsonl` files of `dir` with their sizes; none when `dir` does not exist.
-fn run_files(dir: &Path) -> Result<Vec<(String, u64)>, SyncError> {
+/// A file's size and when it last changed (nanoseconds since the epoch; 0 when the
+/// system does not say): what tells the index that a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp(u64, i64);
+
+/// The `*.jsonl` files of `dir` with their stamps; none when `dir` does not exist.
+fn run_files(dir: &Path) -> Result<Vec<(String, Stamp)>, SyncError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -331,11 +396,15 @@ fn run_files(dir: &Path) -> Result<Vec<(String, u64)>, SyncError> {
         if !name.ends_with(".jsonl") {
             continue;
         }
-        let size = entry
+        let metadata = entry
             .metadata()
-            .map_err(|e| SyncError::Io(HistoryError::io(&entry.path(), e)))?
-            .len();
-        out.push((name, size));
+            .map_err(|e| SyncError::Io(HistoryError::io(&entry.path(), e)))?;
+        let modified = metadata
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        out.push((name, Stamp(metadata.len(), modified)));
     }
     Ok(out)
 }
@@ -385,7 +454,7 @@ impl Parsed {
         &self,
         tx: &rusqlite::Transaction<'_>,
         file: &str,
-        size: u64,
+        stamp: Stamp,
     ) -> rusqlite::Result<()> {
         let count =
             |status: Status| self.units.iter().filter(|u| u.verdict == status).count() as u64;
@@ -401,13 +470,13 @@ impl Parsed {
         };
         let git = self.run.git.as_ref();
         tx.execute(
-            "INSERT OR REPLACE INTO runs (id, file, size, started_at, command, git_commit, git_dirty, \
-             git_branch, passed, failed, errored, skipped, duration, finished) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            "INSERT OR REPLACE INTO runs (id, file, size, modified, started_at, command, git_commit, \
+             git_dirty, git_branch, passed, failed, errored, skipped, duration, finished) \
+             VALUES (?1, ?2, ?3, ?15, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 self.run.id,
                 file,
-                i64::try_from(size).unwrap_or(i64::MAX),
+                i64::try_from(stamp.0).unwrap_or(i64::MAX),
                 self.run.started_at,
                 self.run.command,
                 git.map(|g| g.commit.clone()),
@@ -419,11 +488,13 @@ impl Parsed {
                 i64::try_from(skipped).unwrap_or(i64::MAX),
                 duration,
                 self.summary.is_some(),
+                stamp.1,
             ],
         )?;
         let mut insert = tx.prepare_cached(
             "INSERT INTO units (run_id, case_id, name, file, connection, target, verdict, duration, \
-             passed, samples) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             passed, samples, latency, time_to_first_token, input_tokens, output_tokens, cost) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         )?;
         for unit in &self.units {
             let verdict = serde_json::to_value(unit.verdict)
@@ -431,6 +502,7 @@ impl Parsed {
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default();
             let tally = &unit.tally;
+            let m = Metrics::of(unit);
             insert.execute(params![
                 self.run.id,
                 unit.unit.case_id,
@@ -442,9 +514,63 @@ impl Parsed {
                 unit.duration,
                 tally.passed,
                 tally.passed + tally.failed + tally.errored,
+                m.latency,
+                m.time_to_first_token,
+                m.input_tokens.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+                m.output_tokens.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+                m.cost,
             ])?;
         }
         Ok(())
+    }
+}
+
+/// A unit's metrics across its samples, as the index keeps them.
+#[derive(Debug, Default, PartialEq)]
+struct Metrics {
+    latency: Option<f64>,
+    time_to_first_token: Option<f64>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cost: Option<f64>,
+}
+
+impl Metrics {
+    /// The mean latency and time to first token of `unit`'s interactions, and the sums
+    /// of their tokens and costs; each `None` when no interaction reports it.
+    fn of(unit: &Unit) -> Metrics {
+        let interactions: Vec<&Interaction> = unit
+            .samples
+            .iter()
+            .flat_map(|s| &s.interactions)
+            .collect();
+        let mean = |values: Vec<f64>| {
+            (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+        };
+        let sum_u64 = |values: Vec<u64>| (!values.is_empty()).then(|| values.iter().sum());
+        let sum_f64 = |values: Vec<f64>| (!values.is_empty()).then(|| values.iter().sum());
+        Metrics {
+            latency: mean(interactions.iter().map(|i| i.duration).collect()),
+            time_to_first_token: mean(
+                interactions
+                    .iter()
+                    .filter_map(|i| i.time_to_first_token)
+                    .collect(),
+            ),
+            input_tokens: sum_u64(
+                interactions
+                    .iter()
+                    .filter_map(|i| i.usage?.input)
+                    .collect(),
+            ),
+            output_tokens: sum_u64(
+                interactions
+                    .iter()
+                    .filter_map(|i| i.usage?.output)
+                    .collect(),
+            ),
+            cost: sum_f64(interactions.iter().filter_map(|i| i.cost).collect()),
+        }
     }
 }
 

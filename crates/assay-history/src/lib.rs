@@ -1,14 +1,18 @@
-//! The run history: the runs `assay run` keeps as JSON Lines files
+//! The run history: the runs `assay run` and `assay assess` keep as JSON Lines files
 //! (`.assay/runs/<id>.jsonl`, a `run` line then the run's events, in the versioned
 //! report format `assay_report::format`), and an SQLite index of them
 //! (`.assay/history.sqlite`) that lists runs and a case's history fast over thousands
 //! of runs.
 //!
 //! The files are the record; the index is only a cache of them. [`History::open`]
-//! brings it up to date (a new or grown file is read again, a removed one dropped), and
+//! brings it up to date (a new or changed file, by its size or its time of change, is
+//! read again, a removed one dropped), and
 //! an index that cannot be read (a process killed while writing it, a file that is not
 //! SQLite) is thrown away and rebuilt from the files. Each update is one transaction,
-//! so a reader never sees half a run.
+//! so a reader never sees half a run. Each unit is indexed with its metrics (the mean
+//! latency and time to first token of its interactions, its tokens, its cost), which
+//! [`History::case_history`] gives; [`History::prune`] and
+//! [`History::prune_older_than`] remove runs by count and by age.
 //!
 //! ```
 //! use assay_history::History;

@@ -31,7 +31,9 @@ pub fn runs(rows: &[RunRow]) -> String {
     out
 }
 
-/// One line per unit of the case, newest run first, then a line of its verdicts
+/// One line per unit of the case, newest run first, with its metrics where known
+/// (the mean latency and time to first token of its interactions, its tokens in and
+/// out, its cost), then a line of its verdicts
 /// oldest to newest (`P` passed, `F` failed, `E` errored, `S` skipped), which shows a
 /// flaky case at a glance.
 pub fn case(rows: &[CaseRow]) -> String {
@@ -40,8 +42,16 @@ pub fn case(rows: &[CaseRow]) -> String {
         let commit = r.commit.as_deref().map_or("-", |c| &c[..c.len().min(10)]);
         let _ = writeln!(
             out,
-            "{}  {:<11}  {:<7}  {}/{} samples  {:.2}s  {} [{}]",
-            r.run_id, commit, r.verdict, r.passed, r.samples, r.duration, r.name, r.connection
+            "{}  {:<11}  {:<7}  {}/{} samples  {:.2}s{}  {} [{}]",
+            r.run_id,
+            commit,
+            r.verdict,
+            r.passed,
+            r.samples,
+            r.duration,
+            metrics(r),
+            r.name,
+            r.connection
         );
     }
     let pattern: String = rows
@@ -56,6 +66,29 @@ pub fn case(rows: &[CaseRow]) -> String {
         .collect();
     if !pattern.is_empty() {
         let _ = writeln!(out, "oldest to newest: {pattern}");
+    }
+    out
+}
+
+/// A unit's metrics, each where known: `  latency 0.12s  ttft 0.05s  tokens 40 in 12
+/// out  cost $0.000123`.
+fn metrics(r: &CaseRow) -> String {
+    let mut out = String::new();
+    if let Some(latency) = r.latency {
+        let _ = write!(out, "  latency {latency:.2}s");
+    }
+    if let Some(ttft) = r.time_to_first_token {
+        let _ = write!(out, "  ttft {ttft:.2}s");
+    }
+    match (r.input_tokens, r.output_tokens) {
+        (None, None) => {}
+        (input, output) => {
+            let n = |v: Option<u64>| v.map_or("?".to_owned(), |v| v.to_string());
+            let _ = write!(out, "  tokens {} in {} out", n(input), n(output));
+        }
+    }
+    if let Some(cost) = r.cost {
+        let _ = write!(out, "  cost ${cost:.6}");
     }
     out
 }

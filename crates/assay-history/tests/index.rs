@@ -1,6 +1,7 @@
 //! The history's index against run files as `assay run` writes them: listing, a case's
-//! units across runs, unfinished runs, files that grow or go, pruning, and an index
-//! that a killed process left unreadable, rebuilt from the files.
+//! units across runs with their metrics, unfinished runs, files that grow, change or
+//! go, pruning by count and by age, and an index that a killed process left
+//! unreadable, rebuilt from the files.
 
 use std::path::Path;
 
@@ -190,4 +191,128 @@ fn a_file_that_is_not_a_run_is_ignored() {
     // No runs folder at all is an empty history.
     let empty = tempfile::tempdir().unwrap();
     assert!(open(empty.path()).runs().unwrap().is_empty());
+}
+
+/// A `unit_finished` line of the case `case` whose two samples each had one
+/// interaction: 0.2 s and 0.4 s, 10 and 20 tokens in, 3 and 4 out, the first with a
+/// time to first token and a cost.
+fn measured_unit_line(case: &str) -> String {
+    let interaction = |duration: f64, input: u64, output: u64, extra: &str| {
+        format!(
+            r#"{{"index":0,"sent":"hi","answer":"hi","structure":null,"sly_data":null,"duration":{duration},"checks":[],"error":null,"usage":{{"input":{input},"output":{output}}}{extra}}}"#
+        )
+    };
+    let sample = |index: u32, interaction: String| {
+        format!(
+            r#"{{"index":{index},"status":"passed","duration":0.5,"interactions":[{interaction}],"error":null}}"#
+        )
+    };
+    let samples = [
+        sample(
+            0,
+            interaction(0.2, 10, 3, r#","time_to_first_token":0.05,"cost":0.000123"#),
+        ),
+        sample(1, interaction(0.4, 20, 4, "")),
+    ]
+    .join(",");
+    format!(
+        r#"{{"schema_version":1,"event":"unit_finished","unit":{{"case_id":"{case}","name":"{case} name","file":"tests/{case}.yaml","dialect":"sentinel-spec","connection":"openai","target":"gpt-4o-mini"}},"verdict":"passed","success_ratio":"2/2","tally":{{"passed":2,"failed":0,"errored":0}},"samples":[{samples}],"duration":0.9}}"#
+    )
+}
+
+#[test]
+fn a_case_s_history_has_its_latency_tokens_and_cost() {
+    let dir = scratch();
+    let id = "20261125T000000.000Z-bbbbbb";
+    write_run(
+        &dir.path().join("runs"),
+        id,
+        &[
+            run_line(id, "2026-11-25T00:00:00Z", None),
+            measured_unit_line("c0ffee"),
+            finished_line(1, 0),
+        ],
+    );
+    let units = open(dir.path()).case_history("c0ffee").unwrap();
+    assert_eq!(units.len(), 1);
+    let unit = &units[0];
+    assert!((unit.latency.unwrap() - 0.3).abs() < 1e-9, "{unit:?}");
+    assert_eq!(unit.time_to_first_token, Some(0.05));
+    assert_eq!((unit.input_tokens, unit.output_tokens), (Some(30), Some(7)));
+    assert_eq!(unit.cost, Some(0.000123));
+    let shown = render::case(&units);
+    assert!(
+        shown.contains("latency 0.30s  ttft 0.05s  tokens 30 in 7 out  cost $0.000123"),
+        "{shown}"
+    );
+    // A unit with no interactions has no metrics, and shows none.
+    three_runs(&dir.path().join("runs"));
+    let units = open(dir.path()).case_history("a1b2c3d4e5f6").unwrap();
+    assert_eq!(
+        (units[0].latency, units[0].input_tokens, units[0].cost),
+        (None, None, None)
+    );
+    assert!(!render::case(&units).contains("latency"));
+}
+
+#[test]
+fn a_file_changed_in_place_is_read_again() {
+    let dir = scratch();
+    let runs = dir.path().join("runs");
+    three_runs(&runs);
+    assert_eq!(open(dir.path()).runs().unwrap()[0].failed, 0);
+    // The same size (`passed` and `failed` are as long), another time of change.
+    let path = runs.join("20261125T000002.000Z-000002.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let edited = text
+        .replace(r#""verdict":"passed""#, r#""verdict":"failed""#)
+        .replace(r#""passed":2,"failed":0"#, r#""passed":0,"failed":2"#);
+    assert_eq!(edited.len(), text.len());
+    std::fs::write(&path, edited).unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let listed = open(dir.path()).runs().unwrap();
+    assert_eq!((listed[0].passed, listed[0].failed), (0, 2), "{listed:?}");
+}
+
+#[test]
+fn pruning_by_age_removes_only_the_runs_older_than_it() {
+    let dir = scratch();
+    let runs = dir.path().join("runs");
+    let now = time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    let ids = ["20200101T000000.000Z-000000", "20991231T000000.000Z-000001"];
+    for (id, at) in ids.iter().zip(["2020-01-01T00:00:00.5Z", now.as_str()]) {
+        write_run(
+            &runs,
+            id,
+            &[
+                run_line(id, at, None),
+                unit_line("a1b2c3d4e5f6", "passed"),
+                finished_line(1, 0),
+            ],
+        );
+    }
+    let mut history = open(dir.path());
+    let removed = history
+        .prune_older_than(std::time::Duration::from_secs(30 * 24 * 3600))
+        .unwrap();
+    assert_eq!(removed, [ids[0]]);
+    assert!(!runs.join(format!("{}.jsonl", ids[0])).exists());
+    assert!(runs.join(format!("{}.jsonl", ids[1])).exists());
+    let left: Vec<String> = history.runs().unwrap().into_iter().map(|r| r.id).collect();
+    assert_eq!(left, [ids[1]]);
+    // Nothing is younger than a day and older than now.
+    assert!(
+        history
+            .prune_older_than(std::time::Duration::from_secs(24 * 3600))
+            .unwrap()
+            .is_empty()
+    );
 }
