@@ -321,7 +321,9 @@ impl History {
     fn sync(&mut self) -> Result<(), SyncError> {
         let files = run_files(&self.runs_dir)?;
         let known: HashMap<String, (String, Stamp)> = {
-            let mut statement = self.db.prepare("SELECT file, id, size, modified FROM runs")?;
+            let mut statement = self
+                .db
+                .prepare("SELECT file, id, size, modified FROM runs")?;
             statement
                 .query_map([], |r| {
                     Ok((r.get(0)?, (r.get(1)?, Stamp(count(r, 2)?, r.get(3)?))))
@@ -517,7 +519,8 @@ impl Parsed {
                 m.latency,
                 m.time_to_first_token,
                 m.input_tokens.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
-                m.output_tokens.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+                m.output_tokens
+                    .map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
                 m.cost,
             ])?;
         }
@@ -539,11 +542,8 @@ impl Metrics {
     /// The mean latency and time to first token of `unit`'s interactions, and the sums
     /// of their tokens and costs; each `None` when no interaction reports it.
     fn of(unit: &Unit) -> Metrics {
-        let interactions: Vec<&Interaction> = unit
-            .samples
-            .iter()
-            .flat_map(|s| &s.interactions)
-            .collect();
+        let interactions: Vec<&Interaction> =
+            unit.samples.iter().flat_map(|s| &s.interactions).collect();
         let mean = |values: Vec<f64>| {
             (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
         };
@@ -557,12 +557,7 @@ impl Metrics {
                     .filter_map(|i| i.time_to_first_token)
                     .collect(),
             ),
-            input_tokens: sum_u64(
-                interactions
-                    .iter()
-                    .filter_map(|i| i.usage?.input)
-                    .collect(),
-            ),
+            input_tokens: sum_u64(interactions.iter().filter_map(|i| i.usage?.input).collect()),
             output_tokens: sum_u64(
                 interactions
                     .iter()
