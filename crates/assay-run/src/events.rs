@@ -81,6 +81,10 @@ pub struct CallInfo {
     /// Every message of the loop or run, raw, when the test asked for them
     /// (`framework_config.intermediate_steps: true`); empty otherwise.
     pub steps: Vec<Value>,
+    /// What the call cost, in US dollars, from `usage` and the model's price; the
+    /// engine knows no prices, so it leaves this `None` and whoever does fills it in
+    /// (`assay_settings`' session, from `assay.toml`'s `[prices]`).
+    pub cost: Option<f64>,
 }
 
 /// One model call of a tool loop.

@@ -31,6 +31,9 @@ pub struct Session {
     /// The keys of the environment ([`Settings::secrets`]), hidden in every event a run
     /// reports (with the plan's own [`Plan::secrets`]).
     pub secrets: Redactor,
+    /// What models cost (`[prices]`): every interaction's cost is filled in from it
+    /// before the reporters see the events.
+    pub prices: crate::Prices,
     #[cfg(feature = "demo")]
     demo: Option<assay_demo::RunningServer>,
 }
@@ -92,6 +95,7 @@ impl Session {
             options,
             notes,
             secrets: settings.secrets(),
+            prices: settings.prices(),
             #[cfg(feature = "demo")]
             demo,
         })

@@ -142,7 +142,7 @@ impl From<&InteractionReport> for Interaction {
             checks: i.checks.iter().map(Check::from).collect(),
             error: i.error.as_ref().map(Error::from),
             usage: i.call.usage.as_ref().map(usage),
-            cost: None,
+            cost: i.call.cost,
             time_to_first_token: i.call.time_to_first_byte.map(|d| d.as_secs_f64()),
             stop_reason: i.call.stop_reason.clone(),
             truncated: i.call.truncated(),

@@ -1,0 +1,71 @@
+//! What model calls cost: `[prices]` of `assay.toml` (US dollars per million input and
+//! output tokens, by `provider:model`) applied to the usage a call reports. The engine
+//! knows no prices; the session fills each interaction's cost into the events before
+//! any reporter or the history sees them.
+
+use std::collections::BTreeMap;
+
+use assay_run::events::{Event, SampleReport, UnitId, UnitReport};
+use assay_spec::model::config::PriceConfig;
+
+use crate::settings::Settings;
+
+/// The prices of `assay.toml`, by `provider:model`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Prices(BTreeMap<String, PriceConfig>);
+
+impl Settings {
+    /// `[prices]` of `assay.toml`; none without one.
+    pub fn prices(&self) -> Prices {
+        Prices(
+            self.config
+                .as_ref()
+                .map(|c| c.prices.clone())
+                .unwrap_or_default(),
+        )
+    }
+}
+
+impl Prices {
+    /// Whether no model has a price.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The price of the model `unit` calls: its provider (the connection of a model
+    /// case) and its model (the target).
+    pub fn of(&self, unit: &UnitId) -> Option<PriceConfig> {
+        self.0
+            .get(&format!("{}:{}", unit.connection, unit.target))
+            .copied()
+    }
+
+    /// Fills in the cost of every interaction `event` reports whose model has a price
+    /// and whose usage gives both input and output tokens; any other cost stays unknown.
+    pub fn fill(&self, event: &mut Event) {
+        match event {
+            Event::SampleFinished { unit, sample } => self.fill_sample(unit, sample),
+            Event::UnitFinished(unit) => self.fill_unit(unit),
+            Event::RunStarted { .. } | Event::UnitStarted { .. } | Event::RunFinished(_) => {}
+        }
+    }
+
+    /// [`Prices::fill`] for one unit's samples.
+    pub fn fill_unit(&self, unit: &mut UnitReport) {
+        for sample in &mut unit.samples {
+            self.fill_sample(&unit.unit, sample);
+        }
+    }
+
+    fn fill_sample(&self, unit: &UnitId, sample: &mut SampleReport) {
+        let Some(price) = self.of(unit) else {
+            return;
+        };
+        for interaction in &mut sample.interactions {
+            let call = &mut interaction.call;
+            call.cost = call
+                .usage
+                .and_then(|u| Some(price.cost(u.input?, u.output?)));
+        }
+    }
+}
