@@ -2,10 +2,14 @@
 //! JSON Lines file under `.assay/runs/`, which starts with a `run` line (its id, start
 //! time, the git commit and whether the tree was dirty, the settings that chose its
 //! units) and holds every event of the run; `assay runs` lists them and a case's
-//! verdicts across them from an SQLite index rebuilt from the files when needed.
+//! verdicts and metrics across them from an SQLite index rebuilt from the files when
+//! needed. `assay assess` is kept the same way; `[history]` moves and prunes the
+//! runs; `[prices]` gives each model call its cost; a run killed with SIGKILL is
+//! listed as unfinished with the units it finished.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -35,7 +39,12 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 /// The runs kept under `dir`, oldest first, each as its lines.
 fn runs(dir: &Path) -> Vec<(PathBuf, Vec<Value>)> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(".assay/runs"))
+    runs_in(&dir.join(".assay/runs"))
+}
+
+/// The runs kept in the folder `runs`, oldest first, each as its lines.
+fn runs_in(runs: &Path) -> Vec<(PathBuf, Vec<Value>)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(runs)
         .map(|d| d.map(|e| e.unwrap().path()).collect())
         .unwrap_or_default();
     files.sort();
@@ -181,4 +190,281 @@ fn outside_git_a_run_is_kept_without_a_commit() {
     );
     assert_ne!(out.status.code(), Some(0));
     assert_eq!(runs(dir.path()).len(), 1);
+}
+
+/// The ids of the runs `assay runs --format json` lists in `dir`, newest first.
+fn listed_ids(dir: &Path) -> Vec<String> {
+    let out = assay(dir, &["runs", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    json.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn history_settings_move_the_runs_and_prune_them_by_count_and_age() {
+    let dir = project();
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        "[history]\ndir = \"ci/runs\"\nkeep = 5\nmax_age_days = 30\n",
+    )
+    .unwrap();
+    let kept_in = dir.path().join("ci/runs");
+    for _ in 0..2 {
+        let out = assay(dir.path(), &["run", "--demo", "echo.yaml"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    assert!(!dir.path().join(".assay/runs").exists());
+    let kept = runs_in(&kept_in);
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    // The newer run, aged: it started in 2020, longer ago than `max_age_days`.
+    let (aged_path, _) = &kept[1];
+    let aged_id = kept[1].1[0]["id"].as_str().unwrap().to_owned();
+    let mut lines: Vec<Value> = kept[1].1.clone();
+    lines[0]["started_at"] = Value::from("2020-01-01T00:00:00.000Z");
+    let text_of = |lines: &[Value]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+    std::fs::write(aged_path, text_of(&lines)).unwrap();
+    let out = assay(dir.path(), &["run", "--demo", "echo.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let ids = listed_ids(dir.path());
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(!ids.contains(&aged_id), "{ids:?}");
+    assert!(!aged_path.exists());
+    assert_eq!(ids[1], kept[0].1[0]["id"].as_str().unwrap());
+
+    // `keep` prunes by count: the newest one only.
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        "[history]\ndir = \"ci/runs\"\nkeep = 1\n",
+    )
+    .unwrap();
+    let out = assay(dir.path(), &["run", "--demo", "echo.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let left = runs_in(&kept_in);
+    assert_eq!(left.len(), 1);
+    assert_eq!(
+        listed_ids(dir.path()),
+        [left[0].1[0]["id"].as_str().unwrap()]
+    );
+
+    // A bad `[history]` is an error that names the key and what it wants.
+    std::fs::write(dir.path().join("assay.toml"), "[history]\nkeep = 0\n").unwrap();
+    let out = assay(dir.path(), &["run", "--demo", "echo.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("history.keep: must be greater than 0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_assessment_is_kept_in_the_history_with_every_sample() {
+    let dir = project();
+    let out = assay(
+        dir.path(),
+        &["assess", "--demo", "echo.yaml", "--samples", "3"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let kept = runs(dir.path());
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let lines = &kept[0].1;
+    assert_eq!(lines[0]["event"], "run");
+    assert_eq!(lines[0]["command"], "assess");
+    assert_eq!(lines[0]["settings"]["samples"], 3);
+    assert_eq!(
+        lines[0]["settings"]["paths"],
+        serde_json::json!(["echo.yaml"])
+    );
+    let events: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(events.first(), Some(&"run_started"), "{events:?}");
+    assert_eq!(events.last(), Some(&"run_finished"), "{events:?}");
+    let unit = lines
+        .iter()
+        .find(|l| l["event"] == "unit_finished")
+        .expect("the unit is kept");
+    assert_eq!(unit["verdict"], "passed");
+    assert_eq!(unit["samples"].as_array().unwrap().len(), 3, "{unit}");
+    // `assay runs` lists it, and the case's history has it.
+    let out = assay(dir.path(), &["runs"]);
+    let listed = text(&out.stdout);
+    assert!(listed.contains("1 passed, 0 failed"), "{listed}");
+    let out = assay(dir.path(), &["runs", "--case", "echo"]);
+    let case = text(&out.stdout);
+    assert!(case.contains("3/3 samples"), "{case}");
+    // An assessment of nothing keeps nothing.
+    let out = assay(
+        dir.path(),
+        &["assess", "--demo", ".", "--filter", "nothing-matches"],
+    );
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(runs(dir.path()).len(), 1);
+}
+
+/// A Sentinel spec on the demo model `m`, which reports its usage.
+const ON_A_MODEL: &str = "name: spend\nmodel: m\nprovider: demo\ninputs:\n  query: ping pong\nassertions:\n  - must_contain: \"You said\"\n";
+
+#[test]
+fn runs_record_what_each_model_call_cost_at_the_price_in_assay_toml() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("spend.yaml"), ON_A_MODEL).unwrap();
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        "[prices.\"demo:m\"]\ninput = 2.5\noutput = 10\n",
+    )
+    .unwrap();
+    let out = assay(
+        dir.path(),
+        &[
+            "run",
+            "--demo",
+            "spend.yaml",
+            "--samples",
+            "2",
+            "--jsonl",
+            "r.jsonl",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let kept = runs(dir.path());
+    let unit = kept[0]
+        .1
+        .iter()
+        .find(|l| l["event"] == "unit_finished")
+        .unwrap()
+        .clone();
+    let mut total = 0.0;
+    let (mut input, mut output) = (0, 0);
+    for sample in unit["samples"].as_array().unwrap() {
+        let i = &sample["interactions"][0];
+        let (n_in, n_out) = (
+            i["usage"]["input"].as_u64().unwrap(),
+            i["usage"]["output"].as_u64().unwrap(),
+        );
+        let cost = i["cost"].as_f64().expect("a priced call has its cost");
+        let expected = (n_in as f64 * 2.5 + n_out as f64 * 10.0) / 1e6;
+        assert!((cost - expected).abs() < 1e-12, "{cost} vs {expected}");
+        total += cost;
+        input += n_in;
+        output += n_out;
+    }
+    // `--jsonl` carries the same costs.
+    let jsonl = std::fs::read_to_string(dir.path().join("r.jsonl")).unwrap();
+    assert!(jsonl.contains("\"cost\":"), "{jsonl}");
+    // `assay runs --case` shows the unit's tokens and cost.
+    let out = assay(dir.path(), &["runs", "--case", "spend", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    let row = &rows[0];
+    assert_eq!(row["input_tokens"], input);
+    assert_eq!(row["output_tokens"], output);
+    assert!(
+        (row["cost"].as_f64().unwrap() - total).abs() < 1e-12,
+        "{row}"
+    );
+    assert!(row["latency"].as_f64().unwrap() >= 0.0, "{row}");
+    let out = assay(dir.path(), &["runs", "--case", "spend"]);
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains(&format!("tokens {input} in {output} out  cost ${total:.6}")),
+        "{shown}"
+    );
+
+    // No price for the model: the usage is kept, the cost is unknown.
+    std::fs::write(
+        dir.path().join("assay.toml"),
+        "[prices.\"demo:other\"]\ninput = 1\noutput = 1\n",
+    )
+    .unwrap();
+    std::fs::remove_file(dir.path().join("r.jsonl")).unwrap();
+    let out = assay(
+        dir.path(),
+        &["run", "--demo", "spend.yaml", "--jsonl", "r.jsonl"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let jsonl = std::fs::read_to_string(dir.path().join("r.jsonl")).unwrap();
+    assert!(jsonl.contains("\"usage\":"), "{jsonl}");
+    assert!(!jsonl.contains("\"cost\":"), "{jsonl}");
+}
+
+/// A case the demo's `slow` agent answers after ten minutes: a run of it is still
+/// going when the test kills it.
+const SLOW: &str = "agent: slow\nconnections: [direct]\ninteractions:\n  - text: wait\n    sly_data: {delay_ms: 600000}\n    timeout_in_seconds: 900\n    response: {text: {not_keywords: error}}\n";
+
+#[test]
+fn a_run_killed_mid_run_is_listed_unfinished_with_its_finished_units() {
+    let dir = project();
+    std::fs::remove_file(dir.path().join("home_town.hocon")).unwrap();
+    // A finished run first, so that there is an index to break.
+    let out = assay(dir.path(), &["run", "--demo", "echo.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::fs::write(dir.path().join("slow.yaml"), SLOW).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", "--demo", "."])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .env_remove("ASSAY_SERVER")
+        .env_remove("GITHUB_ACTIONS")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait (within a bound) until the second run's file holds the echo unit's verdict.
+    let mut second = None;
+    for _ in 0..1200 {
+        let kept = runs(dir.path());
+        if kept.len() == 2 && kept[1].1.iter().any(|l| l["event"] == "unit_finished") {
+            second = Some(kept[1].clone());
+            break;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let (path, lines) = second.expect("the echo unit finished");
+    child.kill().unwrap(); // SIGKILL: no handler runs, nothing is finished off.
+    child.wait().unwrap();
+    let id = lines[0]["id"].as_str().unwrap().to_owned();
+    // What a kill in the middle of a write leaves: half a line, and half an index.
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"{\"schema_version\":1,\"event\":\"unit_fin").unwrap();
+    let index = dir.path().join(".assay/history.sqlite");
+    let bytes = std::fs::read(&index).unwrap();
+    std::fs::write(&index, &bytes[..bytes.len() / 2]).unwrap();
+
+    let out = assay(dir.path(), &["runs", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 2, "{listed}");
+    let killed = &listed[0];
+    assert_eq!(killed["id"], id.as_str());
+    assert_eq!(killed["finished"], false);
+    assert_eq!(
+        (killed["passed"].as_u64(), killed["failed"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(listed[1]["finished"], true);
+    let out = assay(dir.path(), &["runs"]);
+    let shown = text(&out.stdout);
+    assert!(
+        shown.lines().next().unwrap().ends_with("(unfinished)"),
+        "{shown}"
+    );
+    // The echo case's history has both runs; the slow case never finished.
+    let out = assay(dir.path(), &["runs", "--case", "echo"]);
+    assert!(
+        text(&out.stdout).ends_with("oldest to newest: PP\n"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = assay(dir.path(), &["runs", "--case", "slow"]);
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -119,10 +119,12 @@ impl Session {
     pub async fn run_reported(&self, plan: &Plan, mut reporters: Reporters) -> Ran {
         let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
         let secrets = self.secrets_of(plan);
+        let prices = self.prices.clone();
         let report = tokio::task::spawn_blocking(move || {
             let mut failures = Vec::new();
             while let Some(mut event) = rx.blocking_recv() {
                 event.redact(&secrets);
+                prices.fill(&mut event);
                 failures.extend(reporters.event(&event));
             }
             failures.extend(reporters.finish());
@@ -142,8 +144,23 @@ impl Session {
     pub async fn assess(
         &self,
         plan: &Plan,
-        mut finished: impl FnMut(&UnitReport) + Send,
+        finished: impl FnMut(&UnitReport) + Send,
     ) -> Vec<CaseAssessment> {
+        self.assess_reported(plan, Reporters::new(), finished)
+            .await
+            .0
+    }
+
+    /// [`Session::assess`], with every event of the run also sent to `reporters` (as
+    /// [`Session::run_reported`] sends them: redacted, costs filled in, on a thread of
+    /// their own), which is how an assessment is kept in the history. Returns the
+    /// assessments and the reports that could not be written.
+    pub async fn assess_reported(
+        &self,
+        plan: &Plan,
+        mut reporters: Reporters,
+        mut finished: impl FnMut(&UnitReport) + Send,
+    ) -> (Vec<CaseAssessment>, Vec<ReportError>) {
         // The ratio each case is held to in CI: its own, not the assessment's sample count.
         let ratios: HashMap<String, (u32, u32)> = plan
             .cases
@@ -155,17 +172,30 @@ impl Session {
             ..self.options.clone()
         };
         let (tx, mut rx) = mpsc::unbounded_channel();
+        let (to_reporters, mut reported) = mpsc::unbounded_channel::<Event>();
+        let report = tokio::task::spawn_blocking(move || {
+            let mut failures = Vec::new();
+            while let Some(event) = reported.blocking_recv() {
+                failures.extend(reporters.event(&event));
+            }
+            failures.extend(reporters.finish());
+            failures
+        });
         let secrets = self.secrets_of(plan);
         let run = run_plan(plan, &self.connectors, &options, tx);
         let collect = async {
             let mut units = Vec::new();
-            while let Some(event) = rx.recv().await {
-                if let Event::UnitFinished(mut unit) = event {
-                    unit.redact(&secrets);
-                    finished(&unit);
-                    units.push(unit);
+            while let Some(mut event) = rx.recv().await {
+                event.redact(&secrets);
+                self.prices.fill(&mut event);
+                if let Event::UnitFinished(unit) = &event {
+                    finished(unit);
+                    units.push(unit.clone());
                 }
+                // The reporters' thread ends only with the run: it is always there.
+                let _ = to_reporters.send(event);
             }
+            drop(to_reporters);
             units
         };
         let (_, mut units) = tokio::join!(run, collect);
@@ -176,7 +206,7 @@ impl Session {
                 &b.unit.connection,
             ))
         });
-        units
+        let cases = units
             .iter()
             .map(|u| {
                 let ratio = ratios
@@ -185,7 +215,8 @@ impl Session {
                     .unwrap_or((u.success_ratio.need, u.success_ratio.of));
                 assess_unit(u, ratio)
             })
-            .collect()
+            .collect();
+        (cases, report.await.unwrap_or_default())
     }
 }
 

@@ -1,9 +1,14 @@
-//! The run history: every `assay run` is kept as one JSON Lines file,
-//! `.assay/runs/<id>.jsonl` in the project's folder ([`Settings::project_dir`]), in the
+//! The run history: every `assay run` and `assay assess` is kept as one JSON Lines
+//! file, `.assay/runs/<id>.jsonl` in the project's folder ([`Settings::project_dir`];
+//! `[history] dir` of `assay.toml` moves it), in the
 //! versioned report format: first a `run` line ([`RunInfo`]: the run's id, when it
 //! started, the git commit and whether the work tree was dirty, the settings that chose
 //! and shaped its units), then every event as `--jsonl` writes it, each line flushed as
 //! it happens. A run that is killed keeps the units that finished.
+//!
+//! After each run the history is pruned ([`Settings::prune_history`]): the newest
+//! `[history] keep` runs are kept (200 when not given), and with `max_age_days` the
+//! runs that started longer ago than that are removed too.
 //!
 //! The commit is read with the `git` program (`git rev-parse`, `git status`), with
 //! optional locks off so that a run never blocks a git command in the same tree; a
@@ -11,11 +16,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use assay_history::{History, HistoryError};
 use assay_report::JsonLines;
 use assay_report::format::{GitState, RunInfo, RunSettings};
 use assay_run::Selection;
+use assay_spec::model::config::HistoryConfig;
 
 use crate::settings::Settings;
 
@@ -25,13 +32,49 @@ pub const RUNS_DIR: &str = ".assay/runs";
 /// The history's index, under [`Settings::project_dir`].
 pub const INDEX_FILE: &str = ".assay/history.sqlite";
 
-/// How many runs the history keeps: after each run, older ones are removed.
+/// How many runs the history keeps when `[history] keep` does not say: after each
+/// run, older ones are removed.
 pub const KEEP_RUNS: usize = 200;
 
 impl Settings {
-    /// Where runs are kept: `.assay/runs` in [`Settings::project_dir`].
+    /// `[history]` of `assay.toml`, when it has one.
+    fn history_config(&self) -> Option<&HistoryConfig> {
+        self.config.as_ref()?.history.as_ref()
+    }
+
+    /// Where runs are kept: `[history] dir` (relative to [`Settings::project_dir`]),
+    /// else `.assay/runs` there.
     pub fn runs_dir(&self) -> PathBuf {
-        self.project_dir().join(RUNS_DIR)
+        let dir = self
+            .history_config()
+            .and_then(|h| h.dir.as_deref())
+            .unwrap_or(RUNS_DIR);
+        self.project_dir().join(dir)
+    }
+
+    /// How many runs are kept: `[history] keep`, else [`KEEP_RUNS`].
+    pub fn history_keep(&self) -> usize {
+        self.history_config()
+            .and_then(|h| h.keep)
+            .map_or(KEEP_RUNS, |n| n as usize)
+    }
+
+    /// How old a kept run may be: `[history] max_age_days`, else no limit.
+    pub fn history_max_age(&self) -> Option<Duration> {
+        let days = self.history_config()?.max_age_days?;
+        Some(Duration::from_secs(u64::from(days) * 24 * 60 * 60))
+    }
+
+    /// Prunes the history as `[history]` says: the newest [`Settings::history_keep`]
+    /// runs are kept, less those older than [`Settings::history_max_age`]. Returns the
+    /// ids removed.
+    pub fn prune_history(&self) -> Result<Vec<String>, HistoryError> {
+        let mut history = self.history()?;
+        let mut removed = history.prune(self.history_keep())?;
+        if let Some(age) = self.history_max_age() {
+            removed.extend(history.prune_older_than(age)?);
+        }
+        Ok(removed)
     }
 
     /// The history of this project: its runs folder and its index, brought up to date.
@@ -60,11 +103,20 @@ impl Settings {
     /// [`Settings::runs_dir`] (created), its `run` line already written. The
     /// [`RunInfo`] says which run it is.
     pub fn history_report(&self, run: RunSettings) -> std::io::Result<(JsonLines, RunInfo)> {
+        self.history_report_for("run", run)
+    }
+
+    /// [`Settings::history_report`] for a run of `command` (`run`, `assess`).
+    pub fn history_report_for(
+        &self,
+        command: &str,
+        run: RunSettings,
+    ) -> std::io::Result<(JsonLines, RunInfo)> {
         let dir = self.runs_dir();
         std::fs::create_dir_all(&dir).map_err(|e| {
             std::io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display()))
         })?;
-        let info = RunInfo::starting("run", git_state(&self.project_dir()), run);
+        let info = RunInfo::starting(command, git_state(&self.project_dir()), run);
         let path = dir.join(format!("{}.jsonl", info.id));
         let lines = JsonLines::create(&path)?.with_run(&info)?;
         Ok((lines, info))

@@ -7,16 +7,21 @@
 //! earlier file removed when the assessment starts). The exit code is 0 once the
 //! assessment is made, whatever it found; 2 for invalid input (or nothing to assess,
 //! unless `--no-tests` allows it); 3 when a file could not be written.
+//!
+//! An assessment that runs something is kept in the history as a run is
+//! (`.assay/runs/<id>.jsonl`, its `run` line's `command` is `assess`): every event of
+//! its run, each unit with all its samples. One that cannot be kept is a warning; the
+//! history is pruned after it as after a run.
 
 use anyhow::Context;
 use assay_assess::CaseAssessment;
-use assay_report::Output;
 use assay_report::assess::{
     assessment_html, assessment_json, assessment_markdown, assessment_table,
 };
+use assay_report::{Output, Reporters};
 use assay_settings::{Session, name_modes};
 
-use super::run::{prepared, settings, settings_error};
+use super::run::{prepared, prune_history, settings, settings_error};
 use crate::args::{AssessArgs, Classify};
 use crate::exit::ExitCode;
 use crate::output;
@@ -62,6 +67,12 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
+    let kept = !prepared.plan.cases.is_empty();
+    let reporters = if kept {
+        history(&settings, args)
+    } else {
+        Reporters::new()
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -73,8 +84,8 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
         for note in &session.notes {
             output::stderr(&format!("{note}\n"));
         }
-        let mut cases = session
-            .assess(&prepared.plan, |unit| {
+        let (mut cases, unwritten) = session
+            .assess_reported(&prepared.plan, reporters, |unit| {
                 output::stderr(&format!(
                     "assessed {} ({} samples)\n",
                     unit.unit.label(),
@@ -82,6 +93,11 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
                 ));
             })
             .await;
+        for failure in &unwritten {
+            output::stderr(&format!(
+                "warning: {failure}; the history keeps only what was written before\n"
+            ));
+        }
         if args.classify == Classify::Llm {
             match name_modes(&settings, &session.providers, &mut cases).await {
                 Ok(announcement) => output::stderr(&format!("{announcement}\n")),
@@ -98,6 +114,9 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
         Ok(cases) => cases,
         Err(code) => return Ok(code),
     };
+    if kept {
+        prune_history(&settings);
+    }
     output::stdout(&assessment_table(&cases))?;
     let mut unwritten = 0;
     for (output, render) in outputs {
@@ -117,4 +136,23 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::OK
     })
+}
+
+/// The reporter that keeps this assessment in the history, as `run` keeps a run; none
+/// (with a warning) when it cannot be.
+fn history(settings: &assay_settings::Settings, args: &AssessArgs) -> Reporters {
+    let mut reporters = Reporters::new();
+    let Ok(selection) = args.target.selection() else {
+        return reporters;
+    };
+    let run = settings.run_settings(&args.target.paths, &selection);
+    match settings.history_report_for("assess", run) {
+        Ok((report, _)) => {
+            reporters.push("history", report);
+        }
+        Err(e) => output::stderr(&format!(
+            "warning: this assessment is not kept in the history: {e}\n"
+        )),
+    }
+    reporters
 }

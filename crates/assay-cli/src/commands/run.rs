@@ -221,17 +221,21 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::ERROR);
     }
     // The history keeps the newest runs; pruning it is housekeeping, never a failure.
-    if !prepared.plan.cases.is_empty()
-        && let Err(e) = settings
-            .history()
-            .and_then(|mut h| h.prune(assay_settings::history::KEEP_RUNS))
-    {
-        output::stderr(&format!("warning: the history was not pruned: {e}\n"));
+    if !prepared.plan.cases.is_empty() {
+        prune_history(&settings);
     }
     if empty_fails {
         return Ok(ExitCode::INVALID);
     }
     Ok(exit_code(&ran.summary))
+}
+
+/// Prunes the history as `[history]` says (`keep`, `max_age_days`); a history that
+/// cannot be pruned is a warning, never a failure.
+pub(crate) fn prune_history(settings: &Settings) {
+    if let Err(e) = settings.prune_history() {
+        output::stderr(&format!("warning: the history was not pruned: {e}\n"));
+    }
 }
 
 /// Whether a note of the session is printed: with `-q` only warnings are (not where
