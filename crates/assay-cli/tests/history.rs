@@ -369,6 +369,9 @@ fn runs_record_what_each_model_call_cost_at_the_price_in_assay_toml() {
         "{row}"
     );
     assert!(row["latency"].as_f64().unwrap() >= 0.0, "{row}");
+    let out = assay(dir.path(), &["runs"]);
+    let shown = text(&out.stdout);
+    assert!(shown.ends_with(&format!("cost ${total:.6}\n")), "{shown}");
     let out = assay(dir.path(), &["runs", "--case", "spend"]);
     let shown = text(&out.stdout);
     assert!(

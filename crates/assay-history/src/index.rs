@@ -78,6 +78,9 @@ pub struct RunRow {
     /// Whether the run finished (its file ends with `run_finished`); a run that was
     /// killed keeps only its finished units.
     pub finished: bool,
+    /// What its model calls cost, in US dollars, where a price was known; `None` when
+    /// no call's cost was.
+    pub cost: Option<f64>,
 }
 
 /// One unit of a case in one kept run, as `assay runs --case` lists it.
@@ -181,7 +184,9 @@ impl History {
             .db
             .prepare(
                 "SELECT id, started_at, git_commit, git_dirty, git_branch, passed, failed, \
-                 errored, skipped, duration, finished FROM runs ORDER BY started_at DESC, id DESC",
+                 errored, skipped, duration, finished, \
+                 (SELECT SUM(u.cost) FROM units u WHERE u.run_id = runs.id) \
+                 FROM runs ORDER BY started_at DESC, id DESC",
             )
             .map_err(|e| self.index_error(e))?;
         let rows = statement
@@ -198,6 +203,7 @@ impl History {
                     skipped: count(r, 8)?,
                     duration: r.get(9)?,
                     finished: r.get(10)?,
+                    cost: r.get(11)?,
                 })
             })
             .and_then(Iterator::collect)

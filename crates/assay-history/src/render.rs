@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::{CaseRow, RunRow};
 
 /// One line per run: id, start, commit (short, `+` when dirty), the totals and the
-/// duration; `(unfinished)` for a run that did not finish.
+/// duration (`(unfinished)` for a run that did not finish), then its cost where known.
 pub fn runs(rows: &[RunRow]) -> String {
     let mut out = String::new();
     for r in rows {
@@ -22,9 +22,13 @@ pub fn runs(rows: &[RunRow]) -> String {
             Some(d) if r.finished => format!("{d:.2}s"),
             _ => "(unfinished)".to_owned(),
         };
+        let cost = r
+            .cost
+            .map(|c| format!("  cost ${c:.6}"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{}  {}  {:<11}  {} passed, {} failed, {} errored, {} skipped  {duration}",
+            "{}  {}  {:<11}  {} passed, {} failed, {} errored, {} skipped  {duration}{cost}",
             r.id, r.started_at, commit, r.passed, r.failed, r.errored, r.skipped
         );
     }

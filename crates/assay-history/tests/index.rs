@@ -253,6 +253,12 @@ fn a_case_s_history_has_its_latency_tokens_and_cost() {
         (None, None, None)
     );
     assert!(!render::case(&units).contains("latency"));
+    // A run's cost is its units' costs; none when no call's cost is known.
+    let runs = open(dir.path()).runs().unwrap();
+    let priced = runs.iter().find(|r| r.id == id).unwrap();
+    assert_eq!(priced.cost, Some(0.000123));
+    assert!(render::runs(&runs).contains("0 skipped  1.25s  cost $0.000123"));
+    assert!(runs.iter().filter(|r| r.id != id).all(|r| r.cost.is_none()));
 }
 
 #[test]

@@ -26,7 +26,8 @@ use assay_spec::model::config::HistoryConfig;
 
 use crate::settings::Settings;
 
-/// The history's folder, under [`Settings::project_dir`].
+/// The history's folder, under [`Settings::project_dir`], when `[history] dir` does not
+/// say.
 pub const RUNS_DIR: &str = ".assay/runs";
 
 /// The history's index, under [`Settings::project_dir`].

@@ -69,3 +69,97 @@ impl Prices {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use assay_check::TokenUsage;
+    use assay_run::events::{CallInfo, InteractionReport};
+    use assay_spec::Dialect;
+
+    use super::*;
+
+    fn sample(usage: Option<TokenUsage>) -> SampleReport {
+        SampleReport {
+            index: 0,
+            status: assay_check::Status::Passed,
+            duration: Duration::ZERO,
+            interactions: vec![InteractionReport {
+                index: 0,
+                sent: None,
+                sent_sly_data: None,
+                answer: None,
+                structure: None,
+                sly_data: None,
+                duration: Duration::ZERO,
+                checks: Vec::new(),
+                error: None,
+                call: CallInfo {
+                    usage,
+                    ..CallInfo::default()
+                },
+            }],
+            error: None,
+        }
+    }
+
+    fn unit(connection: &str, target: &str) -> UnitId {
+        UnitId {
+            case_id: "c".into(),
+            name: "n".into(),
+            file: PathBuf::from("t.yaml"),
+            dialect: Dialect::SentinelSpec,
+            connection: connection.into(),
+            target: target.into(),
+        }
+    }
+
+    fn cost(prices: &Prices, unit: UnitId, usage: Option<TokenUsage>) -> Option<f64> {
+        let mut event = Event::SampleFinished {
+            unit,
+            sample: sample(usage),
+        };
+        prices.fill(&mut event);
+        match event {
+            Event::SampleFinished { sample, .. } => sample.interactions[0].call.cost,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_call_costs_its_tokens_at_its_model_s_price_and_nothing_is_guessed() {
+        let prices = Prices(BTreeMap::from([(
+            "openai:gpt-4o-mini".to_owned(),
+            PriceConfig {
+                input: 0.15,
+                output: 0.6,
+            },
+        )]));
+        let usage = |input, output| {
+            Some(TokenUsage {
+                input,
+                output,
+                reasoning: None,
+            })
+        };
+        let priced = cost(
+            &prices,
+            unit("openai", "gpt-4o-mini"),
+            usage(Some(1000), Some(500)),
+        )
+        .unwrap();
+        assert!((priced - 0.00045).abs() < 1e-12, "{priced}");
+        // Another model, a missing count, no usage: unknown.
+        assert_eq!(
+            cost(&prices, unit("openai", "gpt-4o"), usage(Some(1), Some(1))),
+            None
+        );
+        assert_eq!(
+            cost(&prices, unit("openai", "gpt-4o-mini"), usage(Some(1), None)),
+            None
+        );
+        assert_eq!(cost(&prices, unit("openai", "gpt-4o-mini"), None), None);
+    }
+}
