@@ -294,7 +294,7 @@ fn an_assessment_is_kept_in_the_history_with_every_sample() {
     // `assay runs` lists it, and the case's history has it.
     let out = assay(dir.path(), &["runs"]);
     let listed = text(&out.stdout);
-    assert!(listed.contains("1 passed, 0 failed"), "{listed}");
+    assert!(listed.contains("  assess  1 passed, 0 failed"), "{listed}");
     let out = assay(dir.path(), &["runs", "--case", "echo"]);
     let case = text(&out.stdout);
     assert!(case.contains("3/3 samples"), "{case}");

@@ -59,6 +59,8 @@ pub struct RunRow {
     pub id: String,
     /// When it started (RFC 3339, UTC).
     pub started_at: String,
+    /// The command that made it: `run` or `assess`.
+    pub command: String,
     /// The git commit it ran on, when known.
     pub commit: Option<String>,
     /// Whether the work tree was dirty.
@@ -185,7 +187,7 @@ impl History {
             .prepare(
                 "SELECT id, started_at, git_commit, git_dirty, git_branch, passed, failed, \
                  errored, skipped, duration, finished, \
-                 (SELECT SUM(u.cost) FROM units u WHERE u.run_id = runs.id) \
+                 (SELECT SUM(u.cost) FROM units u WHERE u.run_id = runs.id), command \
                  FROM runs ORDER BY started_at DESC, id DESC",
             )
             .map_err(|e| self.index_error(e))?;
@@ -204,6 +206,7 @@ impl History {
                     duration: r.get(9)?,
                     finished: r.get(10)?,
                     cost: r.get(11)?,
+                    command: r.get(12)?,
                 })
             })
             .and_then(Iterator::collect)

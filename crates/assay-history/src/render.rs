@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 
 use crate::{CaseRow, RunRow};
 
-/// One line per run: id, start, commit (short, `+` when dirty), the totals and the
+/// One line per run: id, start, commit (short, `+` when dirty), the command (`run`,
+/// `assess`), the totals and the
 /// duration (`(unfinished)` for a run that did not finish), then its cost where known.
 pub fn runs(rows: &[RunRow]) -> String {
     let mut out = String::new();
@@ -28,8 +29,8 @@ pub fn runs(rows: &[RunRow]) -> String {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{}  {}  {:<11}  {} passed, {} failed, {} errored, {} skipped  {duration}{cost}",
-            r.id, r.started_at, commit, r.passed, r.failed, r.errored, r.skipped
+            "{}  {}  {:<11}  {:<6}  {} passed, {} failed, {} errored, {} skipped  {duration}{cost}",
+            r.id, r.started_at, commit, r.command, r.passed, r.failed, r.errored, r.skipped
         );
     }
     out
@@ -74,15 +75,15 @@ pub fn case(rows: &[CaseRow]) -> String {
     out
 }
 
-/// A unit's metrics, each where known: `  latency 0.12s  ttft 0.05s  tokens 40 in 12
+/// A unit's metrics, each where known: `  latency 0.120s  ttft 0.050s  tokens 40 in 12
 /// out  cost $0.000123`.
 fn metrics(r: &CaseRow) -> String {
     let mut out = String::new();
     if let Some(latency) = r.latency {
-        let _ = write!(out, "  latency {latency:.2}s");
+        let _ = write!(out, "  latency {latency:.3}s");
     }
     if let Some(ttft) = r.time_to_first_token {
-        let _ = write!(out, "  ttft {ttft:.2}s");
+        let _ = write!(out, "  ttft {ttft:.3}s");
     }
     match (r.input_tokens, r.output_tokens) {
         (None, None) => {}

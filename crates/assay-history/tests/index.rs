@@ -88,6 +88,7 @@ fn runs_are_listed_newest_first_and_a_case_shows_its_pattern() {
     assert_eq!((runs[1].passed, runs[1].failed), (1, 1));
     assert!(runs.iter().all(|r| r.finished));
     assert_eq!(runs[0].commit.as_deref(), Some("2abcdef0123456789"));
+    assert!(runs.iter().all(|r| r.command == "run"));
     // By the start of its id, or by its name.
     for query in ["a1b2c3", "a1b2c3d4e5f6 name"] {
         let units = history.case_history(query).unwrap();
@@ -242,7 +243,7 @@ fn a_case_s_history_has_its_latency_tokens_and_cost() {
     assert_eq!(unit.cost, Some(0.000123));
     let shown = render::case(&units);
     assert!(
-        shown.contains("latency 0.30s  ttft 0.05s  tokens 30 in 7 out  cost $0.000123"),
+        shown.contains("latency 0.300s  ttft 0.050s  tokens 30 in 7 out  cost $0.000123"),
         "{shown}"
     );
     // A unit with no interactions has no metrics, and shows none.

@@ -108,7 +108,9 @@ impl Session {
         secrets
     }
 
-    /// Runs `plan`, sending every event to `events`, and returns the summary.
+    /// Runs `plan`, sending every event to `events`, and returns the summary. The events
+    /// are the engine's own: not redacted and without costs ([`Session::run_reported`]
+    /// does both; [`crate::Prices::fill`] fills costs in).
     pub async fn run(&self, plan: &Plan, events: UnboundedSender<Event>) -> Summary {
         run_plan(plan, &self.connectors, &self.options, events).await
     }
