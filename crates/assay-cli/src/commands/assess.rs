@@ -77,39 +77,7 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let cases = runtime.block_on(async {
-        let session = Session::new(&settings, &prepared.plan)
-            .await
-            .map_err(|e| settings_error(&e, color))?;
-        for note in &session.notes {
-            output::stderr(&format!("{note}\n"));
-        }
-        let (mut cases, unwritten) = session
-            .assess_reported(&prepared.plan, reporters, |unit| {
-                output::stderr(&format!(
-                    "assessed {} ({} samples)\n",
-                    unit.unit.label(),
-                    unit.tally.total()
-                ));
-            })
-            .await;
-        for failure in &unwritten {
-            output::stderr(&format!(
-                "warning: {failure}; the history keeps only what was written before\n"
-            ));
-        }
-        if args.classify == Classify::Llm {
-            match name_modes(&settings, &session.providers, &mut cases).await {
-                Ok(announcement) => output::stderr(&format!("{announcement}\n")),
-                Err(e) => {
-                    output::stderr(&format!("error: {e}\n"));
-                    return Err(ExitCode::INVALID);
-                }
-            }
-        }
-        session.shutdown().await;
-        Ok::<Vec<CaseAssessment>, ExitCode>(cases)
-    });
+    let cases = runtime.block_on(assessed(&settings, &prepared.plan, reporters, args, color));
     let cases = match cases {
         Ok(cases) => cases,
         Err(code) => return Ok(code),
@@ -136,6 +104,48 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::OK
     })
+}
+
+/// Runs the assessment of `plan` (its events to `reporters`) and names its failure
+/// modes when `--classify llm` asks. `Err` holds the exit code of what stopped it.
+async fn assessed(
+    settings: &assay_settings::Settings,
+    plan: &assay_spec::Plan,
+    reporters: Reporters,
+    args: &AssessArgs,
+    color: bool,
+) -> Result<Vec<CaseAssessment>, ExitCode> {
+    let session = Session::new(settings, plan)
+        .await
+        .map_err(|e| settings_error(&e, color))?;
+    for note in &session.notes {
+        output::stderr(&format!("{note}\n"));
+    }
+    let (mut cases, unwritten) = session
+        .assess_reported(plan, reporters, |unit| {
+            output::stderr(&format!(
+                "assessed {} ({} samples)\n",
+                unit.unit.label(),
+                unit.tally.total()
+            ));
+        })
+        .await;
+    for failure in &unwritten {
+        output::stderr(&format!(
+            "warning: {failure}; the history keeps only what was written before\n"
+        ));
+    }
+    if args.classify == Classify::Llm {
+        match name_modes(settings, &session.providers, &mut cases).await {
+            Ok(announcement) => output::stderr(&format!("{announcement}\n")),
+            Err(e) => {
+                output::stderr(&format!("error: {e}\n"));
+                return Err(ExitCode::INVALID);
+            }
+        }
+    }
+    session.shutdown().await;
+    Ok(cases)
 }
 
 /// The reporter that keeps this assessment in the history, as `run` keeps a run; none
