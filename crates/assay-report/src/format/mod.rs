@@ -31,6 +31,9 @@
 //! ```
 
 mod convert;
+mod revert;
+
+pub use revert::RevertError;
 
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
@@ -75,7 +78,9 @@ pub struct Line {
 #[non_exhaustive]
 pub enum Record {
     /// Which run this is: the first line of a run kept in the history
-    /// (`.assay/runs/<id>.jsonl`); the `--jsonl` stream does not have it.
+    /// (`.assay/runs/<id>.jsonl`) and of `assay run --jsonl`'s stream (the same line
+    /// in both); a stream written by an older Assay, or by a reporter fed events alone,
+    /// does not have it.
     Run(RunInfo),
     /// The run starts.
     RunStarted {
@@ -141,6 +146,12 @@ pub struct RunSettings {
     pub tags: Vec<String>,
     /// `--partition` / `--shard`, as `kind:i/n`.
     pub partition: Option<String>,
+    /// The suite the units were selected from, before the partition: the same for every
+    /// part of one suite split with `--shard`, so `assay report merge` can tell that
+    /// shards belong together and which part is missing. Absent in runs written by an
+    /// older Assay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<Suite>,
     /// `--connection` overrides.
     pub connections: Vec<String>,
     /// `--samples`.
@@ -153,6 +164,27 @@ pub struct RunSettings {
     pub fail_fast: bool,
     /// `--rerun-failed`.
     pub rerun_failed: bool,
+}
+
+/// The suite a run's units were selected from (by files, filters and tags), before
+/// `--partition` / `--shard` kept its part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Suite {
+    /// 16 hex digits: a hash of the selected units' ids (case id and connection).
+    pub fingerprint: String,
+    /// How many units the whole suite has.
+    pub units: u64,
+}
+
+impl Suite {
+    /// The suite with this `fingerprint` and `units`.
+    pub fn new(fingerprint: impl Into<String>, units: u64) -> Suite {
+        Suite {
+            fingerprint: fingerprint.into(),
+            units,
+        }
+    }
 }
 
 impl RunInfo {
