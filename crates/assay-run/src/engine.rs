@@ -254,7 +254,7 @@ pub async fn run_plan(
 
 /// Every unit of `plan`: each agent case over each of its connections (`connections`
 /// when given, which replace every case's own), each model case once.
-fn units_of(
+pub(crate) fn units_of(
     plan: &Plan,
     connections: Option<&[Connection]>,
 ) -> Vec<(Arc<Case>, Option<Connection>)> {

@@ -34,7 +34,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use assay_spec::plan::Case;
+use assay_spec::model::data_driven::Connection;
+use assay_spec::plan::{Case, Plan};
 use sha2::{Digest, Sha256};
 
 /// A selection that cannot be made: a bad filter or partition.
@@ -290,6 +291,43 @@ impl Selection {
             found,
             selected,
             partition: self.partition,
+        }
+    }
+}
+
+/// The suite a run's units were selected from, before its partition: every bucket of
+/// one suite (`--shard 1/3`, `2/3`, `3/3`) has the same one, which is how `assay report
+/// merge` knows shards belong together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuiteId {
+    /// The first 16 hex digits of the SHA-256 of the sorted unit ids (case id and
+    /// connection) that matched the filters and tags.
+    pub fingerprint: String,
+    /// How many units that is.
+    pub units: usize,
+}
+
+impl Selection {
+    /// The suite `cases` make under this selection's filters and tags, before its
+    /// partition, each agent case over `connections` when given (they replace every
+    /// case's own, as [`crate::RunOptions::connections`] does).
+    pub fn suite(&self, cases: &[Case], connections: Option<&[Connection]>) -> SuiteId {
+        let matched = Plan {
+            cases: cases.iter().filter(|c| self.matches(c)).cloned().collect(),
+            ..Plan::default()
+        };
+        let mut ids: Vec<String> = crate::engine::units_of(&matched, connections)
+            .into_iter()
+            .map(|(case, connection)| {
+                let unit = crate::engine::unit_id(&case, connection);
+                format!("{}\t{}\n", unit.case_id, unit.connection)
+            })
+            .collect();
+        ids.sort();
+        let digest = Sha256::digest(ids.concat().as_bytes());
+        SuiteId {
+            fingerprint: digest.iter().take(8).map(|b| format!("{b:02x}")).collect(),
+            units: ids.len(),
         }
     }
 }
