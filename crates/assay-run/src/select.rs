@@ -512,6 +512,29 @@ mod tests {
     }
 
     #[test]
+    fn every_part_of_a_suite_has_the_suite_of_the_whole() {
+        use assay_spec::model::data_driven::Connection;
+        let cases = many(10);
+        let over = [Connection::Direct, Connection::Http];
+        let whole = Selection::all().suite(&cases, Some(&over));
+        assert_eq!(whole.units, 20, "each case over each connection");
+        assert_eq!(whole.fingerprint.len(), 16);
+        for i in 1..=3 {
+            let part = Selection::all().partition(Partition::shard(&format!("{i}/3")).unwrap());
+            assert_eq!(part.suite(&cases, Some(&over)), whole);
+        }
+        // Order does not matter; what is selected does.
+        let mut reversed = cases.clone();
+        reversed.reverse();
+        assert_eq!(Selection::all().suite(&reversed, Some(&over)), whole);
+        let filtered = Selection::all().filter("c1").unwrap().suite(&cases, Some(&over));
+        assert_ne!(filtered.fingerprint, whole.fingerprint);
+        let direct = Selection::all().suite(&cases, Some(&over[..1]));
+        assert_eq!(direct.units, 10);
+        assert_ne!(direct.fingerprint, whole.fingerprint);
+    }
+
+    #[test]
     fn filters_match_name_id_path_or_tag() {
         let c = case("abc123", "music_nerd/beatles", &["smoke"]);
         assert!(Selection::all().filter("beatles").unwrap().matches(&c));
