@@ -527,7 +527,10 @@ mod tests {
         let mut reversed = cases.clone();
         reversed.reverse();
         assert_eq!(Selection::all().suite(&reversed, Some(&over)), whole);
-        let filtered = Selection::all().filter("c1").unwrap().suite(&cases, Some(&over));
+        let filtered = Selection::all()
+            .filter("c1")
+            .unwrap()
+            .suite(&cases, Some(&over));
         assert_ne!(filtered.fingerprint, whole.fingerprint);
         let direct = Selection::all().suite(&cases, Some(&over[..1]));
         assert_eq!(direct.units, 10);

@@ -156,51 +156,8 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
             )),
         }
     }
-    // What chose the units, with the suite they came from (the same in every shard of
-    // it): the `run` line of the history's file and of `--jsonl`.
-    let run_settings = args.target.selection().ok().map(|selection| {
-        let mut run = settings.run_settings(&args.target.paths, &selection);
-        run.suite = prepared
-            .suite
-            .as_ref()
-            .map(|s| Suite::new(s.fingerprint.clone(), s.units as u64));
-        run
-    });
-    // The history keeps every run that runs something (`.assay/runs/<id>.jsonl`); one
-    // that cannot be kept is a warning, as the last run is.
-    let mut info = None;
-    if !prepared.plan.cases.is_empty()
-        && let Some(run) = &run_settings
-    {
-        match settings.history_report(run.clone()) {
-            Ok((report, kept)) => {
-                reporters.push(HISTORY, report);
-                info = Some(kept);
-            }
-            Err(e) => output::stderr(&format!(
-                "warning: this run is not kept in the history: {e}\n"
-            )),
-        }
-    }
-    // `--jsonl` starts with the history's `run` line (a new one when the history keeps
-    // no file of this run), so the stream says which run and suite it is on its own.
-    if let Some((path, lines)) = jsonl {
-        let info = info.unwrap_or_else(|| {
-            RunInfo::starting(
-                "run",
-                git_state(&settings.project_dir()),
-                run_settings.unwrap_or_default(),
-            )
-        });
-        match lines.with_run(&info) {
-            Ok(lines) => {
-                reporters.push("jsonl", lines);
-            }
-            Err(e) => {
-                output::stderr(&format!("error: cannot write {}: {e}\n", path.display()));
-                return Ok(ExitCode::ERROR);
-            }
-        }
+    if let Err(code) = history_and_stream(&settings, args, &prepared, &mut reporters, jsonl) {
+        return Ok(code);
     }
     let models = settings.models();
     if models.len() > 1 {
@@ -267,6 +224,65 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::INVALID);
     }
     Ok(exit_code(&ran.summary))
+}
+
+/// Adds the reporter that keeps the run in the history, when it runs something, and the
+/// `--jsonl` stream, both starting with the run's `run` line. `Err` holds the exit code
+/// when the stream cannot be written.
+fn history_and_stream(
+    settings: &Settings,
+    args: &RunArgs,
+    prepared: &Prepared,
+    reporters: &mut Reporters,
+    jsonl: Option<(PathBuf, JsonLines)>,
+) -> Result<(), ExitCode> {
+    // What chose the units, with the suite they came from (the same in every shard of
+    // it): the `run` line of the history's file and of `--jsonl`.
+    let run_settings = args.target.selection().ok().map(|selection| {
+        let mut run = settings.run_settings(&args.target.paths, &selection);
+        run.suite = prepared
+            .suite
+            .as_ref()
+            .map(|s| Suite::new(s.fingerprint.clone(), s.units as u64));
+        run
+    });
+    // The history keeps every run that runs something (`.assay/runs/<id>.jsonl`); one
+    // that cannot be kept is a warning, as the last run is.
+    let mut info = None;
+    if !prepared.plan.cases.is_empty()
+        && let Some(run) = &run_settings
+    {
+        match settings.history_report(run.clone()) {
+            Ok((report, kept)) => {
+                reporters.push(HISTORY, report);
+                info = Some(kept);
+            }
+            Err(e) => output::stderr(&format!(
+                "warning: this run is not kept in the history: {e}\n"
+            )),
+        }
+    }
+    // `--jsonl` starts with the history's `run` line (a new one when the history keeps
+    // no file of this run), so the stream says which run and suite it is on its own.
+    if let Some((path, lines)) = jsonl {
+        let info = info.unwrap_or_else(|| {
+            RunInfo::starting(
+                "run",
+                git_state(&settings.project_dir()),
+                run_settings.unwrap_or_default(),
+            )
+        });
+        match lines.with_run(&info) {
+            Ok(lines) => {
+                reporters.push("jsonl", lines);
+            }
+            Err(e) => {
+                output::stderr(&format!("error: cannot write {}: {e}\n", path.display()));
+                return Err(ExitCode::ERROR);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether a note of the session is printed: with `-q` only warnings are (not where
