@@ -271,6 +271,21 @@ pub fn merge(shards: &[Shard]) -> Result<Merged, MergeError> {
             "the shards ran on different commits; the merged run names the first part's".to_owned(),
         );
     }
+    let planned: u64 = parts
+        .iter()
+        .map(|p| {
+            p.shard
+                .run
+                .planned
+                .unwrap_or(p.shard.run.units.len() as u64)
+        })
+        .sum();
+    if planned != first.suite.units {
+        warnings.push(format!(
+            "the parts planned {planned} units but the suite has {}; a part may have run with other settings (--rerun-failed, --fail-fast)",
+            first.suite.units
+        ));
+    }
     let units = usize::try_from(first.suite.units).unwrap_or(usize::MAX);
     events.insert(0, Event::RunStarted { units });
     events.push(Event::RunFinished(summary));

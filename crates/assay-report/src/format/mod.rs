@@ -115,7 +115,8 @@ pub struct RunInfo {
     pub id: String,
     /// When it started: RFC 3339, UTC.
     pub started_at: String,
-    /// The command: `run`.
+    /// The command: `run`, or `merge` for the shards of a suite made one run by
+    /// `assay report merge`.
     pub command: String,
     /// The git commit of the project folder, when it is in a git work tree.
     pub git: Option<GitState>,

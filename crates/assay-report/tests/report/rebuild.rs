@@ -272,6 +272,11 @@ fn a_whole_run_merges_alone_and_an_unfinished_shard_is_a_warning() {
     killed.run.planned = Some(3);
     let merged = merge(&[shard("a.jsonl", "a", "f00d", Some((1, 2))), killed]).unwrap();
     assert!(merged.summary.cancelled);
-    assert_eq!(merged.warnings.len(), 1, "{:?}", merged.warnings);
+    assert_eq!(merged.warnings.len(), 2, "{:?}", merged.warnings);
     assert!(merged.warnings[0].contains("b.jsonl did not finish (2 of 3 units finished)"));
+    assert!(
+        merged.warnings[1].contains("the parts planned 5 units but the suite has 4"),
+        "{:?}",
+        merged.warnings
+    );
 }
