@@ -9,7 +9,7 @@
 //! lower bound: the file does not say when the run was killed).
 //!
 //! Shards belong together when their `run` lines name the same suite
-//! ([`Suite`](crate::format::Suite)'s fingerprint: a hash of the units selected before
+//! ([`Suite`]'s fingerprint: a hash of the units selected before
 //! the partition); together they must cover every part `1/n` to `n/n` of one kind of
 //! partition, each once. The merged run has every shard's units in the order of its
 //! parts, summed totals, and the longest shard's duration as its wall time (the shards
