@@ -4,7 +4,10 @@
 //!
 //! These types belong to the reports, not to the engine: the reporters convert the
 //! engine's [`Event`](assay_run::Event)s into them (the `From` impls in this module), so
-//! renaming a field inside the engine cannot change what CI reads. Every document
+//! renaming a field inside the engine cannot change what CI reads. The conversion also
+//! runs backwards ([`Line::to_event`], [`Record::to_event`], `TryFrom<&Unit>` for
+//! [`UnitReport`](assay_run::UnitReport)) so that a stored run can be fed to the
+//! reporters again ([`crate::rebuild`]). Every document
 //! carries `schema_version` ([`SCHEMA_VERSION`], now 1); a change that could break a
 //! reader (a field renamed, removed or retyped) raises it, while new fields and new enum
 //! values may appear within a version, which is why the types are `#[non_exhaustive]`.
