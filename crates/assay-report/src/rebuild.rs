@@ -35,7 +35,7 @@ use std::time::Duration;
 use assay_run::select::{Partition, PartitionKind};
 use assay_run::{Event, UnitReport};
 
-use crate::format::{RevertError, RunInfo, Suite};
+use crate::format::{Line, Record, RevertError, RunInfo, SCHEMA_VERSION, Suite, Unit};
 use crate::stored::StoredRun;
 
 impl StoredRun {
@@ -124,6 +124,37 @@ pub struct Merged {
     /// What the user should know but does not stop the merge: shards that did not
     /// finish, shards of different commits.
     pub warnings: Vec<String>,
+}
+
+impl Merged {
+    /// The merged run as a stored run, as [`StoredRun::read`] would read it back from
+    /// its `--jsonl`: for what reads stored runs (an HTML page, a comparison).
+    pub fn stored(&self) -> StoredRun {
+        let mut lines = vec![Line {
+            schema_version: SCHEMA_VERSION,
+            record: Record::Run(self.info.clone()),
+        }];
+        lines.extend(self.events.iter().map(Line::from));
+        let planned = self.events.iter().find_map(|e| match e {
+            Event::RunStarted { units } => Some(*units as u64),
+            _ => None,
+        });
+        StoredRun {
+            info: Some(self.info.clone()),
+            planned,
+            units: self
+                .events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::UnitFinished(unit) => Some(Unit::from(unit)),
+                    _ => None,
+                })
+                .collect(),
+            summary: Some((&self.summary).into()),
+            lines,
+            torn: false,
+        }
+    }
 }
 
 /// Why shards could not be merged.

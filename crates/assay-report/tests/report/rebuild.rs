@@ -210,6 +210,10 @@ fn the_parts_of_a_suite_merge_into_one_run() {
             "farewell [direct]"
         ]
     );
+    // As a stored run, it reads back to the same events.
+    let stored = merged.stored();
+    assert_eq!(stored.units.len(), 4);
+    assert_eq!(stored.events().unwrap(), merged.events);
     assert_eq!(merged.info.command, "merge");
     assert_eq!(merged.info.settings.partition, None);
     assert_eq!(merged.info.settings.suite, Some(Suite::new("f00d", 4)));
