@@ -254,28 +254,37 @@ pub async fn run_plan(
 
 /// Every unit of `plan`: each agent case over each of its connections (`connections`
 /// when given, which replace every case's own), each model case once.
-pub(crate) fn units_of(
+fn units_of(
     plan: &Plan,
     connections: Option<&[Connection]>,
 ) -> Vec<(Arc<Case>, Option<Connection>)> {
     plan.cases
         .iter()
         .flat_map(|case| {
+            let over = connections_of(case, connections);
             let case = Arc::new(case.clone());
-            let over: Vec<Option<Connection>> = match &case.target {
-                Target::Agent {
-                    connections: own, ..
-                } => connections
-                    .unwrap_or(own)
-                    .iter()
-                    .copied()
-                    .map(Some)
-                    .collect(),
-                Target::Model { .. } => vec![None],
-            };
             over.into_iter().map(move |c| (Arc::clone(&case), c))
         })
         .collect()
+}
+
+/// The connections `case` runs over: an agent case's own, or `connections` when given;
+/// a model case's one unit has none.
+pub(crate) fn connections_of(
+    case: &Case,
+    connections: Option<&[Connection]>,
+) -> Vec<Option<Connection>> {
+    match &case.target {
+        Target::Agent {
+            connections: own, ..
+        } => connections
+            .unwrap_or(own)
+            .iter()
+            .copied()
+            .map(Some)
+            .collect(),
+        Target::Model { .. } => vec![None],
+    }
 }
 
 struct UnitCtx {

@@ -35,7 +35,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use assay_spec::model::data_driven::Connection;
-use assay_spec::plan::{Case, Plan};
+use assay_spec::plan::Case;
 use sha2::{Digest, Sha256};
 
 /// A selection that cannot be made: a bad filter or partition.
@@ -312,17 +312,13 @@ impl Selection {
     /// partition, each agent case over `connections` when given (they replace every
     /// case's own, as [`crate::RunOptions::connections`] does).
     pub fn suite(&self, cases: &[Case], connections: Option<&[Connection]>) -> SuiteId {
-        let matched = Plan {
-            cases: cases.iter().filter(|c| self.matches(c)).cloned().collect(),
-            ..Plan::default()
-        };
-        let mut ids: Vec<String> = crate::engine::units_of(&matched, connections)
-            .into_iter()
-            .map(|(case, connection)| {
-                let unit = crate::engine::unit_id(&case, connection);
-                format!("{}\t{}\n", unit.case_id, unit.connection)
-            })
-            .collect();
+        let mut ids: Vec<String> = Vec::new();
+        for case in cases.iter().filter(|c| self.matches(c)) {
+            for connection in crate::engine::connections_of(case, connections) {
+                let unit = crate::engine::unit_id(case, connection);
+                ids.push(format!("{}\t{}\n", unit.case_id, unit.connection));
+            }
+        }
         ids.sort();
         let digest = Sha256::digest(ids.concat().as_bytes());
         SuiteId {
