@@ -245,13 +245,6 @@ pub enum MergeError {
     },
 }
 
-impl MergeError {
-    /// Whether the error is the shards given (not their contents): a usage error.
-    pub fn is_usage(&self) -> bool {
-        !matches!(self, MergeError::Revert { .. })
-    }
-}
-
 /// A shard that passed the checks: its suite, its part, and the file.
 struct Part<'a> {
     shard: &'a Shard,
