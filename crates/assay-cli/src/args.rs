@@ -53,6 +53,61 @@ pub enum Command {
     Show(ShowArgs),
     /// List the runs kept in the history (.assay/runs), or one case's verdicts across them
     Runs(RunsArgs),
+    /// Write reports from a stored run (`--from`), or merge the shards of a suite into one run (`merge`)
+    Report(ReportArgs),
+}
+
+/// `assay report`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct ReportArgs {
+    /// Merge shards instead
+    #[command(subcommand)]
+    pub command: Option<ReportCommand>,
+    /// The stored run: a run kept in .assay/runs, a file of `assay run --jsonl`, or a JSON report; a run that did not finish is reported as cancelled
+    #[arg(long, value_name = "FILE", required = true)]
+    pub from: Option<PathBuf>,
+    /// The reports to write
+    #[command(flatten)]
+    pub outputs: ReportOutputs,
+}
+
+/// What `assay report` does besides `--from`.
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Merge the JSON Lines files of the shards of one suite (`assay run --shard i/n --jsonl FILE`) into one run, checking that they are of one suite and cover it
+    Merge(MergeArgs),
+}
+
+/// `assay report merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' JSON Lines files (`--jsonl`, or runs kept in .assay/runs), each part once
+    #[arg(required = true, value_name = "SHARD")]
+    pub shards: Vec<PathBuf>,
+    /// The reports to write
+    #[command(flatten)]
+    pub outputs: ReportOutputs,
+}
+
+/// The reports `assay report` writes, as `assay run` writes them.
+#[derive(Debug, Args)]
+pub struct ReportOutputs {
+    /// Write a JSON report of the run to this file
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write the run as JSON Lines to this file, its `run` line first
+    #[arg(long, value_name = "PATH")]
+    pub jsonl: Option<PathBuf>,
+    /// Write a JUnit XML report to this file
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Append a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY)
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Print only failures, errors and the summary on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// `assay runs`.

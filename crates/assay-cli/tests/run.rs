@@ -48,7 +48,10 @@ fn the_quickstart_passes_against_the_demo_agents_and_writes_every_report() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(events.first().unwrap()["event"], "run_started");
+    // The stream says which run it is first, as the history's file does.
+    assert_eq!(events[0]["event"], "run");
+    assert_eq!(events[0]["settings"]["suite"]["units"], 6);
+    assert_eq!(events[1]["event"], "run_started");
     assert_eq!(events.last().unwrap()["event"], "run_finished");
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert_eq!(junit.matches("<testcase ").count(), 6, "{junit}");

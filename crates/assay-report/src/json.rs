@@ -133,7 +133,8 @@ impl JsonLines {
     }
 
     /// Writes `run` as the first line (`{"event": "run", ...}`): what a run kept in the
-    /// history starts with, so that its file says which run it is on its own.
+    /// history and `assay run --jsonl` start with, so that the file says which run (and
+    /// which suite, for `assay report merge`) it is on its own.
     pub fn with_run(mut self, run: &crate::format::RunInfo) -> io::Result<JsonLines> {
         let mut line = serde_json::to_vec(&Line {
             schema_version: crate::format::SCHEMA_VERSION,

@@ -31,6 +31,11 @@
 //! process dies. Every error writing a report is returned, so the caller can make the
 //! run fail: a report that could not be written never passes silently.
 //!
+//! A stored run (a history file, a `--jsonl` stream, a JSON report, read by
+//! [`stored::StoredRun`]) becomes the engine's events again ([`rebuild`]), so every
+//! reporter writes its report from a file as it would during the run; the shards of a
+//! suite split with `--shard` are merged into one run the same way.
+//!
 //! [`show`] prints the transcripts of a saved JSON report, with the same renderer as
 //! the human reporter's ([`transcript`]).
 //!
@@ -85,6 +90,7 @@ pub mod last_run;
 pub mod markdown;
 pub mod matrix;
 pub mod output;
+pub mod rebuild;
 pub mod show;
 pub mod stored;
 pub mod transcript;

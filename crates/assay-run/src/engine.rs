@@ -261,21 +261,30 @@ fn units_of(
     plan.cases
         .iter()
         .flat_map(|case| {
+            let over = connections_of(case, connections);
             let case = Arc::new(case.clone());
-            let over: Vec<Option<Connection>> = match &case.target {
-                Target::Agent {
-                    connections: own, ..
-                } => connections
-                    .unwrap_or(own)
-                    .iter()
-                    .copied()
-                    .map(Some)
-                    .collect(),
-                Target::Model { .. } => vec![None],
-            };
             over.into_iter().map(move |c| (Arc::clone(&case), c))
         })
         .collect()
+}
+
+/// The connections `case` runs over: an agent case's own, or `connections` when given;
+/// a model case's one unit has none.
+pub(crate) fn connections_of(
+    case: &Case,
+    connections: Option<&[Connection]>,
+) -> Vec<Option<Connection>> {
+    match &case.target {
+        Target::Agent {
+            connections: own, ..
+        } => connections
+            .unwrap_or(own)
+            .iter()
+            .copied()
+            .map(Some)
+            .collect(),
+        Target::Model { .. } => vec![None],
+    }
 }
 
 struct UnitCtx {

@@ -34,6 +34,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use assay_spec::model::data_driven::Connection;
 use assay_spec::plan::Case;
 use sha2::{Digest, Sha256};
 
@@ -294,6 +295,39 @@ impl Selection {
     }
 }
 
+/// The suite a run's units were selected from, before its partition: every bucket of
+/// one suite (`--shard 1/3`, `2/3`, `3/3`) has the same one, which is how `assay report
+/// merge` knows shards belong together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuiteId {
+    /// The first 16 hex digits of the SHA-256 of the sorted unit ids (case id and
+    /// connection) that matched the filters and tags.
+    pub fingerprint: String,
+    /// How many units that is.
+    pub units: usize,
+}
+
+impl Selection {
+    /// The suite `cases` make under this selection's filters and tags, before its
+    /// partition, each agent case over `connections` when given (they replace every
+    /// case's own, as [`crate::RunOptions::connections`] does).
+    pub fn suite(&self, cases: &[Case], connections: Option<&[Connection]>) -> SuiteId {
+        let mut ids: Vec<String> = Vec::new();
+        for case in cases.iter().filter(|c| self.matches(c)) {
+            for connection in crate::engine::connections_of(case, connections) {
+                let unit = crate::engine::unit_id(case, connection);
+                ids.push(format!("{}\t{}\n", unit.case_id, unit.connection));
+            }
+        }
+        ids.sort();
+        let digest = Sha256::digest(ids.concat().as_bytes());
+        SuiteId {
+            fingerprint: digest.iter().take(8).map(|b| format!("{b:02x}")).collect(),
+            units: ids.len(),
+        }
+    }
+}
+
 /// The outcome of [`Selection::select`].
 #[derive(Debug, Clone)]
 pub struct Selected {
@@ -471,6 +505,32 @@ mod tests {
         (0..n)
             .map(|i| case(&format!("{i:012x}"), &format!("c{i}"), &[]))
             .collect()
+    }
+
+    #[test]
+    fn every_part_of_a_suite_has_the_suite_of_the_whole() {
+        use assay_spec::model::data_driven::Connection;
+        let cases = many(10);
+        let over = [Connection::Direct, Connection::Http];
+        let whole = Selection::all().suite(&cases, Some(&over));
+        assert_eq!(whole.units, 20, "each case over each connection");
+        assert_eq!(whole.fingerprint.len(), 16);
+        for i in 1..=3 {
+            let part = Selection::all().partition(Partition::shard(&format!("{i}/3")).unwrap());
+            assert_eq!(part.suite(&cases, Some(&over)), whole);
+        }
+        // Order does not matter; what is selected does.
+        let mut reversed = cases.clone();
+        reversed.reverse();
+        assert_eq!(Selection::all().suite(&reversed, Some(&over)), whole);
+        let filtered = Selection::all()
+            .filter("c1")
+            .unwrap()
+            .suite(&cases, Some(&over));
+        assert_ne!(filtered.fingerprint, whole.fingerprint);
+        let direct = Selection::all().suite(&cases, Some(&over[..1]));
+        assert_eq!(direct.units, 10);
+        assert_ne!(direct.fingerprint, whole.fingerprint);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use assay_check::Status;
 use assay_judge::ModeInput;
 use assay_report::{ReportError, Reporters};
 use assay_run::events::{Event, SampleReport, UnitReport};
-use assay_run::select::{EmptyRun, NoTests};
+use assay_run::select::{EmptyRun, NoTests, SuiteId};
 use assay_run::{RunOptions, Selection, Summary, run_plan};
 use assay_spec::Plan;
 use assay_spec::inputs::{Inputs, load_paths};
@@ -33,6 +33,9 @@ pub struct Prepared {
     pub empty: Option<EmptyRun>,
     /// Lines worth telling the user about the selection (what `--rerun-failed` reruns).
     pub notes: Vec<String>,
+    /// The suite the plan's units were selected from, before the partition (what
+    /// `assay report merge` checks shards by); `None` when nothing could be selected.
+    pub suite: Option<SuiteId>,
 }
 
 /// Loads every file under `paths` (within the settings' input limits; strict when the
@@ -61,6 +64,7 @@ pub fn prepare(
             plan: Plan::default(),
             empty: None,
             notes: Vec::new(),
+            suite: None,
         };
     }
     let models = settings.models();
@@ -85,10 +89,12 @@ pub fn prepare(
                     plan: Plan::default(),
                     empty: Some(empty),
                     notes,
+                    suite: None,
                 };
             }
         }
     }
+    let suite = selection.suite(&cases, settings.run_options(None).connections.as_deref());
     let selected = selection.select(cases);
     let empty = selected.empty_run(no_tests);
     let secrets = inputs.redactor();
@@ -100,6 +106,7 @@ pub fn prepare(
         },
         empty,
         notes,
+        suite: Some(suite),
     }
 }
 

@@ -91,6 +91,8 @@ impl Settings {
             filters: selection.filter_patterns(),
             tags: selection.tags().to_vec(),
             partition: selection.bucket().map(|p| p.to_string()),
+            // The caller knows the suite, from `Prepared::suite`.
+            suite: None,
             connections: o.connections.iter().map(|c| c.to_string()).collect(),
             samples: o.samples,
             models: o.models.clone(),

@@ -8,6 +8,7 @@ pub(crate) mod convert;
 pub(crate) mod init;
 pub(crate) mod judge;
 pub(crate) mod list;
+pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod runs;
 pub(crate) mod schema;

@@ -11,12 +11,16 @@
 //! with nothing to rerun exits 0 with a note. Every run also writes
 //! `.assay/last-run.json` for `--rerun-failed`; when it cannot, that is a warning.
 
+use std::path::PathBuf;
+
 use anyhow::Context;
+use assay_report::format::{RunInfo, Suite};
 use assay_report::{
     Github, Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, MatrixReport, Output,
     Reporters, Verbosity,
 };
 use assay_run::Summary;
+use assay_settings::history::git_state;
 use assay_settings::{Prepared, Session, Settings, SettingsError, fit_open_files, prepare};
 
 use super::report_empty;
@@ -122,7 +126,7 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
     // run's reports are gone from now on, whatever happens to this run.
     // `--format`, else `github` in GitHub Actions: the environment is read here, once.
     let stdout_format = RunFormat::resolve(args.format, output::in_github_actions());
-    let mut reporters = match reporters(args, color, stdout_format) {
+    let (mut reporters, jsonl) = match reporters(args, color, stdout_format) {
         Ok(reporters) => reporters,
         Err(e) => {
             output::stderr(&format!("error: {e:#}\n"));
@@ -152,20 +156,8 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
             )),
         }
     }
-    // The history keeps every run that runs something (`.assay/runs/<id>.jsonl`); one
-    // that cannot be kept is a warning, as the last run is.
-    if !prepared.plan.cases.is_empty()
-        && let Ok(selection) = args.target.selection()
-    {
-        let run = settings.run_settings(&args.target.paths, &selection);
-        match settings.history_report(run) {
-            Ok((report, _)) => {
-                reporters.push(HISTORY, report);
-            }
-            Err(e) => output::stderr(&format!(
-                "warning: this run is not kept in the history: {e}\n"
-            )),
-        }
+    if let Err(code) = history_and_stream(&settings, args, &prepared, &mut reporters, jsonl) {
+        return Ok(code);
     }
     let models = settings.models();
     if models.len() > 1 {
@@ -238,6 +230,65 @@ pub(crate) fn prune_history(settings: &Settings) {
     }
 }
 
+/// Adds the reporter that keeps the run in the history, when it runs something, and the
+/// `--jsonl` stream, both starting with the run's `run` line. `Err` holds the exit code
+/// when the stream cannot be written.
+fn history_and_stream(
+    settings: &Settings,
+    args: &RunArgs,
+    prepared: &Prepared,
+    reporters: &mut Reporters,
+    jsonl: Option<(PathBuf, JsonLines)>,
+) -> Result<(), ExitCode> {
+    // What chose the units, with the suite they came from (the same in every shard of
+    // it): the `run` line of the history's file and of `--jsonl`.
+    let run_settings = args.target.selection().ok().map(|selection| {
+        let mut run = settings.run_settings(&args.target.paths, &selection);
+        run.suite = prepared
+            .suite
+            .as_ref()
+            .map(|s| Suite::new(s.fingerprint.clone(), s.units as u64));
+        run
+    });
+    // The history keeps every run that runs something (`.assay/runs/<id>.jsonl`); one
+    // that cannot be kept is a warning, as the last run is.
+    let mut info = None;
+    if !prepared.plan.cases.is_empty()
+        && let Some(run) = &run_settings
+    {
+        match settings.history_report(run.clone()) {
+            Ok((report, kept)) => {
+                reporters.push(HISTORY, report);
+                info = Some(kept);
+            }
+            Err(e) => output::stderr(&format!(
+                "warning: this run is not kept in the history: {e}\n"
+            )),
+        }
+    }
+    // `--jsonl` starts with the history's `run` line (a new one when the history keeps
+    // no file of this run), so the stream says which run and suite it is on its own.
+    if let Some((path, lines)) = jsonl {
+        let info = info.unwrap_or_else(|| {
+            RunInfo::starting(
+                "run",
+                git_state(&settings.project_dir()),
+                run_settings.unwrap_or_default(),
+            )
+        });
+        match lines.with_run(&info) {
+            Ok(lines) => {
+                reporters.push("jsonl", lines);
+            }
+            Err(e) => {
+                output::stderr(&format!("error: cannot write {}: {e}\n", path.display()));
+                return Err(ExitCode::ERROR);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether a note of the session is printed: with `-q` only warnings are (not where
 /// the demo agents listen, nor which judge was picked).
 fn shown(note: &str, quiet: bool) -> bool {
@@ -257,7 +308,13 @@ fn exit_code(summary: &Summary) -> ExitCode {
     }
 }
 
-fn reporters(args: &RunArgs, color: bool, stdout_format: RunFormat) -> anyhow::Result<Reporters> {
+/// The reporters `args` ask for, and apart from them the `--jsonl` stream, which gets
+/// its `run` line once the run's settings are known.
+fn reporters(
+    args: &RunArgs,
+    color: bool,
+    stdout_format: RunFormat,
+) -> anyhow::Result<(Reporters, Option<(PathBuf, JsonLines)>)> {
     let mut reporters = Reporters::new();
     let verbosity = if args.quiet {
         Verbosity::Quiet
@@ -276,11 +333,13 @@ fn reporters(args: &RunArgs, color: bool, stdout_format: RunFormat) -> anyhow::R
             transcripts: args.show_transcript,
         }),
     );
-    if let Some(path) = &args.jsonl {
-        let r =
-            JsonLines::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-        reporters.push("jsonl", r);
-    }
+    let jsonl = match &args.jsonl {
+        Some(path) => Some((
+            path.clone(),
+            JsonLines::create(path).with_context(|| format!("cannot write {}", path.display()))?,
+        )),
+        None => None,
+    };
     if let Some(path) = &args.json {
         let out = Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
         reporters.push("json", JsonReport::new(out));
@@ -312,5 +371,5 @@ fn reporters(args: &RunArgs, color: bool, stdout_format: RunFormat) -> anyhow::R
             },
         );
     }
-    Ok(reporters)
+    Ok((reporters, jsonl))
 }

@@ -4,7 +4,10 @@
 //!
 //! These types belong to the reports, not to the engine: the reporters convert the
 //! engine's [`Event`](assay_run::Event)s into them (the `From` impls in this module), so
-//! renaming a field inside the engine cannot change what CI reads. Every document
+//! renaming a field inside the engine cannot change what CI reads. The conversion also
+//! runs backwards ([`Line::to_event`], [`Record::to_event`], `TryFrom<&Unit>` for
+//! [`UnitReport`](assay_run::UnitReport)) so that a stored run can be fed to the
+//! reporters again ([`crate::rebuild`]). Every document
 //! carries `schema_version` ([`SCHEMA_VERSION`], now 1); a change that could break a
 //! reader (a field renamed, removed or retyped) raises it, while new fields and new enum
 //! values may appear within a version, which is why the types are `#[non_exhaustive]`.
@@ -31,6 +34,9 @@
 //! ```
 
 mod convert;
+mod revert;
+
+pub use revert::RevertError;
 
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
@@ -75,7 +81,9 @@ pub struct Line {
 #[non_exhaustive]
 pub enum Record {
     /// Which run this is: the first line of a run kept in the history
-    /// (`.assay/runs/<id>.jsonl`); the `--jsonl` stream does not have it.
+    /// (`.assay/runs/<id>.jsonl`) and of `assay run --jsonl`'s stream (the same line
+    /// in both); a stream written by an older Assay, or by a reporter fed events alone,
+    /// does not have it.
     Run(RunInfo),
     /// The run starts.
     RunStarted {
@@ -110,7 +118,8 @@ pub struct RunInfo {
     pub id: String,
     /// When it started: RFC 3339, UTC.
     pub started_at: String,
-    /// The command: `run` or `assess`.
+    /// The command: `run`, `assess`, or `merge` for the shards of a suite made one
+    /// run by `assay report merge`.
     pub command: String,
     /// The git commit of the project folder, when it is in a git work tree.
     pub git: Option<GitState>,
@@ -141,6 +150,12 @@ pub struct RunSettings {
     pub tags: Vec<String>,
     /// `--partition` / `--shard`, as `kind:i/n`.
     pub partition: Option<String>,
+    /// The suite the units were selected from, before the partition: the same for every
+    /// part of one suite split with `--shard`, so `assay report merge` can tell that
+    /// shards belong together and which part is missing. Absent in runs written by an
+    /// older Assay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<Suite>,
     /// `--connection` overrides.
     pub connections: Vec<String>,
     /// `--samples`.
@@ -153,6 +168,27 @@ pub struct RunSettings {
     pub fail_fast: bool,
     /// `--rerun-failed`.
     pub rerun_failed: bool,
+}
+
+/// The suite a run's units were selected from (by files, filters and tags), before
+/// `--partition` / `--shard` kept its part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Suite {
+    /// 16 hex digits: a hash of the selected units' ids (case id and connection).
+    pub fingerprint: String,
+    /// How many units the whole suite has.
+    pub units: u64,
+}
+
+impl Suite {
+    /// The suite with this `fingerprint` and `units`.
+    pub fn new(fingerprint: impl Into<String>, units: u64) -> Suite {
+        Suite {
+            fingerprint: fingerprint.into(),
+            units,
+        }
+    }
 }
 
 impl RunInfo {

@@ -10,6 +10,7 @@ mod json;
 mod junit;
 mod markdown;
 mod output;
+mod rebuild;
 mod schema;
 mod show;
 mod snapshots;
