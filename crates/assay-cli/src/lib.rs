@@ -71,6 +71,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Assess(args) => commands::assess::run(&args, color),
         Command::Show(args) => commands::show::run(&args),
         Command::Runs(args) => commands::runs::run(&args, color),
+        Command::Compare(args) => commands::compare::run(&args, color),
         Command::Judge(args) => match &args.command {
             args::JudgeCommand::Check(check) => commands::judge::check(check, color),
         },

@@ -61,7 +61,7 @@ pub enum CompareError {
     },
     /// Too few runs are kept to pick two.
     #[error(
-        "comparing needs two runs and {found} is kept in {}; run `assay run` again, or name the runs or report files to compare",
+        "comparing needs two runs, and the history in {} keeps {found}; run `assay run` again, or name the runs or report files to compare",
         dir.display()
     )]
     TooFew {

@@ -75,6 +75,9 @@ pub struct Config {
     /// LangGraph server that `framework: langgraph` runs its assistants on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frameworks: Option<FrameworksConfig>,
+    /// What `assay compare` reports as a change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare: Option<crate::model::compare::CompareConfig>,
 }
 
 /// `[frameworks]`: the servers frameworks run on.

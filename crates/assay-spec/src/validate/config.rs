@@ -32,6 +32,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             "includes",
             "max_input_bytes",
             "frameworks",
+            "compare",
         ],
         |_| None,
     );
@@ -89,6 +90,9 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     input_limits(root, &at, cx, &mut config);
     if let Some(f) = root.get("frameworks") {
         config.frameworks = frameworks(f, &at.key("frameworks"), cx);
+    }
+    if let Some(c) = root.get("compare") {
+        config.compare = super::compare::compare_config(c, &at.key("compare"), cx);
     }
     (cx.errors() == before).then_some(config)
 }
