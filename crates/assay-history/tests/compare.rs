@@ -323,3 +323,63 @@ fn the_comparison_is_json_and_an_html_section() {
     assert_eq!(section.rows[0].head, "failed 0/1");
     assert_eq!(section.rows[0].case_id, "id-greets");
 }
+
+fn row(id: &str, commit: Option<&str>) -> assay_history::RunRow {
+    assay_history::RunRow {
+        id: id.to_owned(),
+        started_at: String::new(),
+        commit: commit.map(str::to_owned),
+        dirty: false,
+        branch: None,
+        passed: 0,
+        failed: 0,
+        errored: 0,
+        skipped: 0,
+        duration: None,
+        finished: true,
+    }
+}
+
+#[test]
+fn runs_are_picked_by_id_or_a_unique_start_of_one() {
+    use assay_history::compare::{CompareError, newest_on, pick};
+    // Newest first, as the index lists them.
+    let rows = [
+        row("20261125T0300-c", Some("bbb")),
+        row("20261125T0200-b", Some("aaa")),
+        row("20261125T0100-a", Some("aaa")),
+    ];
+    assert_eq!(
+        pick(&rows, "20261125T0200-b").unwrap().id,
+        "20261125T0200-b"
+    );
+    assert_eq!(pick(&rows, "20261125T01").unwrap().id, "20261125T0100-a");
+    let e = pick(&rows, "20261125").unwrap_err();
+    assert!(matches!(e, CompareError::Ambiguous { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("20261125T0300-c, 20261125T0200-b, 20261125T0100-a")
+    );
+    let e = pick(&rows, "2027").unwrap_err();
+    assert!(
+        e.to_string().contains("`assay runs` lists the kept runs"),
+        "{e}"
+    );
+
+    // The newest run of the first commit any run is of, never the head itself.
+    assert_eq!(
+        newest_on(&rows, &["aaa"], None).unwrap().id,
+        "20261125T0200-b"
+    );
+    assert_eq!(
+        newest_on(&rows, &["aaa"], Some("20261125T0200-b"))
+            .unwrap()
+            .id,
+        "20261125T0100-a"
+    );
+    assert_eq!(
+        newest_on(&rows, &["zzz", "bbb"], None).unwrap().id,
+        "20261125T0300-c"
+    );
+    assert!(newest_on(&rows, &["zzz"], None).is_none());
+}
