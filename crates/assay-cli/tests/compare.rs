@@ -1,15 +1,18 @@
 //! `assay compare` end to end, on runs the demo agents made and the history kept:
 //! regressions, fixes, new and removed cases matched by case id (an edited expectation
 //! keeps its case), sampled pass rates, the three formats, `--fail-on-regression`,
-//! runs named by id, by the start of one or by file, and `--base-branch`.
+//! runs named by id, by the start of one or by file, `--base-branch`, and a gist
+//! check's judge (a fake OpenAI server on 127.0.0.1) giving another reason.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use assay_testkit::providers::Reply;
+use assay_testkit::providers::openai::FakeOpenAi;
+use serde_json::{Value, json};
 
 mod support;
-use support::{assay, text};
+use support::{assay, assay_isolated, runtime, text};
 
 /// A case against the demo `echo` agent that sends `sent` and expects `expected` back
 /// (so it passes when they are the same). Cases with different `sent` have different
@@ -98,10 +101,12 @@ fn the_two_newest_runs_are_compared_in_every_format() {
     let out = ok(&assay(p, &["compare"]), 0);
     assert!(out.starts_with(&format!("base  {}", ids[0])), "{out}");
     assert!(out.contains(&format!("\nhead  {}", ids[1])), "{out}");
+    // Timing changes (none asserted on) would come between the cases and `unchanged`.
     assert!(
-        out.contains("1 regression, 1 fix, 1 new case, 1 removed case; 1 unchanged"),
+        out.contains("\n1 regression, 1 fix, 1 new case, 1 removed case"),
         "{out}"
     );
+    assert!(out.contains("; 1 unchanged\n"), "{out}");
     assert!(
         out.contains("Regressions\n  breaks [direct]  passed 1/1 → failed 0/1\n"),
         "{out}"
@@ -250,7 +255,8 @@ fn a_sampled_case_regresses_when_its_drop_is_not_chance() {
     // A looser level in assay.toml makes the small drop a regression too.
     std::fs::write(p.join("assay.toml"), "[compare]\nalpha = 0.2\n").unwrap();
     let out = ok(&assay(p, &["compare"]), 0);
-    assert!(out.contains("2 regressions; 0 unchanged"), "{out}");
+    assert!(out.contains("\n2 regressions"), "{out}");
+    assert!(!out.contains("Within chance"), "{out}");
     // A bad [compare] is refused, naming the key.
     std::fs::write(p.join("assay.toml"), "[compare]\nalpha = 2\n").unwrap();
     let out = assay(p, &["compare"]);
@@ -317,5 +323,63 @@ fn the_base_branch_is_the_newest_run_of_its_commit() {
         text(&out.stderr).contains("git knows no branch or commit `nosuchbranch`"),
         "{}",
         text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_gist_check_whose_judge_changed_its_mind_shows_both_reasons() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(
+        p.join("trivia.hocon"),
+        "{\n  agent = music_nerd_pro\n  connections = [direct]\n  interactions = [\n    {\n      text = \"Who did Yellow Submarine?\"\n      response { text { gist = \"Names the band\" } }\n    }\n  ]\n}\n",
+    )
+    .unwrap();
+    let env = [
+        ("OPENAI_BASE_URL", fake.base_url()),
+        ("OPENAI_API_KEY", "sk-compare-test".to_owned()),
+    ];
+    let args = [
+        "run",
+        "--demo",
+        "trivia.hocon",
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--no-cache",
+    ];
+    for (pass, reason, code) in [
+        (true, "it names the Beatles", 0),
+        (false, "it names <no> band | at all", 1),
+    ] {
+        fake.script(Reply::structured(
+            json!({"verdict": if pass { "pass" } else { "fail" }, "reason": reason}),
+        ));
+        let out = assay_isolated(p, &args, &env);
+        assert_eq!(out.status.code(), Some(code), "{}", text(&out.stderr));
+    }
+
+    let out = ok(&assay(p, &["compare"]), 0);
+    // (The demo agent's latency may differ between the runs: not asserted on.)
+    assert!(out.contains("\n1 regression, "), "{out}");
+    assert!(
+        out.contains(", 1 changed judge reason; 0 unchanged\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "Judge reasons\n  trivia [direct]  interactions[0].response.text.gist: passed → failed\n    was: it names the Beatles\n    now: it names <no> band | at all\n"
+        ),
+        "{out}"
+    );
+    let json: Value =
+        serde_json::from_str(&ok(&assay(p, &["compare", "--format", "json"]), 0)).unwrap();
+    assert_eq!(json["judge"][0]["base_reason"], "it names the Beatles");
+    assert_eq!(json["judge"][0]["head_status"], "failed");
+    let md = ok(&assay(p, &["compare", "--format", "markdown"]), 0);
+    assert!(
+        md.contains(r"failed: it names \<no\> band \| at all"),
+        "{md}"
     );
 }
