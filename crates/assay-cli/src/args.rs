@@ -73,7 +73,7 @@ pub struct CompareArgs {
     /// How to print the comparison
     #[arg(long, value_enum, default_value_t = CompareFormat::Human)]
     pub format: CompareFormat,
-    /// The project configuration, whose folder holds the history and whose [compare] sets the thresholds [default: ./assay.toml when it exists, else the working directory]
+    /// The project configuration, whose folder holds the history and whose `[compare]` sets the thresholds [default: ./assay.toml when it exists, else the working directory]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
