@@ -383,3 +383,36 @@ fn a_gist_check_whose_judge_changed_its_mind_shows_both_reasons() {
         "{md}"
     );
 }
+
+#[test]
+fn the_base_picked_for_a_run_is_a_run_of_the_same_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("stays.yaml"), case("stays", "stays")).unwrap();
+    for _ in 0..3 {
+        run(p, &[], 0);
+    }
+    let ids = run_ids(p);
+    // The middle run kept as another command's (as `assay assess` keeps its runs).
+    let middle = p.join(format!(".assay/runs/{}.jsonl", ids[1]));
+    let kept = std::fs::read_to_string(&middle).unwrap();
+    let assessed = kept.replacen(r#""command":"run""#, r#""command":"assess""#, 1);
+    assert_ne!(kept, assessed);
+    std::fs::write(&middle, assessed).unwrap();
+
+    let out = ok(&assay(p, &["compare"]), 0);
+    assert!(out.starts_with(&format!("base  {}", ids[0])), "{out}");
+    assert!(out.contains(&format!("\nhead  {}", ids[2])), "{out}");
+    // Named, any two runs compare.
+    let out = ok(&assay(p, &["compare", &ids[1], &ids[2]]), 0);
+    assert!(out.starts_with(&format!("base  {}", ids[1])), "{out}");
+    // With the first gone, no other `run` is left to compare with.
+    std::fs::remove_file(p.join(format!(".assay/runs/{}.jsonl", ids[0]))).unwrap();
+    let out = assay(p, &["compare"]);
+    ok(&out, 2);
+    assert!(
+        text(&out.stderr).contains("keeps 1 of `assay run`"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -41,33 +41,36 @@ impl Settings {
             settings: self,
             rows: None,
         };
-        let too_few = |found| CompareError::TooFew {
+        let too_few = |found, command: Option<&str>| CompareError::TooFew {
             found,
+            command: command.map(str::to_owned),
             dir: self.runs_dir(),
         };
         let head = match &query.head {
             Some(q) => kept.side(q)?,
             None => {
                 let rows = kept.rows()?;
-                let newest = rows.first().ok_or_else(|| too_few(0))?.clone();
+                let newest = rows.first().ok_or_else(|| too_few(0, None))?.clone();
                 kept.read(&newest)?
             }
         };
         let head_id = head.info.as_ref().map(|i| i.id.clone());
+        // A base picked for the head is a run of the same command (`run`, `assess`).
+        let command = head.info.as_ref().map(|i| i.command.clone());
         let base = match (&query.base_branch, &query.base) {
             (Some(branch), _) => {
-                let row = self.branch_run(branch, kept.rows()?, head_id.as_deref())?;
+                let rows = kept.of_command(command.as_deref())?;
+                let row = self.branch_run(branch, &rows, head_id.as_deref())?;
                 kept.read(&row)?
             }
             (None, Some(q)) => kept.side(q)?,
             (None, None) => {
-                let rows = kept.rows()?;
-                let found = rows.len();
+                let rows = kept.of_command(command.as_deref())?;
                 let row = rows
                     .iter()
                     .find(|r| Some(r.id.as_str()) != head_id.as_deref())
                     .cloned()
-                    .ok_or_else(|| too_few(found))?;
+                    .ok_or_else(|| too_few(rows.len(), command.as_deref()))?;
                 kept.read(&row)?
             }
         };
@@ -128,6 +131,29 @@ impl Kept<'_> {
         }
         let row = pick(self.rows()?, query)?.clone();
         self.read(&row)
+    }
+
+    /// The kept runs of `command` (all of them when it is not known), newest first.
+    fn of_command(&mut self, command: Option<&str>) -> Result<Vec<RunRow>, CompareError> {
+        let rows = self.rows()?.to_vec();
+        let Some(command) = command else {
+            return Ok(rows);
+        };
+        Ok(rows
+            .into_iter()
+            .filter(|r| self.command(r).is_none_or(|c| c == command))
+            .collect())
+    }
+
+    /// The command of a kept run, from its first line alone.
+    fn command(&self, row: &RunRow) -> Option<String> {
+        use std::io::BufRead as _;
+        let path = self.settings.runs_dir().join(format!("{}.jsonl", row.id));
+        let mut line = String::new();
+        std::io::BufReader::new(std::fs::File::open(path).ok()?)
+            .read_line(&mut line)
+            .ok()?;
+        Some(StoredRun::parse(&line).ok()?.info?.command)
     }
 
     fn read(&self, row: &RunRow) -> Result<Side, CompareError> {

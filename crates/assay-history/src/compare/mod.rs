@@ -61,12 +61,15 @@ pub enum CompareError {
     },
     /// Too few runs are kept to pick two.
     #[error(
-        "comparing needs two runs, and the history in {} keeps {found}; run `assay run` again, or name the runs or report files to compare",
-        dir.display()
+        "comparing needs two runs, and the history in {} keeps {found}{}; run `assay run` again, or name the runs or report files to compare",
+        dir.display(),
+        command.as_ref().map(|c| format!(" of `assay {c}`")).unwrap_or_default()
     )]
     TooFew {
-        /// How many runs are kept.
+        /// How many runs are kept (of the head's command, when known).
         found: usize,
+        /// The head run's command, when the runs were counted for it.
+        command: Option<String>,
         /// The runs folder.
         dir: PathBuf,
     },
