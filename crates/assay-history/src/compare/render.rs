@@ -81,7 +81,13 @@ fn case(c: &CaseRef) -> String {
 }
 
 fn p_value(p: Option<f64>) -> String {
-    p.map_or(String::new(), |p| format!("p = {p:.4}"))
+    p.map_or(String::new(), |p| {
+        if p < 0.0001 {
+            "p < 0.0001".to_owned()
+        } else {
+            format!("p = {p:.4}")
+        }
+    })
 }
 
 fn metric_line(m: &MetricChange) -> String {
@@ -282,7 +288,7 @@ fn changes_md(md: &mut String, title: &str, list: &[Change]) {
             escape(&ch.case.connection),
             outcome(&ch.base),
             outcome(&ch.head),
-            ch.p_value.map_or(String::new(), |p| format!("{p:.4}"))
+            escape(p_value(ch.p_value).trim_start_matches("p = "))
         );
     }
     md.push('\n');
