@@ -55,6 +55,8 @@ pub enum Command {
     Runs(RunsArgs),
     /// Write reports from a stored run (`--from`), or merge the shards of a suite into one run (`merge`)
     Report(ReportArgs),
+    /// Compare two runs: regressions, fixes, new and removed cases, pass rates, latency, tokens, cost, judge reasons
+    Compare(CompareArgs),
 }
 
 /// `assay report`.
@@ -108,6 +110,38 @@ pub struct ReportOutputs {
     /// Print only failures, errors and the summary on stderr
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `assay compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The base run: a kept run's id (or the start of one) or a report file (history file, `--jsonl` stream, `--json` report) [default: the newest kept run other than HEAD]; with --base-branch, the only run given is HEAD
+    pub base: Option<String>,
+    /// The head run, likewise [default: the newest kept run]
+    pub head: Option<String>,
+    /// Compare against the newest kept run of this branch's tip commit, else of its merge base with HEAD
+    #[arg(long, value_name = "BRANCH", conflicts_with = "head")]
+    pub base_branch: Option<String>,
+    /// Exit 1 when a case regressed
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// How to print the comparison
+    #[arg(long, value_enum, default_value_t = CompareFormat::Human)]
+    pub format: CompareFormat,
+    /// The project configuration, whose folder holds the history and whose `[compare]` sets the thresholds [default: ./assay.toml when it exists, else the working directory]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// How `assay compare` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    /// Text for people
+    Human,
+    /// Markdown for a pull request's comment: a headline, the regressions, the rest folded
+    Markdown,
+    /// One JSON document on stdout
+    Json,
 }
 
 /// `assay runs`.

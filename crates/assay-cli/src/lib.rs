@@ -72,6 +72,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show(args) => commands::show::run(&args),
         Command::Runs(args) => commands::runs::run(&args, color),
         Command::Report(args) => commands::report::run(&args, color),
+        Command::Compare(args) => commands::compare::run(&args, color),
         Command::Judge(args) => match &args.command {
             args::JudgeCommand::Check(check) => commands::judge::check(check, color),
         },

@@ -186,7 +186,7 @@ fn details(unit: &UnitReport) -> String {
 
 /// Text safe in a heading or a table cell: Markdown punctuation escaped, line breaks
 /// turned into spaces.
-pub(crate) fn escape(text: &str) -> String {
+pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in clean(text).chars() {
         match c {

@@ -141,7 +141,7 @@ pub fn git_state(dir: &Path) -> Option<GitState> {
 }
 
 /// What `git args...` prints in `dir`, when it succeeds.
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Option<String> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)

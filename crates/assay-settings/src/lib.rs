@@ -49,6 +49,7 @@
 //! # });
 //! ```
 
+mod compare;
 #[cfg(feature = "demo")]
 pub mod demo;
 mod drive;
@@ -66,6 +67,7 @@ mod session;
 mod settings;
 pub mod watch;
 
+pub use compare::RunQuery;
 pub use drive::{Prepared, Ran, assess_unit, name_modes, prepare};
 pub use error::SettingsError;
 pub use files::{FILES_BASE, FILES_PER_JOB, files_needed, fit_open_files};

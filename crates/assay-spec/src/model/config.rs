@@ -85,6 +85,9 @@ pub struct Config {
     #[schemars(extend("propertyNames" = {"pattern": "^[A-Za-z0-9_-]+:.+$"}))]
     #[schemars(extend("examples" = [{"openai:gpt-4o-mini": {"input": 0.15, "output": 0.6}}]))]
     pub prices: BTreeMap<String, PriceConfig>,
+    /// What `assay compare` reports as a change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare: Option<crate::model::compare::CompareConfig>,
 }
 
 /// `[history]`: where `assay run` and `assay assess` keep their runs, and which they

@@ -2,6 +2,7 @@
 //!
 //! The `JsonSchema` derives here generate the files in `schemas/`.
 
+pub mod compare;
 pub mod config;
 pub mod data_driven;
 pub mod family;

@@ -34,6 +34,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             "frameworks",
             "history",
             "prices",
+            "compare",
         ],
         |_| None,
     );
@@ -97,6 +98,9 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     }
     if let Some(p) = root.get("prices") {
         config.prices = super::history::prices(p, &at.key("prices"), cx);
+    }
+    if let Some(c) = root.get("compare") {
+        config.compare = super::compare::compare_config(c, &at.key("compare"), cx);
     }
     (cx.errors() == before).then_some(config)
 }

@@ -1,0 +1,64 @@
+//! `assay compare [BASE] [HEAD]`: what changed from one run to another, from the
+//! history or from report files; the comparison to stdout as text, Markdown or JSON.
+//!
+//! Exit codes: 0 when compared; 1 when a case regressed and `--fail-on-regression` was
+//! given; 2 when the settings are invalid or a run cannot be found or read.
+
+use assay_history::compare::{compare, render};
+use assay_settings::{Overrides, RunQuery, Settings};
+
+use super::run::settings_error;
+use crate::args::{CompareArgs, CompareFormat};
+use crate::exit::ExitCode;
+use crate::output;
+
+/// Compares the runs `args` name.
+pub(crate) fn run(args: &CompareArgs, color: bool) -> anyhow::Result<ExitCode> {
+    let settings = match Settings::load(args.config.as_deref(), Overrides::default()) {
+        Ok(settings) => settings,
+        Err(e) => return Ok(settings_error(&e, color)),
+    };
+    // With --base-branch the one run given is the head.
+    let query = match &args.base_branch {
+        Some(branch) => RunQuery {
+            base: None,
+            head: args.base.clone(),
+            base_branch: Some(branch.clone()),
+        },
+        None => RunQuery {
+            base: args.base.clone(),
+            head: args.head.clone(),
+            base_branch: None,
+        },
+    };
+    let (base, head) = match settings.compare_sides(&query) {
+        Ok(sides) => sides,
+        Err(e) => {
+            output::stderr(&format!("error: {e}\n"));
+            return Ok(ExitCode::INVALID);
+        }
+    };
+    for side in [&base, &head] {
+        if !side.finished {
+            output::stderr(&format!(
+                "warning: {} did not finish; only its finished cases are compared\n",
+                side.label
+            ));
+        }
+    }
+    let comparison = compare(&base, &head, &settings.compare_thresholds());
+    let text = match args.format {
+        CompareFormat::Human => render::human(&comparison),
+        CompareFormat::Markdown => render::markdown(&comparison),
+        CompareFormat::Json => {
+            let mut text = serde_json::to_string_pretty(&comparison)?;
+            text.push('\n');
+            text
+        }
+    };
+    let _ = output::stdout(&text);
+    if args.fail_on_regression && comparison.has_regression() {
+        return Ok(ExitCode::FAILURES);
+    }
+    Ok(ExitCode::OK)
+}
