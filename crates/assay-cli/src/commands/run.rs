@@ -13,8 +13,8 @@
 
 use anyhow::Context;
 use assay_report::{
-    Github, Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, MatrixReport, Output,
-    Reporters, Verbosity,
+    Github, HtmlReport, Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, MatrixReport,
+    Output, Reporters, Verbosity,
 };
 use assay_run::Summary;
 use assay_settings::{Prepared, Session, Settings, SettingsError, fit_open_files, prepare};
@@ -129,6 +129,20 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::INVALID);
         }
     };
+    // `--html`: its file is checked with the others; the page shows what the history
+    // knows of the run (id, commit, settings) once that is known.
+    let page_run = match html_report(args) {
+        Ok(Some(html)) => {
+            let slot = html.run_info();
+            reporters.push("html", html);
+            Some(slot)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            output::stderr(&format!("error: {e:#}\n"));
+            return Ok(ExitCode::INVALID);
+        }
+    };
     let settings = match settings_quiet(&args.target, color, args.quiet) {
         Ok(settings) => settings,
         Err(code) => return Ok(code),
@@ -159,7 +173,10 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
     {
         let run = settings.run_settings(&args.target.paths, &selection);
         match settings.history_report(run) {
-            Ok((report, _)) => {
+            Ok((report, info)) => {
+                if let Some(slot) = &page_run {
+                    let _ = slot.set(info);
+                }
                 reporters.push(HISTORY, report);
             }
             Err(e) => output::stderr(&format!(
@@ -251,6 +268,15 @@ fn exit_code(summary: &Summary) -> ExitCode {
     } else {
         ExitCode::OK
     }
+}
+
+/// The `--html` page's reporter, when one is asked for.
+fn html_report(args: &RunArgs) -> anyhow::Result<Option<HtmlReport>> {
+    let Some(path) = &args.html else {
+        return Ok(None);
+    };
+    let out = Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(Some(HtmlReport::new(out)))
 }
 
 fn reporters(args: &RunArgs, color: bool, stdout_format: RunFormat) -> anyhow::Result<Reporters> {
