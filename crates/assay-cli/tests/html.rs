@@ -210,9 +210,8 @@ fn the_page_filters_and_expands_in_headless_chromium() {
     browser.tab.type_str("home").unwrap();
     assert_eq!(browser.rows(), 1);
     assert_eq!(
-        browser.eval("document.querySelector('#cases tbody tr.unit').dataset.case")
-            == browser.eval("document.querySelector('details.failure').dataset.case"),
-        true,
+        browser.eval("document.querySelector('#cases tbody tr.unit').dataset.case"),
+        browser.eval("document.querySelector('details.failure').dataset.case"),
         "the failing case is the one left"
     );
     assert_eq!(
@@ -250,6 +249,22 @@ fn the_page_filters_and_expands_in_headless_chromium() {
     ] {
         assert!(shown.contains(expected), "{expected:?} not in {shown}");
     }
+    // A click on the failing case's row opens the same, under the row; another closes it.
+    let row = browser
+        .tab
+        .find_element("#cases tbody tr.unit.openable")
+        .unwrap();
+    row.click().unwrap();
+    assert_eq!(
+        browser.eval("document.querySelectorAll('#cases tr.inline-detail .turn').length"),
+        2
+    );
+    row.click().unwrap();
+    assert_eq!(
+        browser.eval("document.querySelectorAll('#cases tr.inline-detail').length"),
+        0
+    );
+
     let shot = browser.screenshot("html-report.png");
     assert!(
         std::fs::metadata(&shot).unwrap().len() > 10_000,
