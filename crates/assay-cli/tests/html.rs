@@ -265,6 +265,7 @@ fn the_page_filters_and_expands_in_headless_chromium() {
         0
     );
 
+    browser.eval("document.querySelector('details.failure').scrollIntoView()");
     let shot = browser.screenshot("html-report.png");
     assert!(
         std::fs::metadata(&shot).unwrap().len() > 10_000,
@@ -353,6 +354,63 @@ fn ten_thousand_cases_stay_usable_in_headless_chromium() {
     )
     .unwrap();
     browser.screenshot("html-10k.png");
+    assert_eq!(browser.errors(), Vec::<String>::new(), "no console error");
+}
+
+/// A comparison's page: its changes listed first, regressions first, and each case in
+/// the table marked with its changes, which the search box finds.
+#[test]
+#[cfg_attr(
+    not(assay_browser_tests),
+    ignore = "needs headless Chromium: set ASSAY_BROWSER_TESTS=1 with Debian's chromium installed (.ci/run does)"
+)]
+fn a_comparison_page_marks_its_regressions_in_headless_chromium() {
+    use assay_report::html::{CompareRow, CompareSection};
+    let report = generated_report(20);
+    let mut compare = CompareSection::new("base-run", "head-run");
+    let mut latency = CompareRow::new("latency", "case-0005", &format!("{:016x}", 5), "openai");
+    latency.base = "0.30 s".into();
+    latency.head = "0.45 s".into();
+    latency.detail = "+50%".into();
+    let mut regression =
+        CompareRow::new("regression", "case-0003", &format!("{:016x}", 3), "direct");
+    regression.base = "passed".into();
+    regression.head = "failed".into();
+    compare.rows = vec![latency, regression];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("compare.html");
+    let page =
+        assay_report::html::render(&report.units, Some(&report.summary), None, Some(&compare));
+    std::fs::write(&path, page).unwrap();
+
+    let browser = Browser::launch();
+    browser.open(&path);
+    assert_eq!(
+        browser.eval(
+            "[...document.querySelectorAll('#compare tbody tr')].map(r => r.className).join(' ')"
+        ),
+        "regression latency"
+    );
+    browser
+        .tab
+        .find_element("#filter")
+        .unwrap()
+        .click()
+        .unwrap();
+    browser.tab.type_str("regression").unwrap();
+    assert_eq!(browser.rows(), 1);
+    assert_eq!(
+        browser.eval(
+            "document.querySelector('#cases tbody tr.unit td:nth-child(2)').firstChild.textContent"
+        ),
+        "case-0003"
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('#cases tbody tr.unit td').textContent"),
+        "failed regression",
+        "the case's status, then its change"
+    );
+    browser.screenshot("html-compare.png");
     assert_eq!(browser.errors(), Vec::<String>::new(), "no console error");
 }
 

@@ -46,6 +46,8 @@ pub(super) struct UnitView<'a> {
     cost: Option<f64>,
     judges: Vec<JudgeView<'a>>,
     failure: Option<FailureView<'a>>,
+    /// In a comparison, how the unit changed (`regression`, `latency`, ...).
+    changes: Vec<&'a str>,
 }
 
 /// A judge's verdict on one sample (a `gist` or `not_gist` check), with its reason.
@@ -91,9 +93,20 @@ impl<'a> PageData<'a> {
         run: Option<&'a RunInfo>,
         compare: Option<&'a CompareSection>,
     ) -> PageData<'a> {
+        let mut units: Vec<UnitView<'a>> = units.iter().map(UnitView::new).collect();
+        if let Some(compare) = compare {
+            for unit in &mut units {
+                unit.changes = compare
+                    .rows
+                    .iter()
+                    .filter(|r| r.case_id == unit.case_id && r.connection == unit.connection)
+                    .map(|r| r.kind.as_str())
+                    .collect();
+            }
+        }
         PageData {
             run,
-            units: units.iter().map(UnitView::new).collect(),
+            units,
             compare,
         }
     }
@@ -155,6 +168,7 @@ impl<'a> UnitView<'a> {
             cost: (!costs.is_empty()).then(|| costs.iter().sum()),
             judges,
             failure: FailureView::new(unit),
+            changes: Vec::new(),
         }
     }
 }

@@ -6,7 +6,7 @@
   const PAGE = 200;
   const data = JSON.parse(document.getElementById("assay-data").textContent);
   const units = data.units;
-  units.forEach((u, i) => { u.i = i; u.haystack = [u.name, u.file, u.case_id, u.target, u.connection, u.dialect, u.verdict].join(" ").toLowerCase(); });
+  units.forEach((u, i) => { u.i = i; u.haystack = [u.name, u.file, u.case_id, u.target, u.connection, u.dialect, u.verdict, ...u.changes].join(" ").toLowerCase(); });
   const rank = { errored: 0, failed: 1, passed: 2, unscored: 3, skipped: 4 };
 
   function el(tag, attrs, ...children) {
@@ -15,13 +15,13 @@
       if (v === null || v === undefined || v === false) continue;
       if (k === "class") node.className = v; else node.setAttribute(k, v === true ? "" : v);
     }
-    for (const child of children.flat()) {
+    for (const child of children.flat(Infinity)) {
       if (child === null || child === undefined) continue;
       node.append(child instanceof Node ? child : String(child));
     }
     return node;
   }
-  const secs = (s) => s === null || s === undefined ? "" : s < 1 ? Math.round(s * 1000) + " ms" : s.toFixed(2) + " s";
+  const secs = (s) => s === null || s === undefined ? "" : s < 0.001 ? "<1 ms" : s < 1 ? Math.round(s * 1000) + " ms" : s.toFixed(2) + " s";
   const usd = (c) => c === null || c === undefined ? "" : "$" + (c < 0.01 ? c.toPrecision(2) : c.toFixed(2));
   const show = (v) => typeof v === "string" ? v : JSON.stringify(v, null, 2);
   const tag = (status) => el("span", { class: "tag " + status }, status);
@@ -88,7 +88,7 @@
 
   function row(u) {
     const tr = el("tr", { class: "unit " + u.verdict + (u.failure ? " openable" : ""), "data-case": u.case_id },
-      el("td", {}, tag(u.verdict)),
+      el("td", {}, tag(u.verdict), u.changes.flatMap((c) => [" ", tag(c)])),
       el("td", {}, u.name, el("div", { class: "file" }, u.file)),
       el("td", {}, u.dialect),
       el("td", {}, u.connection, el("div", { class: "id" }, u.target)),
@@ -134,7 +134,7 @@
     return el("div", { class: "turn" },
       el("h4", {}, "Turn " + (t.index + 1) + " · " + secs(t.duration) +
         (t.usage ? " · " + ((t.usage.input || 0) + (t.usage.output || 0)) + " tokens" : "") +
-        " · " + t.checks.length + " checks" + (failing ? ", " + failing + " not passed" : "")),
+        " · " + t.checks.length + (t.checks.length === 1 ? " check" : " checks") + (failing ? ", " + failing + " not passed" : "")),
       part("sent", t.sent), part("sent sly_data", t.sent_sly_data), part("answer", t.answer),
       part("structure", t.structure), part("sly_data", t.sly_data),
       (t.trajectory || []).length ? part("tool calls", t.trajectory.map((c) => ({ turn: c.turn, tool: c.tool, arguments: c.arguments, result: c.result, is_error: c.is_error || undefined }))) : [],

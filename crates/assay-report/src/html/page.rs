@@ -109,7 +109,7 @@ fn summary_html(units: &[Unit], summary: Option<&Summary>) -> String {
          <span class=\"errored\">{errored} errored</span>, {skipped} skipped"
     );
     if let Some(d) = duration {
-        let _ = write!(out, " in {}", seconds(d));
+        let _ = write!(out, " in {}", escape(&seconds(d)));
     }
     out.push_str(note);
     out.push_str("</p>");
@@ -226,9 +226,11 @@ fn compare_html(compare: &CompareSection) -> String {
     out
 }
 
-/// `1.23 s`, `45 ms`.
+/// `1.23 s`, `45 ms`, `<1 ms`.
 fn seconds(s: f64) -> String {
-    if s < 1.0 {
+    if s < 0.001 {
+        "<1 ms".to_owned()
+    } else if s < 1.0 {
         format!("{:.0} ms", s * 1000.0)
     } else {
         format!("{s:.2} s")

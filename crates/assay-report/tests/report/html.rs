@@ -136,14 +136,32 @@ fn no_text_of_a_run_can_end_the_data_or_become_markup() {
 #[test]
 fn a_comparison_shows_its_regressions_first() {
     let mut compare = CompareSection::new("run-a", "run-b");
-    let mut fix = CompareRow::new("fix", "greets", "g-id", "http");
+    let mut fix = CompareRow::new("fix", "greets", "greets-id", "http");
     fix.base = "failed".into();
     fix.head = "passed".into();
     let mut regression = CompareRow::new("regression", "looks up", "l-id", "direct");
     regression.detail = "p = 0.01".into();
     compare.rows = vec![fix, regression];
-    let report = Report::new(&crate::fixtures::summary(false), &[]);
+    let report = Report::new(
+        &crate::fixtures::summary(false),
+        &[
+            crate::fixtures::passed_unit(),
+            crate::fixtures::failed_unit(),
+        ],
+    );
     let page = render(&report.units, Some(&report.summary), None, Some(&compare));
+    // The table marks each case with its changes, matched by case id and connection.
+    let units = data(&page)["units"].clone();
+    assert_eq!(
+        units[0]["changes"],
+        serde_json::json!([]),
+        "greets [direct]"
+    );
+    assert_eq!(
+        units[1]["changes"],
+        serde_json::json!(["fix"]),
+        "greets [http]"
+    );
     assert!(page.contains("run-a to run-b: <strong>1 regression</strong>, 2 changes in all"));
     let regression = page.find("<tr class=\"regression\">").unwrap();
     let fix = page.find("<tr class=\"fix\">").unwrap();
