@@ -219,7 +219,34 @@ fn the_page_filters_and_expands_in_headless_chromium() {
         "1 of 2 cases"
     );
 
-    // A click on the failure shows its checks and its conversation, turn by turn.
+    expands_the_failure(&browser);
+
+    browser.eval("document.querySelector('details.failure').scrollIntoView()");
+    let shot = browser.screenshot("html-report.png");
+    assert!(
+        std::fs::metadata(&shot).unwrap().len() > 10_000,
+        "a real picture"
+    );
+    assert_eq!(browser.errors(), Vec::<String>::new(), "no console error");
+
+    // And the check hears one when there is one (events arrive on their own thread).
+    browser.eval("console.error('assay probe')");
+    for _ in 0..200 {
+        if !browser.errors().is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        browser.errors().iter().any(|e| e.contains("assay probe")),
+        "{:?}",
+        browser.errors()
+    );
+}
+
+/// A click on the (only) failure shows its checks and its conversation, turn by turn;
+/// a click on its row in the table shows the same under the row, and another closes it.
+fn expands_the_failure(browser: &Browser) {
     assert_eq!(browser.eval("document.querySelectorAll('.turn').length"), 0);
     browser
         .tab
@@ -249,7 +276,6 @@ fn the_page_filters_and_expands_in_headless_chromium() {
     ] {
         assert!(shown.contains(expected), "{expected:?} not in {shown}");
     }
-    // A click on the failing case's row opens the same, under the row; another closes it.
     let row = browser
         .tab
         .find_element("#cases tbody tr.unit.openable")
@@ -264,34 +290,13 @@ fn the_page_filters_and_expands_in_headless_chromium() {
         browser.eval("document.querySelectorAll('#cases tr.inline-detail').length"),
         0
     );
-
-    browser.eval("document.querySelector('details.failure').scrollIntoView()");
-    let shot = browser.screenshot("html-report.png");
-    assert!(
-        std::fs::metadata(&shot).unwrap().len() > 10_000,
-        "a real picture"
-    );
-    assert_eq!(browser.errors(), Vec::<String>::new(), "no console error");
-
-    // And the check hears one when there is one (events arrive on their own thread).
-    browser.eval("console.error('assay probe')");
-    for _ in 0..200 {
-        if !browser.errors().is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(
-        browser.errors().iter().any(|e| e.contains("assay probe")),
-        "{:?}",
-        browser.errors()
-    );
 }
 
 /// A generated page of 10,000 cases (one in ten failing, with a two-turn conversation):
 /// its time to interactive in headless Chromium, from navigation to the table drawn,
-/// and the time the filter takes (the filter and the sort are checked on the way), written to `html-10k.txt` in the target's tmp folder
-/// and printed (`--nocapture`). `docs/running.md` states the number.
+/// and the time the filter takes (the filter and the sort are checked on the way),
+/// written to `html-10k.txt` in the target's tmp folder and printed (`--nocapture`).
+/// `docs/running.md` states the number.
 #[test]
 #[cfg_attr(
     not(assay_browser_tests),
