@@ -71,6 +71,57 @@ fn a_run_writes_its_page_with_the_failure_and_its_conversation() {
     assert!(page.contains("<dt>paths</dt><dd>.</dd>"));
 }
 
+/// The page of the run kept in the history (`assay_report::html::render` over a
+/// `StoredRun`, as `assay report --html` makes it) shows what the live page shows; and
+/// the same file cut after its first finished unit, as a killed run leaves it, makes a
+/// page that says the run did not finish.
+#[test]
+fn a_stored_run_makes_the_same_page_and_a_killed_one_says_so() {
+    use assay_report::stored::StoredRun;
+    let (dir, path) = project_page();
+    let live = data(&std::fs::read_to_string(&path).unwrap());
+    let kept: Vec<PathBuf> = std::fs::read_dir(dir.path().join(".assay/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let stored = StoredRun::read(&kept[0]).unwrap();
+    let page = assay_report::html::render(
+        &stored.units,
+        stored.summary.as_ref(),
+        stored.info.as_ref(),
+        None,
+    );
+    assert!(page.contains("50.0% passed"));
+    let from_file = data(&page);
+    assert_eq!(from_file["run"], live["run"]);
+    let shown = |data: &Value| -> Vec<(Value, Value, Value)> {
+        data["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| {
+                (
+                    u["name"].clone(),
+                    u["verdict"].clone(),
+                    u["failure"]["checks"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(shown(&from_file), shown(&live));
+
+    // Killed after its first unit: the lines up to that unit_finished, and half a line.
+    let text = std::fs::read_to_string(&kept[0]).unwrap();
+    let first = text.find("\"event\":\"unit_finished\"").unwrap();
+    let end = first + text[first..].find('\n').unwrap() + 1;
+    let torn = format!("{}{{\"schema_version\":1,\"ev", &text[..end]);
+    let stored = StoredRun::parse(&torn).unwrap();
+    assert!(stored.summary.is_none() && stored.units.len() == 1);
+    let page = assay_report::html::render(&stored.units, None, stored.info.as_ref(), None);
+    assert!(page.contains("did not finish"));
+    assert_eq!(data(&page)["units"].as_array().unwrap().len(), 1);
+}
+
 #[test]
 fn an_html_path_that_cannot_be_written_fails_before_the_run() {
     let dir = tempfile::tempdir().unwrap();

@@ -189,3 +189,18 @@ fn the_settings_are_shown_and_an_unfinished_run_says_so() {
     assert!(page.contains("did not finish"));
     assert!(page.contains("no case ran"));
 }
+
+#[test]
+fn a_cancelled_run_still_gets_a_page_that_says_so() {
+    let mut reporter = HtmlReport::new(Output::writer(std::io::sink()));
+    feed(&mut reporter, &run(true));
+    assert!(reporter.render().contains(" (cancelled)</p>"));
+
+    // A stream cut short, with no run_finished: the units that finished, cancelled.
+    let mut reporter = HtmlReport::new(Output::writer(std::io::sink()));
+    let events = run(false);
+    feed(&mut reporter, &events[..events.len() - 1]);
+    let page = reporter.render();
+    assert!(page.contains(" (cancelled)</p>"));
+    assert_eq!(data(&page)["units"].as_array().unwrap().len(), 4);
+}
