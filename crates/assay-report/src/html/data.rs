@@ -37,7 +37,7 @@ pub(super) struct UnitView<'a> {
     /// Seconds, from its first sample's start to its verdict.
     pub(super) duration: f64,
     /// The mean duration of its interactions, in seconds.
-    latency: Option<f64>,
+    pub(super) latency: Option<f64>,
     /// The mean time to first token of its interactions, in seconds.
     ttft: Option<f64>,
     /// Input and output tokens of every sample.

@@ -165,9 +165,10 @@ fn settings_html(run: &RunInfo) -> String {
     out
 }
 
-/// Histograms of the units' durations and tokens.
+/// Histograms of the units' durations, their interactions' latency and their tokens.
 fn charts_html(data: &PageData<'_>) -> String {
     let durations: Vec<f64> = data.units.iter().map(|u| u.duration).collect();
+    let latencies: Vec<f64> = data.units.iter().filter_map(|u| u.latency).collect();
     let tokens: Vec<f64> = data
         .units
         .iter()
@@ -175,8 +176,14 @@ fn charts_html(data: &PageData<'_>) -> String {
         .map(|t| t as f64)
         .collect();
     format!(
-        "<section id=\"charts\"><h2>Distributions</h2><div class=\"charts\">{}{}</div></section>",
-        histogram("latency", "Duration per case", &durations, seconds),
+        "<section id=\"charts\"><h2>Distributions</h2><div class=\"charts\">{}{}{}</div></section>",
+        histogram("duration", "Duration per case", &durations, seconds),
+        histogram(
+            "latency",
+            "Latency per interaction (a case's mean)",
+            &latencies,
+            seconds
+        ),
         histogram(
             "tokens",
             "Tokens per case (input and output)",

@@ -92,8 +92,8 @@ fn the_page_is_self_contained() {
     assert_eq!(page.matches("<style>").count(), 1);
     assert_eq!(
         page.matches("<svg").count(),
-        2,
-        "durations and tokens, inline"
+        3,
+        "durations, latency and tokens, inline"
     );
     assert!(page.contains("Tokens per case"));
 }
