@@ -305,6 +305,9 @@ pub struct RunArgs {
     /// Append a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY)
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report of the run to this file (open it in a browser)
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
     /// What to print on stdout besides the human report on stderr: `github` prints an annotation per failing check, error and invalid file [default: github when GITHUB_ACTIONS=true, else human]
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<RunFormat>,

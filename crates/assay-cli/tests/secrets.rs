@@ -15,11 +15,12 @@ use std::process::{Command, Output};
 use assay_testkit::providers::openai::FakeOpenAi;
 
 /// The report flags of `assay run`, each with its file.
-const REPORTS: [(&str, &str); 4] = [
+const REPORTS: [(&str, &str); 5] = [
     ("--json", "report.json"),
     ("--jsonl", "report.jsonl"),
     ("--junit", "junit.xml"),
     ("--markdown", "summary.md"),
+    ("--html", "report.html"),
 ];
 
 fn assay(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {

@@ -12,6 +12,7 @@
 //! | [`JsonLines`] | one JSON object per event, tagged by `event` | each line flushed at once |
 //! | [`Junit`] | JUnit XML: a `<testsuite>` per file, a `<testcase>` per unit with its `file`, `line` and, when it did not pass, the transcript of its first failing sample | at [`Reporter::finish`] |
 //! | [`Github`] | GitHub Actions annotations: an `::error file=...,line=...,col=...::` line per failing check or error, for stdout ([`github::diagnostics`] does the same for invalid test files) | as each unit finishes |
+//! | [`HtmlReport`] | one self-contained HTML page: summary, settings, a filterable and sortable table of cases, failures with their transcripts, judges' verdicts, charts ([`html`]) | at [`Reporter::finish`] |
 //! | [`Markdown`] | a summary for `$GITHUB_STEP_SUMMARY` | at [`Reporter::finish`] |
 //! | [`LastRunReport`] | `.assay/last-run.json`, each unit's verdict for `--rerun-failed` | at [`Reporter::finish`] |
 //! | [`MatrixReport`] | the `--model a,b` table: one row per case, one column per model | at [`Reporter::finish`] |
@@ -104,6 +105,7 @@ pub mod assess;
 
 pub use digest::{summary_line, summary_phrase};
 pub use github::Github;
+pub use html::HtmlReport;
 pub use human::{Human, HumanOptions, Verbosity};
 pub use json::{JsonLines, JsonReport};
 pub use junit::Junit;

@@ -16,8 +16,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use assay_report::format::{RunInfo, Suite};
 use assay_report::{
-    Github, Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, MatrixReport, Output,
-    Reporters, Verbosity,
+    Github, HtmlReport, Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, MatrixReport,
+    Output, Reporters, Verbosity,
 };
 use assay_run::Summary;
 use assay_settings::history::git_state;
@@ -133,6 +133,20 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::INVALID);
         }
     };
+    // `--html`: its file is checked with the others; the page shows what the history
+    // knows of the run (id, commit, settings) once that is known.
+    let page_run = match html_report(args) {
+        Ok(Some(html)) => {
+            let slot = html.run_info();
+            reporters.push("html", html);
+            Some(slot)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            output::stderr(&format!("error: {e:#}\n"));
+            return Ok(ExitCode::INVALID);
+        }
+    };
     let settings = match settings_quiet(&args.target, color, args.quiet) {
         Ok(settings) => settings,
         Err(code) => return Ok(code),
@@ -156,8 +170,13 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
             )),
         }
     }
-    if let Err(code) = history_and_stream(&settings, args, &prepared, &mut reporters, jsonl) {
-        return Ok(code);
+    match history_and_stream(&settings, args, &prepared, &mut reporters, jsonl) {
+        Ok(info) => {
+            if let (Some(slot), Some(info)) = (&page_run, info) {
+                let _ = slot.set(info);
+            }
+        }
+        Err(code) => return Ok(code),
     }
     let models = settings.models();
     if models.len() > 1 {
@@ -231,15 +250,15 @@ pub(crate) fn prune_history(settings: &Settings) {
 }
 
 /// Adds the reporter that keeps the run in the history, when it runs something, and the
-/// `--jsonl` stream, both starting with the run's `run` line. `Err` holds the exit code
-/// when the stream cannot be written.
+/// `--jsonl` stream, both starting with the run's `run` line, which is returned (for
+/// the HTML page). `Err` holds the exit code when the stream cannot be written.
 fn history_and_stream(
     settings: &Settings,
     args: &RunArgs,
     prepared: &Prepared,
     reporters: &mut Reporters,
     jsonl: Option<(PathBuf, JsonLines)>,
-) -> Result<(), ExitCode> {
+) -> Result<Option<RunInfo>, ExitCode> {
     // What chose the units, with the suite they came from (the same in every shard of
     // it): the `run` line of the history's file and of `--jsonl`.
     let run_settings = args.target.selection().ok().map(|selection| {
@@ -269,14 +288,16 @@ fn history_and_stream(
     // `--jsonl` starts with the history's `run` line (a new one when the history keeps
     // no file of this run), so the stream says which run and suite it is on its own.
     if let Some((path, lines)) = jsonl {
-        let info = info.unwrap_or_else(|| {
+        let stream_info = info.clone().unwrap_or_else(|| {
             RunInfo::starting(
                 "run",
                 git_state(&settings.project_dir()),
                 run_settings.unwrap_or_default(),
             )
         });
-        match lines.with_run(&info) {
+        let written = lines.with_run(&stream_info);
+        info = Some(stream_info);
+        match written {
             Ok(lines) => {
                 reporters.push("jsonl", lines);
             }
@@ -286,7 +307,7 @@ fn history_and_stream(
             }
         }
     }
-    Ok(())
+    Ok(info)
 }
 
 /// Whether a note of the session is printed: with `-q` only warnings are (not where
@@ -306,6 +327,15 @@ fn exit_code(summary: &Summary) -> ExitCode {
     } else {
         ExitCode::OK
     }
+}
+
+/// The `--html` page's reporter, when one is asked for.
+fn html_report(args: &RunArgs) -> anyhow::Result<Option<HtmlReport>> {
+    let Some(path) = &args.html else {
+        return Ok(None);
+    };
+    let out = Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(Some(HtmlReport::new(out)))
 }
 
 /// The reporters `args` ask for, and apart from them the `--jsonl` stream, which gets

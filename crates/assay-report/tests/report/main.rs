@@ -5,6 +5,7 @@
 mod fanout;
 mod fixtures;
 mod github;
+mod html;
 mod human;
 mod json;
 mod junit;
