@@ -87,6 +87,12 @@ pub struct MergeArgs {
     /// The shards' JSON Lines files (`--jsonl`, or runs kept in .assay/runs), each part once
     #[arg(required = true, value_name = "SHARD")]
     pub shards: Vec<PathBuf>,
+    /// Keep the merged run in the history (.assay/runs, or `[history] dir`), where `assay runs` and `assay compare` find it
+    #[arg(long)]
+    pub keep: bool,
+    /// The configuration file whose history `--keep` adds to [default: the nearest assay.toml]
+    #[arg(long, value_name = "FILE", requires = "keep")]
+    pub config: Option<PathBuf>,
     /// The reports to write
     #[command(flatten)]
     pub outputs: ReportOutputs,
@@ -107,6 +113,9 @@ pub struct ReportOutputs {
     /// Append a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY)
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
+    /// Write the HTML report (one self-contained page) to this file
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
     /// Print only failures, errors and the summary on stderr
     #[arg(short, long)]
     pub quiet: bool,
@@ -125,6 +134,9 @@ pub struct CompareArgs {
     /// Exit 1 when a case regressed
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Also write the comparison as the head run's HTML report, its changes first
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
     /// How to print the comparison
     #[arg(long, value_enum, default_value_t = CompareFormat::Human)]
     pub format: CompareFormat,

@@ -286,3 +286,100 @@ fn the_shards_of_a_suite_merge_into_the_run_they_split() {
         "{stderr}"
     );
 }
+
+/// Runs the three shards of `dir`'s suite and merges them with `--keep`, writing
+/// `html`; returns the merge's stderr.
+fn sharded_run_kept(dir: &Path, html: &str) -> String {
+    for part in ["1/3", "2/3", "3/3"] {
+        let file = format!("s{}.jsonl", &part[..1]);
+        shard(dir, part, &file, &[]);
+    }
+    let out = assay(
+        dir,
+        &[
+            "report", "merge", "s1.jsonl", "s2.jsonl", "s3.jsonl", "--keep", "--html", html,
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    // In CI the shards run on other machines: only the merged run is in this history.
+    for entry in std::fs::read_dir(dir.join(".assay/runs")).unwrap() {
+        let path = entry.unwrap().path();
+        if lines(&path)[0]["command"] == "run" {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    stderr
+}
+
+#[test]
+fn merged_runs_are_kept_and_compared_as_the_ci_recipe_does() {
+    let dir = project();
+    let stderr = sharded_run_kept(dir.path(), "first.html");
+    assert!(stderr.contains("kept as "), "{stderr}");
+    let page = std::fs::read_to_string(dir.path().join("first.html")).unwrap();
+    assert!(page.contains("math_off_by_one"), "the page has the units");
+    // An edited expectation keeps its case id: the second merged run regresses on it.
+    let echo = dir.path().join("echo.yaml");
+    let edited = std::fs::read_to_string(&echo).unwrap().replacen(
+        "value: \"Hello from the quickstart\"",
+        "value: \"Hello from somewhere else\"",
+        1,
+    );
+    std::fs::write(&echo, edited).unwrap();
+    sharded_run_kept(dir.path(), "second.html");
+
+    let out = assay(dir.path(), &["runs", "--format", "json"]);
+    let runs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let merges = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["command"] == "merge")
+        .count();
+    assert_eq!(merges, 2, "{runs}");
+
+    // The two newest merged runs (the shards' own runs are of another command).
+    let out = assay(
+        dir.path(),
+        &[
+            "compare",
+            "--fail-on-regression",
+            "--format",
+            "json",
+            "--html",
+            "compare.html",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "a regression: {stderr}");
+    let comparison: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text_of = comparison.to_string();
+    assert!(text_of.contains("echo"), "{text_of}");
+    let page = std::fs::read_to_string(dir.path().join("compare.html")).unwrap();
+    assert!(page.contains("regression"), "the page lists the regression");
+
+    // A stored run's page, as `assay report --from` writes it.
+    let kept = std::fs::read_dir(dir.path().join(".assay/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .unwrap();
+    let out = assay(
+        dir.path(),
+        &[
+            "report",
+            "--from",
+            kept.to_str().unwrap(),
+            "--html",
+            "from.html",
+        ],
+    );
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        text(&out.stderr)
+    );
+    let page = std::fs::read_to_string(dir.path().join("from.html")).unwrap();
+    assert!(page.contains("<!DOCTYPE html>") || page.contains("<!doctype html>"));
+}

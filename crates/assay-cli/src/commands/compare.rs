@@ -2,9 +2,12 @@
 //! history or from report files; the comparison to stdout as text, Markdown or JSON.
 //!
 //! Exit codes: 0 when compared; 1 when a case regressed and `--fail-on-regression` was
-//! given; 2 when the settings are invalid or a run cannot be found or read.
+//! given; 2 when the settings are invalid or a run cannot be found or read; 3 when the
+//! `--html` page cannot be written.
 
 use assay_history::compare::{compare, render};
+use assay_report::Output;
+use assay_report::html::CompareSection;
 use assay_settings::{Overrides, RunQuery, Settings};
 
 use super::run::settings_error;
@@ -57,6 +60,20 @@ pub(crate) fn run(args: &CompareArgs, color: bool) -> anyhow::Result<ExitCode> {
         }
     };
     let _ = output::stdout(&text);
+    if let Some(path) = &args.html {
+        let section = CompareSection::from(&comparison);
+        let page = assay_report::html::render(
+            &head.units,
+            head.summary.as_ref(),
+            head.info.as_ref(),
+            Some(&section),
+        );
+        let written = Output::file(path).and_then(|out| out.commit(page.as_bytes()));
+        if let Err(e) = written {
+            output::stderr(&format!("error: cannot write {}: {e}\n", path.display()));
+            return Ok(ExitCode::ERROR);
+        }
+    }
     if args.fail_on_regression && comparison.has_regression() {
         return Ok(ExitCode::FAILURES);
     }

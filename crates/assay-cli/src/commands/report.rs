@@ -7,25 +7,35 @@
 //! errors and no failures, or a run that did not finish (a killed run's units are
 //! reported, but it never passes), or a report that could not be written; 2 a file that
 //! cannot be read, or shards that are not the parts of one suite (the odd file out, a
-//! part given twice, the parts missing).
+//! part given twice, the parts missing), or an invalid `assay.toml` with `--keep`.
+//!
+//! `merge --keep` adds the merged run to the history (`<id>.jsonl` in the runs folder,
+//! its `run` line naming the command `merge` and the shards' commit), where `assay
+//! runs` and `assay compare` find it; a history that cannot take it fails the command
+//! (exit 3), since keeping it is what was asked.
+
+use std::path::PathBuf;
 
 use anyhow::Context;
 use assay_report::format::RunInfo;
 use assay_report::rebuild::{Shard, merge};
 use assay_report::stored::StoredRun;
 use assay_report::{
-    Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, Output, Reporters, Verbosity,
+    HtmlReport, Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, Output, Reporters,
+    Verbosity,
 };
 use assay_run::{Event, Summary};
+use assay_settings::{Overrides, Settings};
 
-use crate::args::{ReportArgs, ReportCommand, ReportOutputs};
+use super::run::settings_error;
+use crate::args::{MergeArgs, ReportArgs, ReportCommand, ReportOutputs};
 use crate::exit::ExitCode;
 use crate::output;
 
 /// Writes the reports `args` ask for.
 pub(crate) fn run(args: &ReportArgs, color: bool) -> anyhow::Result<ExitCode> {
     match (&args.command, &args.from) {
-        (Some(ReportCommand::Merge(merge)), _) => merged(&merge.shards, &merge.outputs, color),
+        (Some(ReportCommand::Merge(merge)), _) => merged(merge, color),
         (None, Some(from)) => from_file(from, &args.outputs, color),
         // clap requires `--from` without a subcommand.
         (None, None) => Ok(ExitCode::INVALID),
@@ -67,14 +77,19 @@ fn from_file(
     write(&events, stored.info.as_ref(), outputs, color)
 }
 
-/// `assay report merge SHARD...`.
-fn merged(
-    paths: &[std::path::PathBuf],
-    outputs: &ReportOutputs,
-    color: bool,
-) -> anyhow::Result<ExitCode> {
-    let mut shards = Vec::with_capacity(paths.len());
-    for path in paths {
+/// `assay report merge SHARD...`, and with `--keep` the merged run added to the
+/// history.
+fn merged(args: &MergeArgs, color: bool) -> anyhow::Result<ExitCode> {
+    let settings = if args.keep {
+        match Settings::load(args.config.as_deref(), Overrides::default()) {
+            Ok(settings) => Some(settings),
+            Err(e) => return Ok(settings_error(&e, color)),
+        }
+    } else {
+        None
+    };
+    let mut shards = Vec::with_capacity(args.shards.len());
+    for path in &args.shards {
         match StoredRun::read(path) {
             Ok(run) => shards.push(Shard {
                 path: path.clone(),
@@ -96,7 +111,41 @@ fn merged(
     for warning in &merged.warnings {
         output::stderr(&format!("warning: {warning}\n"));
     }
-    write(&merged.events, Some(&merged.info), outputs, color)
+    let mut kept = None;
+    if let Some(settings) = &settings {
+        match keep(settings, &merged.info) {
+            Ok((lines, path)) => kept = Some((lines, path)),
+            Err(e) => {
+                output::stderr(&format!("error: the merged run cannot be kept: {e:#}\n"));
+                return Ok(ExitCode::ERROR);
+            }
+        }
+    }
+    let path = kept.as_ref().map(|(_, path)| path.clone());
+    let code = write_with(
+        &merged.events,
+        Some(&merged.info),
+        &args.outputs,
+        color,
+        kept.map(|(lines, _)| lines),
+    )?;
+    if let (Some(settings), Some(path)) = (&settings, path) {
+        output::stderr(&format!("kept as {}\n", path.display()));
+        super::run::prune_history(settings);
+    }
+    Ok(code)
+}
+
+/// The history's file for the merged run `info` (`<id>.jsonl` in the runs folder), its
+/// `run` line written.
+fn keep(settings: &Settings, info: &RunInfo) -> anyhow::Result<(JsonLines, PathBuf)> {
+    let dir = settings.runs_dir();
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join(format!("{}.jsonl", info.id));
+    let lines = JsonLines::create(&path)
+        .and_then(|lines| lines.with_run(info))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok((lines, path))
 }
 
 /// Feeds `events` to the reporters `outputs` ask for and the human one, and returns the
@@ -107,6 +156,17 @@ fn write(
     outputs: &ReportOutputs,
     color: bool,
 ) -> anyhow::Result<ExitCode> {
+    write_with(events, info, outputs, color, None)
+}
+
+/// [`write`], also to `history` (the history's file of a merged run kept).
+fn write_with(
+    events: &[Event],
+    info: Option<&RunInfo>,
+    outputs: &ReportOutputs,
+    color: bool,
+    history: Option<JsonLines>,
+) -> anyhow::Result<ExitCode> {
     let mut reporters = match reporters(outputs, info, color) {
         Ok(reporters) => reporters,
         Err(e) => {
@@ -114,6 +174,9 @@ fn write(
             return Ok(ExitCode::INVALID);
         }
     };
+    if let Some(history) = history {
+        reporters.push("history", history);
+    }
     let mut unwritten = Vec::new();
     for event in events {
         unwritten.extend(reporters.event(event));
@@ -195,6 +258,14 @@ fn reporters(
         let out =
             Output::append(path).with_context(|| format!("cannot write {}", path.display()))?;
         reporters.push("markdown", Markdown::new(out));
+    }
+    if let Some(path) = &outputs.html {
+        let out = Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
+        let html = HtmlReport::new(out);
+        if let Some(info) = info {
+            let _ = html.run_info().set(info.clone());
+        }
+        reporters.push("html", html);
     }
     Ok(reporters)
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use assay_report::format::{CheckOutcome, RunInfo, Status, Unit};
+use assay_report::format::{CheckOutcome, RunInfo, Status, Summary, Unit};
 use assay_report::stored::StoredRun;
 use serde::Serialize;
 
@@ -50,6 +50,8 @@ pub struct Side {
     pub units: Vec<Unit>,
     /// Whether the run finished.
     pub finished: bool,
+    /// Its totals, when it finished.
+    pub summary: Option<Summary>,
 }
 
 impl Side {
@@ -61,6 +63,7 @@ impl Side {
             info: stored.info,
             units: stored.units,
             finished,
+            summary: stored.summary,
         }
     }
 }
