@@ -59,12 +59,10 @@ fn scripts(path: &Path) -> Vec<String> {
                     }
                     *want_key = !*want_key;
                 }
-                Some(Open::Seq { of }) => {
-                    if of.as_deref().is_some_and(is_script) {
-                        out.push(text.to_string());
-                    }
+                Some(Open::Seq { of }) if of.as_deref().is_some_and(is_script) => {
+                    out.push(text.to_string());
                 }
-                None => {}
+                Some(Open::Seq { .. }) | None => {}
             },
             Event::MappingStart(..) => stack.push(Open::Map {
                 key: None,
