@@ -5,14 +5,14 @@
 //! check's judge (a fake OpenAI server on 127.0.0.1) giving another reason.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use assay_testkit::providers::Reply;
 use assay_testkit::providers::openai::FakeOpenAi;
 use serde_json::{Value, json};
 
 mod support;
-use support::{assay, assay_isolated, runtime, text};
+use support::{assay, assay_isolated, git, runtime, text};
 
 /// A case against the demo `echo` agent that sends `sent` and expects `expected` back
 /// (so it passes when they are the same). Cases with different `sent` have different
@@ -21,24 +21,6 @@ fn case(sent: &str, expected: &str) -> String {
     format!(
         "agent: echo\nconnections: [direct]\ninteractions:\n  - text: {sent}\n    response: {{text: {{value: {expected}}}}}\n"
     )
-}
-
-/// `git args...` in `dir`, which must succeed; its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=Assay Tests",
-            "-c",
-            "user.email=tests@assay.invalid",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-    text(&out.stdout).trim().to_owned()
 }
 
 /// The ids of the kept runs, oldest first.

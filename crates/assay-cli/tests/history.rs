@@ -14,28 +14,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod support;
-use support::{assay, fixtures, text};
+use support::{assay, fixtures, git, text};
 
 /// A passing case against the demo `echo` agent.
 const PASSING: &str = "agent: echo\nconnections: [direct]\ninteractions:\n  - text: hi\n    response: {text: {value: hi}}\n";
-
-/// `git args...` in `dir`, which must succeed; its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=Assay Tests",
-            "-c",
-            "user.email=tests@assay.invalid",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-    text(&out.stdout).trim().to_owned()
-}
 
 /// The runs kept under `dir`, oldest first, each as its lines.
 fn runs(dir: &Path) -> Vec<(PathBuf, Vec<Value>)> {

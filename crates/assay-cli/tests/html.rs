@@ -518,3 +518,56 @@ fn generated_report(n: usize) -> assay_report::format::Report {
     }))
     .unwrap()
 }
+
+/// The page of a run of the `assay init` suite on the demo model: its `defaults` tag a
+/// test `example`, and the test with tags of its own (`refunds`) has those instead.
+fn tagged_page() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let suite =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assay-settings/templates/tests/suite.yaml");
+    std::fs::copy(suite, dir.path().join("suite.yaml")).unwrap();
+    let out = assay(dir.path(), &["run", "--demo", ".", "--html", "report.html"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let page = dir.path().join("report.html");
+    (dir, page)
+}
+
+#[test]
+fn a_case_s_tags_are_in_the_page() {
+    let (_dir, path) = tagged_page();
+    let data = data(&std::fs::read_to_string(&path).unwrap());
+    let mut tags: Vec<String> = data["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["tags"].to_string())
+        .collect();
+    tags.sort();
+    assert_eq!(tags, [r#"["example"]"#, r#"["refunds"]"#]);
+}
+
+/// The tag menu narrows the table to the cases with that tag.
+#[test]
+#[cfg_attr(
+    not(assay_browser_tests),
+    ignore = "needs headless Chromium: set ASSAY_BROWSER_TESTS=1 with Debian's chromium installed (.ci/run does)"
+)]
+fn the_tag_menu_narrows_the_table_in_headless_chromium() {
+    let (_dir, page) = tagged_page();
+    let browser = Browser::launch();
+    browser.open(&page);
+    assert_eq!(browser.rows(), 2);
+    let pick = |tag: &str| {
+        browser.eval(&format!(
+            "(() => {{ const s = document.getElementById('tag'); s.value = '{tag}'; \
+             s.dispatchEvent(new Event('change')); return s.value; }})()"
+        ))
+    };
+    assert_eq!(pick("refunds"), "refunds", "the menu offers the tag");
+    assert_eq!(browser.rows(), 1);
+    assert_eq!(pick("example"), "example");
+    assert_eq!(browser.rows(), 1);
+    assert_eq!(pick(""), "", "any tag");
+    assert_eq!(browser.rows(), 2);
+    assert_eq!(browser.errors(), Vec::<String>::new(), "no console error");
+}

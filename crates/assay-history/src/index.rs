@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::HistoryError;
 
 /// The index's layout; a file with another is rebuilt.
-const LAYOUT: i64 = 2;
+const LAYOUT: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -28,7 +28,8 @@ CREATE TABLE IF NOT EXISTS runs (
     errored INTEGER NOT NULL,
     skipped INTEGER NOT NULL,
     duration REAL,
-    finished INTEGER NOT NULL
+    finished INTEGER NOT NULL,
+    cost REAL
 );
 CREATE TABLE IF NOT EXISTS units (
     run_id TEXT NOT NULL,
@@ -48,6 +49,7 @@ CREATE TABLE IF NOT EXISTS units (
     cost REAL
 );
 CREATE INDEX IF NOT EXISTS units_by_case ON units (case_id);
+CREATE INDEX IF NOT EXISTS units_by_name ON units (name);
 CREATE INDEX IF NOT EXISTS units_by_run ON units (run_id);
 CREATE INDEX IF NOT EXISTS runs_by_time ON runs (started_at);
 ";
@@ -186,8 +188,7 @@ impl History {
             .db
             .prepare(
                 "SELECT id, started_at, git_commit, git_dirty, git_branch, passed, failed, \
-                 errored, skipped, duration, finished, \
-                 (SELECT SUM(u.cost) FROM units u WHERE u.run_id = runs.id), command \
+                 errored, skipped, duration, finished, cost, command \
                  FROM runs ORDER BY started_at DESC, id DESC",
             )
             .map_err(|e| self.index_error(e))?;
@@ -223,12 +224,12 @@ impl History {
                 "SELECT u.run_id, r.started_at, r.git_commit, u.case_id, u.name, u.connection, \
                  u.verdict, u.passed, u.samples, u.duration, u.latency, u.time_to_first_token, \
                  u.input_tokens, u.output_tokens, u.cost FROM units u JOIN runs r ON r.id = u.run_id \
-                 WHERE u.case_id = ?1 OR substr(u.case_id, 1, length(?1)) = ?1 OR u.name = ?1 \
+                 WHERE (u.case_id >= ?1 AND u.case_id < ?2) OR u.name = ?1 \
                  ORDER BY r.started_at DESC, r.id DESC, u.connection",
             )
             .map_err(|e| self.index_error(e))?;
         let rows = statement
-            .query_map([case], |r| {
+            .query_map([case, &after_prefix(case)], |r| {
                 Ok(CaseRow {
                     run_id: r.get(0)?,
                     started_at: r.get(1)?,
@@ -533,8 +534,30 @@ impl Parsed {
                 m.cost,
             ])?;
         }
+        // The run's cost, summed once here rather than each time runs are listed.
+        tx.execute(
+            "UPDATE runs SET cost = (SELECT SUM(cost) FROM units WHERE run_id = ?1) WHERE id = ?1",
+            [&self.run.id],
+        )?;
         Ok(())
     }
+}
+
+/// The least string after every string that starts with `prefix`, so that a case id
+/// `>= prefix AND < after_prefix(prefix)` starts with `prefix` and the index on case
+/// ids answers the query (ids are hex digits; any text works).
+fn after_prefix(prefix: &str) -> String {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = char::from_u32(u32::from(last) + 1)
+            .or_else(|| (last == '\u{D7FF}').then_some('\u{E000}'));
+        if let Some(next) = next {
+            chars.push(next);
+            return chars.into_iter().collect();
+        }
+    }
+    // Every character was the last one there is (or the prefix was empty): no bound.
+    char::MAX.to_string().repeat(prefix.chars().count().max(1) + 1)
 }
 
 /// A unit's metrics across its samples, as the index keeps them.
@@ -586,5 +609,23 @@ impl History {
             .optional()
             .map(|found| found.is_some())
             .map_err(|e| self.index_error(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::after_prefix;
+
+    #[test]
+    fn every_string_with_the_prefix_falls_below_its_bound() {
+        for (prefix, inside, outside) in [
+            ("3f9a", "3f9a2c", "3f9b"),
+            ("ab", "abzzzz", "ac"),
+            ("a\u{10FFFF}", "a\u{10FFFF}zz", "b"),
+        ] {
+            let bound = after_prefix(prefix);
+            assert!(prefix <= inside && inside < bound.as_str(), "{prefix:?}");
+            assert!(outside >= bound.as_str(), "{prefix:?}: {outside:?} < {bound:?}");
+        }
     }
 }

@@ -452,6 +452,7 @@ mod tests {
             dialect: Dialect::DataDriven,
             connection: connection.into(),
             target: "agent".into(),
+            tags: Vec::new(),
         }
     }
 

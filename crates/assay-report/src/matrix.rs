@@ -175,6 +175,7 @@ mod tests {
                 dialect: Dialect::SentinelSuite,
                 connection: "openai".to_owned(),
                 target: "m".to_owned(),
+                tags: Vec::new(),
             },
             verdict,
             success_ratio: SuccessRatio { need: of, of },

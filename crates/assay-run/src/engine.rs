@@ -327,6 +327,7 @@ pub(crate) fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
         dialect: case.dialect,
         connection: connection_name,
         target,
+        tags: case.tags.clone(),
     }
 }
 

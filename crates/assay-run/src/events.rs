@@ -32,6 +32,9 @@ pub struct UnitId {
     pub connection: String,
     /// The agent or model under test.
     pub target: String,
+    /// The case's tags: its own, its suite's and a Sentinel spec's `category`, as
+    /// `--tag` selects by them.
+    pub tags: Vec<String>,
 }
 
 impl UnitId {

@@ -113,6 +113,7 @@ mod tests {
             dialect: Dialect::SentinelSpec,
             connection: connection.into(),
             target: target.into(),
+            tags: Vec::new(),
         }
     }
 

@@ -148,3 +148,21 @@ pub(crate) fn output_text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// `git args...` in `dir`, which must succeed; its stdout.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=Assay Tests",
+            "-c",
+            "user.email=tests@assay.invalid",
+        ])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    text(&out.stdout).trim().to_owned()
+}

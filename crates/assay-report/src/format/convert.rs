@@ -96,6 +96,7 @@ impl From<&assay_run::UnitId> for UnitId {
             dialect: id.dialect.into(),
             connection: id.connection.clone(),
             target: id.target.clone(),
+            tags: id.tags.clone(),
         }
     }
 }

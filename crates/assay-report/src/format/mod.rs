@@ -292,6 +292,10 @@ pub struct UnitId {
     pub connection: String,
     /// The agent or model under test (a Rust suite: the suite's id).
     pub target: String,
+    /// The case's tags (its own, its suite's, a Sentinel spec's `category`); absent
+    /// when it has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 /// A unit's outcome.

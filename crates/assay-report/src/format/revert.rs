@@ -146,6 +146,7 @@ impl From<&UnitId> for assay_run::UnitId {
             dialect: id.dialect.into(),
             connection: id.connection.clone(),
             target: id.target.clone(),
+            tags: id.tags.clone(),
         }
     }
 }

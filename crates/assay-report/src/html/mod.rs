@@ -5,7 +5,7 @@
 //! [`StoredRun`](crate::stored::StoredRun), or a comparison's head run), and
 //! [`HtmlReport`] is the reporter that writes it at the end of `assay run --html FILE`.
 //! The page shows the summary, the pass rate, the duration and the settings; a table of
-//! the cases, filtered by status, dialect, connection and text and sorted by any
+//! the cases, filtered by status, dialect, connection, tag and text and sorted by any
 //! column; each unit that did not pass with its failing checks (expected, found, and
 //! `file:line:col`) and the failing sample's conversation turn by turn; the judges'
 //! verdicts with their reasons; histograms of duration and tokens; and, for a

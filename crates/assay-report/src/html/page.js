@@ -6,7 +6,7 @@
   const PAGE = 200;
   const data = JSON.parse(document.getElementById("assay-data").textContent);
   const units = data.units;
-  units.forEach((u, i) => { u.i = i; u.haystack = [u.name, u.file, u.case_id, u.target, u.connection, u.dialect, u.verdict, ...u.changes].join(" ").toLowerCase(); });
+  units.forEach((u, i) => { u.i = i; u.haystack = [u.name, u.file, u.case_id, u.target, u.connection, u.dialect, u.verdict, ...u.tags, ...u.changes].join(" ").toLowerCase(); });
   const rank = { errored: 0, failed: 1, passed: 2, unscored: 3, skipped: 4 };
 
   function el(tag, attrs, ...children) {
@@ -35,6 +35,14 @@
   choices("status", "verdict");
   choices("dialect", "dialect");
   choices("connection", "connection");
+  {
+    // Tags: a unit has several, and the menu is hidden when no unit has one.
+    const select = document.getElementById("tag");
+    const all = [...new Set(units.flatMap((u) => u.tags))].sort();
+    all.forEach((v) => select.append(el("option", { value: v }, v)));
+    if (all.length === 0) select.hidden = true;
+    select.addEventListener("change", redraw);
+  }
 
   // The table: filtered, sorted, drawn a page at a time.
   const tbody = document.querySelector("#cases tbody");
@@ -64,8 +72,9 @@
     const status = document.getElementById("status").value;
     const dialect = document.getElementById("dialect").value;
     const connection = document.getElementById("connection").value;
+    const tagged = document.getElementById("tag").value;
     shown = units.filter((u) => (!status || u.verdict === status) && (!dialect || u.dialect === dialect) &&
-      (!connection || u.connection === connection) && words.every((w) => u.haystack.includes(w)));
+      (!connection || u.connection === connection) && (!tagged || u.tags.includes(tagged)) && words.every((w) => u.haystack.includes(w)));
     shown.sort(compare);
     document.querySelectorAll("#cases th").forEach((th) => {
       if (th.dataset.key === sortKey) th.setAttribute("aria-sort", sortDir > 0 ? "ascending" : "descending");

@@ -49,6 +49,7 @@ pub(super) fn page(
          <select id=\"status\" aria-label=\"Status\"><option value=\"\">any status</option></select>\
          <select id=\"dialect\" aria-label=\"Dialect\"><option value=\"\">any dialect</option></select>\
          <select id=\"connection\" aria-label=\"Connection or model\"><option value=\"\">any connection</option></select>\
+         <select id=\"tag\" aria-label=\"Tag\"><option value=\"\">any tag</option></select>\
          <span id=\"count\" aria-live=\"polite\"></span></div>\
          <table id=\"cases\"><thead><tr>\
          <th data-key=\"verdict\">Status</th><th data-key=\"name\">Case</th>\

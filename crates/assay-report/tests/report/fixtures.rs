@@ -49,6 +49,7 @@ pub(crate) fn unit_id(name: &str, file: &str, connection: &str) -> UnitId {
         dialect: Dialect::DataDriven,
         connection: connection.to_owned(),
         target: "hello_world".to_owned(),
+        tags: Vec::new(),
     }
 }
 

@@ -33,6 +33,7 @@ pub(super) fn suite_unit(suite: &str, hash: &str, grid: Option<&GridCombination>
         dialect: Dialect::RustSuite,
         connection: "fn".to_owned(),
         target: suite.to_owned(),
+        tags: Vec::new(),
     }
 }
 

@@ -68,24 +68,11 @@ pub(crate) fn compare_config(node: &Node, at: &At, cx: &mut Cx) -> Option<Compar
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
-    use crate::load::{Document, Unrecognized, load_str};
     use crate::model::config::Config;
-    use crate::syntax::Env;
 
     fn load(text: &str) -> Result<Config, Vec<String>> {
-        let loaded = load_str(
-            Path::new("assay.toml"),
-            text,
-            &Env::default(),
-            Unrecognized::Error,
-        )
-        .expect("a config");
-        match loaded.outcome {
-            Ok(Document::Config(config)) => Ok(config),
-            Ok(_) => panic!("not a config"),
-            Err(errors) => Err(errors
+        super::super::load_config(text).map_err(|errors| {
+            errors
                 .iter()
                 .map(|d| {
                     format!(
@@ -95,8 +82,8 @@ mod tests {
                         d.help.clone().unwrap_or_default()
                     )
                 })
-                .collect()),
-        }
+                .collect()
+        })
     }
 
     #[test]

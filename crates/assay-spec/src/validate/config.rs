@@ -574,20 +574,12 @@ fn looks_secret(name: &str) -> bool {
 mod tests {
     use std::path::Path;
 
-    use crate::load::{Document, Unrecognized, load_str};
+    use crate::load::{Unrecognized, load_str};
     use crate::syntax::Env;
 
     fn load(text: &str) -> (Option<crate::model::config::Config>, Vec<String>) {
-        let loaded = load_str(
-            Path::new("assay.toml"),
-            text,
-            &Env::default(),
-            Unrecognized::Error,
-        )
-        .expect("a config");
-        match loaded.outcome {
-            Ok(Document::Config(config)) => (Some(config), Vec::new()),
-            Ok(_) => panic!("not a config"),
+        match super::super::load_config(text) {
+            Ok(config) => (Some(config), Vec::new()),
             Err(errors) => (
                 None,
                 errors

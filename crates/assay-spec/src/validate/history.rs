@@ -115,27 +115,14 @@ fn price(node: &Node, at: &At, cx: &mut Cx) -> Option<PriceConfig> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
-    use crate::load::{Document, Unrecognized, load_str};
-    use crate::syntax::Env;
 
     fn load(text: &str) -> Result<crate::model::config::Config, Vec<String>> {
-        let loaded = load_str(
-            Path::new("assay.toml"),
-            text,
-            &Env::default(),
-            Unrecognized::Error,
-        )
-        .expect("a config");
-        match loaded.outcome {
-            Ok(Document::Config(config)) => Ok(config),
-            Ok(_) => panic!("not a config"),
-            Err(errors) => Err(errors
+        super::super::load_config(text).map_err(|errors| {
+            errors
                 .iter()
                 .map(|d| format!("{}: {}", d.path, d.message))
-                .collect()),
-        }
+                .collect()
+        })
     }
 
     #[test]

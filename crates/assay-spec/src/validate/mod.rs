@@ -7,3 +7,23 @@ pub(crate) mod cx;
 pub(crate) mod data_driven;
 pub(crate) mod history;
 pub(crate) mod sentinel;
+
+/// `assay.toml`'s `text` loaded: the config, or its errors (for the validators' tests).
+#[cfg(test)]
+pub(crate) fn load_config(
+    text: &str,
+) -> Result<crate::model::config::Config, Vec<crate::diag::Diagnostic>> {
+    use crate::load::{Document, Unrecognized, load_str};
+    let loaded = load_str(
+        std::path::Path::new("assay.toml"),
+        text,
+        &crate::syntax::Env::default(),
+        Unrecognized::Error,
+    )
+    .expect("a config");
+    match loaded.outcome {
+        Ok(Document::Config(config)) => Ok(config),
+        Ok(_) => panic!("not a config"),
+        Err(errors) => Err(errors),
+    }
+}
