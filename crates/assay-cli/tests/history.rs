@@ -453,3 +453,27 @@ fn a_run_killed_mid_run_is_listed_unfinished_with_its_finished_units() {
     let out = assay(dir.path(), &["runs", "--case", "slow"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// What runs keep stays out of `git status`: the `.assay` folder a run creates ignores
+/// itself.
+#[test]
+fn what_runs_keep_is_not_in_git_status() {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q"]);
+    std::fs::write(dir.path().join("echo.yaml"), PASSING).unwrap();
+    git(dir.path(), &["add", "echo.yaml"]);
+    git(dir.path(), &["commit", "-q", "-m", "a case"]);
+    let out = assay(dir.path(), &["run", "--demo", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(dir.path().join(".assay/runs").is_dir(), "the run is kept");
+    assert_eq!(
+        git(
+            dir.path(),
+            &["status", "--porcelain", "--untracked-files=all"]
+        ),
+        "",
+        "nothing of .assay is untracked"
+    );
+    let ignore = std::fs::read_to_string(dir.path().join(".assay/.gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "*"), "{ignore}");
+}

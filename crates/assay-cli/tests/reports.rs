@@ -266,6 +266,7 @@ fn reports_go_through_symlinks_fifos_and_stdout() {
         tree(dir.path()),
         [
             ".assay",
+            ".assay/.gitignore",
             ".assay/history.sqlite",
             ".assay/last-run.json",
             ".assay/runs",

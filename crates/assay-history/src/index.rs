@@ -557,7 +557,9 @@ fn after_prefix(prefix: &str) -> String {
         }
     }
     // Every character was the last one there is (or the prefix was empty): no bound.
-    char::MAX.to_string().repeat(prefix.chars().count().max(1) + 1)
+    char::MAX
+        .to_string()
+        .repeat(prefix.chars().count().max(1) + 1)
 }
 
 /// A unit's metrics across its samples, as the index keeps them.
@@ -625,7 +627,10 @@ mod tests {
         ] {
             let bound = after_prefix(prefix);
             assert!(prefix <= inside && inside < bound.as_str(), "{prefix:?}");
-            assert!(outside >= bound.as_str(), "{prefix:?}: {outside:?} < {bound:?}");
+            assert!(
+                outside >= bound.as_str(),
+                "{prefix:?}: {outside:?} < {bound:?}"
+            );
         }
     }
 }

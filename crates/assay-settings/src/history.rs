@@ -115,6 +115,7 @@ impl Settings {
         command: &str,
         run: RunSettings,
     ) -> std::io::Result<(JsonLines, RunInfo)> {
+        self.assay_dir()?;
         let dir = self.runs_dir();
         std::fs::create_dir_all(&dir).map_err(|e| {
             std::io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display()))
@@ -125,6 +126,32 @@ impl Settings {
         Ok((lines, info))
     }
 }
+
+impl Settings {
+    /// The folder of what runs keep (`.assay` in [`Settings::project_dir`]: the history,
+    /// the last run, the judge's cache), created when missing. A folder created here
+    /// gets a `.gitignore` that ignores everything in it, so that what runs keep never
+    /// shows up in `git status` of the project (a CI cache carries the history instead).
+    pub fn assay_dir(&self) -> std::io::Result<PathBuf> {
+        let dir = self.project_dir().join(ASSAY_DIR);
+        if !dir.is_dir() {
+            std::fs::create_dir_all(&dir).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display()))
+            })?;
+            let ignore = dir.join(".gitignore");
+            std::fs::write(&ignore, GITIGNORE).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("cannot write {}: {e}", ignore.display()))
+            })?;
+        }
+        Ok(dir)
+    }
+}
+
+/// What runs keep, under [`Settings::project_dir`].
+pub const ASSAY_DIR: &str = ".assay";
+
+/// The `.gitignore` of a new [`ASSAY_DIR`].
+const GITIGNORE: &str = "# Written by Assay: what runs keep (the run history, the last run, caches) is not\n# committed. CI carries the history in its cache (docs/ci.md).\n*\n";
 
 /// The git state of the work tree `dir` is in, or `None` outside one (or without git).
 pub fn git_state(dir: &Path) -> Option<GitState> {

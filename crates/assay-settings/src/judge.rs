@@ -150,8 +150,11 @@ impl Settings {
         let votes = Votes::new(table.and_then(|t| t.votes).unwrap_or(1))
             .map_err(|e| SettingsError::Judge(format!("assay.toml [judge] votes: {e}")))?;
         let no_cache = self.overrides.no_cache || table.and_then(|t| t.cache) == Some(false);
-        let cache = (!no_cache)
-            .then(|| Cache::new(self.project_dir().join(assay_judge::cache::DEFAULT_DIR)));
+        let cache = (!no_cache).then(|| {
+            // A folder that cannot be made now is the cache's error when it writes.
+            let _ = self.assay_dir();
+            Cache::new(self.project_dir().join(assay_judge::cache::DEFAULT_DIR))
+        });
         let mut warnings = Vec::new();
         let mut shown = spec.to_string();
         let judge: Arc<dyn Judge> = match &spec {

@@ -28,6 +28,7 @@ impl Settings {
     /// removes the earlier file at once (the new one replaces it atomically at the end).
     pub fn last_run_report(&self) -> std::io::Result<LastRunReport> {
         let path = self.last_run_path();
+        self.assay_dir()?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| {
                 std::io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display()))
