@@ -122,6 +122,7 @@
 //! # }
 //! ```
 
+pub mod cassette;
 pub mod decode;
 mod http;
 pub mod langgraph;
