@@ -101,10 +101,21 @@ pub struct MergeArgs {
 /// The reports `assay report` writes, as `assay run` writes them.
 #[derive(Debug, Args)]
 pub struct ReportOutputs {
-    /// Write a JSON report of the run to this file
+    /// The report files
+    #[command(flatten)]
+    pub files: ReportFiles,
+    /// Print only failures, errors and the summary on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The report files of a run, the same flags on `assay run` and `assay report`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ReportFiles {
+    /// Write a JSON report of the whole run to this file
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
-    /// Write the run as JSON Lines to this file, its `run` line first
+    /// Write the run as JSON Lines to this file, its `run` line first, then one event per line as it happens
     #[arg(long, value_name = "PATH")]
     pub jsonl: Option<PathBuf>,
     /// Write a JUnit XML report to this file
@@ -113,12 +124,25 @@ pub struct ReportOutputs {
     /// Append a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY)
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
-    /// Write the HTML report (one self-contained page) to this file
+    /// Write a self-contained HTML report of the run to this file (open it in a browser)
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
-    /// Print only failures, errors and the summary on stderr
-    #[arg(short, long)]
-    pub quiet: bool,
+}
+
+impl ReportFiles {
+    /// Every file asked for.
+    pub fn paths(&self) -> Vec<&PathBuf> {
+        [
+            &self.json,
+            &self.jsonl,
+            &self.junit,
+            &self.markdown,
+            &self.html,
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
 }
 
 /// `assay compare`.
@@ -305,21 +329,9 @@ pub struct RunArgs {
     /// Files, cases and agents
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Write a JSON report of the whole run to this file
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
-    /// Stream events as JSON Lines to this file, one per line as they happen
-    #[arg(long, value_name = "PATH")]
-    pub jsonl: Option<PathBuf>,
-    /// Write a JUnit XML report to this file
-    #[arg(long, value_name = "PATH")]
-    pub junit: Option<PathBuf>,
-    /// Append a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY)
-    #[arg(long, value_name = "PATH")]
-    pub markdown: Option<PathBuf>,
-    /// Write a self-contained HTML report of the run to this file (open it in a browser)
-    #[arg(long, value_name = "PATH")]
-    pub html: Option<PathBuf>,
+    /// The report files
+    #[command(flatten)]
+    pub files: ReportFiles,
     /// What to print on stdout besides the human report on stderr: `github` prints an annotation per failing check, error and invalid file [default: github when GITHUB_ACTIONS=true, else human]
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<RunFormat>,

@@ -20,10 +20,7 @@ use anyhow::Context;
 use assay_report::format::RunInfo;
 use assay_report::rebuild::{Shard, merge};
 use assay_report::stored::StoredRun;
-use assay_report::{
-    HtmlReport, Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, Output, Reporters,
-    Verbosity,
-};
+use assay_report::{Human, HumanOptions, JsonLines, Reporters, Verbosity};
 use assay_run::{Event, Summary};
 use assay_settings::{Overrides, Settings};
 
@@ -229,7 +226,7 @@ fn reporters(
             transcripts: false,
         }),
     );
-    if let Some(path) = &outputs.jsonl {
+    if let Some(path) = &outputs.files.jsonl {
         let mut lines =
             JsonLines::create(path).with_context(|| format!("cannot write {}", path.display()))?;
         if let Some(info) = info {
@@ -239,33 +236,9 @@ fn reporters(
         }
         reporters.push("jsonl", lines);
     }
-    if let Some(path) = &outputs.json {
-        let out = Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
-        reporters.push("json", JsonReport::new(out));
-    }
-    if let Some(path) = &outputs.junit {
-        let out = Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
-        let junit = Junit::new(out);
-        reporters.push(
-            "junit",
-            match output::run_dir() {
-                Some(base) => junit.relative_to(base),
-                None => junit,
-            },
-        );
-    }
-    if let Some(path) = &outputs.markdown {
-        let out =
-            Output::append(path).with_context(|| format!("cannot write {}", path.display()))?;
-        reporters.push("markdown", Markdown::new(out));
-    }
-    if let Some(path) = &outputs.html {
-        let out = Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
-        let html = HtmlReport::new(out);
-        if let Some(info) = info {
-            let _ = html.run_info().set(info.clone());
-        }
-        reporters.push("html", html);
+    let page_run = super::push_file_reports(&outputs.files, &mut reporters)?;
+    if let (Some(slot), Some(info)) = (page_run, info) {
+        let _ = slot.set(info.clone());
     }
     Ok(reporters)
 }

@@ -15,10 +15,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use assay_report::format::{RunInfo, Suite};
-use assay_report::{
-    Github, HtmlReport, Human, HumanOptions, JsonLines, JsonReport, Junit, Markdown, MatrixReport,
-    Output, Reporters, Verbosity,
-};
+use assay_report::{Github, Human, HumanOptions, JsonLines, MatrixReport, Reporters, Verbosity};
 use assay_run::Summary;
 use assay_settings::history::git_state;
 use assay_settings::{Prepared, Session, Settings, SettingsError, fit_open_files, prepare};
@@ -126,22 +123,8 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
     // run's reports are gone from now on, whatever happens to this run.
     // `--format`, else `github` in GitHub Actions: the environment is read here, once.
     let stdout_format = RunFormat::resolve(args.format, output::in_github_actions());
-    let (mut reporters, jsonl) = match reporters(args, color, stdout_format) {
+    let (mut reporters, jsonl, page_run) = match reporters(args, color, stdout_format) {
         Ok(reporters) => reporters,
-        Err(e) => {
-            output::stderr(&format!("error: {e:#}\n"));
-            return Ok(ExitCode::INVALID);
-        }
-    };
-    // `--html`: its file is checked with the others; the page shows what the history
-    // knows of the run (id, commit, settings) once that is known.
-    let page_run = match html_report(args) {
-        Ok(Some(html)) => {
-            let slot = html.run_info();
-            reporters.push("html", html);
-            Some(slot)
-        }
-        Ok(None) => None,
         Err(e) => {
             output::stderr(&format!("error: {e:#}\n"));
             return Ok(ExitCode::INVALID);
@@ -329,22 +312,16 @@ fn exit_code(summary: &Summary) -> ExitCode {
     }
 }
 
-/// The `--html` page's reporter, when one is asked for.
-fn html_report(args: &RunArgs) -> anyhow::Result<Option<HtmlReport>> {
-    let Some(path) = &args.html else {
-        return Ok(None);
-    };
-    let out = Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(Some(HtmlReport::new(out)))
-}
+/// What [`reporters`] makes: the reporters, the `--jsonl` stream apart (it gets its
+/// `run` line once the run's settings are known), and the HTML page's slot for the run.
+type Made = (Reporters, Option<(PathBuf, JsonLines)>, Option<PageRun>);
 
-/// The reporters `args` ask for, and apart from them the `--jsonl` stream, which gets
-/// its `run` line once the run's settings are known.
-fn reporters(
-    args: &RunArgs,
-    color: bool,
-    stdout_format: RunFormat,
-) -> anyhow::Result<(Reporters, Option<(PathBuf, JsonLines)>)> {
+/// The HTML page's slot for what the history knows of the run.
+type PageRun = std::sync::Arc<std::sync::OnceLock<RunInfo>>;
+
+/// The reporters `args` ask for (the report files made now, so that a bad path fails
+/// before anything else).
+fn reporters(args: &RunArgs, color: bool, stdout_format: RunFormat) -> anyhow::Result<Made> {
     let mut reporters = Reporters::new();
     let verbosity = if args.quiet {
         Verbosity::Quiet
@@ -363,34 +340,15 @@ fn reporters(
             transcripts: args.show_transcript,
         }),
     );
-    let jsonl = match &args.jsonl {
+    let jsonl = match &args.files.jsonl {
         Some(path) => Some((
             path.clone(),
             JsonLines::create(path).with_context(|| format!("cannot write {}", path.display()))?,
         )),
         None => None,
     };
-    if let Some(path) = &args.json {
-        let out = Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
-        reporters.push("json", JsonReport::new(out));
-    }
+    let page_run = super::push_file_reports(&args.files, &mut reporters)?;
     let base = output::run_dir();
-    if let Some(path) = &args.junit {
-        let out = Output::file(path).with_context(|| format!("cannot write {}", path.display()))?;
-        let junit = Junit::new(out);
-        reporters.push(
-            "junit",
-            match &base {
-                Some(base) => junit.relative_to(base),
-                None => junit,
-            },
-        );
-    }
-    if let Some(path) = &args.markdown {
-        let out =
-            Output::append(path).with_context(|| format!("cannot write {}", path.display()))?;
-        reporters.push("markdown", Markdown::new(out));
-    }
     if stdout_format == RunFormat::Github {
         let github = Github::stdout();
         reporters.push(
@@ -401,5 +359,5 @@ fn reporters(
             },
         );
     }
-    Ok((reporters, jsonl))
+    Ok((reporters, jsonl, page_run))
 }

@@ -40,16 +40,7 @@ pub(crate) fn run(mut args: WatchArgs, color: bool) -> anyhow::Result<ExitCode> 
         Found::None { .. } => None,
     })
     .unwrap_or_else(|| PathBuf::from(CONFIG_FILE));
-    let ignored: Vec<PathBuf> = [
-        &args.run.json,
-        &args.run.jsonl,
-        &args.run.junit,
-        &args.run.markdown,
-    ]
-    .into_iter()
-    .flatten()
-    .cloned()
-    .collect();
+    let ignored: Vec<PathBuf> = args.run.files.paths().into_iter().cloned().collect();
     let mut watch = match Watch::new(&roots, Some(&config), &ignored) {
         Ok(watch) => watch,
         Err(e) => {
