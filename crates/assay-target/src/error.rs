@@ -110,6 +110,13 @@ pub enum ConnectError {
         /// What was wrong.
         message: String,
     },
+    /// A replayed run (`--replay DIR`) sent a request no cassette recorded: the message
+    /// names the closest recorded request and how it differs.
+    #[error("{message}")]
+    NoCassette {
+        /// The request, the closest recording and their differences.
+        message: String,
+    },
 }
 
 /// The kind of a [`ConnectError`], for callers that branch on it.
@@ -144,6 +151,8 @@ pub enum ErrorKind {
     /// The function under test of a Rust suite (`run_test_suite`) returned an error or
     /// panicked.
     Function,
+    /// See [`ConnectError::NoCassette`].
+    NoCassette,
 }
 
 impl ErrorKind {
@@ -163,6 +172,7 @@ impl ErrorKind {
             ErrorKind::MaxIterations => "max_iterations",
             ErrorKind::Panic => "panic",
             ErrorKind::Function => "function",
+            ErrorKind::NoCassette => "no_cassette",
         }
     }
 }
@@ -193,6 +203,7 @@ impl ConnectError {
             ConnectError::Io { .. } => ErrorKind::Io,
             ConnectError::Spawn { .. } => ErrorKind::Spawn,
             ConnectError::Config { .. } => ErrorKind::Config,
+            ConnectError::NoCassette { .. } => ErrorKind::NoCassette,
         }
     }
 
@@ -252,6 +263,9 @@ impl ConnectError {
                 reason: r(reason),
             },
             ConnectError::Config { message } => ConnectError::Config {
+                message: r(message),
+            },
+            ConnectError::NoCassette { message } => ConnectError::NoCassette {
                 message: r(message),
             },
         }

@@ -32,10 +32,22 @@ pub struct RecordedRequest {
     pub endpoint: String,
     /// The body, its volatile fields removed and its secrets blanked.
     pub body: Value,
+    /// The id of the case that sent it, when known: each case replays its own
+    /// recordings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
     /// Which sample of its case sent it, when known: the samples of a case replay as
     /// they were recorded, passes and failures alike.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample: Option<u32>,
+}
+
+impl RecordedRequest {
+    /// The request as sent by case `case` (its id).
+    pub fn in_case(mut self, case: Option<String>) -> RecordedRequest {
+        self.case = case;
+        self
+    }
 }
 
 /// A response as it streamed.
@@ -49,6 +61,10 @@ pub struct RecordedResponse {
     pub headers: Vec<(String, String)>,
     /// The body's chunks, in order.
     pub chunks: Vec<Chunk>,
+    /// How the body broke off after its last chunk, when it did: a replay breaks off
+    /// there too, so a cut stream stays an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broke_off: Option<String>,
 }
 
 /// One chunk of a body: its bytes, and when it arrived.

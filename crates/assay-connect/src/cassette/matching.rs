@@ -40,6 +40,14 @@ pub enum CassetteError {
         /// What the parser said.
         message: String,
     },
+    /// `--record` was pointed at a folder that already holds cassettes.
+    #[error(
+        "{dir} already holds cassettes: replace them with --re-record, or add what is missing with --replay-or-record"
+    )]
+    NotEmpty {
+        /// The folder.
+        dir: PathBuf,
+    },
     /// The file was written by a newer Assay.
     #[error(
         "{path}:{line}: cassette_version {found} is newer than this Assay reads ({CASSETTE_VERSION}); update Assay"
@@ -193,6 +201,7 @@ impl Cassette {
                     .into_iter()
                     .map(|(at, bytes)| Chunk::new(at, bytes))
                     .collect(),
+                broke_off: None,
             },
         });
     }
@@ -255,6 +264,7 @@ fn distance(recorded: &RecordedRequest, sent: &RecordedRequest) -> usize {
     let mut lines = Vec::new();
     diff("body", &recorded.body, &sent.body, &mut lines);
     usize::from(recorded.endpoint != sent.endpoint) * 10_000
+        + usize::from(recorded.case != sent.case) * 5_000
         + usize::from(recorded.sample != sent.sample) * 1_000
         + lines.len()
 }
@@ -266,6 +276,14 @@ fn differences(recorded: &RecordedRequest, sent: &RecordedRequest) -> Vec<String
         lines.push(format!(
             "endpoint: recorded {}, sent {}",
             recorded.endpoint, sent.endpoint
+        ));
+    }
+    if recorded.case != sent.case {
+        let show = |c: &Option<String>| c.clone().unwrap_or_else(|| "none".to_owned());
+        lines.push(format!(
+            "case: recorded {}, sent {}",
+            show(&recorded.case),
+            show(&sent.case)
         ));
     }
     if recorded.sample != sent.sample {

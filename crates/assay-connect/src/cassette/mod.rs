@@ -36,9 +36,12 @@
 //! ```
 
 mod format;
+pub mod live;
 mod matching;
 mod normalize;
+mod store;
 
 pub use format::{CASSETTE_VERSION, Chunk, Exchange, RecordedRequest, RecordedResponse};
 pub use matching::{Cassette, CassetteError, NoMatch};
 pub use normalize::{Normalizer, REDACTED, VOLATILE_FIELDS};
+pub use store::{CassetteOptions, Cassettes, Latency, Mode};

@@ -102,6 +102,7 @@ impl Normalizer {
             connector: connector.to_owned(),
             endpoint: format!("{method} {}", self.scrub_text(&clean_url(url))),
             body,
+            case: None,
             sample,
         }
     }

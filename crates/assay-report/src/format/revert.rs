@@ -45,7 +45,7 @@ pub enum RevertError {
 }
 
 /// Every error kind, so that a kind's name finds its kind.
-const ERROR_KINDS: [ErrorKind; 13] = [
+const ERROR_KINDS: [ErrorKind; 14] = [
     ErrorKind::Unreachable,
     ErrorKind::UnknownAgent,
     ErrorKind::Status,
@@ -59,6 +59,7 @@ const ERROR_KINDS: [ErrorKind; 13] = [
     ErrorKind::MaxIterations,
     ErrorKind::Panic,
     ErrorKind::Function,
+    ErrorKind::NoCassette,
 ];
 
 impl Line {

@@ -1,0 +1,60 @@
+//! Which case and sample the running code works for: a task-local the engine sets
+//! around each sample ([`in_sample`]) and the connectors read ([`current`]), so that a
+//! request deep in a connector can be recorded and replayed by case and sample index
+//! (`assay run --record` / `--replay`, `docs/cassettes.md`) without every signature
+//! carrying it.
+//!
+//! A task-local does not cross `tokio::spawn`: read it in the task that sends the
+//! request.
+//!
+//! ```
+//! use assay_target::scope::{SampleScope, current, in_sample};
+//!
+//! let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+//! runtime.block_on(async {
+//!     assert!(current().is_none());
+//!     let scope = SampleScope::new("3f2a9c", "capital of France", 2);
+//!     let seen = in_sample(scope.clone(), async { current() }).await;
+//!     assert_eq!(seen, Some(scope));
+//! });
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::future::Future;
+use std::sync::Arc;
+
+/// A case and one of its samples.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SampleScope {
+    /// The case's stable id (the report format's `UnitId.case_id`).
+    pub case: Arc<str>,
+    /// The case's name, for the names of the files that keep what it sent.
+    pub name: Arc<str>,
+    /// The sample's index, from 0.
+    pub sample: u32,
+}
+
+impl SampleScope {
+    /// The scope of sample `sample` of the case with id `case` and name `name`.
+    pub fn new(case: impl Into<Arc<str>>, name: impl Into<Arc<str>>, sample: u32) -> SampleScope {
+        SampleScope {
+            case: case.into(),
+            name: name.into(),
+            sample,
+        }
+    }
+}
+
+tokio::task_local! {
+    static SCOPE: SampleScope;
+}
+
+/// Runs `future` as sample `scope`.
+pub async fn in_sample<F: Future>(scope: SampleScope, future: F) -> F::Output {
+    SCOPE.scope(scope, future).await
+}
+
+/// The sample the current task works for, if any.
+pub fn current() -> Option<SampleScope> {
+    SCOPE.try_with(Clone::clone).ok()
+}
