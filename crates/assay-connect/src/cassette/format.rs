@@ -27,7 +27,8 @@ pub struct Exchange {
 pub struct RecordedRequest {
     /// The connector: `neuro-san-http`, `mcp`, `stdio`, `openai`, `anthropic`, ...
     pub connector: String,
-    /// The method and the URL without secrets (`POST http://host/api/v1/x/streaming_chat`),
+    /// The method and the URL's path and query without secrets
+    /// (`POST /api/v1/x/streaming_chat`: not the host, so a replay may point anywhere),
     /// or the command of a stdio agent.
     pub endpoint: String,
     /// The body, its volatile fields removed and its secrets blanked.

@@ -184,8 +184,8 @@ fn remove(value: &mut Value, path: &[String]) {
     }
 }
 
-/// `url` without credentials in it: no user or password, and the query parameters that
-/// carry keys blanked. A URL that does not parse is kept as it is.
+/// `url` as an endpoint: its path and query, without credentials (the query parameters
+/// that carry keys blanked). A URL that does not parse is kept as it is.
 fn clean_url(url: &str) -> String {
     let Ok(mut parsed) = reqwest::Url::parse(url) else {
         return url.to_owned();
@@ -209,7 +209,12 @@ fn clean_url(url: &str) -> String {
             .collect();
         parsed.query_pairs_mut().clear().extend_pairs(pairs);
     }
-    parsed.to_string()
+    // The path and query only: a replay may point at another host and port (a server on
+    // a port of its own each run, or nothing listening at all).
+    match parsed.query() {
+        Some(query) => format!("{}?{query}", parsed.path()),
+        None => parsed.path().to_owned(),
+    }
 }
 
 #[cfg(test)]
