@@ -19,6 +19,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{RequestBuilder, Response, StatusCode, Url};
 use serde_json::Value;
 
+use crate::cassette::{Cassettes, seam};
 use crate::decode::{DEFAULT_MAX_BODY_BYTES, DecodeError, LineDecoder};
 use crate::error::ConnectError;
 use crate::retry::{RetryPolicy, Statuses};
@@ -52,6 +53,9 @@ pub struct HttpOptions {
     /// between any two pieces of the body. Off (`None`) by default: a `MINIMAL`
     /// neuro-san stream is silent until the agent is done.
     pub idle_timeout: Option<Duration>,
+    /// The run's cassettes: every exchange is answered from them or recorded into them
+    /// (`assay run --record` / `--replay`). None (the default): every exchange is live.
+    pub cassettes: Option<Cassettes>,
 }
 
 impl Default for HttpOptions {
@@ -63,6 +67,7 @@ impl Default for HttpOptions {
             connect_timeout: Duration::from_secs(10),
             timeout: Some(DEFAULT_TIMEOUT),
             idle_timeout: None,
+            cassettes: None,
         }
     }
 }
@@ -76,6 +81,10 @@ pub(crate) struct HttpClient {
     pub(crate) max_body_bytes: u64,
     pub(crate) timeout: Option<Duration>,
     pub(crate) idle: Option<Duration>,
+    /// The connector's kind, as the cassettes key its requests (`http`, `mcp`,
+    /// `openai`, `langgraph`, ...).
+    pub(crate) connector: Arc<str>,
+    pub(crate) cassettes: Option<Cassettes>,
 }
 
 /// A response, with when the attempt that got it began and how many attempts it took.
@@ -90,7 +99,8 @@ pub(crate) struct Answered {
 }
 
 impl HttpClient {
-    pub(crate) fn new(options: &HttpOptions) -> Result<HttpClient, ConnectError> {
+    /// The client of `connector` (its kind, for the cassettes' keys).
+    pub(crate) fn new(options: &HttpOptions, connector: &str) -> Result<HttpClient, ConnectError> {
         let tls = client_config(&options.tls)?;
         let mut builder = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
@@ -109,6 +119,8 @@ impl HttpClient {
             max_body_bytes: options.max_body_bytes,
             timeout: options.timeout,
             idle: options.idle_timeout,
+            connector: connector.into(),
+            cassettes: options.cassettes.clone(),
         })
     }
 
@@ -132,10 +144,60 @@ impl HttpClient {
 
     /// [`HttpClient::attempt`], awaiting `pace` before each attempt (a provider's rate
     /// slot: a retried request is one more request the provider sees).
+    ///
+    /// This is the seam every http exchange goes through: with cassettes, a request
+    /// they replay is answered from its recording (at once, no pacing, no network, one
+    /// attempt), and the final answer of one that goes live is recorded as it streams.
     pub(crate) async fn attempt_paced<P: Future<Output = ()>>(
         &self,
         server: &str,
         statuses: Statuses,
+        pace: impl Fn() -> P,
+        build: impl Fn() -> RequestBuilder,
+    ) -> Result<Answered, ConnectError> {
+        let Some(cassettes) = &self.cassettes else {
+            return self.live(server, statuses, self.retry, pace, build).await;
+        };
+        let request = build()
+            .build()
+            .map_err(|e| self.request_error(&e, server, 1))?;
+        let keyed = seam::key(cassettes, &self.connector, &request);
+        if let Some((response, started)) = seam::replay(cassettes, &keyed, server)? {
+            return Ok(Answered {
+                response,
+                started,
+                attempts: 1,
+            });
+        }
+        let mut answered = self.live(server, statuses, self.retry, pace, build).await?;
+        if cassettes.records() {
+            answered.response = seam::record(cassettes, keyed, answered.response, answered.started);
+        }
+        Ok(answered)
+    }
+
+    /// One request sent once, whatever its answer (a probe), through the same seam.
+    pub(crate) async fn once(
+        &self,
+        server: &str,
+        build: impl Fn() -> RequestBuilder,
+    ) -> Result<Response, ConnectError> {
+        let once = HttpClient {
+            retry: RetryPolicy::never(),
+            ..self.clone()
+        };
+        let answered = once
+            .attempt_paced(server, Statuses::Agent, || async {}, build)
+            .await?;
+        Ok(answered.response)
+    }
+
+    /// The live exchange: the request sent, and sent again by `retry`.
+    async fn live<P: Future<Output = ()>>(
+        &self,
+        server: &str,
+        statuses: Statuses,
+        retry: RetryPolicy,
         pace: impl Fn() -> P,
         build: impl Fn() -> RequestBuilder,
     ) -> Result<Answered, ConnectError> {
@@ -148,10 +210,10 @@ impl HttpClient {
                     let status = response.status();
                     if !status.is_success()
                         && statuses.retried(status.as_u16())
-                        && self.retry.may_retry(attempt)
+                        && retry.may_retry(attempt)
                     {
                         // The body is never read: nothing of it counts.
-                        let wait = self.retry.delay_after(attempt, response.headers());
+                        let wait = retry.delay_after(attempt, response.headers());
                         drop(response);
                         tracing::debug!(%server, %status, attempt, ?wait, "asked to come back later; trying again");
                         tokio::time::sleep(wait).await;
@@ -165,8 +227,8 @@ impl HttpClient {
                     });
                 }
                 Err(error) => {
-                    if never_reached_server(&error) && self.retry.may_retry(attempt) {
-                        let wait = self.retry.backoff(attempt);
+                    if never_reached_server(&error) && retry.may_retry(attempt) {
+                        let wait = retry.backoff(attempt);
                         tracing::debug!(%server, attempt, ?wait, cause = %root_cause(&error), "cannot connect; trying again");
                         tokio::time::sleep(wait).await;
                         attempt += 1;
@@ -466,7 +528,7 @@ impl NeuroSanHttp {
         Ok(NeuroSanHttp {
             inner: Arc::new(Inner {
                 label: label(&base),
-                http: HttpClient::new(options)?,
+                http: HttpClient::new(options, base.scheme())?,
                 base,
             }),
         })

@@ -58,7 +58,7 @@ impl NeuroSanMcp {
         Ok(NeuroSanMcp {
             inner: Arc::new(Inner {
                 label: label(&url),
-                http: HttpClient::new(options)?,
+                http: HttpClient::new(options, "mcp")?,
                 url,
             }),
         })

@@ -36,9 +36,11 @@
 //! ```
 
 mod format;
+pub(crate) mod jsonrpc;
 pub mod live;
 mod matching;
 mod normalize;
+pub(crate) mod seam;
 mod store;
 
 pub use format::{CASSETTE_VERSION, Chunk, Exchange, RecordedRequest, RecordedResponse};

@@ -94,6 +94,8 @@ struct Inner {
     recorded: Mutex<Cassette>,
     /// The files this run wrote to: `--re-record` empties each before its first line.
     written: Mutex<HashSet<PathBuf>>,
+    /// The first recording that could not be written, as a sentence.
+    failure: Mutex<Option<String>>,
 }
 
 impl PartialEq for Cassettes {
@@ -128,6 +130,7 @@ impl Cassettes {
                 normalizer,
                 recorded: Mutex::new(recorded),
                 written: Mutex::new(HashSet::new()),
+                failure: Mutex::new(None),
             }),
         })
     }
@@ -200,10 +203,50 @@ impl Cassettes {
         self.inner.mode != Mode::Replay
     }
 
-    /// Writes what `request` got live (its chunks' secrets blanked) to the file of the
-    /// current sample's case.
+    /// Writes what `request` got live (the secrets of its chunks, headers and break
+    /// blanked) to the file of the current sample's case.
     pub fn record(
         &self,
+        request: RecordedRequest,
+        response: RecordedResponse,
+    ) -> Result<(), CassetteError> {
+        self.record_in(scope::current().as_ref(), request, response)
+    }
+
+    /// [`Cassettes::record`] for the case of `scope` (the sample that sent the request,
+    /// when the response ends elsewhere), remembering a failure to write
+    /// ([`Cassettes::failure`]).
+    pub fn record_in(
+        &self,
+        scope: Option<&SampleScope>,
+        request: RecordedRequest,
+        response: RecordedResponse,
+    ) -> Result<(), CassetteError> {
+        let written = self.write(scope, request, response);
+        if let Err(error) = &written {
+            let mut failure = self.inner.failure.lock().unwrap_or_else(|e| e.into_inner());
+            failure.get_or_insert_with(|| {
+                format!("a cassette could not be written ({error}); the recording is incomplete")
+            });
+        }
+        written
+    }
+
+    /// The first recording this run could not write, as a sentence, if any: a run that
+    /// records checks it at its end and fails when there is one, since its cassettes miss
+    /// an exchange. Recordings end when a response's body does, where no error can be
+    /// returned to the request, so they are kept here.
+    pub fn failure(&self) -> Option<String> {
+        self.inner
+            .failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn write(
+        &self,
+        scope: Option<&SampleScope>,
         request: RecordedRequest,
         mut response: RecordedResponse,
     ) -> Result<(), CassetteError> {
@@ -213,7 +256,13 @@ impl Cassettes {
                 chunk.text = Some(normalizer.scrub_text(text));
             }
         }
-        let path = self.file(scope::current().as_ref());
+        for (_, value) in &mut response.headers {
+            *value = normalizer.scrub_text(value);
+        }
+        if let Some(reason) = &response.broke_off {
+            response.broke_off = Some(normalizer.scrub_text(reason));
+        }
+        let path = self.file(scope);
         let exchange = Exchange {
             cassette_version: CASSETTE_VERSION,
             request,
@@ -254,5 +303,34 @@ impl Cassettes {
             .take(12)
             .collect();
         self.inner.dir.join(format!("{slug}-{id}.jsonl"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cassette::Chunk;
+
+    #[test]
+    fn a_recording_that_cannot_be_written_is_remembered() {
+        let dir = tempfile::tempdir().unwrap();
+        // A file where the folder should be: nothing can be written under it.
+        let blocked = dir.path().join("blocked");
+        std::fs::write(&blocked, "").unwrap();
+        let cassettes = Cassettes::open(CassetteOptions::new(&blocked, Mode::ReRecord)).unwrap();
+        assert_eq!(cassettes.failure(), None);
+        let request = cassettes.request("openai", "POST", "http://h/v1", &Value::Null);
+        let response = RecordedResponse {
+            status: 200,
+            headers: Vec::new(),
+            chunks: vec![Chunk::new(0, b"{}".to_vec())],
+            broke_off: None,
+        };
+        assert!(cassettes.record(request.clone(), response.clone()).is_err());
+        let first = cassettes.failure().unwrap();
+        assert!(first.contains("could not be written"), "{first}");
+        assert!(first.contains("blocked"), "{first}");
+        assert!(cassettes.record(request, response).is_err());
+        assert_eq!(cassettes.failure(), Some(first));
     }
 }

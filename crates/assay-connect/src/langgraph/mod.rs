@@ -152,6 +152,7 @@ impl LanggraphServer {
         options: &HttpOptions,
     ) -> Result<LanggraphServer, ConnectError> {
         let transport = Transport::new(ProviderKind::Openai, options, Limits::none())?
+            .with_connector("langgraph")
             .with_key_env(Some(read.into()));
         Ok(LanggraphServer {
             peer: format!("the LangGraph server at {}", label(&base)),

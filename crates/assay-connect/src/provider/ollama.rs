@@ -151,7 +151,7 @@ impl Provider for Ollama {
     fn reachable(&self, limit: Duration) -> BoxFuture<'_, bool> {
         Box::pin(async move {
             let url = endpoint(&self.settings.base_url, &["api/tags"]);
-            let get = self.transport.client().get(url).send();
+            let get = self.transport.get_once(url, &self.peer);
             matches!(tokio::time::timeout(limit, get).await, Ok(Ok(r)) if r.status().is_success())
         })
     }

@@ -173,7 +173,7 @@ impl Transport {
         limits: Limits,
     ) -> Result<Transport, ConnectError> {
         Ok(Transport {
-            http: HttpClient::new(options)?,
+            http: HttpClient::new(options, kind.name())?,
             limits,
             key_env: kind.key_env().map(std::borrow::Cow::Borrowed),
         })
@@ -193,6 +193,22 @@ impl Transport {
             key_env: key_env.map(Into::into),
             ..self
         }
+    }
+
+    /// The transport of another kind of connector, as the cassettes key its requests
+    /// (a LangGraph server speaks through a provider's transport: `langgraph`).
+    pub fn with_connector(self, connector: &str) -> Transport {
+        let mut http = self.http;
+        http.connector = connector.into();
+        Transport { http, ..self }
+    }
+
+    /// `GET url` sent once (no retry, no limits), whatever its status: a probe. It goes
+    /// through the cassettes like every request.
+    pub async fn get_once(&self, url: Url, peer_label: &str) -> Result<Response, ConnectError> {
+        self.http
+            .once(peer_label, || self.http.client.get(url.clone()))
+            .await
     }
 
     /// The reqwest client (rustls with `ring`, no redirects).

@@ -3,6 +3,7 @@
 //! (`server.rs`) for faults the demo cannot make and for exact request checks, and small
 //! Python agents for stdio. Nothing here reaches beyond loopback.
 
+mod cassettes;
 mod demo;
 mod http;
 mod langgraph;
