@@ -51,6 +51,16 @@
 //! An error after retries says how many attempts were made, and the timings of an
 //! answer are its last attempt's.
 //!
+//! **Cassettes** ([`cassette`]). Every http exchange, of the http, https and MCP
+//! connectors, the model providers and LangGraph servers alike, goes through one seam
+//! that the run's [`cassette::Cassettes`] ([`HttpOptions::cassettes`]) answer from a
+//! recording (no network, no retries; the recorded bytes at their times, or at once,
+//! through the same decoders as live traffic) or record into as it streams. A request
+//! is keyed by its connector, method, path and query, and body without its volatile
+//! fields, never by its headers; a replayed JSON-RPC answer is given the id of the
+//! request sent. A request with no recording is [`ConnectError::NoCassette`]; a
+//! recording that could not be written is kept by [`cassette::Cassettes::failure`].
+//!
 //! **TLS.** https uses rustls with the `ring` provider, trusting the system roots and an
 //! optional extra CA ([`TlsOptions`]); an explicit insecure switch turns verification
 //! off and logs a warning.
