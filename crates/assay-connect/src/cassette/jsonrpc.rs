@@ -98,7 +98,14 @@ fn flush_event(event: &mut Vec<&str>, id: &Value, out: &mut String) -> bool {
 /// there was any.
 fn set_id(value: &mut Value, id: &Value) -> bool {
     match value {
-        Value::Array(batch) => batch.iter_mut().fold(false, |any, v| set_id(v, id) || any),
+        Value::Array(batch) => {
+            // Every response of the batch, not only up to the first.
+            let mut any = false;
+            for message in batch {
+                any |= set_id(message, id);
+            }
+            any
+        }
         Value::Object(message) => {
             let is_response = message.get("method").is_none()
                 && (message.contains_key("result") || message.contains_key("error"));
