@@ -30,7 +30,7 @@ use assay_spec::model::config::NeuroSanConfig;
 use crate::cassette::Cassettes;
 use crate::error::ConnectError;
 use crate::stdio::{StdioCommand, StdioConnector, StdioConversation};
-use crate::stdio_cassette::{NEURO_SAN_DIRECT_CONNECTOR, Tape};
+use crate::stdio_cassette::{NEURO_SAN_DIRECT_CONNECTOR, RunCassettes};
 use crate::{BoxFuture, Connector, Conversation};
 
 /// The bridge program (Python), as shipped in `integrations/neuro-san/direct_bridge.py`.
@@ -53,7 +53,7 @@ pub struct NeuroSanDirect {
     python: String,
     env: BTreeMap<String, String>,
     cwd: Option<PathBuf>,
-    cassettes: Option<Cassettes>,
+    cassettes: RunCassettes,
 }
 
 impl std::fmt::Debug for NeuroSanDirect {
@@ -62,7 +62,7 @@ impl std::fmt::Debug for NeuroSanDirect {
             .field("python", &self.python)
             .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("cwd", &self.cwd)
-            .field("cassettes", &self.cassettes.as_ref().map(Cassettes::dir))
+            .field("cassettes", &self.cassettes)
             .finish()
     }
 }
@@ -75,7 +75,7 @@ impl NeuroSanDirect {
             python: python.into(),
             env: BTreeMap::new(),
             cwd: None,
-            cassettes: None,
+            cassettes: RunCassettes::default(),
         }
     }
 
@@ -83,7 +83,7 @@ impl NeuroSanDirect {
     /// bridge is recorded as [`NEURO_SAN_DIRECT_CONNECTOR`] under the network's name, or
     /// answered from a recording without starting the bridge, as their mode says.
     pub fn with_cassettes(mut self, cassettes: Option<Cassettes>) -> NeuroSanDirect {
-        self.cassettes = cassettes;
+        self.cassettes = RunCassettes(cassettes);
         self
     }
 
@@ -167,11 +167,7 @@ impl NeuroSanDirect {
         timeout: Option<std::time::Duration>,
         idle: Option<std::time::Duration>,
     ) -> Result<StdioConversation, ConnectError> {
-        let tape = self.cassettes.clone().map(|cassettes| Tape {
-            cassettes,
-            connector: NEURO_SAN_DIRECT_CONNECTOR,
-            agent: agent.to_owned(),
-        });
+        let tape = self.cassettes.tape(NEURO_SAN_DIRECT_CONNECTOR, agent);
         self.command(agent).start_with(timeout, idle, tape)
     }
 }

@@ -34,7 +34,7 @@ use crate::cassette::{Cassettes, Chunk};
 use crate::decode::{DEFAULT_MAX_BODY_BYTES, values_of_line};
 use crate::error::{ConnectError, cut};
 use crate::process::{Launch, Process, Read, secrets_of};
-use crate::stdio_cassette::{STDIO_CONNECTOR, Tape};
+use crate::stdio_cassette::{RunCassettes, STDIO_CONNECTOR, Tape};
 use crate::types::{AgentRequest, AgentResponse, Timings};
 use crate::wire::{Collector, chat_request};
 use crate::{BoxFuture, Connector, Conversation, with_timeout};
@@ -172,7 +172,7 @@ pub struct StdioConnector {
     agents: BTreeMap<String, StdioCommand>,
     timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
-    cassettes: Option<Cassettes>,
+    cassettes: RunCassettes,
 }
 
 impl Default for StdioConnector {
@@ -181,7 +181,7 @@ impl Default for StdioConnector {
             agents: BTreeMap::new(),
             timeout: Some(crate::DEFAULT_TIMEOUT),
             idle_timeout: None,
-            cassettes: None,
+            cassettes: RunCassettes::default(),
         }
     }
 }
@@ -201,7 +201,7 @@ impl StdioConnector {
     /// recorded as [`STDIO_CONNECTOR`] under the agent's name, or answered from a
     /// recording without starting the command, as their mode says.
     pub fn with_cassettes(mut self, cassettes: Option<Cassettes>) -> StdioConnector {
-        self.cassettes = cassettes;
+        self.cassettes = RunCassettes(cassettes);
         self
     }
 
@@ -275,11 +275,7 @@ impl Connector for StdioConnector {
                     agent: agent.to_owned(),
                     server: "assay.toml's agent commands".to_owned(),
                 })?;
-            let tape = self.cassettes.clone().map(|cassettes| Tape {
-                cassettes,
-                connector: STDIO_CONNECTOR,
-                agent: agent.to_owned(),
-            });
+            let tape = self.cassettes.tape(STDIO_CONNECTOR, agent);
             let conversation = command.start_with(self.timeout, self.idle_timeout, tape)?;
             Ok(Box::new(conversation) as Box<dyn Conversation>)
         })

@@ -31,8 +31,34 @@ pub const STDIO_CONNECTOR: &str = "stdio";
 /// The connector of the neuro-san direct bridge's exchanges in a cassette.
 pub const NEURO_SAN_DIRECT_CONNECTOR: &str = "neuro-san-direct";
 
+/// The run's cassettes as a connector holds them: `Debug` shows their folder and mode,
+/// never the secrets they blank.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub(crate) struct RunCassettes(pub(crate) Option<Cassettes>);
+
+impl std::fmt::Debug for RunCassettes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            None => f.write_str("None"),
+            Some(c) => write!(f, "Cassettes({}, {:?})", c.dir().display(), c.mode()),
+        }
+    }
+}
+
+impl RunCassettes {
+    /// The tape of a conversation with `agent` over `connector`, when there are
+    /// cassettes.
+    pub(crate) fn tape(&self, connector: &'static str, agent: &str) -> Option<Tape> {
+        self.0.clone().map(|cassettes| Tape {
+            cassettes,
+            connector,
+            agent: agent.to_owned(),
+        })
+    }
+}
+
 /// The cassettes of one conversation with a command, and how its exchanges are keyed.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Tape {
     /// The run's cassettes.
     pub(crate) cassettes: Cassettes,
@@ -40,6 +66,16 @@ pub(crate) struct Tape {
     pub(crate) connector: &'static str,
     /// The agent's name: the endpoint.
     pub(crate) agent: String,
+}
+
+impl std::fmt::Debug for Tape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tape")
+            .field("cassettes", &RunCassettes(Some(self.cassettes.clone())))
+            .field("connector", &self.connector)
+            .field("agent", &self.agent)
+            .finish()
+    }
 }
 
 impl Tape {

@@ -114,6 +114,8 @@ async fn a_recorded_conversation_replays_without_its_command() {
     let live = StdioConnector::new()
         .with("echo", agent(scripts.path()))
         .with_cassettes(Some(cassettes(dir.path(), Mode::Record, Latency::Zero)));
+    let shown = format!("{live:?}");
+    assert!(!shown.contains(SECRET), "Debug shows no secret: {shown}");
     let scope = |sample| SampleScope::new("c1d2e3", "echo remembers", sample);
     let recorded = [
         in_sample(scope(0), conversation(&live, 0)).await,
