@@ -1,5 +1,5 @@
-//! Command agents and neuro-san's direct bridge on cassettes: what a [`Tape`] keys,
-//! records and replays for one conversation of a [`crate::StdioConversation`].
+//! Command agents and neuro-san's direct bridge on cassettes: how each exchange of a
+//! [`crate::StdioConversation`] is keyed, recorded and replayed.
 //!
 //! An exchange with a command is keyed like an http one ([`Cassettes::request`]): the
 //! connector ([`STDIO_CONNECTOR`] or [`NEURO_SAN_DIRECT_CONNECTOR`]), the endpoint, and

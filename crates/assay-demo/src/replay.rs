@@ -120,13 +120,8 @@ impl Recordings {
     }
 
     /// The next recorded answer to a chat at `path` with the normalized `body`, of
-    /// `sample` when given; else the response to send instead.
-    fn chat(
-        &self,
-        path: &str,
-        body: &Value,
-        sample: Option<u32>,
-    ) -> Result<&Exchange, Response<Body>> {
+    /// `sample` when given; else why there is none.
+    fn chat(&self, path: &str, body: &Value, sample: Option<u32>) -> Result<&Exchange, Miss> {
         let request = self.normalizer.request("http", "POST", path, body, sample);
         let matching: Vec<&Exchange> = self
             .exchanges
@@ -151,7 +146,7 @@ impl Recordings {
                 "the cassettes hold no recording of agent `{agent}`; they hold: {}",
                 self.agents().join(", ")
             );
-            return Err(error_response(StatusCode::NOT_FOUND, &message));
+            return Err(Miss::Agent(message));
         }
         let recorded = if sample.is_some() {
             &self.by_sample
@@ -162,8 +157,16 @@ impl Recordings {
             Err(miss) => miss.to_string(),
             Ok(_) => "no recorded exchange answers this request".to_owned(),
         };
-        Err(error_response(StatusCode::BAD_REQUEST, &message))
+        Err(Miss::Request(message))
     }
+}
+
+/// Why no recording answers a chat.
+enum Miss {
+    /// The cassettes hold no chat with the agent: a 404.
+    Agent(String),
+    /// None with this request: a 400 naming the closest recorded request.
+    Request(String),
 }
 
 /// `request` as the server matches it: any connector, any case, `sample`.
@@ -228,7 +231,8 @@ pub(crate) async fn handle(
             };
             match recordings.chat(&path, &body, sample) {
                 Ok(exchange) => replayed(&shared, exchange, started, recordings.latency),
-                Err(response) => response,
+                Err(Miss::Agent(message)) => error_response(StatusCode::NOT_FOUND, &message),
+                Err(Miss::Request(message)) => error_response(StatusCode::BAD_REQUEST, &message),
             }
         }
         _ => match recordings.recorded_at(&path) {
