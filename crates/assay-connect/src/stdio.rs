@@ -404,36 +404,7 @@ impl StdioConversation {
         let mut buf = Vec::new();
         while !collector.saw_final() {
             buf.clear();
-            let Some(process) = self.process.as_mut() else {
-                return Err(ConnectError::protocol(
-                    &self.peer,
-                    "the command is not running",
-                ));
-            };
-            let next = process.read_line(&mut buf, &mut budget);
-            let read = match self.idle {
-                None => next.await,
-                Some(limit) => {
-                    tokio::time::timeout(limit, next)
-                        .await
-                        .map_err(|_| ConnectError::Idle {
-                            peer: self.peer.clone(),
-                            limit,
-                        })?
-                }
-            };
-            let read = match read {
-                Ok(read) => read,
-                Err(e) => {
-                    let reason = self
-                        .with_stderr(format!("cannot read its answer: {e}"), true)
-                        .await;
-                    return Err(ConnectError::Io {
-                        peer: self.peer.clone(),
-                        reason,
-                    });
-                }
-            };
+            let read = self.read_line(&mut buf, &mut budget).await?;
             if first_byte.is_none() && !buf.is_empty() {
                 first_byte = Some(start.elapsed());
             }
@@ -465,6 +436,44 @@ impl StdioConversation {
             first_byte,
             total: start.elapsed(),
         }))
+    }
+
+    /// Reads the next line of the answer into `buf`, within the idle limit.
+    async fn read_line(
+        &mut self,
+        buf: &mut Vec<u8>,
+        budget: &mut u64,
+    ) -> Result<Read, ConnectError> {
+        let Some(process) = self.process.as_mut() else {
+            return Err(ConnectError::protocol(
+                &self.peer,
+                "the command is not running",
+            ));
+        };
+        let next = process.read_line(buf, budget);
+        let read = match self.idle {
+            None => next.await,
+            Some(limit) => {
+                tokio::time::timeout(limit, next)
+                    .await
+                    .map_err(|_| ConnectError::Idle {
+                        peer: self.peer.clone(),
+                        limit,
+                    })?
+            }
+        };
+        match read {
+            Ok(read) => Ok(read),
+            Err(e) => {
+                let reason = self
+                    .with_stderr(format!("cannot read its answer: {e}"), true)
+                    .await;
+                Err(ConnectError::Io {
+                    peer: self.peer.clone(),
+                    reason,
+                })
+            }
+        }
     }
 
     async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
