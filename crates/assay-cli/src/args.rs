@@ -492,9 +492,15 @@ pub struct ConvertArgs {
 /// `assay serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Serve the built-in demo agents (the only server there is for now)
+    /// Serve the built-in demo agents
     #[arg(long)]
     pub demo: bool,
+    /// Serve the neuro-san agents recorded in the cassettes of this folder (`assay run --record DIR`)
+    #[arg(long, value_name = "DIR", conflicts_with = "demo")]
+    pub replay: Option<std::path::PathBuf>,
+    /// With --replay: stream each recorded chunk at its recorded time, or all at once
+    #[arg(long, value_name = "PACE", value_parser = ["recorded", "zero"], default_value = "recorded", requires = "replay")]
+    pub replay_latency: String,
     /// The port for http, https and mcp, all on one port (0 picks a free one)
     #[arg(long, default_value_t = 8080)]
     pub port: u16,

@@ -1,4 +1,5 @@
-//! `assay serve --demo` runs a real demo server on loopback until it is stopped.
+//! `assay serve --demo` runs a real demo server on loopback until it is stopped;
+//! `assay serve --replay DIR` serves recorded neuro-san agents the same way.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -145,11 +146,9 @@ fn serve_without_demo_is_a_usage_error() {
         .expect("the assay binary runs");
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("only the built-in demo server exists"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("say what to serve"), "{stderr}");
     assert!(stderr.contains("--demo"), "{stderr}");
+    assert!(stderr.contains("--replay DIR"), "{stderr}");
 }
 
 #[test]
@@ -180,4 +179,148 @@ fn serve_on_a_busy_port_says_so_once_and_how_to_pick_another() {
     assert_eq!(stderr.matches("os error").count(), 1, "{stderr}");
     assert!(!dir.path().join(".assay").exists());
     drop(busy);
+}
+
+/// A conversation of two turns with `echo` at `base`, over neuro-san's http protocol, as
+/// sample 0: the answers (timings aside), and the requests sent.
+async fn two_turns(base: &str) -> Vec<(assay_connect::AgentRequest, assay_connect::AgentResponse)> {
+    use assay_connect::{AgentRequest, Connector, HttpOptions, NeuroSanHttp, Url};
+    let connector = NeuroSanHttp::new(Url::parse(base).unwrap(), &HttpOptions::default()).unwrap();
+    let mut conversation = connector.open("echo").await.unwrap();
+    let mut turns = Vec::new();
+    let mut context = None;
+    for text in ["hello", "and again"] {
+        let request = AgentRequest::new(text)
+            .with_metadata("x-assay-sample", "0")
+            .with_chat_context(context.clone());
+        let mut answer = conversation.send(&request).await.unwrap();
+        context = answer.chat_context.clone();
+        answer.timings = Default::default();
+        turns.push((request, answer));
+    }
+    turns
+}
+
+#[test]
+fn serve_replay_answers_a_neuro_san_client_with_the_recorded_answers() {
+    use assay_connect::cassette::{Cassette, Normalizer};
+    let dir = tempfile::tempdir().unwrap();
+    let cassettes = dir.path().join("cassettes");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+
+    // A real exchange with the demo's echo agent, written as the cassette of a case.
+    let live = runtime.block_on(async {
+        let server = assay_demo::DemoServer::builder()
+            .bind("127.0.0.1:0")
+            .await
+            .unwrap();
+        let turns = two_turns(&server.base_url()).await;
+        server.shutdown().await;
+        turns
+    });
+    assert_eq!(live[1].1.text.as_deref(), Some("and again"));
+    let mut cassette = Cassette::default();
+    for (at, (request, answer)) in live.iter().enumerate() {
+        let recorded = Normalizer::default()
+            .request(
+                "http",
+                "POST",
+                "http://127.0.0.1:1/api/v1/echo/streaming_chat",
+                &assay_connect::wire::chat_request(request),
+                Some(0),
+            )
+            .in_case(Some("a1b2c3".to_owned()));
+        let lines: Vec<(u64, Vec<u8>)> = answer
+            .messages
+            .iter()
+            .map(|m| {
+                let line = serde_json::json!({ "response": m }).to_string() + "\n";
+                (10 * at as u64, line.into_bytes())
+            })
+            .collect();
+        let headers = vec![(
+            "content-type".to_owned(),
+            "application/json-lines".to_owned(),
+        )];
+        cassette.push_exchange(recorded, 200, headers, lines);
+    }
+    for exchange in cassette.exchanges() {
+        Cassette::append(&cassettes.join("echo-a1b2c3.jsonl"), exchange).unwrap();
+    }
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["serve", "--replay"])
+        .arg(&cassettes)
+        .args(["--port", "0", "--replay-latency", "zero"])
+        .current_dir(dir.path())
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the assay binary runs");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let _server = Server(child);
+    let first = next_line(&mut stderr);
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("the first line gives the url: {first:?}"))
+        .to_owned();
+    let mut rest = String::new();
+    while !rest.contains("press ctrl-c") {
+        let line = next_line(&mut stderr);
+        assert!(!line.is_empty(), "the server stopped early: {rest}");
+        rest.push_str(&line);
+    }
+    assert!(rest.contains("agents: echo\n"), "{rest}");
+
+    runtime.block_on(async {
+        use assay_connect::{AgentRequest, Connector, ErrorKind, HttpOptions, NeuroSanHttp, Url};
+        assert_eq!(two_turns(&url).await, live);
+        let client = NeuroSanHttp::new(Url::parse(&url).unwrap(), &HttpOptions::default()).unwrap();
+        let agents = client.list_agents().await.unwrap();
+        let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["echo"]);
+        // A request nobody recorded: the error names the closest recording and the diff.
+        let mut conversation = client.open("echo").await.unwrap();
+        let miss = conversation
+            .send(&AgentRequest::new("bonjour"))
+            .await
+            .unwrap_err();
+        assert_eq!(miss.kind(), ErrorKind::Status, "{miss}");
+        let message = miss.to_string();
+        assert!(message.contains("400"), "{message}");
+        assert!(message.contains("bonjour"), "{message}");
+        assert!(message.contains("recorded \\\"hello\\\""), "{message}");
+        // The sample the header names is the one served: sample 1 was never recorded.
+        let mut sampled = client.open("echo").await.unwrap();
+        let request = AgentRequest::new("hello").with_metadata("x-assay-sample", "1");
+        let miss = sampled.send(&request).await.unwrap_err().to_string();
+        assert!(miss.contains("sample: recorded 0, sent 1"), "{miss}");
+        let mut other = client.open("math_guy").await.unwrap();
+        let unknown = other.send(&AgentRequest::new("1+1")).await.unwrap_err();
+        assert_eq!(unknown.kind(), ErrorKind::UnknownAgent, "{unknown}");
+    });
+}
+
+#[test]
+fn serve_replay_of_a_folder_without_recordings_says_how_to_make_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["serve", "--port", "0", "--replay"])
+        .arg(dir.path())
+        .output()
+        .expect("the assay binary runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("holds no recorded neuro-san agent"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("assay run --record"), "{stderr}");
 }

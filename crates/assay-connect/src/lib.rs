@@ -143,6 +143,7 @@ pub mod provider;
 pub mod retry;
 mod server;
 mod stdio;
+pub mod stdio_cassette;
 mod tls;
 pub mod tools;
 pub mod wire;

@@ -17,14 +17,20 @@
 //! `AGENT_TOOL_PATH`, `PYTHONPATH` and the model's keys. [`NeuroSanDirect::from_config`]
 //! sets the first two from `[neuro_san]` in `assay.toml` when given there; everything
 //! else is inherited from Assay's environment.
+//!
+//! With the run's cassettes ([`DirectConnector::with_cassettes`]), a bridge's exchanges
+//! are recorded as [`NEURO_SAN_DIRECT_CONNECTOR`] under the network's name, or answered
+//! from a recording without starting Python at all.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use assay_spec::model::config::NeuroSanConfig;
 
+use crate::cassette::Cassettes;
 use crate::error::ConnectError;
-use crate::stdio::{StdioCommand, StdioConnector};
+use crate::stdio::{StdioCommand, StdioConnector, StdioConversation};
+use crate::stdio_cassette::{NEURO_SAN_DIRECT_CONNECTOR, RunCassettes};
 use crate::{BoxFuture, Connector, Conversation};
 
 /// The bridge program (Python), as shipped in `integrations/neuro-san/direct_bridge.py`.
@@ -47,6 +53,7 @@ pub struct NeuroSanDirect {
     python: String,
     env: BTreeMap<String, String>,
     cwd: Option<PathBuf>,
+    cassettes: RunCassettes,
 }
 
 impl std::fmt::Debug for NeuroSanDirect {
@@ -55,6 +62,7 @@ impl std::fmt::Debug for NeuroSanDirect {
             .field("python", &self.python)
             .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("cwd", &self.cwd)
+            .field("cassettes", &self.cassettes)
             .finish()
     }
 }
@@ -67,7 +75,16 @@ impl NeuroSanDirect {
             python: python.into(),
             env: BTreeMap::new(),
             cwd: None,
+            cassettes: RunCassettes::default(),
         }
+    }
+
+    /// The connection with the run's cassettes (`None`: none): every exchange with a
+    /// bridge is recorded as [`NEURO_SAN_DIRECT_CONNECTOR`] under the network's name, or
+    /// answered from a recording without starting the bridge, as their mode says.
+    pub fn with_cassettes(mut self, cassettes: Option<Cassettes>) -> NeuroSanDirect {
+        self.cassettes = RunCassettes(cassettes);
+        self
     }
 
     /// Adds a variable to the bridge's environment.
@@ -141,6 +158,18 @@ impl NeuroSanDirect {
         ));
         command
     }
+
+    /// One conversation with `agent`, held to `timeout` and `idle` unless the request
+    /// says otherwise, on the cassettes when set up.
+    fn start(
+        &self,
+        agent: &str,
+        timeout: Option<std::time::Duration>,
+        idle: Option<std::time::Duration>,
+    ) -> Result<StdioConversation, ConnectError> {
+        let tape = self.cassettes.tape(NEURO_SAN_DIRECT_CONNECTOR, agent);
+        self.command(agent).start_with(timeout, idle, tape)
+    }
 }
 
 impl Connector for NeuroSanDirect {
@@ -148,7 +177,10 @@ impl Connector for NeuroSanDirect {
         &'a self,
         agent: &'a str,
     ) -> BoxFuture<'a, Result<Box<dyn Conversation>, ConnectError>> {
-        Box::pin(async move { Ok(Box::new(self.command(agent).start()?) as Box<dyn Conversation>) })
+        Box::pin(async move {
+            let conversation = self.start(agent, Some(crate::DEFAULT_TIMEOUT), None)?;
+            Ok(Box::new(conversation) as Box<dyn Conversation>)
+        })
     }
 }
 
@@ -215,6 +247,15 @@ impl DirectConnector {
         }
     }
 
+    /// The connection with the run's cassettes (`None`: none), for the command agents
+    /// ([`StdioConnector::with_cassettes`]) and the neuro-san networks
+    /// ([`NeuroSanDirect::with_cassettes`]) alike.
+    pub fn with_cassettes(mut self, cassettes: Option<Cassettes>) -> DirectConnector {
+        self.neuro_san = self.neuro_san.map(|n| n.with_cassettes(cassettes.clone()));
+        self.commands = self.commands.with_cassettes(cassettes);
+        self
+    }
+
     /// The neuro-san connection, when set up.
     pub fn neuro_san(&self) -> Option<&NeuroSanDirect> {
         self.neuro_san.as_ref()
@@ -233,7 +274,7 @@ impl Connector for DirectConnector {
             // The bridge is held to the same limits as the commands.
             Some(neuro_san) => Box::pin(async move {
                 let (timeout, idle) = self.commands.limits();
-                let conversation = neuro_san.command(agent).start_with(timeout, idle)?;
+                let conversation = neuro_san.start(agent, timeout, idle)?;
                 Ok(Box::new(conversation) as Box<dyn Conversation>)
             }),
             None => Box::pin(async move { Err(self.unknown(agent)) }),

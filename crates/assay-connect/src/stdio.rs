@@ -16,6 +16,10 @@
 //! own ([`StdioCommand::timeout`], `timeout_in_seconds` of its `assay.toml` table), else
 //! the connector's default ([`crate::DEFAULT_TIMEOUT`]); an optional idle limit ends an
 //! exchange during which the command wrote no line for that long.
+//!
+//! With the run's cassettes ([`StdioConnector::with_cassettes`]), each exchange is
+//! recorded, or answered from a recording without starting the command at all
+//! ([`crate::stdio_cassette`] says how it is keyed).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -26,9 +30,11 @@ use assay_spec::model::config::Config;
 use assay_spec::redact::Redactor;
 use serde_json::Value;
 
+use crate::cassette::{Cassettes, Chunk};
 use crate::decode::{DEFAULT_MAX_BODY_BYTES, values_of_line};
 use crate::error::{ConnectError, cut};
 use crate::process::{Launch, Process, Read, secrets_of};
+use crate::stdio_cassette::{RunCassettes, STDIO_CONNECTOR, Tape};
 use crate::types::{AgentRequest, AgentResponse, Timings};
 use crate::wire::{Collector, chat_request};
 use crate::{BoxFuture, Connector, Conversation, with_timeout};
@@ -115,16 +121,39 @@ impl StdioCommand {
     /// Starts the command: one conversation, with the command's timeout (else
     /// [`crate::DEFAULT_TIMEOUT`]) and no idle limit.
     pub fn start(&self) -> Result<StdioConversation, ConnectError> {
-        self.start_with(Some(crate::DEFAULT_TIMEOUT), None)
+        self.start_with(Some(crate::DEFAULT_TIMEOUT), None, None)
     }
 
     /// Starts the command with `default` as the limit on an exchange whose request and
-    /// command set none, and `idle` as the longest wait for a line.
+    /// command set none, and `idle` as the longest wait for a line; with a `tape`, its
+    /// exchanges are recorded or replayed, and the command is started only when one is
+    /// not answered from the cassettes.
     pub(crate) fn start_with(
         &self,
         default: Option<Duration>,
         idle: Option<Duration>,
+        tape: Option<Tape>,
     ) -> Result<StdioConversation, ConnectError> {
+        let process = match &tape {
+            Some(tape) if !tape.starts_at_once() => None,
+            _ => Some(self.spawn()?),
+        };
+        Ok(StdioConversation {
+            peer: format!("command {}", self.display()),
+            command: self.clone(),
+            process,
+            busy: false,
+            broken: None,
+            max_body_bytes: self.max_body_bytes,
+            timeout: self.timeout.or(default),
+            idle,
+            tape,
+            heard: Vec::new(),
+            replayed: 0,
+        })
+    }
+
+    fn spawn(&self) -> Result<Process, ConnectError> {
         let process = Process::spawn(Launch {
             argv: &self.command,
             env: &self.env,
@@ -133,15 +162,7 @@ impl StdioCommand {
             secrets: self.secrets(),
         })?;
         tracing::debug!(command = %self.display(), "started an agent command");
-        Ok(StdioConversation {
-            peer: format!("command {}", self.display()),
-            process,
-            busy: false,
-            broken: None,
-            max_body_bytes: self.max_body_bytes,
-            timeout: self.timeout.or(default),
-            idle,
-        })
+        Ok(process)
     }
 }
 
@@ -151,6 +172,7 @@ pub struct StdioConnector {
     agents: BTreeMap<String, StdioCommand>,
     timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
+    cassettes: RunCassettes,
 }
 
 impl Default for StdioConnector {
@@ -159,6 +181,7 @@ impl Default for StdioConnector {
             agents: BTreeMap::new(),
             timeout: Some(crate::DEFAULT_TIMEOUT),
             idle_timeout: None,
+            cassettes: RunCassettes::default(),
         }
     }
 }
@@ -172,6 +195,14 @@ impl StdioConnector {
     /// The limit on an exchange whose request and command set none, and the idle limit.
     pub(crate) fn limits(&self) -> (Option<Duration>, Option<Duration>) {
         (self.timeout, self.idle_timeout)
+    }
+
+    /// The connector with the run's cassettes (`None`: none): every exchange is
+    /// recorded as [`STDIO_CONNECTOR`] under the agent's name, or answered from a
+    /// recording without starting the command, as their mode says.
+    pub fn with_cassettes(mut self, cassettes: Option<Cassettes>) -> StdioConnector {
+        self.cassettes = RunCassettes(cassettes);
+        self
     }
 
     /// The connector with `timeout` as the limit on an exchange whose request and
@@ -244,7 +275,8 @@ impl Connector for StdioConnector {
                     agent: agent.to_owned(),
                     server: "assay.toml's agent commands".to_owned(),
                 })?;
-            let conversation = command.start_with(self.timeout, self.idle_timeout)?;
+            let tape = self.cassettes.tape(STDIO_CONNECTOR, agent);
+            let conversation = command.start_with(self.timeout, self.idle_timeout, tape)?;
             Ok(Box::new(conversation) as Box<dyn Conversation>)
         })
     }
@@ -256,8 +288,11 @@ impl Connector for StdioConnector {
 #[derive(Debug)]
 pub struct StdioConversation {
     peer: String,
-    /// The command, in its own process group; ended when the conversation is dropped.
-    process: Process,
+    /// The command, to start when an exchange goes live.
+    command: StdioCommand,
+    /// The command, in its own process group, once started; ended when the
+    /// conversation is dropped.
+    process: Option<Process>,
     /// An exchange began and has not ended (it was dropped if a new one finds this set).
     busy: bool,
     /// Why the conversation cannot go on.
@@ -267,6 +302,12 @@ pub struct StdioConversation {
     timeout: Option<Duration>,
     /// The longest wait for a line.
     idle: Option<Duration>,
+    /// The run's cassettes, and how this conversation's exchanges are keyed.
+    tape: Option<Tape>,
+    /// The lines of the current live exchange, with their times, for its recording.
+    heard: Vec<Chunk>,
+    /// How many exchanges were answered from the cassettes.
+    replayed: u32,
 }
 
 impl Conversation for StdioConversation {
@@ -277,7 +318,27 @@ impl Conversation for StdioConversation {
         let peer = self.peer.clone();
         Box::pin(async move {
             let limit = request.timeout.or(self.timeout);
-            let result = with_timeout(&peer, limit, self.exchange(request))
+            let line = request_line(request);
+            let taped = self.tape.as_ref().map(|t| (t.clone(), t.key(&line)));
+            if let Some((tape, key)) = &taped
+                && let Some(exchange) = tape.cassettes.replay(key)?
+            {
+                self.replayed += 1;
+                let replay = replay(tape, &exchange, &peer);
+                return with_timeout(&peer, limit, replay).await;
+            }
+            if self.replayed > 0 && self.process.is_none() {
+                return Err(ConnectError::NoCassette {
+                    message: format!(
+                        "no recorded exchange answers turn {} of agent `{}`, and the turns before it were replayed, \
+                         so its command cannot be started in the middle of the conversation; record the case again with --re-record",
+                        self.replayed + 1,
+                        taped.as_ref().map_or("", |(t, _)| t.agent.as_str()),
+                    ),
+                });
+            }
+            self.heard.clear();
+            let result = with_timeout(&peer, limit, self.exchange(&line))
                 .await
                 .map_err(|e| e.redacted(&request.secrets()));
             if result.is_err() && self.broken.is_none() {
@@ -285,6 +346,15 @@ impl Conversation for StdioConversation {
                 // this can be trusted to line up.
                 self.broken = Some("an earlier request failed".to_owned());
                 self.end();
+            }
+            // A command that could not start answered nothing: there is nothing to keep.
+            let started = !matches!(&result, Err(ConnectError::Spawn { .. }));
+            if let Some((tape, key)) = taped
+                && tape.cassettes.records()
+                && started
+            {
+                let heard = std::mem::take(&mut self.heard);
+                tape.record(key, heard, result.as_ref().err())?;
             }
             result
         })
@@ -294,10 +364,12 @@ impl Conversation for StdioConversation {
 impl StdioConversation {
     /// Ends the command and everything it started ([`Process::end`]).
     fn end(&mut self) {
-        self.process.end();
+        if let Some(process) = &mut self.process {
+            process.end();
+        }
     }
 
-    async fn exchange(&mut self, request: &AgentRequest) -> Result<AgentResponse, ConnectError> {
+    async fn exchange(&mut self, line: &Value) -> Result<AgentResponse, ConnectError> {
         if self.busy {
             self.broken = Some("an earlier request was abandoned mid-answer".to_owned());
             self.end();
@@ -308,15 +380,10 @@ impl StdioConversation {
                 format!("the conversation cannot go on: {why}"),
             ));
         }
+        if self.process.is_none() {
+            self.process = Some(self.command.spawn()?);
+        }
         self.busy = true;
-        let mut line = chat_request(request);
-        let metadata = request
-            .metadata
-            .iter()
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-            .collect();
-        line["metadata"] = Value::Object(metadata);
-        line["use_direct"] = Value::Bool(request.use_direct);
         let mut bytes = line.to_string().into_bytes();
         bytes.push(b'\n');
         let start = Instant::now();
@@ -337,32 +404,13 @@ impl StdioConversation {
         let mut buf = Vec::new();
         while !collector.saw_final() {
             buf.clear();
-            let next = self.process.read_line(&mut buf, &mut budget);
-            let read = match self.idle {
-                None => next.await,
-                Some(limit) => {
-                    tokio::time::timeout(limit, next)
-                        .await
-                        .map_err(|_| ConnectError::Idle {
-                            peer: self.peer.clone(),
-                            limit,
-                        })?
-                }
-            };
-            let read = match read {
-                Ok(read) => read,
-                Err(e) => {
-                    let reason = self
-                        .with_stderr(format!("cannot read its answer: {e}"), true)
-                        .await;
-                    return Err(ConnectError::Io {
-                        peer: self.peer.clone(),
-                        reason,
-                    });
-                }
-            };
+            let read = self.read_line(&mut buf, &mut budget).await?;
             if first_byte.is_none() && !buf.is_empty() {
                 first_byte = Some(start.elapsed());
+            }
+            if !buf.is_empty() && !matches!(read, Read::TooLarge) {
+                let at_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+                self.heard.push(Chunk::new(at_ms, buf.clone()));
             }
             if matches!(read, Read::TooLarge) {
                 return Err(ConnectError::TooLarge {
@@ -371,20 +419,8 @@ impl StdioConversation {
                 });
             }
             number += 1;
-            let values = match values_of_line(&buf) {
-                Ok(values) => values,
-                Err(e) => {
-                    let message = format!(
-                        "line {number} of its answer is not JSON ({e}): {}",
-                        cut(String::from_utf8_lossy(&buf).trim(), 200)
-                    );
-                    return Err(self.protocol(message, false).await);
-                }
-            };
-            for value in values {
-                if let Err(e) = collector.accept_line(value) {
-                    return Err(self.protocol(e.0, false).await);
-                }
+            if let Err(message) = take_line(&mut collector, &buf, number) {
+                return Err(self.protocol(message, false).await);
             }
             if matches!(read, Read::End) && !collector.saw_final() {
                 let message = if number == 1 && buf.is_empty() {
@@ -402,8 +438,49 @@ impl StdioConversation {
         }))
     }
 
+    /// Reads the next line of the answer into `buf`, within the idle limit.
+    async fn read_line(
+        &mut self,
+        buf: &mut Vec<u8>,
+        budget: &mut u64,
+    ) -> Result<Read, ConnectError> {
+        let Some(process) = self.process.as_mut() else {
+            return Err(ConnectError::protocol(
+                &self.peer,
+                "the command is not running",
+            ));
+        };
+        let next = process.read_line(buf, budget);
+        let read = match self.idle {
+            None => next.await,
+            Some(limit) => {
+                tokio::time::timeout(limit, next)
+                    .await
+                    .map_err(|_| ConnectError::Idle {
+                        peer: self.peer.clone(),
+                        limit,
+                    })?
+            }
+        };
+        match read {
+            Ok(read) => Ok(read),
+            Err(e) => {
+                let reason = self
+                    .with_stderr(format!("cannot read its answer: {e}"), true)
+                    .await;
+                Err(ConnectError::Io {
+                    peer: self.peer.clone(),
+                    reason,
+                })
+            }
+        }
+    }
+
     async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.process.write(bytes).await
+        match &mut self.process {
+            Some(process) => process.write(bytes).await,
+            None => Err(std::io::Error::other("the command is not running")),
+        }
     }
 
     /// A protocol error with how the command ended and its stderr.
@@ -415,6 +492,68 @@ impl StdioConversation {
     /// `message`, then the command's exit status if it has ended (waiting a little for
     /// it when it has `ended` its output), then the end of its stderr.
     async fn with_stderr(&mut self, message: String, ended: bool) -> String {
-        self.process.with_stderr(message, ended).await
+        match &mut self.process {
+            Some(process) => process.with_stderr(message, ended).await,
+            None => message,
+        }
     }
+}
+
+/// The line sent for `request`: its `ChatRequest`, its `metadata` and `use_direct`.
+fn request_line(request: &AgentRequest) -> Value {
+    let mut line = chat_request(request);
+    let metadata = request
+        .metadata
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    line["metadata"] = Value::Object(metadata);
+    line["use_direct"] = Value::Bool(request.use_direct);
+    line
+}
+
+/// Takes line `number` of an answer (live or replayed) into `collector`; the error is
+/// the protocol message.
+fn take_line(collector: &mut Collector, buf: &[u8], number: usize) -> Result<(), String> {
+    let values = values_of_line(buf).map_err(|e| {
+        format!(
+            "line {number} of its answer is not JSON ({e}): {}",
+            cut(String::from_utf8_lossy(buf).trim(), 200)
+        )
+    })?;
+    for value in values {
+        collector.accept_line(value).map_err(|e| e.0)?;
+    }
+    Ok(())
+}
+
+/// The answer recorded in `exchange`, read as a live one is: each line through the
+/// same decoder, at its recorded time; a recording that broke off errs as it did.
+async fn replay(
+    tape: &Tape,
+    exchange: &crate::cassette::Exchange,
+    peer: &str,
+) -> Result<AgentResponse, ConnectError> {
+    let start = Instant::now();
+    let mut collector = Collector::default();
+    let mut first_byte = None;
+    let mut number = 0;
+    tape.lines(exchange, start, peer, |buf| {
+        if first_byte.is_none() && !buf.is_empty() {
+            first_byte = Some(start.elapsed());
+        }
+        number += 1;
+        take_line(&mut collector, buf, number).map_err(|m| ConnectError::protocol(peer, m))
+    })
+    .await?;
+    if !collector.saw_final() {
+        return Err(ConnectError::protocol(
+            peer,
+            "its recorded answer ends before the final AGENT_FRAMEWORK message; record it again with --re-record",
+        ));
+    }
+    Ok(collector.finish(Timings {
+        first_byte,
+        total: start.elapsed(),
+    }))
 }

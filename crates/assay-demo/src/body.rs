@@ -28,6 +28,9 @@ pub(crate) enum BodyError {
     /// The server shut down while the stream was still going.
     #[error("the server is shutting down")]
     Shutdown,
+    /// A replayed recording broke off here (`assay serve --replay`).
+    #[error("the recorded stream broke off here")]
+    Recorded,
 }
 
 /// The items of a streamed body: whole lines (or other chunks), each sent as one chunk.

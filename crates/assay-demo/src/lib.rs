@@ -184,6 +184,7 @@ mod faults;
 mod mcp;
 mod model;
 mod pyjson;
+pub mod replay;
 mod routes;
 mod server;
 mod tls;
@@ -193,6 +194,7 @@ pub use conversation::{SAMPLE_HEADER, apply_sample};
 pub use direct::respond;
 pub use faults::{DEFAULT_HUGE_BYTES, FAULT_HEADER, HUGE_LINE_BYTES};
 pub use mcp::MCP_PROTOCOL_VERSION;
+pub use replay::Recordings;
 pub use server::{DemoServer, DemoServerBuilder, RunningServer};
 pub use tls::TlsIdentity;
 

@@ -11,13 +11,16 @@ use serde_json::{Value, json};
 
 use crate::body::{Body, empty, full};
 use crate::server::Shared;
-use crate::{DemoAgent, chat, mcp, model, pyjson};
+use crate::{DemoAgent, chat, mcp, model, pyjson, replay};
 
 /// The largest request body read, 16 MiB.
 const MAX_REQUEST_BODY: usize = 16 * 1024 * 1024;
 
 /// Routes one request.
 pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
+    if let Some(recordings) = shared.replay.clone() {
+        return replay::handle(shared, recordings, request).await;
+    }
     let path = request.uri().path();
     let method = request.method();
     match path {
@@ -101,7 +104,7 @@ fn percent_decode(text: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-fn health() -> Response<Body> {
+pub(crate) fn health() -> Response<Body> {
     json_response(
         StatusCode::OK,
         &json!({

@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
+use crate::replay::Recordings;
 use crate::{DemoError, TlsIdentity, routes};
 
 /// The first byte of a TLS record carrying a handshake (a ClientHello).
@@ -37,6 +38,7 @@ impl DemoServer {
         DemoServerBuilder {
             tls: None,
             grace: DEFAULT_GRACE,
+            replay: None,
         }
     }
 }
@@ -46,6 +48,7 @@ impl DemoServer {
 pub struct DemoServerBuilder {
     tls: Option<TlsIdentity>,
     grace: Duration,
+    replay: Option<Arc<Recordings>>,
 }
 
 impl DemoServerBuilder {
@@ -63,6 +66,13 @@ impl DemoServerBuilder {
         self
     }
 
+    /// Serves `recordings` instead of the demo agents (`assay serve --replay DIR`; see
+    /// [`crate::replay`]).
+    pub fn replay(mut self, recordings: Recordings) -> DemoServerBuilder {
+        self.replay = Some(Arc::new(recordings));
+        self
+    }
+
     /// Binds `addr` (e.g. `"127.0.0.1:0"`) and starts serving on the current tokio runtime.
     pub async fn bind(self, addr: impl ToSocketAddrs) -> Result<RunningServer, DemoError> {
         let acceptor = match &self.tls {
@@ -76,6 +86,7 @@ impl DemoServerBuilder {
             shutdown: receiver,
             active: AtomicUsize::new(0),
             once_keys: Mutex::new(HashSet::new()),
+            replay: self.replay,
         });
         let task = tokio::spawn(accept_loop(
             listener,
@@ -169,6 +180,8 @@ pub(crate) struct Shared {
     pub(crate) active: AtomicUsize,
     /// Keys of `503-once:<key>` requests that already got their 503.
     pub(crate) once_keys: Mutex<HashSet<String>>,
+    /// The recordings served instead of the demo agents, when replaying.
+    pub(crate) replay: Option<Arc<Recordings>>,
 }
 
 impl Shared {

@@ -298,6 +298,7 @@ impl Settings {
             Found::None { from } => ConfigSource::NotFound(from.clone()),
         };
         DirectConnector::new(commands, neuro_san).with_config(config)
+        // cassettes: wired by the integrator: `.with_cassettes(options.cassettes.clone())`
     }
 }
 

@@ -1,4 +1,6 @@
-//! `assay serve --demo`: the built-in neuro-san-compatible demo server, until Ctrl-C.
+//! `assay serve --demo`: the built-in neuro-san-compatible demo server, until Ctrl-C;
+//! `assay serve --replay DIR`: the neuro-san agents recorded in a cassette folder, served
+//! the same way ([`assay_demo::replay`]).
 //!
 //! Its self-signed certificate is written to the user's cache folder
 //! (`$XDG_CACHE_HOME/assay`, else `~/.cache/assay`, else the temp folder), one file per
@@ -7,33 +9,77 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use assay_demo::{DemoAgent, DemoError, DemoServer, TlsIdentity};
+use assay_connect::cassette::Latency;
+use assay_demo::{DemoAgent, DemoError, DemoServer, Recordings, TlsIdentity};
 
 use crate::args::ServeArgs;
 use crate::exit::ExitCode;
 
 /// Serves until interrupted. The first line on stderr is `listening on <url>`.
 pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    if !args.demo {
-        eprintln!(
-            "error: only the built-in demo server exists for now; run `assay serve --demo [--port P] [--host H]`"
-        );
-        return Ok(ExitCode::INVALID);
-    }
+    let recordings = match &args.replay {
+        None if !args.demo => {
+            eprintln!(
+                "error: say what to serve: `assay serve --demo` for the built-in demo agents, or `assay serve --replay DIR` for recorded ones"
+            );
+            return Ok(ExitCode::INVALID);
+        }
+        None => None,
+        Some(dir) => match read_recordings(dir, &args.replay_latency) {
+            Ok(recordings) => Some(recordings),
+            Err(message) => {
+                eprintln!("error: {message}");
+                return Ok(ExitCode::INVALID);
+            }
+        },
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve(args))
+    runtime.block_on(serve(args, recordings))
 }
 
-async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+/// The recordings of `dir`, or why there are none to serve.
+fn read_recordings(dir: &std::path::Path, latency: &str) -> Result<Recordings, String> {
+    let latency = match latency {
+        "zero" => Latency::Zero,
+        _ => Latency::Recorded,
+    };
+    if !dir.is_dir() {
+        return Err(format!(
+            "{} is not a folder of cassettes; record one with `assay run --record {}`",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    let recordings = Recordings::read(dir, latency).map_err(|e| e.to_string())?;
+    if recordings.agents().is_empty() {
+        return Err(format!(
+            "{} holds no recorded neuro-san agent (no `POST /api/v1/{{agent}}/streaming_chat` exchange over http, https or mcp); \
+             record one with `assay run --record {}` against a neuro-san server",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    Ok(recordings)
+}
+
+async fn serve(args: &ServeArgs, recordings: Option<Recordings>) -> anyhow::Result<ExitCode> {
     let identity = TlsIdentity::self_signed().context("cannot make a certificate")?;
     let cert_pem = identity.cert_pem().to_owned();
-    let bound = DemoServer::builder()
-        .tls(Some(identity))
-        .bind((args.host.as_str(), args.port))
-        .await;
+    let names: Vec<String> = match &recordings {
+        Some(recordings) => recordings.agents(),
+        None => DemoAgent::ALL
+            .iter()
+            .map(|agent| agent.name().to_owned())
+            .collect(),
+    };
+    let mut builder = DemoServer::builder().tls(Some(identity));
+    if let Some(recordings) = recordings {
+        builder = builder.replay(recordings);
+    }
+    let bound = builder.bind((args.host.as_str(), args.port)).await;
     let server = match bound {
         Ok(server) => server,
         Err(error) => {
@@ -54,8 +100,9 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         ),
         Err(error) => eprintln!("warning: cannot write the certificate: {error:#}"),
     }
-    eprintln!("mcp: {base}/mcp");
-    let names: Vec<&str> = DemoAgent::ALL.iter().map(|agent| agent.name()).collect();
+    if args.replay.is_none() {
+        eprintln!("mcp: {base}/mcp");
+    }
     eprintln!("agents: {}", names.join(", "));
     let stop = crate::signals::listen();
     eprintln!("press ctrl-c to stop");

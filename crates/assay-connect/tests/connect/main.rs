@@ -21,6 +21,7 @@ mod providers_structured;
 mod providers_tool_turns;
 mod server;
 mod stdio;
+mod stdio_cassettes;
 mod tls_ca_cert;
 mod tools_command;
 mod trajectory;

@@ -6,4 +6,5 @@ mod common;
 mod endpoints;
 mod faults;
 mod mcp;
+mod replay;
 mod tls;
