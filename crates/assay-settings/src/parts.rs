@@ -297,8 +297,9 @@ impl Settings {
             }
             Found::None { from } => ConfigSource::NotFound(from.clone()),
         };
-        DirectConnector::new(commands, neuro_san).with_config(config)
-        // cassettes: wired by the integrator: `.with_cassettes(options.cassettes.clone())`
+        DirectConnector::new(commands, neuro_san)
+            .with_config(config)
+            .with_cassettes(options.cassettes.clone())
     }
 }
 
