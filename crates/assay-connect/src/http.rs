@@ -52,6 +52,10 @@ pub struct HttpOptions {
     /// between any two pieces of the body. Off (`None`) by default: a `MINIMAL`
     /// neuro-san stream is silent until the agent is done.
     pub idle_timeout: Option<Duration>,
+    /// The run's cassettes (`assay run --record`/`--replay`, `docs/cassettes.md`):
+    /// requests are answered from them or recorded into them. `None` (the default)
+    /// sends every request live and records nothing.
+    pub cassettes: Option<crate::cassette::Cassettes>,
 }
 
 impl Default for HttpOptions {
@@ -63,6 +67,7 @@ impl Default for HttpOptions {
             connect_timeout: Duration::from_secs(10),
             timeout: Some(DEFAULT_TIMEOUT),
             idle_timeout: None,
+            cassettes: None,
         }
     }
 }

@@ -229,6 +229,13 @@ impl Cassettes {
         Cassette::append(&path, &exchange)
     }
 
+    /// Why a recording could not be written, when one could not: a run whose cassette is
+    /// incomplete must not pass for a good recording. For now always `None`: the http
+    /// seam, which writes the recordings, reports its failures here.
+    pub fn failure(&self) -> Option<String> {
+        None
+    }
+
     /// The file that keeps the exchanges of `scope`'s case.
     pub fn file(&self, scope: Option<&SampleScope>) -> PathBuf {
         let Some(scope) = scope else {
