@@ -156,6 +156,11 @@ mod tests {
         assert!(e.to_string().contains("--re-record"), "{e}");
         // Replaying a folder of good cassettes opens it.
         let replay = settings(dir.path(), flags(held, Mode::ReplayOrRecord));
-        assert!(replay.open_cassettes(&Redactor::default()).unwrap().is_some());
+        assert!(
+            replay
+                .open_cassettes(&Redactor::default())
+                .unwrap()
+                .is_some()
+        );
     }
 }

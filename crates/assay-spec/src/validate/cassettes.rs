@@ -92,7 +92,10 @@ mod tests {
                 .iter()
                 .any(|e| e.starts_with(&format!("{path}:")) && e.contains(words))
         };
-        assert!(has("cassettes.ignore[0]", "dotted field path"), "{errors:?}");
+        assert!(
+            has("cassettes.ignore[0]", "dotted field path"),
+            "{errors:?}"
+        );
         assert!(has("cassettes.ignore[1]", ""), "{errors:?}");
         assert!(has("cassettes.keep", ""), "{errors:?}");
         assert!(has("cassettes.dir", ""), "{errors:?}");
