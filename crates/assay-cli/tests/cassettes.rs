@@ -4,8 +4,8 @@
 //! nothing listens (so the replay cannot have used the network); a `success_ratio` case
 //! replays the same mix of passes and failures by sample index; a request with no
 //! recording is an error (`no_cassette`) that shows how it differs; the flags are
-//! checked before anything runs; the run line of `--jsonl` says the run was recorded
-//! or replayed.
+//! checked before anything runs; the run line of `--jsonl` and `assay runs` say the
+//! run was recorded or replayed.
 
 mod support;
 
@@ -487,6 +487,14 @@ fn the_run_line_says_where_the_cassettes_are_and_how_they_were_used() {
         run_line["settings"]["cassettes"],
         json!({"mode": "record", "dir": "tapes"}),
         "{run_line}"
+    );
+    // `assay runs` shows it too.
+    let listed = assay_isolated(dir.path(), &["runs"], &[]);
+    let listed = text(&listed.stdout);
+    assert_eq!(
+        listed.matches("cassettes: record tapes").count(),
+        1,
+        "{listed}"
     );
     // A run with no cassette flag has none.
     let out = assay_isolated(
