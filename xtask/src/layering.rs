@@ -64,8 +64,9 @@ pub(crate) const ALLOWED: [(&str, &[&str]); 14] = [
         ],
     ),
     ("assay-testkit", &["assay-demo"]),
-    // For the report schemas (`assay_report::format`).
-    ("xtask", &["assay-spec", "assay-report"]),
+    // For the report schemas (`assay_report::format`) and the cassette format's
+    // (`assay_connect::cassette`).
+    ("xtask", &["assay-spec", "assay-report", "assay-connect"]),
 ];
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask schemas` writes `schemas/*.schema.json`: every dialect's from the
 //!   model (`assay_spec::schema`), and the JSON report's and one JSON Lines record's
-//!   from the report format (`assay_report::format`).
+//!   from the report format (`assay_report::format`), and a cassette line's
+//!   (`assay_connect::cassette`, `schemas/cassette.schema.json`).
 //!   It also writes `docs/config.md`, the reference page of `assay.toml`, from the
 //!   configuration's schema ([`config_docs`]).
 //! - `cargo xtask schemas --check` fails when any of them is out of date.
@@ -70,14 +71,22 @@ fn repo_root() -> PathBuf {
 }
 
 /// Writes (or checks) every schema of [`assay_spec::schema::SCHEMAS`] and of
-/// [`assay_report::format::schema_files`] under `dir`, reporting every file that is out
+/// [`assay_report::format::schema_files`], and the cassette format's
+/// ([`assay_connect::cassette::schema_text`]), under `dir`, reporting every file that is out
 /// of date, not just the first.
 fn schemas(dir: &Path, mode: Mode) -> Result<(), String> {
     let mut problems = Vec::new();
     let dialects = assay_spec::schema::SCHEMAS
         .into_iter()
         .map(|(dialect, file)| (file, assay_spec::schema::schema_text(dialect)));
-    for (file, text) in dialects.chain(assay_report::format::schema_files()) {
+    let cassette = (
+        "cassette.schema.json",
+        assay_connect::cassette::schema_text(),
+    );
+    for (file, text) in dialects
+        .chain(assay_report::format::schema_files())
+        .chain([cassette])
+    {
         let path = dir.join(file);
         match ensure_file_contents(&path, &text, mode) {
             Ok(true) => eprintln!("updated {}", path.display()),

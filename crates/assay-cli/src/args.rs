@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use assay_run::Selection;
 use assay_run::select::{NoTests, Partition, SelectError};
-use assay_settings::Overrides;
+use assay_settings::{CassetteFlags, Overrides};
 use assay_spec::model::data_driven::Connection;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -347,6 +347,63 @@ pub struct RunArgs {
     /// Print what was sent and what came back, turn by turn, for the first failing sample of each case that failed or errored
     #[arg(long)]
     pub show_transcript: bool,
+    /// Record or replay the exchanges with agents and models (docs/cassettes.md)
+    #[command(flatten)]
+    pub cassettes: CassetteArgs,
+}
+
+/// `assay run`'s cassettes: record every exchange with agents and models, or answer
+/// from recordings with no network (`docs/cassettes.md`). At most one mode.
+#[derive(Debug, Default, Args)]
+#[group(id = "cassette-mode", multiple = false)]
+pub struct CassetteArgs {
+    /// Record every exchange with agents and models into cassettes in DIR (a folder that already holds cassettes is refused: see --re-record)
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+    /// Answer every exchange from the cassettes in DIR, with no network; a request none recorded is an error
+    #[arg(long, value_name = "DIR", group = "replaying")]
+    pub replay: Option<PathBuf>,
+    /// Answer from the cassettes in DIR where they have the exchange, else go live and record it there
+    #[arg(long, value_name = "DIR", group = "replaying")]
+    pub replay_or_record: Option<PathBuf>,
+    /// Record every exchange into DIR, replacing the cassettes of the cases that run
+    #[arg(long, value_name = "DIR")]
+    pub re_record: Option<PathBuf>,
+    /// How replayed answers are paced: each chunk at its recorded time, or all at once [default: recorded]
+    #[arg(long, value_enum, value_name = "PACE", requires = "replaying")]
+    pub replay_latency: Option<ReplayLatency>,
+}
+
+/// How replayed answers are paced (`--replay-latency`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReplayLatency {
+    /// Each chunk at its recorded time from the request: latency and time-to-first-token checks still mean something
+    Recorded,
+    /// Every chunk at once
+    Zero,
+}
+
+impl CassetteArgs {
+    /// `base` with the cassette mode these flags ask for.
+    pub fn overrides(&self, base: Overrides) -> Overrides {
+        use assay_connect::cassette::{Latency, Mode};
+        let asked = [
+            (Mode::Record, &self.record),
+            (Mode::Replay, &self.replay),
+            (Mode::ReplayOrRecord, &self.replay_or_record),
+            (Mode::ReRecord, &self.re_record),
+        ]
+        .into_iter()
+        .find_map(|(mode, dir)| Some((mode, dir.clone()?)));
+        let latency = match self.replay_latency {
+            Some(ReplayLatency::Zero) => Latency::Zero,
+            Some(ReplayLatency::Recorded) | None => Latency::Recorded,
+        };
+        Overrides {
+            cassettes: asked.map(|(mode, dir)| CassetteFlags { mode, dir, latency }),
+            ..base
+        }
+    }
 }
 
 /// `assay assess`.

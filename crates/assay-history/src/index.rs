@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::HistoryError;
 
 /// The index's layout; a file with another is rebuilt.
-const LAYOUT: i64 = 3;
+const LAYOUT: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -29,7 +29,8 @@ CREATE TABLE IF NOT EXISTS runs (
     skipped INTEGER NOT NULL,
     duration REAL,
     finished INTEGER NOT NULL,
-    cost REAL
+    cost REAL,
+    cassettes TEXT
 );
 CREATE TABLE IF NOT EXISTS units (
     run_id TEXT NOT NULL,
@@ -85,6 +86,9 @@ pub struct RunRow {
     /// What its model calls cost, in US dollars, where a price was known; `None` when
     /// no call's cost was.
     pub cost: Option<f64>,
+    /// The cassettes it recorded into or replayed from, as `<mode> <folder>`
+    /// (`replay tests/cassettes`), when it did (`docs/cassettes.md`).
+    pub cassettes: Option<String>,
 }
 
 /// One unit of a case in one kept run, as `assay runs --case` lists it.
@@ -188,7 +192,7 @@ impl History {
             .db
             .prepare(
                 "SELECT id, started_at, git_commit, git_dirty, git_branch, passed, failed, \
-                 errored, skipped, duration, finished, cost, command \
+                 errored, skipped, duration, finished, cost, command, cassettes \
                  FROM runs ORDER BY started_at DESC, id DESC",
             )
             .map_err(|e| self.index_error(e))?;
@@ -208,6 +212,7 @@ impl History {
                     finished: r.get(10)?,
                     cost: r.get(11)?,
                     command: r.get(12)?,
+                    cassettes: r.get(13)?,
                 })
             })
             .and_then(Iterator::collect)
@@ -483,8 +488,8 @@ impl Parsed {
         let git = self.run.git.as_ref();
         tx.execute(
             "INSERT OR REPLACE INTO runs (id, file, size, modified, started_at, command, git_commit, \
-             git_dirty, git_branch, passed, failed, errored, skipped, duration, finished) \
-             VALUES (?1, ?2, ?3, ?15, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+             git_dirty, git_branch, passed, failed, errored, skipped, duration, finished, cassettes) \
+             VALUES (?1, ?2, ?3, ?15, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?16)",
             params![
                 self.run.id,
                 file,
@@ -501,6 +506,11 @@ impl Parsed {
                 duration,
                 self.summary.is_some(),
                 stamp.1,
+                self.run
+                    .settings
+                    .cassettes
+                    .as_ref()
+                    .map(|c| format!("{} {}", c.mode, c.dir)),
             ],
         )?;
         let mut insert = tx.prepare_cached(

@@ -7,7 +7,8 @@ use crate::{CaseRow, RunRow};
 
 /// One line per run: id, start, commit (short, `+` when dirty), the command (`run`,
 /// `assess`), the totals and the
-/// duration (`(unfinished)` for a run that did not finish), then its cost where known.
+/// duration (`(unfinished)` for a run that did not finish), then its cost where known,
+/// and the cassettes it recorded or replayed (`cassettes: replay tests/cassettes`).
 pub fn runs(rows: &[RunRow]) -> String {
     let mut out = String::new();
     for r in rows {
@@ -27,9 +28,14 @@ pub fn runs(rows: &[RunRow]) -> String {
             .cost
             .map(|c| format!("  cost ${c:.6}"))
             .unwrap_or_default();
+        let cassettes = r
+            .cassettes
+            .as_deref()
+            .map(|c| format!("  cassettes: {c}"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{}  {}  {:<11}  {:<6}  {} passed, {} failed, {} errored, {} skipped  {duration}{cost}",
+            "{}  {}  {:<11}  {:<6}  {} passed, {} failed, {} errored, {} skipped  {duration}{cost}{cassettes}",
             r.id, r.started_at, commit, r.command, r.passed, r.failed, r.errored, r.skipped
         );
     }

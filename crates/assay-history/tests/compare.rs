@@ -339,6 +339,7 @@ fn row(id: &str, commit: Option<&str>) -> assay_history::RunRow {
         finished: true,
         command: "run".to_owned(),
         cost: None,
+        cassettes: None,
     }
 }
 

@@ -45,6 +45,7 @@ use crate::events::{
 use crate::ratio::{Status, Tally};
 
 pub use assay_target::SAMPLE_METADATA;
+use assay_target::scope::{SampleScope, in_sample};
 
 /// How agents are reached, by connection, and models, by provider: a kind, or a
 /// named provider of `assay.toml`'s `[providers]`.
@@ -443,7 +444,10 @@ pub(crate) struct SampleCtx {
 async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
     let started = Instant::now();
     let mut interactions = Vec::new();
-    let run = conversation(ctx, index, &mut interactions);
+    // Every request of the sample (agents, models, the judge, tool loops) is sent in
+    // this task and knows its case and sample: cassettes record and replay by them.
+    let scope = SampleScope::new(ctx.case.id.as_str(), ctx.case.name.as_str(), index);
+    let run = in_sample(scope, conversation(ctx, index, &mut interactions));
     let error = match ctx.case.timeout {
         None => run.await,
         Some(limit) => match tokio::time::timeout(limit, run).await {

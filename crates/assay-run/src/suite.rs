@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use assay_check::{BoxFuture, Evaluation, Evaluator, EvaluatorError, Status};
+use assay_target::scope::{SampleScope, in_sample};
 use futures_util::future::join_all;
 use serde::Serialize;
 use serde_json::Value;
@@ -393,22 +394,27 @@ where
         let events = shared.events.clone();
         let unit = suite_unit(&shared.suite, &shared.hashes[i], grid.as_ref());
         let hash = shared.hashes[i].clone();
-        tokio::spawn(GRID.scope(grid.clone(), async move {
-            let ran = run_case(
-                &cases[i],
-                hash,
-                &*f,
-                &evaluators,
-                &limits,
-                &case_limit,
-                || {
-                    events.send(Event::UnitStarted { unit: unit.clone() });
-                },
-            )
-            .await;
-            finished(&events, unit, &ran.report, ran.total);
-            ran.report
-        }))
+        // The agents and models `fn` calls record and replay as this case's (one sample).
+        let scope = SampleScope::new(unit.case_id.as_str(), unit.name.as_str(), 0);
+        tokio::spawn(GRID.scope(
+            grid.clone(),
+            in_sample(scope, async move {
+                let ran = run_case(
+                    &cases[i],
+                    hash,
+                    &*f,
+                    &evaluators,
+                    &limits,
+                    &case_limit,
+                    || {
+                        events.send(Event::UnitStarted { unit: unit.clone() });
+                    },
+                )
+                .await;
+                finished(&events, unit, &ran.report, ran.total);
+                ran.report
+            }),
+        ))
     });
     let mut reports = Vec::with_capacity(shared.cases.len());
     for (i, joined) in join_all(tasks).await.into_iter().enumerate() {

@@ -420,3 +420,54 @@ async fn a_report_serializes_in_plain_shapes() {
         assert!(!text.contains(rust_shape), "{rust_shape} in {text}");
     }
 }
+
+/// `fn` runs as sample 0 of its case (the case's hash is its id and name), so the
+/// agents and models it calls are recorded and replayed as that case's
+/// (`docs/cassettes.md`).
+#[tokio::test]
+async fn fn_runs_in_its_case_s_scope() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let f = {
+        let seen = Arc::clone(&seen);
+        async_fn(move |_: &Named| {
+            let scope = assay_target::scope::current();
+            seen.lock().unwrap().push(scope.clone());
+            async move {
+                let scope = scope.ok_or("no sample scope")?;
+                Ok::<String, BoxError>(format!("{}/{}", scope.case, scope.sample))
+            }
+        })
+    };
+    let none: Vec<Arc<dyn Evaluator<Named, String>>> = Vec::new();
+    let cases = vec![Named("a".into()), Named("b".into())];
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let options = SuiteOptions {
+        events: Some(tx),
+        ..SuiteOptions::default()
+    };
+    let report = run_test_suite("scoped", cases, none, f, options)
+        .await
+        .unwrap();
+    assert!(report.all_passed(), "{report:#?}");
+    let mut units = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let assay_run::Event::UnitFinished(unit) = event {
+            units.push((unit.unit.case_id.clone(), unit.unit.name.clone()));
+        }
+    }
+    units.sort();
+    let mut scopes: Vec<(String, String, u32)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let s = s.as_ref().expect("fn runs in a sample scope");
+            (s.case.to_string(), s.name.to_string(), s.sample)
+        })
+        .collect();
+    scopes.sort();
+    let expected: Vec<(String, String, u32)> =
+        units.into_iter().map(|(id, name)| (id, name, 0)).collect();
+    assert_eq!(scopes, expected);
+    assert_eq!(scopes.len(), 2);
+}

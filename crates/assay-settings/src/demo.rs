@@ -85,6 +85,16 @@ pub enum DemoStartError {
 
 /// Starts the demo server on 127.0.0.1 (port 0 picks a free one) and builds connectors.
 pub async fn start(port: u16) -> Result<Demo, DemoStartError> {
+    start_with(port, None).await
+}
+
+/// [`start`], the http, https and mcp connectors and the demo model recording into
+/// `cassettes` or replaying from them (`assay run --demo --record DIR`); `direct`
+/// answers in process and is not recorded.
+pub async fn start_with(
+    port: u16,
+    cassettes: Option<assay_connect::cassette::Cassettes>,
+) -> Result<Demo, DemoStartError> {
     let tls = TlsIdentity::self_signed().map_err(|e| DemoStartError::Server(e.to_string()))?;
     let cert = tls.cert_pem().to_owned();
     let server = DemoServer::builder()
@@ -95,6 +105,7 @@ pub async fn start(port: u16) -> Result<Demo, DemoStartError> {
     let base = Url::parse(&server.base_url()).map_err(|e| DemoStartError::Server(e.to_string()))?;
     let options = HttpOptions {
         tls: TlsOptions::default().with_ca_pem(cert.into_bytes()),
+        cassettes,
         ..HttpOptions::default()
     };
     let connectors = Connectors::new()

@@ -20,6 +20,10 @@ pub enum SettingsError {
     /// The judge named by `--judge` or `[judge]` cannot be used.
     #[error("{0}")]
     Judge(String),
+    /// The cassettes of `--record`/`--replay`/... could not be opened (the message
+    /// names the flag, the folder and, for a bad line, the file and line).
+    #[error("{0}")]
+    Cassettes(String),
     /// The demo agents could not start.
     #[error("cannot start the demo agents: {0}")]
     Demo(String),

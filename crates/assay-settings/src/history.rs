@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use assay_history::{History, HistoryError};
 use assay_report::JsonLines;
-use assay_report::format::{GitState, RunInfo, RunSettings};
+use assay_report::format::{GitState, RunCassettes, RunInfo, RunSettings};
 use assay_run::Selection;
 use assay_spec::model::config::HistoryConfig;
 
@@ -99,6 +99,10 @@ impl Settings {
             judge: o.judge.clone(),
             fail_fast: o.fail_fast,
             rerun_failed: o.rerun_failed,
+            cassettes: o.cassettes.as_ref().map(|c| RunCassettes {
+                mode: c.flag().to_owned(),
+                dir: c.dir.display().to_string(),
+            }),
         }
     }
 

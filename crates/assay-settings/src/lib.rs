@@ -13,6 +13,9 @@
 //!   (neuro-san http, https and mcp, `assay.toml`'s commands and neuro-san networks on
 //!   `direct`, or the built-in demo agents), providers, the gist judge, time limits and
 //!   concurrency; [`Session::run`] runs the plan and sends the engine's events.
+//! - [`Settings::open_cassettes`]: the run's cassettes (`--record DIR`, `--replay DIR`,
+//!   ..., with `[cassettes]` and every secret of the run), opened once by
+//!   [`Session::new`] and given to every connection it builds (`docs/cassettes.md`).
 //! - [`prepare`]: the files loaded and the cases selected, after `--model` (each
 //!   Sentinel spec on each model, [`with_models`]) and `--rerun-failed` (the units that
 //!   failed in `.assay/last-run.json`, [`Settings::last_run_path`]).
@@ -49,6 +52,7 @@
 //! # });
 //! ```
 
+mod cassettes;
 mod compare;
 #[cfg(feature = "demo")]
 pub mod demo;
@@ -67,6 +71,7 @@ mod session;
 mod settings;
 pub mod watch;
 
+pub use cassettes::{CassetteFlags, mode_name};
 pub use compare::RunQuery;
 pub use drive::{Prepared, Ran, assess_unit, name_modes, prepare};
 pub use error::SettingsError;

@@ -108,8 +108,8 @@ pub(crate) fn named_env(
 impl Settings {
     /// The connection options, resolved in this one place: TLS trust (`ca_cert`,
     /// `insecure`), the limit on an exchange whose test sets none (`timeout_in_seconds`,
-    /// else [`DEFAULT_TIMEOUT`]) and the idle limit (`idle_timeout_in_seconds`, else
-    /// none).
+    /// else [`DEFAULT_TIMEOUT`]), the idle limit (`idle_timeout_in_seconds`, else
+    /// none) and the run's cassettes ([`Settings::cassettes`]).
     pub fn http_options(&self) -> Result<HttpOptions, ConnectError> {
         let mut tls = TlsOptions::default().insecure(self.overrides.insecure);
         if let Some(path) = &self.overrides.ca_cert {
@@ -120,6 +120,7 @@ impl Settings {
             tls,
             timeout: seconds(config.and_then(|c| c.timeout_in_seconds)).or(Some(DEFAULT_TIMEOUT)),
             idle_timeout: seconds(config.and_then(|c| c.idle_timeout_in_seconds)),
+            cassettes: self.cassettes.clone(),
             ..HttpOptions::default()
         })
     }

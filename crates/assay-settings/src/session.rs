@@ -34,6 +34,9 @@ pub struct Session {
     /// What models cost (`[prices]`): every interaction's cost is filled in from it
     /// before the reporters see the events.
     pub prices: crate::Prices,
+    /// The run's cassettes, when a cassette flag was given: after the run,
+    /// [`Session::cassette_failure`] says whether every recording was written.
+    pub cassettes: Option<assay_connect::cassette::Cassettes>,
     #[cfg(feature = "demo")]
     demo: Option<assay_demo::RunningServer>,
 }
@@ -41,10 +44,26 @@ pub struct Session {
 impl Session {
     /// Resolves `settings` for `plan`: the providers, the agent connectors (the demo's
     /// when `overrides.demo`), the launcher of tool programs
-    /// ([`Settings::tool_launcher`]), the judge when a case has a gist check. A plan with no
-    /// case reaches nothing.
+    /// ([`Settings::tool_launcher`]), the judge when a case has a gist check, and the
+    /// cassettes every connection of them records into or replays from
+    /// ([`Settings::open_cassettes`], with every secret of the run and of `plan`). A
+    /// plan with no case reaches nothing.
     pub async fn new(settings: &Settings, plan: &Plan) -> Result<Session, SettingsError> {
+        let mut secrets = settings.secrets();
+        secrets.extend(&plan.secrets);
+        let cassettes = match &settings.cassettes {
+            Some(opened) => Some(opened.clone()),
+            None => settings.open_cassettes(&secrets)?,
+        };
+        let settings = &settings.clone().with_cassettes(cassettes.clone());
         let mut notes = Vec::new();
+        if let Some(c) = &cassettes {
+            notes.push(format!(
+                "cassettes: {} {}",
+                crate::mode_name(c.mode()),
+                c.dir().display()
+            ));
+        }
         if settings.overrides.insecure {
             notes.push("warning: --insecure: https certificates are not verified; anyone between you and the server can read and change the traffic".to_owned());
         }
@@ -57,7 +76,7 @@ impl Session {
         } else if settings.overrides.demo {
             #[cfg(feature = "demo")]
             {
-                let started = crate::demo::start(0)
+                let started = crate::demo::start_with(0, cassettes.clone())
                     .await
                     .map_err(|e| SettingsError::Demo(e.to_string()))?;
                 notes.push(format!("demo agents on {}", started.server.base_url()));
@@ -96,6 +115,7 @@ impl Session {
             notes,
             secrets: settings.secrets(),
             prices: settings.prices(),
+            cassettes,
             #[cfg(feature = "demo")]
             demo,
         })
@@ -113,6 +133,12 @@ impl Session {
     /// does both; [`crate::Prices::fill`] fills costs in).
     pub async fn run(&self, plan: &Plan, events: UnboundedSender<Event>) -> Summary {
         run_plan(plan, &self.connectors, &self.options, events).await
+    }
+
+    /// Why the cassettes of this run are incomplete, when a recording could not be
+    /// written: the run must then not count as recorded.
+    pub fn cassette_failure(&self) -> Option<String> {
+        self.cassettes.as_ref()?.failure()
     }
 
     /// Cancels the run (Ctrl-C): nothing new starts, what runs is cancelled, and the

@@ -55,6 +55,9 @@ pub struct Overrides {
     /// Run every Sentinel spec on each of these models instead of its own (`--model`):
     /// `model` or `provider:model`.
     pub models: Vec<String>,
+    /// `--record`, `--replay`, `--replay-or-record` or `--re-record` with its folder,
+    /// and `--replay-latency` ([`Settings::open_cassettes`]).
+    pub cassettes: Option<crate::CassetteFlags>,
 }
 
 /// Which `assay.toml` the settings came from.
@@ -97,6 +100,11 @@ pub struct Settings {
     pub env: Env,
     /// What the command line sets.
     pub overrides: Overrides,
+    /// The run's cassettes once opened ([`Settings::open_cassettes`], which
+    /// [`crate::Session::new`] calls): every connection built from these settings
+    /// records into them or replays from them. `None` until then, and without a
+    /// cassette flag.
+    pub cassettes: Option<assay_connect::cassette::Cassettes>,
 }
 
 /// The first `assay.toml` in `start` or a folder above it.
@@ -118,6 +126,7 @@ impl Settings {
             reports: Vec::new(),
             env: Env::from_process(),
             overrides: Overrides::default(),
+            cassettes: None,
         }
     }
 
@@ -148,6 +157,7 @@ impl Settings {
                         reports: Vec::new(),
                         env,
                         overrides,
+                        cassettes: None,
                     });
                 }
             },
@@ -159,12 +169,19 @@ impl Settings {
             reports,
             env,
             overrides,
+            cassettes: None,
         })
     }
 
     /// With another environment (tests build one by hand).
     pub fn with_env(self, env: Env) -> Settings {
         Settings { env, ..self }
+    }
+
+    /// With these cassettes: every connection built from the settings records into
+    /// them or replays from them.
+    pub fn with_cassettes(self, cassettes: Option<assay_connect::cassette::Cassettes>) -> Settings {
+        Settings { cassettes, ..self }
     }
 
     /// With these overrides.

@@ -155,6 +155,12 @@ impl Redactor {
         self.pairs.sort_by_key(|p| std::cmp::Reverse(p.1.len()));
     }
 
+    /// Every value it hides, longest first: for a writer that blanks them its own way
+    /// (a cassette, `docs/cassettes.md`). Never print them.
+    pub fn values(&self) -> impl Iterator<Item = &str> {
+        self.pairs.iter().map(|(_, value)| value.as_str())
+    }
+
     /// Whether there is nothing to hide.
     pub fn is_empty(&self) -> bool {
         self.pairs.is_empty()

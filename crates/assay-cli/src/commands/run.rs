@@ -3,8 +3,9 @@
 //!
 //! Exit codes: 0 all passed (or nothing to run, when `--no-tests` allows it); 1 some
 //! failed; 2 invalid input or usage (nothing runs when any file is invalid, or when
-//! nothing is selected and `--no-tests` does not allow it); 3 errors (unreachable
-//! agents, timeouts) and no failures, or a report that could not be written; 130
+//! nothing is selected and `--no-tests` does not allow it, or cassettes that cannot be
+//! opened); 3 errors (unreachable agents, timeouts, a request `--replay` has no
+//! cassette for) and no failures, or a report or cassette that could not be written; 130
 //! cancelled with Ctrl-C (the reports are still written).
 //!
 //! `--fail-fast` exits as the failures call for (1, or 3 for an error); `--rerun-failed`
@@ -134,7 +135,9 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         Ok(settings) => settings,
         Err(code) => return Ok(code),
     };
-    let habits = args.habits.overrides(settings.overrides.clone());
+    let habits = args
+        .cassettes
+        .overrides(args.habits.overrides(settings.overrides.clone()));
     let settings = settings.with_overrides(habits);
     let annotate = stdout_format == RunFormat::Github;
     let (prepared, empty_fails) = match prepared(&settings, &args.target, color, annotate) {
@@ -181,10 +184,11 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         let ctrl_c = crate::signals::cancel_on_ctrl_c(session.cancel_token());
         let ran = session.run_reported(&prepared.plan, reporters).await;
         ctrl_c.abort();
+        let cassette_failure = session.cassette_failure();
         session.shutdown().await;
-        Ok(ran)
+        Ok((ran, cassette_failure))
     });
-    let ran = match ran {
+    let (ran, cassette_failure) = match ran {
         Ok(ran) => ran,
         Err(code) => return Ok(code),
     };
@@ -211,6 +215,16 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
     if unwritten > 0 && !ran.summary.cancelled {
         output::stderr(&format!(
             "error: {unwritten} report(s) could not be written; the run fails whatever the tests did\n"
+        ));
+        return Ok(ExitCode::ERROR);
+    }
+    // A cassette that could not be written leaves the recording incomplete: the run
+    // fails as for a report that cannot be written.
+    if let Some(failure) = cassette_failure
+        && !ran.summary.cancelled
+    {
+        output::stderr(&format!(
+            "error: {failure}; the cassettes are incomplete and the run fails whatever the tests did\n"
         ));
         return Ok(ExitCode::ERROR);
     }

@@ -2,6 +2,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -9,7 +10,7 @@ use serde_json::Value;
 pub const CASSETTE_VERSION: u32 = 1;
 
 /// One request and the response it got.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct Exchange {
     /// The format's version: 1.
@@ -20,9 +21,9 @@ pub struct Exchange {
     pub response: RecordedResponse,
 }
 
-/// A request as a cassette keeps and matches it: already normalized (see
-/// [`Normalizer`](super::Normalizer)).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// A request as a cassette keeps and matches it: already normalized, its volatile
+/// fields out and its secrets blanked (by the `Normalizer`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct RecordedRequest {
     /// The connector: `neuro-san-http`, `mcp`, `stdio`, `openai`, `anthropic`, ...
@@ -52,7 +53,7 @@ impl RecordedRequest {
 }
 
 /// A response as it streamed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct RecordedResponse {
     /// The HTTP status (0 for a stdio agent).
@@ -69,7 +70,7 @@ pub struct RecordedResponse {
 }
 
 /// One chunk of a body: its bytes, and when it arrived.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct Chunk {
     /// Milliseconds from the request to this chunk.
@@ -80,6 +81,17 @@ pub struct Chunk {
     /// ...else as base64 (Bedrock's binary event stream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base64: Option<String>,
+}
+
+/// The JSON Schema of one line of a cassette file (an [`Exchange`]), as
+/// `schemas/cassette.schema.json` holds it.
+pub fn schema_text() -> String {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<Exchange>();
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 impl Chunk {

@@ -43,7 +43,9 @@ mod normalize;
 pub(crate) mod seam;
 mod store;
 
-pub use format::{CASSETTE_VERSION, Chunk, Exchange, RecordedRequest, RecordedResponse};
+pub use format::{
+    CASSETTE_VERSION, Chunk, Exchange, RecordedRequest, RecordedResponse, schema_text,
+};
 pub use matching::{Cassette, CassetteError, NoMatch};
 pub use normalize::{Normalizer, REDACTED, VOLATILE_FIELDS};
 pub use store::{CassetteOptions, Cassettes, Latency, Mode};

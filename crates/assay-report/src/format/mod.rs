@@ -168,6 +168,20 @@ pub struct RunSettings {
     pub fail_fast: bool,
     /// `--rerun-failed`.
     pub rerun_failed: bool,
+    /// The cassettes the run recorded into or replayed from (`--record DIR`,
+    /// `--replay DIR`, ...), when it did: a replayed run shows as one. Absent
+    /// otherwise, and in runs written by an older Assay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassettes: Option<RunCassettes>,
+}
+
+/// The cassettes of a run (`docs/cassettes.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunCassettes {
+    /// `record`, `replay`, `replay-or-record` or `re-record`: the flag given.
+    pub mode: String,
+    /// Their folder, as given.
+    pub dir: String,
 }
 
 /// The suite a run's units were selected from (by files, filters and tags), before

@@ -88,6 +88,33 @@ pub struct Config {
     /// What `assay compare` reports as a change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compare: Option<crate::model::compare::CompareConfig>,
+    /// How `assay run --record`/`--replay` match requests to recordings
+    /// (`docs/cassettes.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassettes: Option<CassettesConfig>,
+}
+
+/// `[cassettes]`: which body fields matching leaves out. A request matches a recording
+/// when its connector, endpoint and body agree once the volatile fields are out of
+/// the body: by default `id`, `request_id`, `trace_id`, `timestamp`,
+/// `metadata.request_id` and `metadata.trace_id`. The folder is given on the command
+/// line (`--record DIR`, `--replay DIR`, ...).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CassettesConfig {
+    /// More body fields to leave out of matching, as dotted paths from the body's top
+    /// (`metadata.session`); `*` stands for any one key or list element
+    /// (`messages.*.name`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("examples" = [["metadata.session", "messages.*.name"]]))]
+    #[schemars(inner(length(min = 1)))]
+    pub ignore: Vec<String>,
+    /// Default volatile fields to match on after all, as they are written above
+    /// (`trace_id`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("examples" = [["trace_id"]]))]
+    #[schemars(inner(length(min = 1)))]
+    pub keep: Vec<String>,
 }
 
 /// `[history]`: where `assay run` and `assay assess` keep their runs, and which they
