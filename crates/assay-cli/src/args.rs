@@ -355,19 +355,19 @@ pub struct RunArgs {
 /// `assay run`'s cassettes: record every exchange with agents and models, or answer
 /// from recordings with no network (`docs/cassettes.md`). At most one mode.
 #[derive(Debug, Default, Args)]
-#[group(id = "cassette-mode", multiple = false)]
+#[group(skip)]
 pub struct CassetteArgs {
     /// Record every exchange with agents and models into cassettes in DIR (a folder that already holds cassettes is refused: see --re-record)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", group = "cassette-mode")]
     pub record: Option<PathBuf>,
     /// Answer every exchange from the cassettes in DIR, with no network; a request none recorded is an error
-    #[arg(long, value_name = "DIR", group = "replaying")]
+    #[arg(long, value_name = "DIR", groups = ["cassette-mode", "replaying"])]
     pub replay: Option<PathBuf>,
     /// Answer from the cassettes in DIR where they have the exchange, else go live and record it there
-    #[arg(long, value_name = "DIR", group = "replaying")]
+    #[arg(long, value_name = "DIR", groups = ["cassette-mode", "replaying"])]
     pub replay_or_record: Option<PathBuf>,
     /// Record every exchange into DIR, replacing the cassettes of the cases that run
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", group = "cassette-mode")]
     pub re_record: Option<PathBuf>,
     /// How replayed answers are paced: each chunk at its recorded time, or all at once [default: recorded]
     #[arg(long, value_enum, value_name = "PACE", requires = "replaying")]

@@ -369,7 +369,10 @@ async fn run_unit(ctx: &UnitCtx) -> UnitReport {
             biased;
             () = ctx.cancel.cancelled() => break,
             Some(joined) = running.join_next(), if !running.is_empty() => {
-                let report = joined.unwrap_or_else(|e| panicked(&e));
+                // The sample's permit is given back only once its outcome is counted:
+                // with `-j 1` the samples run one after another and the same ones run
+                // before the verdict each time.
+                let (report, _permit) = joined.map_or_else(|e| (panicked(&e), None), |(r, p)| (r, Some(p)));
                 tally.add(report.status);
                 let _ = ctx.events.send(Event::SampleFinished {
                     unit: ctx.unit.clone(),
@@ -396,8 +399,7 @@ async fn run_unit(ctx: &UnitCtx) -> UnitReport {
                 next += 1;
                 running.spawn(async move {
                     let report = run_sample(&sample, index).await;
-                    drop(acquired);
-                    report
+                    (report, acquired)
                 });
             }
         }
