@@ -122,6 +122,7 @@
 //! # }
 //! ```
 
+pub mod cache;
 pub mod cassette;
 pub mod decode;
 mod http;

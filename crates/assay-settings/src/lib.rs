@@ -49,6 +49,7 @@
 //! # });
 //! ```
 
+mod cache;
 mod compare;
 #[cfg(feature = "demo")]
 pub mod demo;
@@ -67,6 +68,7 @@ mod session;
 mod settings;
 pub mod watch;
 
+pub use cache::MODELS_CACHE_DIR;
 pub use compare::RunQuery;
 pub use drive::{Prepared, Ran, assess_unit, name_modes, prepare};
 pub use error::SettingsError;

@@ -63,9 +63,13 @@ impl Prices {
         };
         for interaction in &mut sample.interactions {
             let call = &mut interaction.call;
-            call.cost = call
-                .usage
-                .and_then(|u| Some(price.cost(u.input?, u.output?)));
+            call.cost = if call.cached {
+                // An answer from the model response cache spent no tokens.
+                Some(0.0)
+            } else {
+                call.usage
+                    .and_then(|u| Some(price.cost(u.input?, u.output?)))
+            };
         }
     }
 }

@@ -35,6 +35,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             "history",
             "prices",
             "compare",
+            "cache",
         ],
         |_| None,
     );
@@ -101,6 +102,9 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     }
     if let Some(c) = root.get("compare") {
         config.compare = super::compare::compare_config(c, &at.key("compare"), cx);
+    }
+    if let Some(c) = root.get("cache") {
+        config.cache = super::cache::cache(c, &at.key("cache"), cx);
     }
     (cx.errors() == before).then_some(config)
 }
