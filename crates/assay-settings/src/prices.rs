@@ -42,6 +42,7 @@ impl Prices {
 
     /// Fills in the cost of every interaction `event` reports whose model has a price
     /// and whose usage gives both input and output tokens; any other cost stays unknown.
+    /// An answer from the model response cache spent no tokens: it costs 0.
     pub fn fill(&self, event: &mut Event) {
         match event {
             Event::SampleFinished { unit, sample } => self.fill_sample(unit, sample),
