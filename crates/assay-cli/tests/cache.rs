@@ -43,6 +43,11 @@ fn project(temperature: &str, config: &str) -> tempfile::TempDir {
 }
 
 fn run(dir: &Path, fake: &FakeOpenAi, extra: &[&str]) -> Value {
+    run_said(dir, fake, extra).0
+}
+
+/// [`run`], with what it said on stderr.
+fn run_said(dir: &Path, fake: &FakeOpenAi, extra: &[&str]) -> (Value, String) {
     let env = [
         ("OPENAI_BASE_URL", fake.base_url()),
         ("OPENAI_API_KEY", "sk-fake-openai".to_owned()),
@@ -55,7 +60,7 @@ fn run(dir: &Path, fake: &FakeOpenAi, extra: &[&str]) -> Value {
         vec![("capital".to_owned(), "passed".to_owned())],
         "{stderr}"
     );
-    report
+    (report, stderr.into_owned())
 }
 
 /// The interaction of the suite's one case.
@@ -83,8 +88,12 @@ fn a_second_run_at_temperature_zero_is_answered_from_the_cache_at_no_cost() {
         .count();
     assert_eq!(entries, 1);
 
-    let second = run(dir.path(), &fake, &[]);
+    let (second, said) = run_said(dir.path(), &fake, &[]);
     assert_eq!(fake.requests().len(), 1, "the provider was asked again");
+    assert!(
+        said.contains("1 answer from the model response cache"),
+        "{said}"
+    );
     assert_eq!(interaction(&second)["cached"], true, "{second}");
     assert_eq!(interaction(&second)["answer"], "Paris");
     assert_eq!(interaction(&second)["cost"], 0.0);
