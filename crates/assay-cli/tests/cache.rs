@@ -83,10 +83,15 @@ fn a_second_run_at_temperature_zero_is_answered_from_the_cache_at_no_cost() {
     assert_eq!(fake.requests().len(), 1);
     assert_eq!(interaction(&first).get("cached"), None, "{first}");
     assert!(interaction(&first)["cost"].as_f64().unwrap() > 0.0);
-    let entries = std::fs::read_dir(dir.path().join(".assay/cache/models"))
+    let entries: Vec<String> = std::fs::read_dir(dir.path().join(".assay/cache/models"))
         .unwrap()
-        .count();
-    assert_eq!(entries, 1);
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert!(entries.contains(&".gitignore".to_owned()), "{entries:?}");
+    // Cached answers are never meant to be committed.
+    let ignore = std::fs::read_to_string(dir.path().join(".assay/cache/models/.gitignore"));
+    assert_eq!(ignore.unwrap(), "*\n");
 
     let (second, said) = run_said(dir.path(), &fake, &[]);
     assert_eq!(fake.requests().len(), 1, "the provider was asked again");

@@ -198,10 +198,15 @@ impl ModelCache {
         self.0.options.dir.join(format!("{hash}.json"))
     }
 
-    /// Writes the entry to a temporary file beside it, then renames it into place.
+    /// Writes the entry to a temporary file beside it, then renames it into place. A
+    /// folder made for it gets a `.gitignore` of everything: cached answers are never
+    /// meant to be committed.
     fn write(&self, hash: &str, exchange: &Exchange) -> std::io::Result<()> {
         let dir = &self.0.options.dir;
-        fs::create_dir_all(dir)?;
+        if !dir.is_dir() {
+            fs::create_dir_all(dir)?;
+            fs::write(dir.join(".gitignore"), "*\n")?;
+        }
         let n = self.0.writes.fetch_add(1, Ordering::Relaxed);
         let temporary = dir.join(format!(".{hash}.{}.{n}.tmp", std::process::id()));
         let written = (|| {
@@ -342,6 +347,7 @@ mod tests {
         let mut names: Vec<String> = fs::read_dir(dir.join("models"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name != ".gitignore")
             .collect();
         names.sort();
         names

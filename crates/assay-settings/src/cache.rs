@@ -14,14 +14,14 @@ pub const MODELS_CACHE_DIR: &str = "cache/models";
 impl Settings {
     /// The model response cache the providers answer requests at `temperature: 0`
     /// from: `None` under `--no-cache` or `[cache] models = false`. Its size cap and age
-    /// limit are `[cache] max_mb` (default 500) and `max_age_days` (default 14).
+    /// limit are `[cache] max_mb` (default 500) and `max_age_days` (default 14). Its
+    /// folder is made by the first answer it keeps (with a `.gitignore` of everything),
+    /// not here: a run that caches nothing leaves no trace.
     pub fn model_cache(&self) -> Option<ModelCache> {
         let table = self.config.as_ref().and_then(|c| c.cache.as_ref());
         if self.overrides.no_cache || table.and_then(|t| t.models) == Some(false) {
             return None;
         }
-        // A folder that cannot be made now is only a cache that keeps nothing.
-        let _ = self.assay_dir();
         let dir = self.project_dir().join(ASSAY_DIR).join(MODELS_CACHE_DIR);
         Some(ModelCache::open(CacheOptions {
             dir,
