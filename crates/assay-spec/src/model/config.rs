@@ -98,7 +98,7 @@ pub struct Config {
 /// `temperature: 0` is kept under `.assay/cache/models`, and an identical request later
 /// is answered from it (no tokens, no rate slot; the report marks the answer `cached`
 /// and counts its cost as 0). Agents are never cached. `--no-cache` turns it off for
-/// one run; a run that replays cassettes does not consult it.
+/// one run, and so does any cassette flag (`--record`, `--replay`, ...).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CacheConfig {
