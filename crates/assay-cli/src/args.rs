@@ -303,7 +303,7 @@ pub struct TargetArgs {
     /// The judge of gist checks: `provider:model` (e.g. openai:gpt-4o-mini) or `neuro-san:<agent>` [default: `[judge] model` in assay.toml, else picked from the environment]
     #[arg(long, value_name = "SPEC")]
     pub judge: Option<String>,
-    /// Neither read nor write the judge's verdict cache (.assay/cache/judge)
+    /// Neither read nor write the caches: the judge's verdicts (.assay/cache/judge) and the model providers' answers at temperature 0 (.assay/cache/models)
     #[arg(long)]
     pub no_cache: bool,
     /// Run every Sentinel spec on this model instead of its own: `model` or `provider:model`; several (comma-separated) run each spec on each model, side by side

@@ -132,6 +132,7 @@
 //! # }
 //! ```
 
+pub mod cache;
 pub mod cassette;
 pub mod decode;
 mod http;

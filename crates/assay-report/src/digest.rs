@@ -323,7 +323,8 @@ pub(crate) fn problems(unit: &UnitReport) -> Vec<Problem> {
 }
 
 /// What the unit's model calls said beyond their answers, each once in the order first
-/// seen: that the model refused, that an answer was cut short, and what the provider
+/// seen: that the model refused, that an answer was cut short, that it came from the
+/// model response cache, and what the provider
 /// changed about the request (its notes).
 pub(crate) fn remarks(unit: &UnitReport) -> Vec<String> {
     let mut remarks: Vec<String> = Vec::new();
@@ -342,6 +343,12 @@ pub(crate) fn remarks(unit: &UnitReport) -> Vec<String> {
             found.push(format!(
                 "an answer was cut short by a token limit (stop reason `{reason}`)"
             ));
+        }
+        if call.cached {
+            found.push(
+                "answered from the model response cache (`[cache] models`): no tokens spent"
+                    .to_owned(),
+            );
         }
         found.extend(call.notes.iter().map(|n| format!("note: {n}")));
         for remark in found {

@@ -96,6 +96,8 @@ pub struct Human {
     in_flight: Vec<UnitId>,
     started: Option<Instant>,
     summarized: bool,
+    /// How many answers came from the model response cache.
+    cached: usize,
 }
 
 impl Human {
@@ -108,6 +110,7 @@ impl Human {
             counted: Summary::default(),
             in_flight: Vec::new(),
             started: None,
+            cached: 0,
             summarized: false,
         }
     }
@@ -169,7 +172,19 @@ impl Human {
             bar.finish_and_clear();
         }
         self.summarized = true;
-        self.write(&format!("{}\n", summary_line(summary)))
+        let mut text = format!("{}\n", summary_line(summary));
+        if self.cached > 0 {
+            let answers = if self.cached == 1 {
+                "answer"
+            } else {
+                "answers"
+            };
+            text.push_str(&format!(
+                "{} {answers} from the model response cache (no tokens spent; --no-cache asks the providers)\n",
+                self.cached
+            ));
+        }
+        self.write(&text)
     }
 }
 
@@ -319,6 +334,12 @@ impl Reporter for Human {
             Event::SampleFinished { .. } => Ok(()),
             Event::UnitFinished(unit) => {
                 self.counted.add(unit.verdict);
+                self.cached += unit
+                    .samples
+                    .iter()
+                    .flat_map(|s| &s.interactions)
+                    .filter(|i| i.call.cached)
+                    .count();
                 if let Some(bar) = &self.bar {
                     bar.inc(1);
                     if let Some(at) = self.in_flight.iter().position(|u| *u == unit.unit) {

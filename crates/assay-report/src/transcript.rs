@@ -118,7 +118,12 @@ fn interaction(out: &mut String, i: &format::Interaction, file: &Path) {
         line(out, at, "sent sly_data", &json(value));
     }
     if let Some(answer) = &i.answer {
-        let label = if i.refusal { "refusal" } else { "answer" };
+        let label = match (i.refusal, i.cached) {
+            (true, false) => "refusal",
+            (true, true) => "refusal (cached)",
+            (false, false) => "answer",
+            (false, true) => "answer (cached)",
+        };
         line(out, at, label, answer);
     }
     for (label, value) in [("structure", &i.structure), ("sly_data", &i.sly_data)] {

@@ -870,9 +870,13 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
         }
     };
     let notes = response.notes.clone();
+    let cached = response.cached;
     let response = crate::model::to_check_response(response);
     let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
-    let call = CallInfo::of(&response, notes);
+    let call = CallInfo {
+        cached,
+        ..CallInfo::of(&response, notes)
+    };
     note_truncation(&mut checks, &call);
     out.push(InteractionReport {
         index: 0,

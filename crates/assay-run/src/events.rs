@@ -86,8 +86,12 @@ pub struct CallInfo {
     pub steps: Vec<Value>,
     /// What the call cost, in US dollars, from `usage` and the model's price; the
     /// engine knows no prices, so it leaves this `None` and whoever does fills it in
-    /// (`assay_settings`' session, from `assay.toml`'s `[prices]`).
+    /// (`assay_settings`' session, from `assay.toml`'s `[prices]`). An answer from the
+    /// cache costs nothing.
     pub cost: Option<f64>,
+    /// Whether the answer came from the model response cache (`[cache] models`), not
+    /// from the provider.
+    pub cached: bool,
 }
 
 /// One model call of a tool loop.

@@ -52,6 +52,7 @@
 //! # });
 //! ```
 
+mod cache;
 mod cassettes;
 mod compare;
 #[cfg(feature = "demo")]
@@ -71,6 +72,7 @@ mod session;
 mod settings;
 pub mod watch;
 
+pub use cache::MODELS_CACHE_DIR;
 pub use cassettes::{CassetteFlags, mode_name};
 pub use compare::RunQuery;
 pub use drive::{Prepared, Ran, assess_unit, name_modes, prepare};

@@ -130,9 +130,11 @@ impl Settings {
     /// provider of `[providers]` (`[providers.vllm] kind = "openai"`), each from its own
     /// table and with its own limiter, reading none of its kind's own variables of the
     /// environment (`OPENAI_API_KEY`, ...). A missing key is reported by the first
-    /// call, not here.
+    /// call, not here. Every one answers requests at `temperature: 0` from the model
+    /// response cache ([`Settings::model_cache`]) unless it is off.
     pub fn providers(&self) -> Result<Providers, ConnectError> {
         let options = self.http_options()?;
+        let cache = self.model_cache();
         let mut by_name = BTreeMap::new();
         let build =
             |kind: ProviderKind, env: &HashMap<String, String>, table: Option<&ProviderConfig>| {
@@ -141,7 +143,7 @@ impl Settings {
                     table.and_then(|t| t.max_concurrency),
                     table.and_then(|t| t.requests_per_minute),
                 );
-                provider::build(kind, settings, &options, limits)
+                provider::build_with_cache(kind, settings, &options, limits, cache.clone())
             };
         for kind in ProviderKind::ALL {
             let provider = build(kind, self.env.vars(), self.provider_table(kind))?;

@@ -42,6 +42,7 @@ impl Prices {
 
     /// Fills in the cost of every interaction `event` reports whose model has a price
     /// and whose usage gives both input and output tokens; any other cost stays unknown.
+    /// An answer from the model response cache spent no tokens: it costs 0.
     pub fn fill(&self, event: &mut Event) {
         match event {
             Event::SampleFinished { unit, sample } => self.fill_sample(unit, sample),
@@ -63,9 +64,13 @@ impl Prices {
         };
         for interaction in &mut sample.interactions {
             let call = &mut interaction.call;
-            call.cost = call
-                .usage
-                .and_then(|u| Some(price.cost(u.input?, u.output?)));
+            call.cost = if call.cached {
+                // An answer from the model response cache spent no tokens.
+                Some(0.0)
+            } else {
+                call.usage
+                    .and_then(|u| Some(price.cost(u.input?, u.output?)))
+            };
         }
     }
 }

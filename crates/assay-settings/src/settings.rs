@@ -34,7 +34,8 @@ pub struct Overrides {
     pub insecure: bool,
     /// The judge (`provider:model` or `neuro-san:<agent>`), over `[judge] model`.
     pub judge: Option<String>,
-    /// Do not read or write the judge's cache.
+    /// Do not read or write the judge's verdict cache, nor the model response cache
+    /// (`--no-cache`).
     pub no_cache: bool,
     /// The most samples in flight across the run (default 32).
     pub jobs: Option<usize>,

@@ -297,6 +297,9 @@ pub struct ModelResponse {
     /// How many bodies or stream events the answer came in (`raw` keeps at most
     /// [`RAW_EVENTS_KEPT`] of them).
     pub events: u64,
+    /// Whether the answer came from the model response cache (`[cache] models`)
+    /// rather than from the provider: it cost no tokens.
+    pub cached: bool,
 }
 
 impl ModelResponse {

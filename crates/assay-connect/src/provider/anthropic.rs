@@ -142,6 +142,8 @@ impl Anthropic {
             response,
             started,
             permit,
+            cached,
+            pending,
         } = transport
             .post_json_held(self.inner.url.clone(), headers, &body, None, peer)
             .await?;
@@ -170,10 +172,14 @@ impl Anthropic {
                 notes,
                 text,
                 tool_calls: calls,
+                cached,
                 ..r
             }
         });
         drop(permit);
+        if result.is_ok() {
+            pending.keep();
+        }
         result
     }
 }
@@ -460,6 +466,7 @@ impl Streamed {
         }
         let usage = (self.usage != TokenUsage::default()).then_some(self.usage);
         Ok(ModelResponse {
+            cached: false,
             refusal: false,
             notes: Vec::new(),
             text: self.text,
@@ -511,6 +518,7 @@ fn whole_answer(
             output: u["output_tokens"].as_u64(),
         });
     Ok(ModelResponse {
+        cached: false,
         refusal: false,
         notes: Vec::new(),
         text,

@@ -128,7 +128,19 @@ pub fn build(
     options: &crate::HttpOptions,
     limits: Limits,
 ) -> Result<std::sync::Arc<dyn Provider>, ConnectError> {
-    let transport = transport::Transport::new(kind, options, limits)?;
+    build_with_cache(kind, settings, options, limits, None)
+}
+
+/// As [`build`], answering requests at temperature 0 from the model response `cache`
+/// (and keeping the provider's answers to them there), when there is one.
+pub fn build_with_cache(
+    kind: ProviderKind,
+    settings: ProviderSettings,
+    options: &crate::HttpOptions,
+    limits: Limits,
+    cache: Option<crate::cache::ModelCache>,
+) -> Result<std::sync::Arc<dyn Provider>, ConnectError> {
+    let transport = transport::Transport::new(kind, options, limits)?.with_cache(cache);
     Ok(match kind {
         ProviderKind::Openai => std::sync::Arc::new(openai::OpenAi::new(settings, transport)),
         ProviderKind::Anthropic => {

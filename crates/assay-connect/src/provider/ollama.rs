@@ -93,6 +93,8 @@ impl Ollama {
             response,
             started,
             permit,
+            cached,
+            pending,
         } = self
             .transport
             .post_json_held(self.url.clone(), headers, &body, None, peer)
@@ -124,9 +126,17 @@ impl Ollama {
         };
         drop(permit);
         let (_, notes) = request.sampling.fit(ProviderKind::Ollama, &request.model);
-        answer
+        let result = answer
             .finish(peer, first_byte, started)
-            .map(|response| ModelResponse { notes, ..response })
+            .map(|response| ModelResponse {
+                notes,
+                cached,
+                ..response
+            });
+        if result.is_ok() {
+            pending.keep();
+        }
+        result
     }
 }
 
@@ -311,6 +321,7 @@ impl Answer {
             ));
         }
         Ok(ModelResponse {
+            cached: false,
             refusal: false,
             notes: Vec::new(),
             text: self.text,

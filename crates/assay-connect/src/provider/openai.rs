@@ -156,6 +156,8 @@ impl ChatCompletions {
             response,
             started,
             permit,
+            cached,
+            pending,
         } = transport
             .post_json_held(url, headers, &body, None, peer)
             .await?;
@@ -178,7 +180,14 @@ impl ChatCompletions {
             Reading::Unexpected => Err(transport.unexpected_body(response, peer, accept).await),
         };
         drop(permit);
-        result.map(|response| ModelResponse { notes, ..response })
+        if result.is_ok() {
+            pending.keep();
+        }
+        result.map(|response| ModelResponse {
+            notes,
+            cached,
+            ..response
+        })
     }
 }
 
@@ -394,6 +403,7 @@ impl StreamedAnswer {
         self.calls.sort_by_key(|c| c.index);
         let (text, refusal) = with_refusal(self.text, self.refusal);
         Ok(ModelResponse {
+            cached: false,
             refusal,
             notes: Vec::new(),
             text,
@@ -457,6 +467,7 @@ fn whole_answer(
         message["refusal"].as_str().unwrap_or_default().to_owned(),
     );
     Ok(ModelResponse {
+        cached: false,
         refusal,
         notes: Vec::new(),
         text,

@@ -18,6 +18,11 @@
 //! ([`Transport::limit`]), and the idle limit of the [`HttpOptions`] ends a call during
 //! which nothing arrived for that long.
 //!
+//! With a model response cache ([`Transport::with_cache`], `crate::cache`), a request
+//! at temperature 0 that was answered before is answered from it at once, before any
+//! permit or rate slot is taken ([`Posted::cached`]), and the successful answer to one
+//! that was not is kept there as it streams.
+//!
 //! Header values never appear in an error or a log line: they hold keys. Every value is
 //! marked sensitive before sending, and a key a server echoes back in an error body is
 //! blanked out of the message.
@@ -33,6 +38,9 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::errors::{provider_said, refused_credentials};
 use super::{Limits, ProviderKind};
+use crate::cache::{ModelCache, Pending};
+use crate::cassette::Latency;
+use crate::cassette::live::{replayed, tee};
 use crate::decode::LineDecoder;
 use crate::error::{ConnectError, cut};
 use crate::http::{
@@ -58,6 +66,8 @@ const KEY_HEADERS: [&str; 6] = [
 #[derive(Debug, Clone)]
 pub struct Transport {
     http: HttpClient,
+    /// The model response cache, when answers to requests at temperature 0 are kept.
+    cache: Option<ModelCache>,
     /// The provider's concurrency and rate limits.
     pub limits: Limits,
     /// The variable a refused key comes from, named by 401 and 403 errors.
@@ -74,8 +84,15 @@ pub struct Posted {
     /// When the attempt that got the response was made: the origin of
     /// [`crate::Timings`] (waiting out a 429 is not the model's latency).
     pub started: Instant,
-    /// The concurrency permit, held while the response is read.
+    /// The concurrency permit, held while the response is read (none for an answer
+    /// from the cache, which takes no slot).
     pub permit: Option<OwnedSemaphorePermit>,
+    /// Whether the answer came from the model response cache ([`Transport::with_cache`])
+    /// rather than from the provider.
+    pub cached: bool,
+    /// A live answer the cache is to keep once the caller has read it and found it a
+    /// good answer ([`Pending::keep`]); nothing for an answer that is not cached.
+    pub pending: Pending,
 }
 
 /// What a response's `Content-Type` says its body is.
@@ -174,9 +191,16 @@ impl Transport {
     ) -> Result<Transport, ConnectError> {
         Ok(Transport {
             http: HttpClient::new(options, kind.name())?,
+            cache: None,
             limits,
             key_env: kind.key_env().map(std::borrow::Cow::Borrowed),
         })
+    }
+
+    /// Answers requests at temperature 0 from `cache` when it has them, and keeps the
+    /// successful answers the provider gives to the others (`None`: no cache).
+    pub fn with_cache(self, cache: Option<ModelCache>) -> Transport {
+        Transport { cache, ..self }
     }
 
     /// A transport with the default options and no limits.
@@ -258,6 +282,25 @@ impl Transport {
         timeout: Option<Duration>,
         peer_label: &str,
     ) -> Result<Posted, ConnectError> {
+        let key = self.cache.as_ref().and_then(|cache| {
+            let sample = assay_target::scope::current().map(|s| s.sample);
+            Some((
+                cache,
+                cache.key(&self.http.connector, url.as_str(), body, sample)?,
+            ))
+        });
+        if let Some((cache, key)) = &key
+            && let Some(recorded) = cache.lookup(key)
+        {
+            let started = Instant::now();
+            return Ok(Posted {
+                response: replayed(&recorded, started, Latency::Zero, peer_label)?,
+                started,
+                permit: None,
+                cached: true,
+                pending: Pending::default(),
+            });
+        }
         let body = serde_json::to_vec(body)
             .map_err(|e| ConnectError::config(format!("cannot encode the request: {e}")))?;
         let mut headers = headers;
@@ -286,10 +329,20 @@ impl Transport {
             if !answered.response.status().is_success() {
                 return Err(self.status_error(answered, peer_label, &secrets).await);
             }
+            let pending = match key {
+                Some((cache, key)) => Pending::new(cache.clone(), key),
+                None => Pending::default(),
+            };
+            let response = match pending.collect() {
+                Some(collect) => tee(answered.response, answered.started, collect),
+                None => answered.response,
+            };
             Ok(Posted {
-                response: answered.response,
+                response,
                 started: answered.started,
                 permit,
+                cached: false,
+                pending,
             })
         })
         .await

@@ -148,6 +148,7 @@ impl From<&InteractionReport> for Interaction {
             stop_reason: i.call.stop_reason.clone(),
             truncated: i.call.truncated(),
             refusal: i.call.refusal,
+            cached: i.call.cached,
             notes: i.call.notes.clone(),
             turns: i.call.turns.iter().map(Turn::from).collect(),
             trajectory: i

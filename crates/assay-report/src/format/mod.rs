@@ -403,6 +403,10 @@ pub struct Interaction {
     /// Whether `answer` is the model's refusal rather than an answer.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub refusal: bool,
+    /// Whether the answer came from the model response cache (`[cache] models` of
+    /// `assay.toml`) rather than from the provider; its `cost` is then 0.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
     /// What the provider changed about the request so that the model would take it
     /// (a sampling parameter the model refuses, not sent; turns merged).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

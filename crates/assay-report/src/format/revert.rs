@@ -208,6 +208,7 @@ impl TryFrom<&Interaction> for InteractionReport {
             time_to_first_byte: i.time_to_first_token.map(duration).transpose()?,
             stop_reason: i.stop_reason.clone(),
             refusal: i.refusal,
+            cached: i.cached,
             notes: i.notes.clone(),
             turns: i
                 .turns

@@ -144,7 +144,8 @@
       el("h4", {}, "Turn " + (t.index + 1) + " · " + secs(t.duration) +
         (t.usage ? " · " + ((t.usage.input || 0) + (t.usage.output || 0)) + " tokens" : "") +
         " · " + t.checks.length + (t.checks.length === 1 ? " check" : " checks") + (failing ? ", " + failing + " not passed" : "")),
-      part("sent", t.sent), part("sent sly_data", t.sent_sly_data), part("answer", t.answer),
+      part("sent", t.sent), part("sent sly_data", t.sent_sly_data),
+      part(t.cached ? "answer (from the model response cache)" : "answer", t.answer),
       part("structure", t.structure), part("sly_data", t.sly_data),
       (t.trajectory || []).length ? part("tool calls", t.trajectory.map((c) => ({ turn: c.turn, tool: c.tool, arguments: c.arguments, result: c.result, is_error: c.is_error || undefined }))) : [],
       t.error ? part("error (" + t.error.kind + ")", t.error.message, "error") : []);

@@ -150,6 +150,7 @@ pub(crate) fn truncated_call() -> CallInfo {
         time_to_first_byte: Some(Duration::from_millis(40)),
         stop_reason: Some("length".into()),
         refusal: false,
+        cached: false,
         cost: None,
         notes: vec!["temperature 0.2 not sent: gpt-5.1 is a reasoning model and takes only its default temperature, 1".into()],
         turns: vec![

@@ -92,6 +92,10 @@ pub struct Config {
     /// (`docs/cassettes.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cassettes: Option<CassettesConfig>,
+    /// The model response cache: answers to requests at `temperature: 0` kept under
+    /// `.assay/cache/models` and given again to identical requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheConfig>,
 }
 
 /// `[cassettes]`: which body fields matching leaves out. A request matches a recording
@@ -115,6 +119,31 @@ pub struct CassettesConfig {
     #[schemars(extend("examples" = [["trace_id"]]))]
     #[schemars(inner(length(min = 1)))]
     pub keep: Vec<String>,
+}
+
+/// `[cache]`: the model response cache. A model provider's answer to a request at
+/// `temperature: 0` is kept under `.assay/cache/models`, and an identical request later
+/// is answered from it (no tokens, no rate slot; the report marks the answer `cached`
+/// and counts its cost as 0). Agents are never cached. `--no-cache` turns it off for
+/// one run, and so does any cassette flag (`--record`, `--replay`, ...).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Whether model providers' answers are cached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = true, "examples" = [false]))]
+    pub models: Option<bool>,
+    /// The most megabytes (10^6 bytes) the cached answers take together; past it, the
+    /// least recently used go first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = 500, "examples" = [100]))]
+    #[schemars(range(min = 1))]
+    pub max_mb: Option<u32>,
+    /// Answers kept more than this many days ago are asked for again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = 14, "examples" = [1]))]
+    #[schemars(range(min = 1))]
+    pub max_age_days: Option<u32>,
 }
 
 /// `[history]`: where `assay run` and `assay assess` keep their runs, and which they

@@ -36,6 +36,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             "prices",
             "compare",
             "cassettes",
+            "cache",
         ],
         |_| None,
     );
@@ -105,6 +106,9 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     }
     if let Some(c) = root.get("cassettes") {
         config.cassettes = super::cassettes::cassettes(c, &at.key("cassettes"), cx);
+    }
+    if let Some(c) = root.get("cache") {
+        config.cache = super::cache::cache(c, &at.key("cache"), cx);
     }
     (cx.errors() == before).then_some(config)
 }

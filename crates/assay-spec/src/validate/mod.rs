@@ -1,5 +1,6 @@
 //! Validators: from a located tree to the typed model, collecting every problem.
 
+pub(crate) mod cache;
 pub(crate) mod cassettes;
 pub(crate) mod checkless;
 pub(crate) mod compare;

@@ -240,6 +240,8 @@ impl Bedrock {
             response,
             started,
             permit,
+            cached,
+            pending,
         } = transport
             .post_json_held(url, headers, &body, None, peer)
             .await
@@ -259,15 +261,20 @@ impl Bedrock {
             .as_ref()
             .filter(|_| structured == Some(StructuredMode::ForcedTool))
             .map(|f| f.name.as_str());
-        converse_answer(value, peer, first_byte, started).map(|mut r| {
+        let result = converse_answer(value, peer, first_byte, started).map(|mut r| {
             let (text, calls) = take_forced(forced, std::mem::take(&mut r.text), r.tool_calls);
             ModelResponse {
                 text,
                 tool_calls: calls,
                 notes,
+                cached,
                 ..r
             }
-        })
+        });
+        if result.is_ok() {
+            pending.keep();
+        }
+        result
     }
 }
 
@@ -466,6 +473,7 @@ fn converse_answer(
         });
     let stop_reason = value["stopReason"].as_str().map(str::to_owned);
     Ok(ModelResponse {
+        cached: false,
         refusal: blocked(stop_reason.as_deref()) && tool_calls.is_empty(),
         notes: Vec::new(),
         text,
