@@ -14,9 +14,11 @@ use std::process::Output;
 
 use assay_testkit::providers::Reply;
 use assay_testkit::providers::anthropic::FakeAnthropic;
+use assay_testkit::providers::bedrock::FakeBedrock;
+use assay_testkit::providers::ollama::FakeOllama;
 use assay_testkit::providers::openai::FakeOpenAi;
 use serde_json::{Value, json};
-use support::{assay_isolated, fixtures, runtime, text};
+use support::{assay_isolated, fixtures, runtime, text, verdicts};
 
 /// A key distinctive enough to grep the cassettes for.
 const OPENAI_KEY: &str = "sk-cassette-openai-7f3e9a1c";
@@ -520,4 +522,277 @@ fn the_run_line_says_where_the_cassettes_are_and_how_they_were_used() {
         run_line["settings"].get("cassettes").is_none(),
         "{run_line}"
     );
+}
+
+/// A command agent (`docs/direct-agents.md`): it counts the turns of its conversation
+/// in `chat_context` and answers with an intermediate line first.
+const COMMAND_AGENT: &str = r#"import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    turn = (request.get("chat_context") or {}).get("turn", 0) + 1
+    text = request["user_message"]["text"]
+    print(json.dumps({"response": {"type": "AI", "text": "thinking about " + text}}), flush=True)
+    print(json.dumps({"response": {"type": "AGENT_FRAMEWORK", "text": "turn %d: %s" % (turn, text),
+                                    "chat_context": {"turn": turn}, "sly_data": {"turns": turn}}}), flush=True)
+"#;
+
+#[test]
+fn a_command_agent_replays_without_being_started() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("agent.py"), COMMAND_AGENT).unwrap();
+    let config = |command: &str| {
+        std::fs::write(
+            dir.path().join("assay.toml"),
+            format!("[agents.counter]\ncommand = {command}\n"),
+        )
+        .unwrap();
+    };
+    std::fs::write(
+        dir.path().join("counter.hocon"),
+        r#"{
+  agent = counter
+  connections = [direct]
+  success_ratio = "2/2"
+  interactions = [
+    { text = "hello", response { text { keywords = "turn 1" }, sly_data { turns { value = 1 } } } }
+    { text = "again", response { text { keywords = "turn 2: again" }, sly_data { turns { value = 2 } } } }
+    { text = "third", response { text { keywords = "turn 9" } } }
+  ]
+}
+"#,
+    )
+    .unwrap();
+    config(r#"["python3", "agent.py"]"#);
+    let (out, recorded) = run(
+        dir.path(),
+        "recorded.json",
+        &["--record", "cassettes", "counter.hocon"],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the third turn fails: {}",
+        text(&out.stderr)
+    );
+    assert!(cassette_text(&dir.path().join("cassettes")).contains("turn 2: again"));
+    // The replay: a command that cannot be started, so any answer is the recording's.
+    config(r#"["/nonexistent/assay-agent"]"#);
+    let (out, replayed) = run(
+        dir.path(),
+        "replayed.json",
+        &[
+            "--replay",
+            "cassettes",
+            "--replay-latency",
+            "zero",
+            "counter.hocon",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(timeless(replayed), timeless(recorded));
+}
+
+/// One spec per provider's way of answering: text with usage, and a tool call.
+fn provider_suite(provider: &str, model: &str) -> String {
+    format!(
+        r#"name: {provider} round trip
+defaults:
+  model: "{model}"
+  provider: {provider}
+  model_config: {{temperature: 0, max_tokens: 50}}
+tests:
+  - name: capital
+    inputs: {{query: "Capital of France?", system_prompt: "Answer briefly."}}
+    assertions:
+      - must_contain: Paris
+  - name: tool
+    tools:
+      - name: web_search
+        description: Search the web
+        parameters: {{type: object, properties: {{query: {{type: string}}}}, required: [query]}}
+    inputs: {{query: "Find laptops"}}
+    assertions:
+      - must_call_tool: web_search
+  - name: wrong on purpose
+    inputs: {{query: "Capital of France?"}}
+    assertions:
+      - must_contain: London
+"#
+    )
+}
+
+/// Records `suite` with `live`, replays it with `dead`: the two reports, and what the
+/// replay printed.
+fn provider_round_trip(
+    provider: &str,
+    model: &str,
+    live: &[(&str, String)],
+    dead: &[(&str, String)],
+    sent: &dyn Fn() -> usize,
+) -> (Value, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("suite.yaml"),
+        provider_suite(provider, model),
+    )
+    .unwrap();
+    let (out, recorded) = run(
+        dir.path(),
+        "recorded.json",
+        &["--record", "cassettes", "suite.yaml"],
+        live,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{provider}: {}",
+        text(&out.stderr)
+    );
+    let cassettes = cassette_text(&dir.path().join("cassettes"));
+    for (name, value) in live {
+        if name.contains("KEY") || name.contains("TOKEN") {
+            assert!(
+                !cassettes.contains(value.as_str()),
+                "{provider}: {name} in a cassette"
+            );
+        }
+    }
+    let before = sent();
+    let (out, replayed) = run(
+        dir.path(),
+        "replayed.json",
+        &[
+            "--replay",
+            "cassettes",
+            "--replay-latency",
+            "zero",
+            "suite.yaml",
+        ],
+        dead,
+    );
+    assert_eq!(sent(), before, "{provider}: the replay sent nothing");
+    (recorded, replayed, text(&out.stderr))
+}
+
+#[test]
+fn every_provider_replays_its_suite_with_the_same_report_and_no_network() {
+    let rt = runtime();
+    let answer = |fake_on: &dyn Fn(&str, Reply)| {
+        fake_on("Capital of France?", Reply::text("Paris").usage(20, 1));
+        fake_on(
+            "Find laptops",
+            Reply::tool_call("web_search", json!({"query": "laptops"})),
+        );
+    };
+    let openai = rt.block_on(FakeOpenAi::start());
+    answer(&|m, r| {
+        openai.on_message(m, r);
+    });
+    let anthropic = rt.block_on(FakeAnthropic::start());
+    answer(&|m, r| {
+        anthropic.on_message(m, r);
+    });
+    let ollama = rt.block_on(FakeOllama::start());
+    ollama.models(&["llama3.1:8b"]);
+    answer(&|m, r| {
+        ollama.on_message(m, r);
+    });
+    let tgi = rt.block_on(FakeOpenAi::start());
+    answer(&|m, r| {
+        tgi.on_message(m, r);
+    });
+    let bedrock = rt.block_on(FakeBedrock::start());
+    bedrock.expect_bearer("bedrock-cassette-key-31f7");
+    answer(&|m, r| {
+        bedrock.on_message(m, r);
+    });
+    let dead = dead_url();
+    let cases: Vec<(&str, &str, Vec<(&str, String)>, Vec<(&str, String)>)> = vec![
+        (
+            "openai",
+            "gpt-4o-mini",
+            vec![
+                ("OPENAI_BASE_URL", openai.base_url()),
+                ("OPENAI_API_KEY", OPENAI_KEY.into()),
+            ],
+            vec![
+                ("OPENAI_BASE_URL", format!("{dead}/v1")),
+                ("OPENAI_API_KEY", "sk-replay".into()),
+            ],
+        ),
+        (
+            "anthropic",
+            "claude-3-5-haiku-latest",
+            vec![
+                ("ANTHROPIC_BASE_URL", anthropic.base_url()),
+                ("ANTHROPIC_API_KEY", ANTHROPIC_KEY.into()),
+            ],
+            vec![
+                ("ANTHROPIC_BASE_URL", dead.clone()),
+                ("ANTHROPIC_API_KEY", "sk-ant-replay".into()),
+            ],
+        ),
+        (
+            "ollama",
+            "llama3.1:8b",
+            vec![("OLLAMA_HOST", ollama.base_url())],
+            vec![("OLLAMA_HOST", dead.clone())],
+        ),
+        (
+            "huggingface",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            vec![
+                ("HF_BASE_URL", tgi.base_url()),
+                ("HF_TOKEN", "hf_cassette_token_8c1d".into()),
+            ],
+            vec![
+                ("HF_BASE_URL", format!("{dead}/v1")),
+                ("HF_TOKEN", "hf_replay".into()),
+            ],
+        ),
+        (
+            "bedrock",
+            "anthropic.claude-3-haiku-20240307-v1:0",
+            vec![
+                ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", bedrock.base_url()),
+                (
+                    "AWS_BEARER_TOKEN_BEDROCK",
+                    "bedrock-cassette-key-31f7".into(),
+                ),
+                ("AWS_REGION", "us-east-1".into()),
+            ],
+            vec![
+                ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", dead.clone()),
+                ("AWS_BEARER_TOKEN_BEDROCK", "bedrock-replay".into()),
+                ("AWS_REGION", "us-east-1".into()),
+            ],
+        ),
+    ];
+    let sent = || {
+        openai.requests().len()
+            + anthropic.requests().len()
+            + ollama.requests().len()
+            + tgi.requests().len()
+            + bedrock.requests().len()
+    };
+    for (provider, model, live, replay) in cases {
+        let (recorded, replayed, stderr) =
+            provider_round_trip(provider, model, &live, &replay, &sent);
+        assert_eq!(
+            verdicts(&recorded),
+            vec![
+                ("capital".to_owned(), "passed".to_owned()),
+                ("tool".to_owned(), "passed".to_owned()),
+                ("wrong on purpose".to_owned(), "failed".to_owned()),
+            ],
+            "{provider}"
+        );
+        assert_eq!(
+            timeless(replayed),
+            timeless(recorded),
+            "{provider}: {stderr}"
+        );
+    }
 }
