@@ -594,6 +594,9 @@ fn a_command_agent_replays_without_being_started() {
     assert_eq!(timeless(replayed), timeless(recorded));
 }
 
+/// Environment variables for one run.
+type Env<'a> = Vec<(&'a str, String)>;
+
 /// One spec per provider's way of answering: text with usage, and a tool call.
 fn provider_suite(provider: &str, model: &str) -> String {
     format!(
@@ -709,7 +712,7 @@ fn every_provider_replays_its_suite_with_the_same_report_and_no_network() {
         bedrock.on_message(m, r);
     });
     let dead = dead_url();
-    let cases: Vec<(&str, &str, Vec<(&str, String)>, Vec<(&str, String)>)> = vec![
+    let cases: Vec<(&str, &str, Env, Env)> = vec![
         (
             "openai",
             "gpt-4o-mini",
