@@ -2,7 +2,6 @@
 //! `max_age_days`).
 
 use super::cx::{At, Cx};
-use crate::diag::Diagnostic;
 use crate::model::config::CacheConfig;
 use crate::node::Node;
 
@@ -34,18 +33,7 @@ pub(crate) fn cache(node: &Node, at: &At, cx: &mut Cx) -> Option<CacheConfig> {
         .and_then(|n| cx.boolean(n, &at.key("models")));
     let count = |key: &str, cx: &mut Cx| {
         let n = node.get(key)?;
-        let at = at.key(key);
-        let value = cx.positive(n, &at)?;
-        match u32::try_from(value) {
-            Ok(v) => Some(v),
-            Err(_) => {
-                let d = Diagnostic::new("out-of-range", &at.path, "must be at most 4294967295")
-                    .at(n.span)
-                    .expected("at most 4294967295");
-                cx.report(d, &at, None, Some(n));
-                None
-            }
-        }
+        super::config::positive(n, &at.key(key), cx)
     };
     let max_mb = count("max_mb", cx);
     let max_age_days = count("max_age_days", cx);
@@ -58,14 +46,7 @@ pub(crate) fn cache(node: &Node, at: &At, cx: &mut Cx) -> Option<CacheConfig> {
 
 #[cfg(test)]
 mod tests {
-    fn load(text: &str) -> Result<crate::model::config::Config, Vec<String>> {
-        super::super::load_config(text).map_err(|errors| {
-            errors
-                .iter()
-                .map(|d| format!("{}: {}", d.path, d.message))
-                .collect()
-        })
-    }
+    use super::super::config_messages as load;
 
     #[test]
     fn the_cache_table_is_read() {

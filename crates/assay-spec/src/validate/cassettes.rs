@@ -61,14 +61,7 @@ fn paths(node: &Node, at: &At, key: &str, cx: &mut Cx) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    fn load(text: &str) -> Result<crate::model::config::Config, Vec<String>> {
-        super::super::load_config(text).map_err(|errors| {
-            errors
-                .iter()
-                .map(|d| format!("{}: {}", d.path, d.message))
-                .collect()
-        })
-    }
+    use super::super::config_messages as load;
 
     #[test]
     fn ignore_and_keep_are_read() {

@@ -222,7 +222,8 @@ fn input_limits(root: &Node, at: &At, cx: &mut Cx, config: &mut Config) {
         .and_then(|n| cx.positive(n, &at.key("max_input_bytes")));
 }
 
-fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u32> {
+/// A positive whole number that fits a `u32`.
+pub(super) fn positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u32> {
     let n = cx.positive(node, at)?;
     match u32::try_from(n) {
         Ok(v) => Some(v),

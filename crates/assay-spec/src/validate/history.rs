@@ -26,18 +26,7 @@ pub(crate) fn history(node: &Node, at: &At, cx: &mut Cx) -> Option<HistoryConfig
         .and_then(|n| cx.nonempty_string(n, &at.key("dir")));
     let count = |key: &str, cx: &mut Cx| {
         let n = node.get(key)?;
-        let at = at.key(key);
-        let value = cx.positive(n, &at)?;
-        match u32::try_from(value) {
-            Ok(v) => Some(v),
-            Err(_) => {
-                let d = Diagnostic::new("out-of-range", &at.path, "must be at most 4294967295")
-                    .at(n.span)
-                    .expected("at most 4294967295");
-                cx.report(d, &at, None, Some(n));
-                None
-            }
-        }
+        super::config::positive(n, &at.key(key), cx)
     };
     let keep = count("keep", cx);
     let max_age_days = count("max_age_days", cx);
@@ -116,14 +105,7 @@ fn price(node: &Node, at: &At, cx: &mut Cx) -> Option<PriceConfig> {
 #[cfg(test)]
 mod tests {
 
-    fn load(text: &str) -> Result<crate::model::config::Config, Vec<String>> {
-        super::super::load_config(text).map_err(|errors| {
-            errors
-                .iter()
-                .map(|d| format!("{}: {}", d.path, d.message))
-                .collect()
-        })
-    }
+    use super::super::config_messages as load;
 
     #[test]
     fn history_and_prices_are_read() {

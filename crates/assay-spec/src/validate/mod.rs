@@ -10,6 +10,17 @@ pub(crate) mod data_driven;
 pub(crate) mod history;
 pub(crate) mod sentinel;
 
+/// [`load_config`] with each error as `path: message`.
+#[cfg(test)]
+pub(crate) fn config_messages(text: &str) -> Result<crate::model::config::Config, Vec<String>> {
+    load_config(text).map_err(|errors| {
+        errors
+            .iter()
+            .map(|d| format!("{}: {}", d.path, d.message))
+            .collect()
+    })
+}
+
 /// `assay.toml`'s `text` loaded: the config, or its errors (for the validators' tests).
 #[cfg(test)]
 pub(crate) fn load_config(
