@@ -623,8 +623,13 @@ impl JsonSchema for TextMatch {
 ///
 /// Compiled as Sentinel compiles its patterns (Python's `re.MULTILINE | re.DOTALL`):
 /// `^` and `$` match at every line's start and end, and `.` matches a newline too.
+///
+/// Clones share one compiled expression *and its search caches* (a cloned
+/// `regex::Regex` would start a cache pool of its own and build its lazy DFA again), so
+/// the thousands of tests of a suite that use one pattern (the loader hands them one
+/// `Pattern` per distinct pattern) warm a single cache.
 #[derive(Debug, Clone)]
-pub struct Pattern(regex::Regex);
+pub struct Pattern(std::sync::Arc<regex::Regex>);
 
 impl Pattern {
     /// Compiles `pattern` with multi-line anchors and `.` matching newlines.
@@ -633,7 +638,13 @@ impl Pattern {
             .multi_line(true)
             .dot_matches_new_line(true)
             .build()
-            .map(Pattern)
+            .map(|r| Pattern(std::sync::Arc::new(r)))
+    }
+
+    /// Whether `self` and `other` are one compiled expression (clones of one
+    /// `Pattern`), sharing their caches.
+    pub fn shares(&self, other: &Pattern) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
     }
 
     /// The compiled expression.

@@ -789,6 +789,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tests_that_use_one_pattern_share_one_compiled_expression() {
+        use crate::load::{Document, load_str};
+        use crate::model::sentinel::Assertion;
+        let mut text = String::from("name: s\ndefaults: {model: m, provider: openai}\ntests:\n");
+        for i in 0..3 {
+            text.push_str(&format!(
+                "  - {{name: t{i}, inputs: {{query: q}}, assertions: [{{regex_match: '\\d+'}}, {{regex_match: 'x{i}'}}]}}\n"
+            ));
+        }
+        let loaded = load_str(
+            std::path::Path::new("s.yaml"),
+            &text,
+            &crate::Env::default(),
+            crate::Unrecognized::Error,
+        )
+        .unwrap();
+        let Ok(Document::SentinelSuite(suite)) = loaded.outcome else {
+            panic!("a suite: {:?}", loaded.outcome.err());
+        };
+        let patterns: Vec<(
+            &crate::model::sentinel::Pattern,
+            &crate::model::sentinel::Pattern,
+        )> = suite
+            .tests
+            .iter()
+            .map(|t| match (&t.assertions[0], &t.assertions[1]) {
+                (Assertion::RegexMatch(a), Assertion::RegexMatch(b)) => (a, b),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(patterns[0].0.shares(patterns[1].0) && patterns[0].0.shares(patterns[2].0));
+        assert!(
+            !patterns[0].1.shares(patterns[1].1),
+            "another pattern, another expression"
+        );
+    }
+
+    #[test]
     fn sentinel_s_providers_are_assay_s_in_another_order() {
         let mut ours = ProviderKind::NAMES;
         let mut theirs = SENTINEL_PROVIDERS;
