@@ -21,7 +21,7 @@
 //! - `/api/v1/{agent}/function` with the recorded answer, else a `404`.
 //! - `/`, `/healthz`, `/readyz`, `/livez` as the demo server does.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -52,12 +52,11 @@ pub struct Recordings {
     exchanges: Vec<Exchange>,
     latency: Latency,
     normalizer: Normalizer,
-    /// The chats' requests, case and connector aside, for the no-match message: with
-    /// their samples, and without (a request that names no sample).
-    by_sample: Cassette,
-    any_sample: Cassette,
-    /// How many recordings of each request were served.
-    served: Mutex<HashMap<String, usize>>,
+    /// The chats, case and connector aside (as the server matches them): with their
+    /// samples, and without (for a request that names no sample). The same request
+    /// again gets the next recording of it, then the last ([`Cassette::next`]).
+    by_sample: Mutex<Cassette>,
+    any_sample: Mutex<Cassette>,
 }
 
 impl Recordings {
@@ -82,22 +81,18 @@ impl Recordings {
             .iter()
             .filter(|e| agent_of(path_of(&e.request.endpoint), CHAT_SUFFIX).is_some())
         {
-            let request = canonical(&exchange.request, exchange.request.sample);
-            by_sample.push_exchange(request, 0, Vec::new(), Vec::new());
-            any_sample.push_exchange(
-                canonical(&exchange.request, None),
-                0,
-                Vec::new(),
-                Vec::new(),
-            );
+            let mut keyed = exchange.clone();
+            keyed.request = canonical(&exchange.request, exchange.request.sample);
+            by_sample.push(keyed.clone());
+            keyed.request.sample = None;
+            any_sample.push(keyed);
         }
         Ok(Recordings {
             exchanges,
             latency,
             normalizer: Normalizer::default(),
-            by_sample,
-            any_sample,
-            served: Mutex::new(HashMap::new()),
+            by_sample: Mutex::new(by_sample),
+            any_sample: Mutex::new(any_sample),
         })
     }
 
@@ -121,25 +116,18 @@ impl Recordings {
 
     /// The next recorded answer to a chat at `path` with the normalized `body`, of
     /// `sample` when given; else why there is none.
-    fn chat(&self, path: &str, body: &Value, sample: Option<u32>) -> Result<&Exchange, Miss> {
+    fn chat(&self, path: &str, body: &Value, sample: Option<u32>) -> Result<Exchange, Miss> {
         let request = self.normalizer.request("http", "POST", path, body, sample);
-        let matching: Vec<&Exchange> = self
-            .exchanges
-            .iter()
-            .filter(|e| {
-                path_of(&e.request.endpoint) == path
-                    && e.request.body == request.body
-                    && (sample.is_none() || e.request.sample == sample)
-            })
-            .collect();
-        if let Some(&last) = matching.last() {
-            let key = format!("{path} {} {sample:?}", request.body);
-            let mut served = self.served.lock().unwrap_or_else(|e| e.into_inner());
-            let count = served.entry(key).or_insert(0);
-            let exchange = matching.get(*count).copied().unwrap_or(last);
-            *count += 1;
-            return Ok(exchange);
-        }
+        let recorded = if sample.is_some() {
+            &self.by_sample
+        } else {
+            &self.any_sample
+        };
+        let mut recorded = recorded.lock().unwrap_or_else(|e| e.into_inner());
+        let miss = match recorded.next(&canonical(&request, sample)) {
+            Ok(exchange) => return Ok(exchange.clone()),
+            Err(miss) => miss,
+        };
         let agent = agent_of(path, CHAT_SUFFIX).unwrap_or(path);
         if !self.agents().iter().any(|a| a == agent) {
             let message = format!(
@@ -148,16 +136,7 @@ impl Recordings {
             );
             return Err(Miss::Agent(message));
         }
-        let recorded = if sample.is_some() {
-            &self.by_sample
-        } else {
-            &self.any_sample
-        };
-        let message = match recorded.find(&canonical(&request, sample)) {
-            Err(miss) => miss.to_string(),
-            Ok(_) => "no recorded exchange answers this request".to_owned(),
-        };
-        Err(Miss::Request(message))
+        Err(Miss::Request(miss.to_string()))
     }
 }
 
@@ -230,7 +209,7 @@ pub(crate) async fn handle(
                 _ => return error_response(StatusCode::BAD_REQUEST, "Invalid JSON format"),
             };
             match recordings.chat(&path, &body, sample) {
-                Ok(exchange) => replayed(&shared, exchange, started, recordings.latency),
+                Ok(exchange) => replayed(&shared, &exchange, started, recordings.latency),
                 Err(Miss::Agent(message)) => error_response(StatusCode::NOT_FOUND, &message),
                 Err(Miss::Request(message)) => error_response(StatusCode::BAD_REQUEST, &message),
             }

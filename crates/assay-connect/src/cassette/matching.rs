@@ -182,6 +182,11 @@ impl Cassette {
         file.write_all(line.as_bytes()).map_err(io)
     }
 
+    /// Adds `exchange` after those recorded.
+    pub fn push(&mut self, exchange: Exchange) {
+        self.exchanges.push(exchange);
+    }
+
     /// Adds an exchange: `request` answered with `status`, `headers` and `chunks`
     /// (milliseconds from the request, bytes).
     pub fn push_exchange(
