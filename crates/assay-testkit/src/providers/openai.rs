@@ -51,7 +51,9 @@ use hyper::Response;
 use serde_json::{Map, Value, json};
 
 use super::reply::{Outcome, Reply, State, last_user_text, word_count};
-use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, pieces, relabel, serve};
+use super::scripted::{
+    Answer, Body, RecordedRequest, Served, json_answer, pieces, relabel, serve_on,
+};
 
 mod definition;
 mod response_format;
@@ -85,19 +87,30 @@ impl FakeOpenAi {
     ///
     /// When no loopback port can be bound.
     pub async fn start() -> FakeOpenAi {
+        FakeOpenAi::start_on(0)
+            .await
+            .expect("a fake provider binds 127.0.0.1")
+    }
+
+    /// Starts the same fake on `127.0.0.1:port`, or on a free port when `port` is 0.
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound (taken, or not allowed).
+    pub async fn start_on(port: u16) -> std::io::Result<FakeOpenAi> {
         let state = State::new();
         let azure = Arc::new(AtomicBool::new(false));
         let (shared, on_azure) = (Arc::clone(&state), Arc::clone(&azure));
-        let served = serve(move |request| {
+        let served = serve_on(port, move |request| {
             let azure = on_azure.load(Ordering::Relaxed);
             handle(Arc::clone(&shared), request, azure)
         })
-        .await;
-        FakeOpenAi {
+        .await?;
+        Ok(FakeOpenAi {
             served,
             state,
             azure,
-        }
+        })
     }
 
     /// Answers as an Azure OpenAI resource from now on: at
@@ -153,7 +166,7 @@ struct Rejection {
 
 fn handle(state: Arc<State>, request: RecordedRequest, azure: bool) -> Answer {
     Box::pin(async move {
-        state.record(request.clone());
+        state.record(&request);
         let checked = match azure {
             true => check_azure(&state, &request),
             false => check(&state, &request),
