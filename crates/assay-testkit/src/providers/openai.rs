@@ -653,19 +653,20 @@ pub(super) async fn answer(body: &Value, reply: Reply) -> Response<Body> {
         return json_answer(200, &[], &completion);
     }
     let include_usage = body["stream_options"]["include_usage"].as_bool() == Some(true);
+    // Every chunk's fields but its choices and usage, written once.
+    let head = format!(
+        "data: {{\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":{},\"system_fingerprint\":\"fp_fake\",\"choices\":",
+        Value::String(model.clone())
+    );
     let chunk = |choices: Value, usage_value: Option<Value>| {
-        let mut c = json!({
-            "id": "chatcmpl-fake",
-            "object": "chat.completion.chunk",
-            "created": 1_700_000_000,
-            "model": model,
-            "system_fingerprint": "fp_fake",
-            "choices": choices,
-        });
+        let mut c = head.clone();
+        c.push_str(&choices.to_string());
         if include_usage {
-            c["usage"] = usage_value.unwrap_or(Value::Null);
+            c.push_str(",\"usage\":");
+            c.push_str(&usage_value.unwrap_or(Value::Null).to_string());
         }
-        Bytes::from(format!("data: {c}\n\n"))
+        c.push_str("}\n\n");
+        Bytes::from(c)
     };
     let delta = |d: Value, finish: Option<&str>| json!([{"index": 0, "delta": d, "logprobs": null, "finish_reason": finish}]);
     let mut events = vec![chunk(
