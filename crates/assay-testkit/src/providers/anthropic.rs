@@ -145,7 +145,7 @@ impl FakeAnthropic {
 
 fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
     Box::pin(async move {
-        state.record(request.clone());
+        state.record(&request);
         match check(&request, state.key().as_deref()) {
             Err((status, kind, message)) => error_answer(status, &kind, &message, None),
             Ok(()) => {

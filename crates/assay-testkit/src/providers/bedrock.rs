@@ -156,7 +156,7 @@ impl FakeBedrock {
 
 fn handle(state: Arc<State>, auth: Arc<Mutex<Auth>>, request: RecordedRequest) -> Answer {
     Box::pin(async move {
-        state.record(request.clone());
+        state.record(&request);
         let Some(model) = model_id(&request) else {
             return error_answer(404, "UnknownOperationException", "Unknown operation", None);
         };

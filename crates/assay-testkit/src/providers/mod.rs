@@ -41,7 +41,15 @@ macro_rules! scripting {
                 self
             }
 
-            /// Every request received so far, valid or not, in order.
+            /// Keeps every request for [`Self::requests`] when `on` (the default),
+            /// none from now on when not: a fake that serves a benchmark, or any long
+            /// run, does not grow with the requests it answers.
+            pub fn record_requests(&self, on: bool) -> &$fake {
+                self.state.set_recording(on);
+                self
+            }
+
+            /// Every request received so far (while recording), valid or not, in order.
             pub fn requests(&self) -> Vec<$crate::providers::RecordedRequest> {
                 self.state.requests()
             }

@@ -134,7 +134,7 @@ fn error(status: u16, message: impl Into<String>) -> Response<Body> {
 
 fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
     Box::pin(async move {
-        state.record(request.clone());
+        state.record(&request);
         // `GET /api/tags` lists the models pulled, as `ollama list` shows them.
         if request.path == "/api/tags" && request.method == "GET" {
             let models: Vec<Value> = state

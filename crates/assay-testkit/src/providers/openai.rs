@@ -51,7 +51,9 @@ use hyper::Response;
 use serde_json::{Map, Value, json};
 
 use super::reply::{Outcome, Reply, State, last_user_text, word_count};
-use super::scripted::{Answer, Body, RecordedRequest, Served, json_answer, pieces, relabel, serve};
+use super::scripted::{
+    Answer, Body, RecordedRequest, Served, json_answer, pieces, relabel, serve_on,
+};
 
 mod definition;
 mod response_format;
@@ -85,19 +87,30 @@ impl FakeOpenAi {
     ///
     /// When no loopback port can be bound.
     pub async fn start() -> FakeOpenAi {
+        FakeOpenAi::start_on(0)
+            .await
+            .expect("a fake provider binds 127.0.0.1")
+    }
+
+    /// Starts the same fake on `127.0.0.1:port`, or on a free port when `port` is 0.
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound (taken, or not allowed).
+    pub async fn start_on(port: u16) -> std::io::Result<FakeOpenAi> {
         let state = State::new();
         let azure = Arc::new(AtomicBool::new(false));
         let (shared, on_azure) = (Arc::clone(&state), Arc::clone(&azure));
-        let served = serve(move |request| {
+        let served = serve_on(port, move |request| {
             let azure = on_azure.load(Ordering::Relaxed);
             handle(Arc::clone(&shared), request, azure)
         })
-        .await;
-        FakeOpenAi {
+        .await?;
+        Ok(FakeOpenAi {
             served,
             state,
             azure,
-        }
+        })
     }
 
     /// Answers as an Azure OpenAI resource from now on: at
@@ -153,7 +166,7 @@ struct Rejection {
 
 fn handle(state: Arc<State>, request: RecordedRequest, azure: bool) -> Answer {
     Box::pin(async move {
-        state.record(request.clone());
+        state.record(&request);
         let checked = match azure {
             true => check_azure(&state, &request),
             false => check(&state, &request),
@@ -640,19 +653,20 @@ pub(super) async fn answer(body: &Value, reply: Reply) -> Response<Body> {
         return json_answer(200, &[], &completion);
     }
     let include_usage = body["stream_options"]["include_usage"].as_bool() == Some(true);
+    // Every chunk's fields but its choices and usage, written once.
+    let head = format!(
+        "data: {{\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":{},\"system_fingerprint\":\"fp_fake\",\"choices\":",
+        Value::String(model.clone())
+    );
     let chunk = |choices: Value, usage_value: Option<Value>| {
-        let mut c = json!({
-            "id": "chatcmpl-fake",
-            "object": "chat.completion.chunk",
-            "created": 1_700_000_000,
-            "model": model,
-            "system_fingerprint": "fp_fake",
-            "choices": choices,
-        });
+        let mut c = head.clone();
+        c.push_str(&choices.to_string());
         if include_usage {
-            c["usage"] = usage_value.unwrap_or(Value::Null);
+            c.push_str(",\"usage\":");
+            c.push_str(&usage_value.unwrap_or(Value::Null).to_string());
         }
-        Bytes::from(format!("data: {c}\n\n"))
+        c.push_str("}\n\n");
+        Bytes::from(c)
     };
     let delta = |d: Value, finish: Option<&str>| json!([{"index": 0, "delta": d, "logprobs": null, "finish_reason": finish}]);
     let mut events = vec![chunk(

@@ -316,6 +316,8 @@ struct Inner {
     rules: Vec<(String, Reply)>,
     default: Reply,
     requests: Vec<RecordedRequest>,
+    /// Whether requests are kept for [`State::requests`] (on unless turned off).
+    recording: bool,
     key: Option<String>,
     models: Option<Vec<String>>,
 }
@@ -342,6 +344,7 @@ impl State {
                 rules: Vec::new(),
                 default: Reply::text("ok"),
                 requests: Vec::new(),
+                recording: true,
                 key: None,
                 models: None,
             }),
@@ -411,8 +414,17 @@ impl State {
         self.lock().models.clone()
     }
 
-    pub(crate) fn record(&self, request: RecordedRequest) {
-        self.lock().requests.push(request);
+    /// Keeps a copy of `request`, while recording.
+    pub(crate) fn record(&self, request: &RecordedRequest) {
+        let mut inner = self.lock();
+        if inner.recording {
+            inner.requests.push(request.clone());
+        }
+    }
+
+    /// Whether requests are kept from now on.
+    pub(crate) fn set_recording(&self, on: bool) {
+        self.lock().recording = on;
     }
 
     pub(crate) fn requests(&self) -> Vec<RecordedRequest> {

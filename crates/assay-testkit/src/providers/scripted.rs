@@ -85,10 +85,19 @@ impl Drop for Served {
 pub(crate) async fn serve(
     handler: impl Fn(RecordedRequest) -> Answer + Send + Sync + 'static,
 ) -> Served {
-    let listener = TcpListener::bind("127.0.0.1:0")
+    serve_on(0, handler)
         .await
-        .expect("a fake provider binds 127.0.0.1");
-    let addr = listener.local_addr().expect("a bound address");
+        .expect("a fake provider binds 127.0.0.1")
+}
+
+/// Starts a server on `127.0.0.1:port` (a free port when `port` is 0) whose `handler`
+/// answers every request.
+pub(crate) async fn serve_on(
+    port: u16,
+    handler: impl Fn(RecordedRequest) -> Answer + Send + Sync + 'static,
+) -> std::io::Result<Served> {
+    let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+    let addr = listener.local_addr()?;
     let handler = Arc::new(handler);
     let task = tokio::spawn(async move {
         let mut connections = tokio::task::JoinSet::new();
@@ -114,7 +123,7 @@ pub(crate) async fn serve(
             while connections.try_join_next().is_some() {}
         }
     });
-    Served { addr, task }
+    Ok(Served { addr, task })
 }
 
 /// Reads a request whole.
@@ -174,7 +183,7 @@ pub(crate) fn streamed_answer(
     headers: &[(&str, String)],
     pieces: Vec<(Duration, Bytes)>,
 ) -> Response<Body> {
-    let pieces: VecDeque<(Duration, Bytes)> = pieces.into();
+    let pieces = coalesce(pieces);
     let stream = futures_util::stream::unfold(pieces, |mut pieces| async move {
         let (pause, bytes) = pieces.pop_front()?;
         if !pause.is_zero() {
@@ -192,6 +201,19 @@ pub(crate) fn streamed_answer(
     builder
         .body(BodyExt::boxed(StreamBody::new(stream)))
         .expect("a valid response")
+}
+
+/// `pieces` with each piece that follows without a pause joined to the one before it,
+/// so that an answer without gaps goes out as one write rather than one per event.
+fn coalesce(pieces: Vec<(Duration, Bytes)>) -> VecDeque<(Duration, Bytes)> {
+    let mut out: VecDeque<(Duration, bytes::BytesMut)> = VecDeque::new();
+    for (pause, bytes) in pieces {
+        match out.back_mut() {
+            Some((_, joined)) if pause.is_zero() => joined.extend_from_slice(&bytes),
+            _ => out.push_back((pause, bytes::BytesMut::from(&bytes[..]))),
+        }
+    }
+    out.into_iter().map(|(p, b)| (p, b.freeze())).collect()
 }
 
 /// `text` split into pieces of about `size` characters (at least one piece), on

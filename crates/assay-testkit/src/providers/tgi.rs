@@ -74,7 +74,7 @@ enum Refusal {
 
 fn handle(state: Arc<State>, request: RecordedRequest) -> Answer {
     Box::pin(async move {
-        state.record(request.clone());
+        state.record(&request);
         match check(&state, &request) {
             Err(Refusal::Json(status, body)) => json_answer(status, &[], &body),
             Err(Refusal::Text(status, text)) => text_answer(status, text),
