@@ -394,10 +394,46 @@ impl From<rusqlite::Error> for SyncError {
     }
 }
 
+impl History {
+    /// Adds the run of `file` (in `runs_dir`), as `parsed` says, to the index at
+    /// `db_path` without reading any file of the folder: what the reporter that wrote
+    /// the file knows already. The file's stamp is taken now, so that the next
+    /// [`History::open`] finds the file indexed and does not read it again. An index
+    /// that cannot be opened is left alone: the next `open` rebuilds it from the files.
+    pub(crate) fn index_written(
+        runs_dir: &Path,
+        db_path: &Path,
+        file: &str,
+        parsed: &Parsed,
+    ) -> rusqlite::Result<()> {
+        let Ok(metadata) = std::fs::metadata(runs_dir.join(file)) else {
+            return Ok(());
+        };
+        let stamp = Stamp::of(&metadata);
+        let mut history = History::try_open(runs_dir, db_path)?;
+        let tx = history.db.transaction()?;
+        tx.execute("DELETE FROM units WHERE run_id = ?1", [&parsed.run.id])?;
+        tx.execute("DELETE FROM runs WHERE id = ?1", [&parsed.run.id])?;
+        parsed.insert(&tx, file, stamp)?;
+        tx.commit()
+    }
+}
+
 /// A file's size and when it last changed (nanoseconds since the epoch; 0 when the
 /// system does not say): what tells the index that a file changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp(u64, i64);
+pub(crate) struct Stamp(u64, i64);
+
+impl Stamp {
+    fn of(metadata: &std::fs::Metadata) -> Stamp {
+        let modified = metadata
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        Stamp(metadata.len(), modified)
+    }
+}
 
 /// The `*.jsonl` files of `dir` with their stamps; none when `dir` does not exist.
 fn run_files(dir: &Path) -> Result<Vec<(String, Stamp)>, SyncError> {
@@ -416,12 +452,7 @@ fn run_files(dir: &Path) -> Result<Vec<(String, Stamp)>, SyncError> {
         let metadata = entry
             .metadata()
             .map_err(|e| SyncError::Io(HistoryError::io(&entry.path(), e)))?;
-        let modified = metadata
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-        out.push((name, Stamp(metadata.len(), modified)));
+        out.push((name, Stamp::of(&metadata)));
     }
     Ok(out)
 }
@@ -441,11 +472,37 @@ fn remove_index(db_path: &Path) -> Result<(), HistoryError> {
     Ok(())
 }
 
-/// What one run's file says.
-struct Parsed {
-    run: assay_report::format::RunInfo,
-    units: Vec<Unit>,
-    summary: Option<assay_report::format::Summary>,
+/// What the index keeps of one run: its `run` line, a row per unit, its summary.
+pub(crate) struct Parsed {
+    pub(crate) run: assay_report::format::RunInfo,
+    pub(crate) units: Vec<UnitRow>,
+    pub(crate) summary: Option<assay_report::format::Summary>,
+}
+
+/// What the index keeps of one unit: who it is, its verdict and its metrics, without
+/// its samples.
+pub(crate) struct UnitRow {
+    unit: assay_report::format::UnitId,
+    verdict: Status,
+    duration: f64,
+    passed: u32,
+    samples: u32,
+    metrics: Metrics,
+}
+
+impl UnitRow {
+    /// The row of `unit`.
+    pub(crate) fn of(unit: &Unit) -> UnitRow {
+        let tally = &unit.tally;
+        UnitRow {
+            unit: unit.unit.clone(),
+            verdict: unit.verdict,
+            duration: unit.duration,
+            passed: tally.passed,
+            samples: tally.passed + tally.failed + tally.errored,
+            metrics: Metrics::of(unit),
+        }
+    }
 }
 
 impl Parsed {
@@ -462,12 +519,12 @@ impl Parsed {
         };
         Some(Parsed {
             run: run.clone(),
-            units: stored.units,
+            units: stored.units.iter().map(UnitRow::of).collect(),
             summary: stored.summary,
         })
     }
 
-    fn insert(
+    pub(crate) fn insert(
         &self,
         tx: &rusqlite::Transaction<'_>,
         file: &str,
@@ -523,8 +580,7 @@ impl Parsed {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default();
-            let tally = &unit.tally;
-            let m = Metrics::of(unit);
+            let m = &unit.metrics;
             insert.execute(params![
                 self.run.id,
                 unit.unit.case_id,
@@ -534,8 +590,8 @@ impl Parsed {
                 unit.unit.target,
                 verdict,
                 unit.duration,
-                tally.passed,
-                tally.passed + tally.failed + tally.errored,
+                unit.passed,
+                unit.samples,
                 m.latency,
                 m.time_to_first_token,
                 m.input_tokens.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),

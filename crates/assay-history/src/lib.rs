@@ -36,11 +36,13 @@
 
 pub mod compare;
 mod index;
+mod recorder;
 pub mod render;
 
 use std::path::{Path, PathBuf};
 
 pub use index::{CaseRow, History, RunRow};
+pub use recorder::Recorder;
 
 /// What went wrong with the history.
 #[derive(Debug, thiserror::Error)]

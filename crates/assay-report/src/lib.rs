@@ -119,6 +119,14 @@ pub trait Reporter {
     /// Takes one event, in the order the engine sent it.
     fn event(&mut self, event: &Event) -> io::Result<()>;
 
+    /// No event is waiting: push out what [`Reporter::event`] has buffered, so that
+    /// what is on disk is never behind more than the events handled since the engine
+    /// last paused. A reporter that writes each event through, or only at the end,
+    /// has nothing to do (the default).
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
     /// The stream is over: write whatever is written at the end, and flush. Calling it
     /// again does nothing.
     fn finish(&mut self) -> io::Result<()>;
@@ -127,6 +135,10 @@ pub trait Reporter {
 impl<R: Reporter + ?Sized> Reporter for Box<R> {
     fn event(&mut self, event: &Event) -> io::Result<()> {
         (**self).event(event)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        (**self).flush()
     }
 
     fn finish(&mut self) -> io::Result<()> {
@@ -195,6 +207,12 @@ impl Reporters {
     /// Feeds `event` to every working reporter; returns the errors of those that failed.
     pub fn event(&mut self, event: &Event) -> Vec<ReportError> {
         self.each(|reporter| reporter.event(event))
+    }
+
+    /// Flushes every working reporter ([`Reporter::flush`]); returns the errors of those
+    /// that failed.
+    pub fn flush(&mut self) -> Vec<ReportError> {
+        self.each(|reporter| reporter.flush())
     }
 
     /// Finishes every working reporter; returns the errors of those that failed.

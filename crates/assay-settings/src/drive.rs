@@ -52,7 +52,7 @@ pub fn prepare(
     selection: &Selection,
     no_tests: Option<NoTests>,
 ) -> Prepared {
-    let inputs = load_paths(
+    let mut inputs = load_paths(
         paths,
         &settings.env,
         settings.strict(),
@@ -68,7 +68,7 @@ pub fn prepare(
         };
     }
     let models = settings.models();
-    let loaded = Plan::new(inputs.cases()).cases;
+    let loaded = Plan::new(inputs.take_cases()).cases;
     let mut notes = Vec::new();
     if !models.is_empty() && !loaded.iter().any(runs_on_a_model) {
         notes.push(
@@ -128,12 +128,10 @@ impl Session {
         let secrets = self.secrets_of(plan);
         let prices = self.prices.clone();
         let report = tokio::task::spawn_blocking(move || {
-            let mut failures = Vec::new();
-            while let Some(mut event) = rx.blocking_recv() {
+            let mut failures = drain(&mut rx, &mut reporters, |event| {
                 event.redact(&secrets);
-                prices.fill(&mut event);
-                failures.extend(reporters.event(&event));
-            }
+                prices.fill(event);
+            });
             failures.extend(reporters.finish());
             failures
         });
@@ -181,10 +179,7 @@ impl Session {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let (to_reporters, mut reported) = mpsc::unbounded_channel::<Event>();
         let report = tokio::task::spawn_blocking(move || {
-            let mut failures = Vec::new();
-            while let Some(event) = reported.blocking_recv() {
-                failures.extend(reporters.event(&event));
-            }
+            let mut failures = drain(&mut reported, &mut reporters, |_| {});
             failures.extend(reporters.finish());
             failures
         });
@@ -225,6 +220,34 @@ impl Session {
             .collect();
         (cases, report.await.unwrap_or_default())
     }
+}
+
+/// How long the reporters' thread lets events gather after it has handled all there
+/// were: on a busy run the engine then hands over many events per wake-up of the
+/// thread instead of one, and a report on disk is at most this much behind.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Hands every event of `rx` to `reporters` until the run ends, in order, each first
+/// given to `prepare`, and flushes the reporters each time no event is waiting.
+/// Events are taken in batches: after each batch the thread sleeps [`GATHER`] rather
+/// than wake for every event. Returns the reports that failed.
+fn drain(
+    rx: &mut mpsc::UnboundedReceiver<Event>,
+    reporters: &mut Reporters,
+    mut prepare: impl FnMut(&mut Event),
+) -> Vec<ReportError> {
+    let mut failures = Vec::new();
+    while let Some(mut event) = rx.blocking_recv() {
+        prepare(&mut event);
+        failures.extend(reporters.event(&event));
+        while let Ok(mut next) = rx.try_recv() {
+            prepare(&mut next);
+            failures.extend(reporters.event(&next));
+        }
+        failures.extend(reporters.flush());
+        std::thread::sleep(GATHER);
+    }
+    failures
 }
 
 /// Names and merges each case's failure modes with the judge's model (`--classify llm`).

@@ -18,8 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use assay_history::{History, HistoryError};
-use assay_report::JsonLines;
+use assay_history::{History, HistoryError, Recorder};
 use assay_report::format::{GitState, RunCassettes, RunInfo, RunSettings};
 use assay_run::Selection;
 use assay_spec::model::config::HistoryConfig;
@@ -109,7 +108,7 @@ impl Settings {
     /// The reporter that keeps this run in the history: `<id>.jsonl` in
     /// [`Settings::runs_dir`] (created), its `run` line already written. The
     /// [`RunInfo`] says which run it is.
-    pub fn history_report(&self, run: RunSettings) -> std::io::Result<(JsonLines, RunInfo)> {
+    pub fn history_report(&self, run: RunSettings) -> std::io::Result<(Recorder, RunInfo)> {
         self.history_report_for("run", run)
     }
 
@@ -118,16 +117,16 @@ impl Settings {
         &self,
         command: &str,
         run: RunSettings,
-    ) -> std::io::Result<(JsonLines, RunInfo)> {
+    ) -> std::io::Result<(Recorder, RunInfo)> {
         self.assay_dir()?;
         let dir = self.runs_dir();
         std::fs::create_dir_all(&dir).map_err(|e| {
             std::io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display()))
         })?;
         let info = RunInfo::starting(command, git_state(&self.project_dir()), run);
-        let path = dir.join(format!("{}.jsonl", info.id));
-        let lines = JsonLines::create(&path)?.with_run(&info)?;
-        Ok((lines, info))
+        let index = self.project_dir().join(INDEX_FILE);
+        let recorder = Recorder::create(&dir, &index, &info)?;
+        Ok((recorder, info))
     }
 }
 

@@ -292,7 +292,7 @@ fn history_and_stream(
                 run_settings.unwrap_or_default(),
             )
         });
-        let written = lines.with_run(&stream_info);
+        let written = lines.with_run(&stream_info).map(JsonLines::batched);
         info = Some(stream_info);
         match written {
             Ok(lines) => {
