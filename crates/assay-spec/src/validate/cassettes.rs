@@ -46,7 +46,7 @@ fn paths(node: &Node, at: &At, key: &str, cx: &mut Cx) -> Vec<String> {
         if path.split('.').any(str::is_empty) {
             let d = Diagnostic::new(
                 "invalid-field-path",
-                &at.path,
+                at.path(),
                 format!("`{path}` is not a dotted field path"),
             )
             .at(item.span)

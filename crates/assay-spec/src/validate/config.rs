@@ -143,7 +143,7 @@ fn langgraph(node: &Node, at: &At, cx: &mut Cx) -> Option<LanggraphServerConfig>
     if node.get("url").is_none() {
         let d = Diagnostic::new(
             "missing-field",
-            &at.path,
+            at.path(),
             "`[frameworks.langgraph]` needs the server's `url`",
         )
         .at(node.span)
@@ -247,7 +247,7 @@ fn url(node: &Node, at: &At, cx: &mut Cx) -> Option<String> {
     if !(s.starts_with("http://") || s.starts_with("https://")) {
         let d = Diagnostic::new(
             "invalid-value",
-            &at.path,
+            at.path(),
             "expected an http:// or https:// url",
         )
         .at(node.span)
@@ -298,7 +298,7 @@ fn agent(node: &Node, at: &At, cx: &mut Cx) -> Option<AgentConfig> {
             "give `url` (a neuro-san server) or `command` (a direct agent)"
         };
         cx.report(
-            Diagnostic::new("invalid-agent", &at.path, message).at(node.span),
+            Diagnostic::new("invalid-agent", at.path(), message).at(node.span),
             at,
             None,
             None,
@@ -326,7 +326,7 @@ fn judge_config(node: &Node, at: &At, cx: &mut Cx) -> Option<JudgeConfig> {
         if s.split_once(':')
             .is_none_or(|(p, m)| p.is_empty() || m.is_empty())
         {
-            let d = Diagnostic::new("invalid-value", &at.path, "expected `provider:model`")
+            let d = Diagnostic::new("invalid-value", at.path(), "expected `provider:model`")
                 .at(n.span)
                 .expected("e.g. `openai:gpt-4o-mini`, `ollama:llama3.1`, `vllm:mistral-7b` (a name from `[providers]`) or `neuro-san:gist`");
             cx.report(d, &at, None, Some(n));
@@ -340,7 +340,7 @@ fn judge_config(node: &Node, at: &At, cx: &mut Cx) -> Option<JudgeConfig> {
         if v % 2 == 0 {
             let d = Diagnostic::new(
                 "invalid-value",
-                &at.path,
+                at.path(),
                 "votes must be odd so that a majority exists",
             )
             .at(n.span)
@@ -397,7 +397,7 @@ fn named_provider(
     if bad_name {
         let d = Diagnostic::new(
             "invalid-provider",
-            &at.path,
+            at.path(),
             format!("`{name}` cannot name a provider"),
         )
         .at(key.span)
@@ -413,7 +413,7 @@ fn named_provider(
             let span = node.get("kind").map_or(key.span, |n| n.span);
             let d = Diagnostic::new(
                 "invalid-provider",
-                at.key("kind").path,
+                at.key("kind").path(),
                 format!("`[providers.{name}]` is the {name} provider; it cannot speak `{kind}`"),
             )
             .at(span)
@@ -434,7 +434,7 @@ fn named_provider(
         (None, None) => {
             let d = Diagnostic::new(
                 "invalid-provider",
-                &at.path,
+                at.path(),
                 format!("`{name}` is not a provider kind, and its table says no `kind`"),
             )
             .at(key.span)
@@ -555,7 +555,7 @@ fn without_keys_in_file(
 fn secret_in_file(key: &crate::node::Key, at: &At, help: &str, cx: &mut Cx) {
     let d = Diagnostic::new(
         "secret-in-file",
-        at.key(&key.name).path,
+        at.key(&key.name).path(),
         format!(
             "`{}` looks like a secret; secrets never go in files",
             key.name

@@ -30,51 +30,107 @@ pub(crate) enum Style {
 
 /// Where a value sits: its full field path, and (for the Sentinel block) the root
 /// model, the innermost model it belongs to, and its location from the root.
+///
+/// The path is a chain of segments shared with the parent, made into text only when a
+/// diagnostic needs it: a valid file of 10,000 tests walks hundreds of thousands of
+/// places and names none of them.
 #[derive(Debug, Clone)]
 pub(crate) struct At {
-    pub(crate) path: String,
+    segments: Option<std::rc::Rc<Segment>>,
     pub(crate) root: &'static str,
     pub(crate) model: &'static str,
-    pub(crate) loc: Vec<String>,
+}
+
+/// One step of a path, below its parent's.
+#[derive(Debug)]
+struct Segment {
+    parent: Option<std::rc::Rc<Segment>>,
+    part: Part,
+}
+
+/// A field name or a list index.
+#[derive(Debug)]
+enum Part {
+    Key(Box<str>),
+    Index(usize),
 }
 
 impl At {
     pub(crate) fn root(model: &'static str) -> Self {
         At {
-            path: String::new(),
+            segments: None,
             root: model,
             model,
-            loc: Vec::new(),
+        }
+    }
+
+    fn below(&self, part: Part) -> At {
+        At {
+            segments: Some(std::rc::Rc::new(Segment {
+                parent: self.segments.clone(),
+                part,
+            })),
+            root: self.root,
+            model: self.model,
         }
     }
 
     /// The location of field `name` below this one.
     pub(crate) fn key(&self, name: &str) -> At {
-        let path = if self.path.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{}.{name}", self.path)
-        };
-        let mut loc = self.loc.clone();
-        loc.push(name.to_owned());
-        At {
-            path,
-            root: self.root,
-            model: self.model,
-            loc,
-        }
+        self.below(Part::Key(name.into()))
     }
 
     /// The location of item `i` below this one.
     pub(crate) fn index(&self, i: usize) -> At {
-        let mut loc = self.loc.clone();
-        loc.push(i.to_string());
-        At {
-            path: format!("{}[{i}]", self.path),
-            root: self.root,
-            model: self.model,
-            loc,
+        self.below(Part::Index(i))
+    }
+
+    /// Whether this is the root of the document (its path is empty).
+    pub(crate) fn is_root(&self) -> bool {
+        self.segments.is_none()
+    }
+
+    /// The parts from the root down.
+    fn parts(&self) -> Vec<&Part> {
+        let mut parts = Vec::new();
+        let mut at = self.segments.as_deref();
+        while let Some(segment) = at {
+            parts.push(&segment.part);
+            at = segment.parent.as_deref();
         }
+        parts.reverse();
+        parts
+    }
+
+    /// The full field path: `tests[2].assertions[0].regex_match`.
+    pub(crate) fn path(&self) -> String {
+        let mut path = String::new();
+        for part in self.parts() {
+            match part {
+                Part::Key(name) => {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(name);
+                }
+                Part::Index(i) => {
+                    use std::fmt::Write;
+                    let _ = write!(path, "[{i}]");
+                }
+            }
+        }
+        path
+    }
+
+    /// The location from the root, one item a part: `tests.2.assertions.0`.
+    pub(crate) fn loc(&self) -> Vec<String> {
+        self.parts()
+            .into_iter()
+            .map(|part| match part {
+                Part::Key(name) => name.to_string(),
+                Part::Index(i) => i.to_string(),
+            })
+            .collect()
     }
 
     /// The same place, holding a value of another model (named in type errors).
@@ -236,7 +292,7 @@ impl Cx {
         let field = at.key(name);
         let d = Diagnostic::new(
             "missing-field",
-            &field.path,
+            field.path(),
             format!("missing required field `{name}`"),
         )
         .at(object_start(object))
@@ -307,7 +363,7 @@ impl Cx {
             let help = hint(&key.name).or_else(|| did_you_mean(&key.name, allowed.iter().copied()));
             let d = Diagnostic::new(
                 "unknown-key",
-                &field.path,
+                field.path(),
                 format!("unknown key `{}`", key.name),
             )
             .at(key.span)
@@ -369,7 +425,7 @@ impl Cx {
     pub(crate) fn nonempty_string(&mut self, node: &Node, at: &At) -> Option<String> {
         let s = self.string(node, at)?;
         if s.is_empty() {
-            let d = Diagnostic::new("empty-string", &at.path, "must not be empty")
+            let d = Diagnostic::new("empty-string", at.path(), "must not be empty")
                 .at(node.span)
                 .expected("at least 1 character");
             self.report(
@@ -540,7 +596,7 @@ impl Cx {
     pub(crate) fn nonempty_list<'n>(&mut self, node: &'n Node, at: &At) -> Option<&'n [Node]> {
         let items = self.list(node, at)?;
         if items.is_empty() {
-            let d = Diagnostic::new("empty-list", &at.path, "must have at least one item")
+            let d = Diagnostic::new("empty-list", at.path(), "must have at least one item")
                 .at(node.span)
                 .expected("at least 1 item");
             self.report(
@@ -559,7 +615,7 @@ impl Cx {
 
     /// A value out of its allowed range.
     pub(crate) fn range_error(&mut self, node: &Node, at: &At, rule: &str, pyd: Pyd) {
-        let d = Diagnostic::new("out-of-range", &at.path, format!("must be {rule}"))
+        let d = Diagnostic::new("out-of-range", at.path(), format!("must be {rule}"))
             .at(node.span)
             .expected(rule.to_owned());
         self.report(d, at, Some(pyd), Some(node));
@@ -577,7 +633,7 @@ impl Cx {
         if allowed.contains(&s.as_str()) {
             return Some(s);
         }
-        let d = Diagnostic::new("invalid-value", &at.path, format!("unknown value `{s}`"))
+        let d = Diagnostic::new("invalid-value", at.path(), format!("unknown value `{s}`"))
             .at(node.span)
             .expected(format!("one of {}", list_names(allowed)))
             .maybe_help(did_you_mean(&s, allowed.iter().copied()));
@@ -614,7 +670,7 @@ pub(crate) fn optional<T>(
 fn wrong_type(node: &Node, at: &At, expected: &str) -> Diagnostic {
     Diagnostic::new(
         "invalid-type",
-        &at.path,
+        at.path(),
         format!("expected {expected}, found {}", a_type(node)),
     )
     .at(node.span)
@@ -623,10 +679,11 @@ fn wrong_type(node: &Node, at: &At, expected: &str) -> Diagnostic {
 
 /// The location line of a block entry, with its line break; none for the root itself.
 fn loc_line(at: &At) -> String {
-    if at.loc.is_empty() {
+    let loc = at.loc();
+    if loc.is_empty() {
         String::new()
     } else {
-        format!("{}\n", at.loc.join("."))
+        format!("{}\n", loc.join("."))
     }
 }
 

@@ -157,7 +157,7 @@ fn connections(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Connection>> {
         if out.contains(&connection) {
             let d = Diagnostic::new(
                 "duplicate-value",
-                &item_at.path,
+                item_at.path(),
                 format!("connection `{name}` is listed twice"),
             )
             .at(item.span);
@@ -174,7 +174,7 @@ fn success_ratio(node: &Node, at: &At, cx: &mut Cx) -> Option<SuccessRatio> {
     let Value::String(text) = &node.value else {
         let d = Diagnostic::new(
             "invalid-type",
-            &at.path,
+            at.path(),
             format!("expected a string `k/n`, found {}", super::cx::a_type(node)),
         )
         .at(node.span)
@@ -189,7 +189,7 @@ fn success_ratio(node: &Node, at: &At, cx: &mut Cx) -> Option<SuccessRatio> {
     match SuccessRatio::parse(text) {
         Ok(ratio) => Some(ratio),
         Err(why) => {
-            let d = Diagnostic::new("invalid-success-ratio", &at.path, why.to_string())
+            let d = Diagnostic::new("invalid-success-ratio", at.path(), why.to_string())
                 .at(node.span)
                 .expected(format!("`k/n` with 1 <= n <= {MAX_SAMPLES} and k <= n"));
             cx.report(d, at, None, Some(node));
@@ -253,7 +253,7 @@ fn chat_filter(node: &Node, at: &At, cx: &mut Cx) -> Option<ChatFilter> {
         _ => {
             let d = Diagnostic::new(
                 "invalid-value",
-                &at.path,
+                at.path(),
                 format!("unknown chat filter `{text}`"),
             )
             .at(node.span)
@@ -296,7 +296,7 @@ fn response(node: &Node, at: &At, cx: &mut Cx) -> Option<ResponseChecks> {
         };
         let d = Diagnostic::new(
             "ignored-check",
-            &part_at.path,
+            part_at.path(),
             format!(
                 "`{}` is not a part of the response, so nothing under it is checked",
                 key.name
@@ -333,7 +333,7 @@ fn text_checks(node: &Node, at: &At, cx: &mut Cx) -> Option<TextChecks> {
     let Value::Object(entries) = &node.value else {
         let d = Diagnostic::new(
             "invalid-type",
-            &at.path,
+            at.path(),
             format!(
                 "expected an object of checks, found {}",
                 super::cx::a_type(node)
@@ -358,7 +358,7 @@ fn text_checks(node: &Node, at: &At, cx: &mut Cx) -> Option<TextChecks> {
             Some(_) if matches!(value.value, Value::Object(_)) => {
                 let d = Diagnostic::new(
                     "invalid-type",
-                    &check_at.path,
+                    check_at.path(),
                     format!(
                         "`{}` needs a value to compare with, found an object",
                         key.name
@@ -386,7 +386,7 @@ fn field_checks(node: &Node, at: &At, cx: &mut Cx) -> Option<FieldChecks> {
     let Value::Object(entries) = &node.value else {
         let d = Diagnostic::new(
             "invalid-type",
-            &at.path,
+            at.path(),
             format!(
                 "expected an object of fields and checks, found {}",
                 super::cx::a_type(node)
@@ -437,7 +437,7 @@ fn unknown_check(
             format!("to check a field named `{name}`, give it an object of checks, e.g. `{name}: {{ value: ... }}`")
         })
     });
-    let d = Diagnostic::new("unknown-check", &at.path, format!("unknown check `{name}`"))
+    let d = Diagnostic::new("unknown-check", at.path(), format!("unknown check `{name}`"))
         .at(span)
         .expected("one of value, less, greater, keywords, gist or their not_ forms")
         .maybe_help(help);
@@ -454,7 +454,7 @@ fn stock_check(
     let expected = match &node.value {
         Value::Array(items) => {
             if items.is_empty() {
-                let d = Diagnostic::new("empty-list", &at.path, "an empty list checks nothing")
+                let d = Diagnostic::new("empty-list", at.path(), "an empty list checks nothing")
                     .at(node.span)
                     .expected("a value, or a list of values that must all pass")
                     .help("to check only that a field is present, give the field `{}`");
@@ -500,7 +500,7 @@ fn check_value(test: StockTest, negated: bool, node: &Node, at: &At, cx: &mut Cx
     if !fits {
         let d = Diagnostic::new(
             "invalid-type",
-            &at.path,
+            at.path(),
             format!(
                 "`{}` needs {expected}, found {}",
                 test.spelled(negated),

@@ -50,7 +50,7 @@ pub(crate) fn prices(node: &Node, at: &At, cx: &mut Cx) -> BTreeMap<String, Pric
         {
             let d = Diagnostic::new(
                 "invalid-price",
-                &at.path,
+                at.path(),
                 format!("`{}` does not name a model as `provider:model`", key.name),
             )
             .at(key.span)
@@ -88,7 +88,7 @@ fn price(node: &Node, at: &At, cx: &mut Cx) -> Option<PriceConfig> {
         let at = at.key(key);
         let value = cx.number(n, &at)?;
         if !(value.is_finite() && value >= 0.0) {
-            let d = Diagnostic::new("out-of-range", &at.path, "must be 0 or more")
+            let d = Diagnostic::new("out-of-range", at.path(), "must be 0 or more")
                 .at(n.span)
                 .expected("US dollars per million tokens, e.g. 0.15");
             cx.report(d, &at, None, Some(n));

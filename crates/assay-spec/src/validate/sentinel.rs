@@ -391,7 +391,7 @@ fn resolve(
     let assertions = pick(set("assertions"), own.assertions, &defaults.assertions);
     let tools = pick(set("tools"), own.tools, &defaults.tools);
     let framework = pick(set("framework"), own.framework, &defaults.framework);
-    let from_defaults = if at.path.is_empty() {
+    let from_defaults = if at.is_root() {
         ""
     } else {
         " (and `defaults` gives none)"
@@ -464,7 +464,7 @@ fn framework_requires_tools(node: &Node, at: &At, empty_list: bool, cx: &mut Cx)
     };
     let d = Diagnostic::new(
         "value-error",
-        at.key("framework").path,
+        at.key("framework").path(),
         "framework requires tools to be specified",
     )
     .at(span)
@@ -554,7 +554,7 @@ fn says_nothing(node: &Node, at: &At, cx: &mut Cx) {
             "at least one of query, messages, system_prompt or context must say something; {names} {verb} empty"
         )
     };
-    let d = Diagnostic::new("value-error", &at.path, sentence)
+    let d = Diagnostic::new("value-error", at.path(), sentence)
         .at(node.span)
         .expected(format!("a non-empty {}", list_names(&INPUT_KEYS)));
     cx.report(
@@ -687,7 +687,7 @@ fn tools(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Tool>> {
                 if out.iter().any(|o: &Tool| o.name() == t.name()) {
                     let d = Diagnostic::new(
                         "duplicate-value",
-                        &at.path,
+                        at.path(),
                         format!("tool `{}` is listed twice", t.name()),
                     )
                     .at(item.span);
@@ -732,7 +732,7 @@ fn tool_spec(node: &Node, at: &At, cx: &mut Cx) -> Option<ToolSpec> {
         let schema = serde_json::Value::Object(map.clone());
         if let Some(problem) = json_schema_problem(&schema) {
             let sentence = format!("parameters is not a valid JSON Schema: {problem}");
-            let d = Diagnostic::new("invalid-json-schema", &at.path, sentence)
+            let d = Diagnostic::new("invalid-json-schema", at.path(), sentence)
                 .at(n.span)
                 .expected("a JSON Schema, e.g. `{type: object, properties: {...}}`");
             cx.own(

@@ -30,7 +30,7 @@ pub(super) fn trajectory(node: &Node, at: &At, cx: &mut Cx) -> Option<Trajectory
     let Value::Object(entries) = &node.value else {
         let d = Diagnostic::new(
             "invalid-type",
-            &at.path,
+            at.path(),
             format!(
                 "expected an object of trajectory checks, found {}",
                 crate::validate::cx::a_type(node)
@@ -44,7 +44,7 @@ pub(super) fn trajectory(node: &Node, at: &At, cx: &mut Cx) -> Option<Trajectory
     if entries.is_empty() {
         let d = Diagnostic::new(
             "empty-object",
-            &at.path,
+            at.path(),
             "an empty `trajectory` checks nothing",
         )
         .at(node.span)
@@ -80,7 +80,7 @@ pub(super) fn trajectory(node: &Node, at: &At, cx: &mut Cx) -> Option<Trajectory
     {
         let d = Diagnostic::new(
             "value-error",
-            &at.path,
+            at.path(),
             format!(
                 "min_tool_calls {min} is greater than max_tool_calls {max}; no response can pass"
             ),
@@ -119,7 +119,7 @@ pub(super) fn needs_maximal(filter: ChatFilter, response: &Node, at: &At, cx: &m
     let part = at.key("response").key("trajectory");
     let d = Diagnostic::new(
         "trajectory-needs-maximal",
-        &part.path,
+        part.path(),
         "a trajectory check needs the interaction's intermediate messages, and a MINIMAL \
          stream holds only the final one",
     )
@@ -149,7 +149,7 @@ pub(super) fn not_over_mcp(root: &Node, connections: &[Connection], cx: &mut Cx)
         let part = at.index(i).key("response").key("trajectory");
         let d = Diagnostic::new(
             "trajectory-over-mcp",
-            &part.path,
+            part.path(),
             "a trajectory check cannot be run over `mcp`: neuro-san's MCP endpoint answers \
              with the final message only, so no invocation would ever be seen",
         )

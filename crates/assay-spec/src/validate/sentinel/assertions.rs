@@ -128,7 +128,7 @@ fn not_one_key(node: &Node, at: &At, keys: &[&str], cx: &mut Cx) {
             "write each assertion as its own list item",
         )
     };
-    let d = Diagnostic::new("invalid-assertion", &at.path, sentence.clone())
+    let d = Diagnostic::new("invalid-assertion", at.path(), sentence.clone())
         .at(node.span)
         .help(help);
     cx.report(
@@ -149,7 +149,7 @@ fn unknown(name: &str, span: Span, at: &At, cx: &mut Cx) {
         .or_else(|| did_you_mean(name, Assertion::NAMES.iter().copied()));
     let d = Diagnostic::new(
         "unknown-assertion",
-        &at.path,
+        at.path(),
         format!("unknown assertion `{name}`"),
     )
     .at(span)
@@ -162,7 +162,7 @@ fn unknown(name: &str, span: Span, at: &At, cx: &mut Cx) {
 fn not_an_object(node: &Node, at: &At, cx: &mut Cx) {
     let d = Diagnostic::new(
         "invalid-type",
-        &at.path,
+        at.path(),
         format!(
             "expected an assertion such as `must_contain: \"x\"`, found {}",
             a_type(node)
@@ -224,7 +224,7 @@ fn text_match_object(
         None => {
             let d = Diagnostic::new(
                 "missing-field",
-                at.key("text").path,
+                at.key("text").path(),
                 "missing required field `text`",
             )
             .at(value.span)
@@ -288,7 +288,7 @@ fn own_nonempty_list<'n>(
 ) -> Option<&'n [Node]> {
     let items = value.as_array()?;
     if items.is_empty() {
-        let d = Diagnostic::new("empty-list", &at.path, "must have at least one item")
+        let d = Diagnostic::new("empty-list", at.path(), "must have at least one item")
             .at(value.span)
             .expected(format!("at least 1 {what}"));
         cx.own(d, at, why, Some(value));
@@ -301,7 +301,7 @@ fn own_nonempty_list<'n>(
 fn own_nonempty(node: &Node, at: &At, cx: &mut Cx, why: &str) -> Option<String> {
     let s = node.as_str()?.to_owned();
     if s.is_empty() {
-        let d = Diagnostic::new("empty-string", &at.path, "must not be empty")
+        let d = Diagnostic::new("empty-string", at.path(), "must not be empty")
             .at(node.span)
             .expected("at least 1 character");
         cx.own(d, at, why, Some(node));
@@ -335,7 +335,7 @@ pub(super) fn regex_because(value: &Node, at: &At, cx: &mut Cx, why: &str) -> Op
         Err(reason) => {
             let d = Diagnostic::new(
                 "invalid-regex",
-                &at.path,
+                at.path(),
                 format!("invalid regular expression: {reason}"),
             )
             .at(value.span);
@@ -382,7 +382,7 @@ fn tool_names(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
 fn own_positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u64> {
     let n = cx.integer(node, at)?;
     if n <= 0 {
-        let d = Diagnostic::new("out-of-range", &at.path, "must be greater than 0")
+        let d = Diagnostic::new("out-of-range", at.path(), "must be greater than 0")
             .at(node.span)
             .expected("greater than 0");
         cx.own(d, at, "no response meets a limit of 0", Some(node));
@@ -395,7 +395,7 @@ fn own_positive(node: &Node, at: &At, cx: &mut Cx) -> Option<u64> {
 fn non_negative(node: &Node, at: &At, cx: &mut Cx) -> Option<u64> {
     let n = cx.integer(node, at)?;
     if n < 0 {
-        let d = Diagnostic::new("out-of-range", &at.path, "must be at least 0")
+        let d = Diagnostic::new("out-of-range", at.path(), "must be at least 0")
             .at(node.span)
             .expected("at least 0");
         cx.own(d, at, "a token count is never negative", Some(node));
@@ -458,7 +458,7 @@ impl Bounds {
         let span = node.get("assertions").map(|n| n.span).unwrap_or(node.span);
         let d = Diagnostic::new(
             "value-error",
-            at.key("assertions").path,
+            at.key("assertions").path(),
             format!(
                 "{} {min} is greater than {} {max}; {}",
                 self.min, self.max, self.nothing

@@ -74,7 +74,7 @@ fn tool_list(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
         return None;
     };
     if items.is_empty() {
-        let d = Diagnostic::new("empty-list", &at.path, "must have at least one item")
+        let d = Diagnostic::new("empty-list", at.path(), "must have at least one item")
             .at(value.span)
             .expected("at least 1 tool name");
         cx.own(d, at, "an empty list of tools checks nothing", Some(value));
@@ -95,7 +95,7 @@ fn name(node: &Node, at: &At, cx: &mut Cx) -> Option<String> {
         return None;
     };
     if s.is_empty() {
-        let d = Diagnostic::new("empty-string", &at.path, "must not be empty")
+        let d = Diagnostic::new("empty-string", at.path(), "must not be empty")
             .at(node.span)
             .expected("a tool name");
         cx.own(d, at, "no tool has an empty name", Some(node));
@@ -119,7 +119,7 @@ fn boolean(node: &Node, at: &At, cx: &mut Cx) -> Option<bool> {
 fn missing(value: &Node, at: &At, field: &str, expected: &str, cx: &mut Cx) {
     let d = Diagnostic::new(
         "missing-field",
-        at.key(field).path,
+        at.key(field).path(),
         format!("missing required field `{field}`"),
     )
     .at(value.span)
@@ -175,7 +175,7 @@ fn args(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<(String, ArgMatcher)>>
         return None;
     };
     if entries.is_empty() {
-        let d = Diagnostic::new("empty-object", &at.path, "must name at least one argument")
+        let d = Diagnostic::new("empty-object", at.path(), "must name at least one argument")
             .at(value.span)
             .expected("at least 1 argument")
             .help("to check only that the tool was called, write `must_call_tool`");
@@ -214,7 +214,7 @@ fn matcher(value: &Node, at: &At, cx: &mut Cx) -> Option<ArgMatcher> {
         }
         "contains" => {
             if inner.as_str() == Some("") {
-                let d = Diagnostic::new("empty-string", &inner_at.path, "must not be empty")
+                let d = Diagnostic::new("empty-string", inner_at.path(), "must not be empty")
                     .at(inner.span)
                     .expected("the text or item to look for");
                 cx.own(
@@ -233,7 +233,7 @@ fn matcher(value: &Node, at: &At, cx: &mut Cx) -> Option<ArgMatcher> {
             Some(hint) => {
                 let d = Diagnostic::new(
                     "unknown-matcher",
-                    &inner_at.path,
+                    inner_at.path(),
                     format!("unknown argument matcher `{other}`"),
                 )
                 .at(k.span)
@@ -281,7 +281,7 @@ fn schema(node: &Node, at: &At, cx: &mut Cx) -> Option<ArgSchema> {
         Err(problem) => {
             let d = Diagnostic::new(
                 "invalid-json-schema",
-                &at.path,
+                at.path(),
                 format!("not a valid JSON Schema: {problem}"),
             )
             .at(node.span)
@@ -311,12 +311,12 @@ pub(in crate::validate) fn count(node: &Node, at: &At, min: u64, cx: &mut Cx) ->
     };
     let negative = node.to_json().as_f64().is_some_and(|f| f < 0.0);
     if n < min || negative {
-        let d = Diagnostic::new("out-of-range", &at.path, format!("must be at least {min}"))
+        let d = Diagnostic::new("out-of-range", at.path(), format!("must be at least {min}"))
             .at(node.span)
             .expected(format!("at least {min}"));
         let why = if negative {
             "a count is never negative"
-        } else if at.path.ends_with("max_iterations_used") {
+        } else if at.path().ends_with("max_iterations_used") {
             "a response takes at least one model call"
         } else {
             "a minimum of 0 checks nothing"
