@@ -175,8 +175,13 @@ pub async fn run_plan(
     events: mpsc::UnboundedSender<Event>,
 ) -> Summary {
     let started = Instant::now();
-    let units = units_of(plan, options.connections.as_deref());
-    let _ = events.send(Event::RunStarted { units: units.len() });
+    let connections = options.connections.as_deref();
+    let count = plan
+        .cases
+        .iter()
+        .map(|case| connections_of(case, connections).len())
+        .sum();
+    let _ = events.send(Event::RunStarted { units: count });
     let jobs = Arc::new(Semaphore::new(options.jobs.max(1)));
     // Units in flight: never more than can make progress (each holds at least one of the
     // `jobs` permits while it runs), and never more than `max_cases`. Units are started
@@ -193,7 +198,7 @@ pub async fn run_plan(
     // slot back: the next unit waiting for that slot sees it first.
     let stop = CancellationToken::new();
     let named_providers: Arc<[String]> = connectors.named_providers().into();
-    for (case, connection) in units {
+    for (case, connection) in units_of(plan, connections) {
         let ratio = match options.samples {
             Some(n) => case.success_ratio.scaled_to(n),
             None => case.success_ratio,
@@ -254,19 +259,18 @@ pub async fn run_plan(
 }
 
 /// Every unit of `plan`: each agent case over each of its connections (`connections`
-/// when given, which replace every case's own), each model case once.
-fn units_of(
-    plan: &Plan,
-    connections: Option<&[Connection]>,
-) -> Vec<(Arc<Case>, Option<Connection>)> {
-    plan.cases
-        .iter()
-        .flat_map(|case| {
-            let over = connections_of(case, connections);
-            let case = Arc::new(case.clone());
-            over.into_iter().map(move |c| (Arc::clone(&case), c))
-        })
-        .collect()
+/// when given, which replace every case's own), each model case once. Lazily: a case is
+/// copied for its units only when the run comes to it, so a run holds the copies of the
+/// cases in flight, not a second copy of the plan.
+fn units_of<'a>(
+    plan: &'a Plan,
+    connections: Option<&'a [Connection]>,
+) -> impl Iterator<Item = (Arc<Case>, Option<Connection>)> + 'a {
+    plan.cases.iter().flat_map(move |case| {
+        let over = connections_of(case, connections);
+        let case = Arc::new(case.clone());
+        over.into_iter().map(move |c| (Arc::clone(&case), c))
+    })
 }
 
 /// The connections `case` runs over: an agent case's own, or `connections` when given;

@@ -20,6 +20,10 @@ use crate::syntax::Env;
 pub enum Entry {
     /// The file was read and loaded, validly or not.
     Loaded(Box<Loaded>),
+    /// A valid test file whose cases were taken for a run ([`Inputs::take_cases`]):
+    /// what is kept of it is what its diagnostics and counts need, not its tree or its
+    /// document, so a run does not hold a large suite twice.
+    Planned(Box<Planned>),
     /// The path could not be read.
     Unreadable {
         /// The path, with no text, for its diagnostic.
@@ -30,6 +34,8 @@ pub enum Entry {
         message: String,
     },
 }
+
+pub use crate::load::Planned;
 
 impl Entry {
     fn unreadable(path: &Path, code: &'static str, message: String) -> Entry {
@@ -44,19 +50,38 @@ impl Entry {
     pub fn source(&self) -> &Source {
         match self {
             Entry::Loaded(loaded) => &loaded.source,
+            Entry::Planned(planned) => &planned.source,
             Entry::Unreadable { source, .. } => source,
         }
     }
 
     /// Whether the file is valid (it may still have warnings).
     pub fn is_valid(&self) -> bool {
-        matches!(self, Entry::Loaded(loaded) if loaded.is_valid())
+        match self {
+            Entry::Loaded(loaded) => loaded.is_valid(),
+            Entry::Planned(_) => true,
+            Entry::Unreadable { .. } => false,
+        }
+    }
+
+    /// The file's dialect, when it was loaded and could be told.
+    pub fn dialect(&self) -> Option<Dialect> {
+        match self {
+            Entry::Loaded(loaded) => loaded.dialect,
+            Entry::Planned(planned) => planned.dialect,
+            Entry::Unreadable { .. } => None,
+        }
     }
 
     /// Every error and warning in file order, each paired with the source for rendering.
     pub fn reports(&self) -> Vec<Report> {
         match self {
             Entry::Loaded(loaded) => loaded.reports(),
+            Entry::Planned(planned) => planned
+                .warnings
+                .iter()
+                .map(|d| Report::new(d.clone(), &planned.source))
+                .collect(),
             Entry::Unreadable {
                 source,
                 code,
@@ -74,15 +99,53 @@ impl Entry {
     pub fn warnings(&self) -> usize {
         match self {
             Entry::Loaded(loaded) => loaded.warnings.len(),
+            Entry::Planned(planned) => planned.warnings.len(),
             Entry::Unreadable { .. } => 0,
         }
     }
 
-    /// The plan cases, when the file is valid.
+    /// The plan cases, when the file is valid (none once they were taken).
     pub fn cases(&self) -> Vec<Case> {
         match self {
             Entry::Loaded(loaded) => loaded.cases(),
-            Entry::Unreadable { .. } => Vec::new(),
+            Entry::Planned(_) | Entry::Unreadable { .. } => Vec::new(),
+        }
+    }
+
+    /// How many cases the file has, or had before they were taken.
+    pub fn case_count(&self) -> usize {
+        match self {
+            Entry::Loaded(loaded) => loaded.cases().len(),
+            Entry::Planned(planned) => planned.cases,
+            Entry::Unreadable { .. } => 0,
+        }
+    }
+
+    /// Takes the cases of a valid test file, leaving what its diagnostics need.
+    fn take_cases(&mut self) -> Vec<Case> {
+        let Entry::Loaded(loaded) = self else {
+            return Vec::new();
+        };
+        if !loaded.is_valid() || loaded.dialect == Some(Dialect::Config) {
+            return Vec::new();
+        }
+        let placeholder = Entry::Unreadable {
+            source: Source::new(Path::new(""), ""),
+            code: "",
+            message: String::new(),
+        };
+        let Entry::Loaded(loaded) = std::mem::replace(self, placeholder) else {
+            return Vec::new();
+        };
+        match (*loaded).into_cases() {
+            Ok((cases, planned)) => {
+                *self = Entry::Planned(Box::new(planned));
+                cases
+            }
+            Err(loaded) => {
+                *self = Entry::Loaded(Box::new(loaded));
+                Vec::new()
+            }
         }
     }
 }
@@ -101,7 +164,7 @@ impl Inputs {
     pub fn test_files(&self) -> usize {
         self.entries
             .iter()
-            .filter(|e| !matches!(e, Entry::Loaded(l) if l.dialect == Some(Dialect::Config)))
+            .filter(|e| e.dialect() != Some(Dialect::Config))
             .count()
     }
 
@@ -119,9 +182,21 @@ impl Inputs {
     pub fn cases(&self) -> Vec<Case> {
         self.entries
             .iter()
-            .filter(|e| !matches!(e, Entry::Loaded(l) if l.dialect == Some(Dialect::Config)))
+            .filter(|e| e.dialect() != Some(Dialect::Config))
             .flat_map(Entry::cases)
             .collect()
+    }
+
+    /// The cases of every valid test file, taken: each file then keeps only what its
+    /// diagnostics and counts need ([`Entry::Planned`]), so that a run holds its plan
+    /// and not the files' trees and documents as well. Every file's tree is dropped
+    /// before the next file's cases are made.
+    pub fn take_cases(&mut self) -> Vec<Case> {
+        let mut cases = Vec::new();
+        for entry in &mut self.entries {
+            cases.extend(entry.take_cases());
+        }
+        cases
     }
 }
 
@@ -167,6 +242,10 @@ impl Inputs {
                     Entry::Loaded(loaded) => {
                         (Some(loaded.syntax.name()), loaded.dialect.map(|d| d.name()))
                     }
+                    Entry::Planned(planned) => (
+                        Some(planned.syntax.name()),
+                        planned.dialect.map(|d| d.name()),
+                    ),
                     Entry::Unreadable { .. } => (None, None),
                 };
                 let diagnostics: Vec<serde_json::Value> = entry
@@ -179,7 +258,7 @@ impl Inputs {
                     "syntax": syntax,
                     "dialect": dialect,
                     "valid": entry.is_valid(),
-                    "cases": entry.cases().len(),
+                    "cases": entry.case_count(),
                     "diagnostics": diagnostics,
                 })
             })
@@ -201,8 +280,10 @@ impl Inputs {
     pub fn redactor(&self) -> Redactor {
         let mut redactor = Redactor::default();
         for entry in &self.entries {
-            if let Entry::Loaded(loaded) = entry {
-                redactor.extend(&loaded.redactor);
+            match entry {
+                Entry::Loaded(loaded) => redactor.extend(&loaded.redactor),
+                Entry::Planned(planned) => redactor.extend(&planned.redactor),
+                Entry::Unreadable { .. } => {}
             }
         }
         redactor
@@ -212,16 +293,27 @@ impl Inputs {
     /// case's name also names its agent), values from the environment by name
     /// (`assay list`).
     pub fn listing(&self) -> String {
-        let plan = Plan::new(self.cases());
-        self.redactor()
-            .text(&plan.cases.iter().map(list_line).collect::<String>())
+        self.listing_of(&Plan::new(self.cases()))
+    }
+
+    /// [`Inputs::listing`] of `plan`, the plan of these inputs made already.
+    pub fn listing_of(&self, plan: &Plan) -> String {
+        let mut text = String::new();
+        for case in &plan.cases {
+            list_line(case, &mut text);
+        }
+        self.redactor().text(&text)
     }
 
     /// The cases as JSON, values from the environment by name (`assay list --format
     /// json`).
     pub fn listing_json(&self) -> serde_json::Value {
-        let plan = Plan::new(self.cases());
-        let mut json = serde_json::to_value(&plan).unwrap_or_default();
+        self.listing_json_of(&Plan::new(self.cases()))
+    }
+
+    /// [`Inputs::listing_json`] of `plan`, the plan of these inputs made already.
+    pub fn listing_json_of(&self, plan: &Plan) -> serde_json::Value {
+        let mut json = serde_json::to_value(plan).unwrap_or_default();
         self.redactor().json(&mut json);
         json
     }
@@ -238,26 +330,30 @@ pub struct Counts {
     pub warnings: usize,
 }
 
-/// `id<TAB>dialect<TAB>name<TAB>file`.
-fn list_line(case: &Case) -> String {
-    let name = match (&case.target, case.dialect) {
+/// `id<TAB>dialect<TAB>name<TAB>file`, added to `out`.
+fn list_line(case: &Case, out: &mut String) {
+    out.push_str(&case.id);
+    out.push('\t');
+    out.push_str(case.dialect.name());
+    out.push('\t');
+    match (&case.target, case.dialect) {
         (Target::Agent { agent, .. }, Dialect::DataDriven) => {
-            format!("{} (agent {agent})", case.name)
+            one_field(&format!("{} (agent {agent})", case.name), out);
         }
-        _ => case.name.clone(),
-    };
-    format!(
-        "{}\t{}\t{}\t{}\n",
-        case.id,
-        case.dialect,
-        one_field(&name),
-        one_field(&case.file.display().to_string())
-    )
+        _ => one_field(&case.name, out),
+    }
+    out.push('\t');
+    one_field(&case.file.to_string_lossy(), out);
+    out.push('\n');
 }
 
-/// Text with no tab or line break, so that it stays one field of one line.
-fn one_field(text: &str) -> String {
-    text.replace(['\t', '\n', '\r'], " ")
+/// Adds `text` to `out` with no tab or line break, so that it stays one field of one
+/// line.
+fn one_field(text: &str, out: &mut String) {
+    out.extend(
+        text.chars()
+            .map(|c| if matches!(c, '\t' | '\n' | '\r') { ' ' } else { c }),
+    );
 }
 
 /// Expands and loads `paths` within `limits`. A file named explicitly must be a test

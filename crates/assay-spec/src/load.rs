@@ -54,6 +54,18 @@ impl Document {
             Document::Config(_) => Vec::new(),
         }
     }
+
+    /// [`Document::cases`], moving the document's values into the cases.
+    pub fn into_cases(self, file: &Path) -> Vec<Case> {
+        match self {
+            Document::DataDriven(case) => vec![case.to_case(file)],
+            Document::SentinelSpec(spec) => {
+                vec![spec.into_case(file, "", &[], Dialect::SentinelSpec)]
+            }
+            Document::SentinelSuite(suite) => suite.into_cases(file),
+            Document::Config(_) => Vec::new(),
+        }
+    }
 }
 
 /// What loading one file gave.
@@ -123,21 +135,86 @@ impl Loaded {
             Err(_) => return Vec::new(),
         };
         if let Some(tree) = &self.tree {
-            for check in cases
-                .iter_mut()
-                .flat_map(|c| &mut c.interactions)
-                .flat_map(|s| &mut s.checks)
-            {
-                check.location = place(tree, &check.path).map(|span| {
-                    let (line, column) = self.source.line_col(span.start);
-                    Location {
-                        line: u32::try_from(line).unwrap_or(u32::MAX),
-                        column: u32::try_from(column).unwrap_or(u32::MAX),
-                    }
-                });
-            }
+            locate_checks(&mut cases, tree, &self.source);
         }
         cases
+    }
+
+    /// [`Loaded::cases`], moving the document into them, with what is left of the
+    /// file: what its diagnostics need, the tree and the document gone (each freed
+    /// once the cases no longer need it). `Err` gives back a file that is not valid.
+    pub fn into_cases(self) -> Result<(Vec<Case>, Planned), Loaded> {
+        let Loaded {
+            source,
+            syntax,
+            tree,
+            dialect,
+            outcome,
+            warnings,
+            redactor,
+        } = self;
+        let doc = match outcome {
+            Ok(doc) => doc,
+            Err(errors) => {
+                return Err(Loaded {
+                    source,
+                    syntax,
+                    tree,
+                    dialect,
+                    outcome: Err(errors),
+                    warnings,
+                    redactor,
+                });
+            }
+        };
+        let mut cases = doc.into_cases(&source.path);
+        if let Some(tree) = &tree {
+            locate_checks(&mut cases, tree, &source);
+        }
+        drop(tree);
+        let planned = Planned {
+            source,
+            syntax,
+            dialect,
+            warnings,
+            redactor,
+            cases: cases.len(),
+        };
+        Ok((cases, planned))
+    }
+}
+
+/// What is kept of a valid file once its cases are taken ([`Loaded::into_cases`]).
+#[derive(Debug)]
+pub struct Planned {
+    /// The file.
+    pub source: Source,
+    /// The syntax it was read as.
+    pub syntax: Syntax,
+    /// Its dialect.
+    pub dialect: Option<Dialect>,
+    /// Its warnings.
+    pub warnings: Vec<Diagnostic>,
+    /// The values it read from the environment.
+    pub redactor: Redactor,
+    /// How many cases it had.
+    pub cases: usize,
+}
+
+/// Gives every check of `cases` its place in `source`, found in `tree`.
+fn locate_checks(cases: &mut [Case], tree: &Node, source: &Source) {
+    for check in cases
+        .iter_mut()
+        .flat_map(|c| &mut c.interactions)
+        .flat_map(|s| &mut s.checks)
+    {
+        check.location = place(tree, &check.path).map(|span| {
+            let (line, column) = source.line_col(span.start);
+            Location {
+                line: u32::try_from(line).unwrap_or(u32::MAX),
+                column: u32::try_from(column).unwrap_or(u32::MAX),
+            }
+        });
     }
 }
 

@@ -281,36 +281,71 @@ fn seconds(s: Option<f64>) -> Option<Duration> {
 
 /// The first 12 hex digits of the SHA-256 of `inputs`' canonical JSON.
 pub fn hash_inputs(inputs: &serde_json::Value) -> String {
-    let text = canonical(inputs);
-    let digest = Sha256::digest(text.as_bytes());
-    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+    // The canonical text goes straight into the hash, never into a string of its own.
+    let mut hasher = HashWriter(Sha256::new());
+    write_canonical(inputs, &mut hasher);
+    let digest = hasher.0.finalize();
+    let mut id = String::with_capacity(12);
+    for b in digest.iter().take(6) {
+        use fmt::Write;
+        let _ = write!(id, "{b:02x}");
+    }
+    id
+}
+
+/// Feeds what is written to a SHA-256.
+struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// JSON with object keys sorted, so that key order never changes a hash.
+#[cfg(test)]
 fn canonical(value: &serde_json::Value) -> String {
+    let mut out = Vec::new();
+    write_canonical(value, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Writes `value` as JSON with object keys sorted and no spaces: `{"a":1,"b":[true]}`.
+fn write_canonical(value: &serde_json::Value, out: &mut impl std::io::Write) {
+    // Writing to a hash or a vector cannot fail, nor can serializing a key or a scalar.
     match value {
         serde_json::Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            let parts: Vec<String> = keys
-                .iter()
-                .map(|k| {
-                    format!(
-                        "{}:{}",
-                        serde_json::Value::String((*k).clone()),
-                        canonical(&map[*k])
-                    )
-                })
-                .collect();
-            format!("{{{}}}", parts.join(","))
+            let _ = out.write_all(b"{");
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    let _ = out.write_all(b",");
+                }
+                let _ = serde_json::to_writer(&mut *out, k);
+                let _ = out.write_all(b":");
+                write_canonical(&map[k], out);
+            }
+            let _ = out.write_all(b"}");
         }
         serde_json::Value::Array(items) => {
-            format!(
-                "[{}]",
-                items.iter().map(canonical).collect::<Vec<_>>().join(",")
-            )
+            let _ = out.write_all(b"[");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    let _ = out.write_all(b",");
+                }
+                write_canonical(item, out);
+            }
+            let _ = out.write_all(b"]");
         }
-        other => other.to_string(),
+        other => {
+            let _ = serde_json::to_writer(&mut *out, other);
+        }
     }
 }
 
@@ -520,16 +555,19 @@ impl TestSpec {
         suite_tags: &[String],
         dialect: Dialect,
     ) -> Case {
-        let checks = self
-            .assertions
-            .iter()
-            .enumerate()
-            .map(|(i, a)| Check {
-                location: None,
-                path: format!("{path_prefix}assertions[{i}].{}", a.name()),
-                kind: CheckKind::Assertion(a.clone()),
-            })
-            .collect();
+        self.clone()
+            .into_case(file, path_prefix, suite_tags, dialect)
+    }
+
+    /// [`TestSpec::to_case`], moving the test's fields into the case rather than
+    /// copying them.
+    pub fn into_case(
+        self,
+        file: &Path,
+        path_prefix: &str,
+        suite_tags: &[String],
+        dialect: Dialect,
+    ) -> Case {
         let inputs = serde_json::json!({
             "dialect": "sentinel",
             "model": self.model,
@@ -541,39 +579,50 @@ impl TestSpec {
             "model_config": self.model_config,
             "seed": self.seed,
         });
-        let mut tags = self.tags.clone().unwrap_or_default();
+        let checks = self
+            .assertions
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| Check {
+                location: None,
+                path: format!("{path_prefix}assertions[{i}].{}", a.name()),
+                kind: CheckKind::Assertion(a),
+            })
+            .collect();
+        let mut tags = self.tags.unwrap_or_default();
         for t in self.category.iter().chain(suite_tags) {
             if !tags.contains(t) {
                 tags.push(t.clone());
             }
         }
         // An empty input says nothing, and is not sent (as in Sentinel).
-        let said = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
+        let said = |s: Option<String>| s.filter(|s| !s.is_empty());
+        let inputs_of = self.inputs;
         Case {
             id: hash_inputs(&inputs),
-            name: self.name.clone(),
+            name: self.name,
             dialect,
             file: file.to_path_buf(),
             tags,
-            category: self.category.clone(),
+            category: self.category,
             target: Target::Model {
-                model: self.model.clone(),
-                provider: self.provider.clone(),
-                tools: self.tools.clone().unwrap_or_default(),
+                model: self.model,
+                provider: self.provider,
+                tools: self.tools.unwrap_or_default(),
                 framework: self.framework,
-                framework_config: self.framework_config.clone(),
-                model_config: self.model_config.clone(),
+                framework_config: self.framework_config,
+                model_config: self.model_config,
                 seed: self.seed,
             },
             success_ratio: SuccessRatio::default(),
             timeout: self.timeout_ms.map(Duration::from_millis),
             interactions: vec![Step {
                 input: Input {
-                    text: said(&self.inputs.query),
+                    text: said(inputs_of.query),
                     sly_data: None,
-                    messages: self.inputs.messages.clone().unwrap_or_default(),
-                    system_prompt: said(&self.inputs.system_prompt),
-                    context: self.inputs.context.clone().filter(|c| !c.is_empty()),
+                    messages: inputs_of.messages.unwrap_or_default(),
+                    system_prompt: said(inputs_of.system_prompt),
+                    context: inputs_of.context.filter(|c| !c.is_empty()),
                 },
                 timeout: None,
                 chat_filter: ChatFilter::Minimal,
@@ -588,19 +637,22 @@ impl TestSpec {
 impl TestSuite {
     /// Every test of the suite as plan cases read from `file`.
     pub fn to_cases(&self, file: &Path) -> Vec<Case> {
-        let suite_tags = self.tags.clone().unwrap_or_default();
-        self.tests
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                t.to_case(
-                    file,
-                    &format!("tests[{i}]."),
-                    &suite_tags,
-                    Dialect::SentinelSuite,
-                )
-            })
-            .collect()
+        self.clone().into_cases(file)
+    }
+
+    /// [`TestSuite::to_cases`], moving each test into its case: each test is freed as
+    /// its case is made, so the suite and its plan are not held whole at once.
+    pub fn into_cases(self, file: &Path) -> Vec<Case> {
+        let suite_tags = self.tags.unwrap_or_default();
+        let mut cases = Vec::with_capacity(self.tests.len());
+        let mut prefix = String::new();
+        for (i, t) in self.tests.into_iter().enumerate() {
+            use fmt::Write;
+            prefix.clear();
+            let _ = write!(prefix, "tests[{i}].");
+            cases.push(t.into_case(file, &prefix, &suite_tags, Dialect::SentinelSuite));
+        }
+        cases
     }
 }
 
@@ -634,6 +686,18 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hash_is_the_sha256_of_the_canonical_text() {
+        // Ids are kept in histories and last-run files: the canonical text (keys sorted,
+        // no spaces, strings escaped as serde_json does) must never change.
+        let inputs = serde_json::json!({"b": 1, "a": [1, {"y": "é\n\"", "x": null}], "c": 1.5});
+        let text = r#"{"a":[1,{"x":null,"y":"é\n\""}],"b":1,"c":1.5}"#;
+        assert_eq!(canonical(&inputs), text);
+        let digest = Sha256::digest(text.as_bytes());
+        let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hash_inputs(&inputs), hex);
+    }
 
     #[test]
     fn canonical_json_ignores_key_order() {

@@ -2,7 +2,7 @@
 
 use assay_run::select::Emptied;
 use assay_settings::{Overrides, Settings};
-use assay_spec::Env;
+use assay_spec::{Env, Plan};
 use assay_spec::inputs::{Entry, load_paths};
 
 use super::report_empty;
@@ -14,7 +14,7 @@ use crate::output;
 /// and make the exit code [`ExitCode::INVALID`], as does finding no case when
 /// `--no-tests` does not allow that.
 pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let inputs = load_paths(
+    let mut inputs = load_paths(
         &args.paths,
         &Env::from_process(),
         false,
@@ -23,11 +23,12 @@ pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
             .unwrap_or_default(),
     );
     output::stderr(&output::render(&inputs.reports(), color));
-    let cases = inputs.cases().len();
+    let plan = Plan::new(inputs.take_cases());
+    let cases = plan.cases.len();
     let text = match args.format {
-        Format::Human => inputs.listing(),
+        Format::Human => inputs.listing_of(&plan),
         Format::Json => {
-            let mut text = serde_json::to_string_pretty(&inputs.listing_json())?;
+            let mut text = serde_json::to_string_pretty(&inputs.listing_json_of(&plan))?;
             text.push('\n');
             text
         }
