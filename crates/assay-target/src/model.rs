@@ -319,16 +319,58 @@ pub const RAW_EVENTS_KEPT: usize = 4;
 /// A stream's raw events as an answer keeps them: the first (which names the model
 /// and the message), the last few (which carry the finish reason and usage), and how
 /// many there were. Memory stays bounded however long the stream is.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// An event may be kept as the JSON text it came as ([`RawEvents::push_text`]) and
+/// parsed only if it is still kept at the end: a provider that reads the common events
+/// without building a `Value` does not build one for each event either.
+#[derive(Debug, Clone, Default)]
 pub struct RawEvents {
-    first: Option<Value>,
-    last: std::collections::VecDeque<Value>,
+    first: Option<Raw>,
+    last: std::collections::VecDeque<Raw>,
     count: u64,
+}
+
+/// One kept event.
+#[derive(Debug, Clone)]
+enum Raw {
+    Parsed(Value),
+    /// JSON text, known to be valid.
+    Text(Box<str>),
+}
+
+impl Raw {
+    fn value(&self) -> Value {
+        match self {
+            Raw::Parsed(value) => value.clone(),
+            Raw::Text(text) => Raw::parse(text),
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Raw::Parsed(value) => value,
+            Raw::Text(text) => Raw::parse(&text),
+        }
+    }
+
+    fn parse(text: &str) -> Value {
+        serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+    }
 }
 
 impl RawEvents {
     /// Takes in one event: it is kept while it is the first or among the last few.
     pub fn push(&mut self, event: Value) {
+        self.keep(Raw::Parsed(event));
+    }
+
+    /// Takes in one event as its JSON text (which must be valid JSON), parsed only if
+    /// it is kept to the end.
+    pub fn push_text(&mut self, json: &str) {
+        self.keep(Raw::Text(json.into()));
+    }
+
+    fn keep(&mut self, event: Raw) {
         self.count += 1;
         if self.first.is_none() {
             self.first = Some(event);
@@ -352,7 +394,22 @@ impl RawEvents {
 
     /// The kept events, in order: the first, then the last few.
     pub fn into_vec(self) -> Vec<Value> {
-        self.first.into_iter().chain(self.last).collect()
+        self.first
+            .into_iter()
+            .chain(self.last)
+            .map(Raw::into_value)
+            .collect()
+    }
+
+    /// The kept events, in order, as values.
+    fn values(&self) -> Vec<Value> {
+        self.first.iter().chain(&self.last).map(Raw::value).collect()
+    }
+}
+
+impl PartialEq for RawEvents {
+    fn eq(&self, other: &Self) -> bool {
+        self.count == other.count && self.values() == other.values()
     }
 }
 

@@ -298,6 +298,9 @@ impl StreamedAnswer {
         if event.data.trim().is_empty() {
             return Ok(Flow::Continue);
         }
+        if self.take_plain(&event.data) {
+            return Ok(Flow::Continue);
+        }
         let chunk: Value = serde_json::from_str(&event.data).map_err(|e| {
             ConnectError::protocol(
                 peer,
@@ -339,6 +342,42 @@ impl StreamedAnswer {
         }
         self.raw.push(chunk);
         Ok(Flow::Continue)
+    }
+
+    /// Takes in an event that holds only text deltas and finish reasons (no error,
+    /// usage or tool call): most of a stream. It is read into borrowed fields rather
+    /// than a `Value`, and kept raw as its text. `false` (nothing taken) sends every
+    /// other event, and anything of an unexpected type, the general way.
+    fn take_plain(&mut self, data: &str) -> bool {
+        let Ok(chunk) = serde_json::from_str::<PlainChunk<'_>>(data) else {
+            return false;
+        };
+        if chunk.error.0
+            || chunk.usage.is_some()
+            || chunk.choices.iter().any(|c| {
+                c.delta.as_ref().is_some_and(|d| d.tool_calls.0)
+            })
+        {
+            return false;
+        }
+        for choice in &chunk.choices {
+            if choice.index.as_ref().and_then(serde_json::Number::as_u64).unwrap_or(0) != 0 {
+                continue;
+            }
+            if let Some(delta) = &choice.delta {
+                if let Some(text) = &delta.content {
+                    self.text.push_str(text);
+                }
+                if let Some(text) = &delta.refusal {
+                    self.refusal.push_str(text);
+                }
+            }
+            if let Some(reason) = &choice.finish_reason {
+                self.stop_reason = Some(reason.to_string());
+            }
+        }
+        self.raw.push_text(data);
+        true
     }
 
     /// Takes in one tool-call delta: found by `index`, or else by a new `id` (a delta
@@ -503,6 +542,53 @@ fn arguments_of(text: &str) -> Value {
 }
 
 /// The usage of a chunk or a completion, when it has one.
+/// A streamed chunk as [`StreamedAnswer::take_plain`] reads it: the fields that
+/// change the answer, borrowed from the event's text where they can be, and whether
+/// the fields that need the general reading are there at all.
+#[derive(serde::Deserialize)]
+struct PlainChunk<'a> {
+    #[serde(default)]
+    error: Present,
+    /// `null` on every chunk but the last when usage is asked for, which the general
+    /// reading takes for no usage too.
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+    #[serde(default, borrow)]
+    choices: Vec<PlainChoice<'a>>,
+}
+
+/// One choice of a [`PlainChunk`].
+#[derive(serde::Deserialize)]
+struct PlainChoice<'a> {
+    #[serde(default)]
+    index: Option<serde_json::Number>,
+    #[serde(default, borrow)]
+    delta: Option<PlainDelta<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// The delta of a [`PlainChoice`].
+#[derive(serde::Deserialize)]
+struct PlainDelta<'a> {
+    #[serde(default, borrow)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    refusal: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    tool_calls: Present,
+}
+
+/// Whether a field was there, whatever its value (`null` included).
+#[derive(Default)]
+struct Present(bool);
+
+impl<'de> serde::Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| Present(true))
+    }
+}
+
 fn usage_of(value: &Value) -> Option<TokenUsage> {
     let usage = value.get("usage").filter(|u| u.is_object())?;
     Some(TokenUsage {
