@@ -1,4 +1,11 @@
 //! The `assay` binary; everything lives in the `assay_cli` library.
+//!
+//! The binary allocates with mimalloc: on a 10,000-test run glibc's malloc, free and
+//! `malloc_consolidate` took about a third of the CPU (docs/performance.md has the
+//! measurements). A library leaves the allocator to the program that embeds it.
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     assay_cli::main().into()
