@@ -438,3 +438,41 @@ fn read_message(e: &std::io::Error) -> String {
         _ => format!("cannot read the file: {e}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SUITE: &str = "name: s\ndefaults:\n  model: gpt-4o\n  provider: openai\n  assertions:\n    - must_contain: x\ntests:\n  - name: a\n    inputs: {query: one}\n  - name: b\n    inputs: {query: two}\n    assertions:\n      - regex_match: \"\\\\d+\"\n";
+
+    fn inputs(dir: &Path) -> Inputs {
+        std::fs::write(dir.join("suite.yaml"), SUITE).unwrap();
+        std::fs::write(dir.join("bad.yaml"), "name: s\ntests: 3\n").unwrap();
+        load_paths(&[dir.to_path_buf()], &Env::default(), false, &Limits::default())
+    }
+
+    #[test]
+    fn taken_cases_are_the_cases_and_the_files_keep_their_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut taken = inputs(dir.path());
+        let before = taken.cases();
+        let reports = taken.reports().len();
+        let json = taken.to_json();
+        let cases = taken.take_cases();
+        assert_eq!(cases, before);
+        assert_eq!(cases.len(), 2);
+        assert_eq!(cases[0].interactions[0].checks[0].location.unwrap().line, 6);
+        // The valid file keeps only what its diagnostics and counts need; the invalid
+        // one is as it was.
+        assert!(matches!(&taken.entries[1], Entry::Planned(p) if p.cases == 2));
+        assert!(matches!(&taken.entries[0], Entry::Loaded(l) if !l.is_valid()));
+        assert!(taken.cases().is_empty());
+        assert_eq!(taken.reports().len(), reports);
+        assert_eq!(taken.invalid(), 1);
+        assert_eq!(taken.to_json(), json);
+        assert_eq!(
+            taken.listing_of(&Plan::new(cases)),
+            inputs(dir.path()).listing()
+        );
+    }
+}
