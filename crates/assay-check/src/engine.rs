@@ -98,13 +98,13 @@ impl CheckResult {
                 evaluation,
                 message,
             } => {
-                *message = secrets.text(message);
+                secrets.in_place(message);
                 evaluation
                     .metadata
                     .values_mut()
                     .for_each(|v| secrets.json(v));
             }
-            Outcome::Errored { message } => *message = secrets.text(message),
+            Outcome::Errored { message } => secrets.in_place(message),
         }
     }
 }

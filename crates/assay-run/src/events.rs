@@ -44,8 +44,8 @@ impl UnitId {
     }
 
     fn redact(&mut self, secrets: &Redactor) {
-        self.name = secrets.text(&self.name);
-        self.target = secrets.text(&self.target);
+        secrets.in_place(&mut self.name);
+        secrets.in_place(&mut self.target);
     }
 }
 
@@ -192,7 +192,7 @@ pub struct SampleReport {
 
 impl ErrorInfo {
     fn redact(&mut self, secrets: &Redactor) {
-        self.message = secrets.text(&self.message);
+        secrets.in_place(&mut self.message);
     }
 }
 
@@ -201,7 +201,7 @@ impl InteractionReport {
     /// results and the error.
     pub fn redact(&mut self, secrets: &Redactor) {
         for text in [&mut self.sent, &mut self.answer].into_iter().flatten() {
-            *text = secrets.text(text);
+            secrets.in_place(text);
         }
         for value in [
             &mut self.sent_sly_data,
@@ -218,7 +218,7 @@ impl InteractionReport {
             error.redact(secrets);
         }
         for note in &mut self.call.notes {
-            *note = secrets.text(note);
+            secrets.in_place(note);
         }
     }
 }

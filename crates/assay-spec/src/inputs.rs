@@ -143,7 +143,7 @@ impl Entry {
                 cases
             }
             Err(loaded) => {
-                *self = Entry::Loaded(Box::new(loaded));
+                *self = Entry::Loaded(loaded);
                 Vec::new()
             }
         }

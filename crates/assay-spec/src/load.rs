@@ -143,7 +143,7 @@ impl Loaded {
     /// [`Loaded::cases`], moving the document into them, with what is left of the
     /// file: what its diagnostics need, the tree and the document gone (each freed
     /// once the cases no longer need it). `Err` gives back a file that is not valid.
-    pub fn into_cases(self) -> Result<(Vec<Case>, Planned), Loaded> {
+    pub fn into_cases(self) -> Result<(Vec<Case>, Planned), Box<Loaded>> {
         let Loaded {
             source,
             syntax,
@@ -156,7 +156,7 @@ impl Loaded {
         let doc = match outcome {
             Ok(doc) => doc,
             Err(errors) => {
-                return Err(Loaded {
+                return Err(Box::new(Loaded {
                     source,
                     syntax,
                     tree,
@@ -164,7 +164,7 @@ impl Loaded {
                     outcome: Err(errors),
                     warnings,
                     redactor,
-                });
+                }));
             }
         };
         let mut cases = doc.into_cases(&source.path);

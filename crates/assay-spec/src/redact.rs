@@ -176,10 +176,26 @@ impl Redactor {
         }
     }
 
+    /// Whether [`Redactor::text`] could change `text`: a value is in it, or a preview
+    /// cut (`…`) that may end with the start of one. Most texts hold neither, and are
+    /// left as they are without a copy ([`Redactor::in_place`]).
+    fn touches(&self, text: &str) -> bool {
+        !self.pairs.is_empty()
+            && (text.contains('…') || self.pairs.iter().any(|(_, v)| text.contains(v.as_str())))
+    }
+
+    /// Hides every value in `text` where it is, as [`Redactor::text`] does; a text
+    /// with nothing to hide is not copied.
+    pub fn in_place(&self, text: &mut String) {
+        if self.touches(text) {
+            *text = self.text(text);
+        }
+    }
+
     /// `text` with every value replaced by its `${NAME}`, including a value cut short
     /// at the end of a preview (`"sk-abc…`).
     pub fn text(&self, text: &str) -> String {
-        if self.pairs.is_empty() {
+        if !self.touches(text) {
             return text.to_owned();
         }
         let mut out = text.to_owned();
@@ -223,7 +239,7 @@ impl Redactor {
             return;
         }
         match json {
-            serde_json::Value::String(s) => *s = self.text(s),
+            serde_json::Value::String(s) => self.in_place(s),
             serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.json(v)),
             serde_json::Value::Object(map) => map.values_mut().for_each(|v| self.json(v)),
             _ => {}
