@@ -7,7 +7,10 @@
 //!   It also writes `docs/config.md`, the reference page of `assay.toml`, from the
 //!   configuration's schema ([`config_docs`]).
 //! - `cargo xtask schemas --check` fails when any of them is out of date.
+//! - `cargo xtask bench` measures Assay side by side with promptfoo against a fake
+//!   OpenAI-compatible server ([`mod@bench`], `docs/performance.md`).
 
+mod bench;
 mod config_docs;
 mod files;
 mod layering;
@@ -37,6 +40,9 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
+    /// Measure Assay (and with --with-promptfoo, promptfoo) on generated suites against a
+    /// fake OpenAI server; print a Markdown report; fail when Assay misses a target
+    Bench(bench::Options),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +58,7 @@ fn main() -> ExitCode {
                 (Err(problem), Ok(())) | (Ok(()), Err(problem)) => Err(problem),
             }
         }
+        Task::Bench(options) => bench::run(&options, &repo_root()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,219 @@
+//! Assay's targets (issue 21), checked against the medians of a run of the benchmark.
+
+use std::fmt;
+
+use super::stats::Summary;
+
+/// What a target is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Subject {
+    /// `assay run` of `tests` tests at `-j jobs`.
+    Run { tests: usize, jobs: usize },
+    /// `assay list` of `tests` tests: loading and planning.
+    List { tests: usize },
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Subject::Run { tests, jobs } => {
+                write!(f, "`assay run`, {} tests, -j {jobs}", thousands(*tests))
+            }
+            Subject::List { tests } => write!(f, "`assay list`, {} tests", thousands(*tests)),
+        }
+    }
+}
+
+/// Which measure of a [`Summary`] a target bounds (its median).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Measure {
+    /// Wall seconds.
+    Wall,
+    /// CPU seconds, user + system.
+    Cpu,
+    /// Peak RSS in MB.
+    Rss,
+}
+
+impl Measure {
+    /// The name and unit, for the report.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Measure::Wall => "wall",
+            Measure::Cpu => "CPU",
+            Measure::Rss => "peak RSS",
+        }
+    }
+
+    /// `value` with its unit.
+    pub(crate) fn format(self, value: f64) -> String {
+        match self {
+            Measure::Wall | Measure::Cpu => format!("{value:.2} s"),
+            Measure::Rss => format!("{value:.1} MB"),
+        }
+    }
+
+    fn of(self, summary: &Summary) -> f64 {
+        match self {
+            Measure::Wall => summary.wall_median,
+            Measure::Cpu => summary.cpu_median,
+            Measure::Rss => summary.rss_median_mb,
+        }
+    }
+}
+
+/// An upper bound on the median of one measure of one workload.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Target {
+    pub(crate) subject: Subject,
+    pub(crate) measure: Measure,
+    pub(crate) limit: f64,
+}
+
+const fn target(subject: Subject, measure: Measure, limit: f64) -> Target {
+    Target {
+        subject,
+        measure,
+        limit,
+    }
+}
+
+const RUN_10K_200: Subject = Subject::Run {
+    tests: 10_000,
+    jobs: 200,
+};
+const RUN_10K_50: Subject = Subject::Run {
+    tests: 10_000,
+    jobs: 50,
+};
+const RUN_100K_500: Subject = Subject::Run {
+    tests: 100_000,
+    jobs: 500,
+};
+const LIST_10K: Subject = Subject::List { tests: 10_000 };
+
+/// Assay's targets against the fake server at 20 ms (the 100,000-test one runs only
+/// with `--large`).
+pub(crate) const TARGETS: [Target; 8] = [
+    target(RUN_10K_200, Measure::Wall, 1.3),
+    target(RUN_10K_200, Measure::Cpu, 1.2),
+    target(RUN_10K_200, Measure::Rss, 40.0),
+    target(RUN_10K_50, Measure::Wall, 4.4),
+    target(RUN_100K_500, Measure::Wall, 5.5),
+    target(RUN_100K_500, Measure::Rss, 150.0),
+    target(LIST_10K, Measure::Wall, 0.1),
+    target(LIST_10K, Measure::Rss, 25.0),
+];
+
+/// A target and the median it was checked against (`None`: that workload did not run).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Outcome {
+    pub(crate) target: Target,
+    pub(crate) value: Option<f64>,
+}
+
+impl Outcome {
+    /// Whether the target was met; `None` when it was not measured.
+    pub(crate) fn met(&self) -> Option<bool> {
+        self.value.map(|v| v <= self.target.limit)
+    }
+
+    /// `wall of `assay run`, 10,000 tests, -j 200: 1.45 s > 1.30 s`.
+    pub(crate) fn describe(&self) -> String {
+        let t = &self.target;
+        let value = self
+            .value
+            .map_or("not measured".to_owned(), |v| t.measure.format(v));
+        let relation = match self.met() {
+            Some(true) => "≤",
+            Some(false) => ">",
+            None => "vs",
+        };
+        format!(
+            "{} of {}: {value} {relation} {}",
+            t.measure.name(),
+            t.subject,
+            t.measure.format(t.limit)
+        )
+    }
+}
+
+/// Checks every target of `targets` against the summary `find` gives for its subject.
+pub(crate) fn check(targets: &[Target], find: impl Fn(Subject) -> Option<Summary>) -> Vec<Outcome> {
+    targets
+        .iter()
+        .map(|&target| Outcome {
+            target,
+            value: find(target.subject).map(|s| target.measure.of(&s)),
+        })
+        .collect()
+}
+
+/// `12345` as `12,345`.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(wall: f64, cpu: f64, rss: f64) -> Summary {
+        Summary {
+            runs: 3,
+            wall_median: wall,
+            wall_min: wall,
+            wall_max: wall,
+            cpu_median: cpu,
+            rss_median_mb: rss,
+        }
+    }
+
+    #[test]
+    fn targets_are_met_missed_or_not_measured() {
+        let outcomes = check(&TARGETS, |subject| match subject {
+            RUN_10K_200 => Some(summary(1.25, 1.5, 40.0)),
+            RUN_10K_50 => Some(summary(4.5, 1.0, 30.0)),
+            LIST_10K => Some(summary(0.05, 0.05, 12.0)),
+            _ => None,
+        });
+        let met: Vec<Option<bool>> = outcomes.iter().map(Outcome::met).collect();
+        assert_eq!(
+            met,
+            [
+                Some(true),
+                Some(false),
+                Some(true),
+                Some(false),
+                None,
+                None,
+                Some(true),
+                Some(true)
+            ]
+        );
+        assert_eq!(
+            outcomes[1].describe(),
+            "CPU of `assay run`, 10,000 tests, -j 200: 1.50 s > 1.20 s"
+        );
+        assert_eq!(
+            outcomes[4].describe(),
+            "wall of `assay run`, 100,000 tests, -j 500: not measured vs 5.50 s"
+        );
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(7), "7");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(100_000), "100,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}
