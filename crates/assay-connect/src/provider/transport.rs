@@ -564,21 +564,29 @@ impl SseDecoder {
             return None;
         }
         let mut events = Vec::new();
-        for &b in chunk {
-            match b {
-                b'\n' if self.after_cr => self.after_cr = false,
-                b'\n' | b'\r' => {
-                    self.after_cr = b == b'\r';
-                    let line = std::mem::take(&mut self.line);
-                    if let Some(event) = self.end_line(&line) {
-                        events.push(event);
-                    }
-                }
-                _ => {
-                    self.after_cr = false;
-                    self.line.push(b);
-                }
+        let mut rest = chunk;
+        while let Some((&first, after)) = rest.split_first() {
+            // A `\n` right after a `\r` ends no second line.
+            if self.after_cr && first == b'\n' {
+                self.after_cr = false;
+                rest = after;
+                continue;
             }
+            self.after_cr = false;
+            let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') else {
+                self.line.extend_from_slice(rest);
+                break;
+            };
+            self.line.extend_from_slice(&rest[..end]);
+            self.after_cr = rest[end] == b'\r';
+            // The line's buffer is kept for the next line.
+            let mut line = std::mem::take(&mut self.line);
+            if let Some(event) = self.end_line(&line) {
+                events.push(event);
+            }
+            line.clear();
+            self.line = line;
+            rest = &rest[end + 1..];
         }
         Some(events)
     }
@@ -599,9 +607,13 @@ impl SseDecoder {
             if self.data.is_empty() && self.event.is_none() {
                 return None;
             }
+            let data = match self.data.len() {
+                1 => self.data.pop().unwrap_or_default(),
+                _ => std::mem::take(&mut self.data).join("\n"),
+            };
             return Some(SseEvent {
                 event: self.event.take(),
-                data: std::mem::take(&mut self.data).join("\n"),
+                data,
             });
         }
         let line = String::from_utf8_lossy(line);
@@ -672,6 +684,25 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn sse_line_ends_are_read_alike_wherever_the_chunks_split() {
+        // `\r\n`, `\r` and `\n` each end a line, a `\r\n` split across two chunks
+        // included, and every split of the text gives the same events.
+        let text = "data: a\r\n\r\ndata: b\r\rdata: c\n\ndata: d\r\n\n";
+        let whole = events(&[text]);
+        assert_eq!(
+            whole.iter().map(|e| e.data.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c", "d"]
+        );
+        for at in 0..=text.len() {
+            let (a, b) = text.split_at(at);
+            assert_eq!(events(&[a, b]), whole, "split at {at}");
+        }
+        let bytes: Vec<String> = text.chars().map(String::from).collect();
+        let one_by_one: Vec<&str> = bytes.iter().map(String::as_str).collect();
+        assert_eq!(events(&one_by_one), whole);
     }
 
     #[test]
