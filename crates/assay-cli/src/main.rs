@@ -2,8 +2,10 @@
 //!
 //! The binary allocates with mimalloc: on a 10,000-test run glibc's malloc, free and
 //! `malloc_consolidate` took about a third of the CPU (docs/performance.md has the
-//! measurements). A library leaves the allocator to the program that embeds it.
+//! measurements; `--no-default-features` builds with the system's allocator to compare).
+//! A library leaves the allocator to the program that embeds it.
 
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
