@@ -180,8 +180,17 @@ impl Redactor {
     /// cut (`…`) that may end with the start of one. Most texts hold neither, and are
     /// left as they are without a copy ([`Redactor::in_place`]).
     fn touches(&self, text: &str) -> bool {
-        !self.pairs.is_empty()
-            && (text.contains('…') || self.pairs.iter().any(|(_, v)| text.contains(v.as_str())))
+        if self.pairs.is_empty() {
+            return false;
+        }
+        text.contains('…')
+            || self.pairs.iter().any(|(_, v)| text.contains(v.as_str()))
+            || self.keys.iter().any(|(_, key)| {
+                // A part of a key that `hide_parts` blanks starts with the key's first
+                // MIN_LEN characters, or ends with its last MIN_LEN.
+                let (head, tail) = ends(key, MIN_LEN);
+                text.contains(head) || text.contains(tail)
+            })
     }
 
     /// Hides every value in `text` where it is, as [`Redactor::text`] does; a text
@@ -284,6 +293,17 @@ fn in_word(c: char) -> bool {
 
 /// `text` with every word start that begins like `key` (at least [`MIN_LEN`]
 /// characters of it) and every word end that ends like it replaced by `shown`.
+/// The first and the last `n` characters of `text` (all of it when shorter).
+fn ends(text: &str, n: usize) -> (&str, &str) {
+    let head = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+    let tail = text
+        .char_indices()
+        .rev()
+        .nth(n.saturating_sub(1))
+        .map_or(0, |(i, _)| i);
+    (&text[..head], &text[tail..])
+}
+
 fn hide_parts(text: &str, key: &str, shown: &str) -> String {
     let mut cuts: Vec<(usize, usize)> = Vec::new();
     let starts_word = |i: usize| text[..i].chars().next_back().is_none_or(|c| !in_word(c));
@@ -357,6 +377,31 @@ fn common_suffix(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn in_place_changes_exactly_what_text_changes() {
+        let mut r = Redactor::default();
+        r.secret("${OPENAI_API_KEY}", "sk-proj-abcdefghijklmnopQz4w");
+        r.secret("${TOKEN}", "tok-1234");
+        for text in [
+            "nothing secret here",
+            "key sk-proj-abcdefghijklmnopQz4w refused",
+            "masked as sk-***…Qz4w by the server",
+            "ends with jklmnopQz4w",
+            "starts sk-proj-abc and stops",
+            "the token tok-1234",
+            "a preview \"tok-12…",
+            "sk-p",
+            "",
+        ] {
+            let mut in_place = text.to_owned();
+            r.in_place(&mut in_place);
+            assert_eq!(in_place, r.text(text), "{text}");
+        }
+        let mut shown = "masked as sk-***…Qz4w by the server".to_owned();
+        r.in_place(&mut shown);
+        assert!(!shown.contains("Qz4w"), "{shown}");
+    }
 
     fn redactor() -> Redactor {
         let env = Env::from_pairs([("OPENAI_API_KEY", "sk-live-1234567890"), ("N", "1")]);
