@@ -1,11 +1,14 @@
 //! How many chat completions a second the `fake-openai` binary serves on loopback:
 //! `cargo bench -p assay-testkit --bench fake_throughput`.
 //!
-//! Starts the binary (latency 0, then 20 ms), drives it for a few seconds from
-//! keep-alive connections of a minimal HTTP/1.1 client (so that the client costs as
-//! little of the shared cores as it can), whole JSON answers and streamed ones, and
-//! prints requests/s. Exits non-zero when the fake serves fewer than 20,000 requests/s
-//! with no latency: a benchmark of Assay against it would then measure the fake.
+//! Starts the binary (latency 0 from 200 connections, then 20 ms from 500), drives it
+//! for a few seconds from keep-alive connections of a minimal HTTP/1.1 client (so that
+//! the client costs as little of the shared cores as it can), whole JSON answers and
+//! streamed ones (`stream_options.include_usage`, as Assay asks), and prints requests/s
+//! and, on Linux, the fake's own CPU time per request (the client's is not in it).
+//! Exits non-zero when the fake serves fewer than 20,000 requests/s with no latency: a
+//! benchmark of Assay against it would then measure the fake. With 20 ms the ideal is
+//! 500 / 20 ms = 25,000 requests/s.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -25,6 +28,20 @@ const RUN: Duration = Duration::from_secs(3);
 struct Fake {
     child: Child,
     addr: String,
+}
+
+impl Fake {
+    /// The CPU time the fake has used so far (user and system), when the system tells
+    /// (Linux's `/proc`).
+    fn cpu(&self) -> Option<Duration> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        // The fields after the command's name, which is in parentheses: utime and stime
+        // are the 14th and 15th fields of the line, in clock ticks (100 a second).
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        let ticks: u64 =
+            fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+        Some(Duration::from_millis(ticks * 10))
+    }
 }
 
 impl Drop for Fake {
@@ -100,8 +117,18 @@ async fn connection(addr: String, stream: bool, stop: Arc<AtomicBool>, done: Arc
     }
 }
 
-/// Requests/s from `connections` connections for [`RUN`].
-async fn measure(addr: &str, stream: bool, connections: usize) -> f64 {
+/// What one run measured.
+struct Measure {
+    /// Requests served a second.
+    rate: f64,
+    /// The fake's CPU time per request, when known.
+    cpu_per_request: Option<Duration>,
+}
+
+/// Requests/s from `connections` connections for [`RUN`], and the fake's CPU time
+/// per request.
+async fn measure(fake: &Fake, stream: bool, connections: usize) -> Measure {
+    let addr = fake.addr.as_str();
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
     let tasks: Vec<_> = (0..connections)
@@ -116,15 +143,21 @@ async fn measure(addr: &str, stream: bool, connections: usize) -> f64 {
         .collect();
     // Let the connections open, then count.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (before, started) = (done.load(Ordering::Relaxed), Instant::now());
+    let (before, started, cpu) = (done.load(Ordering::Relaxed), Instant::now(), fake.cpu());
     tokio::time::sleep(RUN).await;
     let served = done.load(Ordering::Relaxed) - before;
     let rate = served as f64 / started.elapsed().as_secs_f64();
+    let cpu_per_request = cpu
+        .zip(fake.cpu())
+        .map(|(before, after)| (after - before) / served.max(1) as u32);
     stop.store(true, Ordering::Relaxed);
     for task in tasks {
         task.await.expect("a connection ends");
     }
-    rate
+    Measure {
+        rate,
+        cpu_per_request,
+    }
 }
 
 fn main() -> ExitCode {
@@ -136,10 +169,16 @@ fn main() -> ExitCode {
     for (latency, connections) in [(0, 200), (20, 500)] {
         let fake = start(latency);
         for stream in [false, true] {
-            let rate = runtime.block_on(measure(&fake.addr, stream, connections));
+            let Measure {
+                rate,
+                cpu_per_request,
+            } = runtime.block_on(measure(&fake, stream, connections));
             let kind = if stream { "SSE " } else { "JSON" };
+            let cpu = cpu_per_request
+                .map(|c| format!(", {:>5.1} µs of the fake's CPU each", c.as_secs_f64() * 1e6))
+                .unwrap_or_default();
             println!(
-                "fake-openai, latency {latency:>2} ms, {kind}, {connections} connections: {rate:>8.0} requests/s"
+                "fake-openai, latency {latency:>2} ms, {kind}, {connections} connections: {rate:>8.0} requests/s{cpu}"
             );
             if latency == 0 && rate < TARGET {
                 below = true;

@@ -7,6 +7,11 @@
 //! milliseconds (0 by default), whole or streamed as server-sent events when asked,
 //! with `usage`, until it is killed. It keeps no record of the requests, so it does not
 //! grow with them.
+//!
+//! It runs on tokio's multi-threaded runtime, a worker per core: on a 2-core machine
+//! that serves about twice what one thread does, even with the client on the same
+//! cores (`cargo bench -p assay-testkit --bench fake_throughput`; the numbers are in
+//! `docs/performance.md`).
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -41,7 +41,13 @@
 //! [`Reply::structured`] answer is the message's text, as JSON. [`Reply::whole`],
 //! [`Reply::cut_after`] and [`Reply::content_type`] script the faults of broken servers
 //! and proxies.
+//!
+//! Answers are written straight into bytes (`render.rs`), a stream's events into one
+//! buffer sent in slices, and an answer a thread wrote lately is sent again as the same
+//! bytes (`memo.rs`), so that the fake serves tens of thousands of completions a second
+//! and a benchmark of a client measures the client (`docs/performance.md`).
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -50,12 +56,14 @@ use bytes::Bytes;
 use hyper::Response;
 use serde_json::{Map, Value, json};
 
-use super::reply::{Outcome, Reply, State, last_user_text, word_count};
+use super::reply::{Outcome, Reply, ScriptedToolCall, State, last_user_text, word_count};
 use super::scripted::{
-    Answer, Body, RecordedRequest, Served, json_answer, pieces, relabel, serve_on,
+    Answer, Body, RecordedRequest, Served, json_answer, relabel, serve_on, streamed_answer,
 };
 
 mod definition;
+mod memo;
+mod render;
 mod response_format;
 mod tool_turns;
 
@@ -577,145 +585,167 @@ fn check_number(
     Ok(())
 }
 
+/// Waits `pause`, unless it is none (a zero sleep would still wait for the timer).
+async fn pause(pause: Duration) {
+    if !pause.is_zero() {
+        tokio::time::sleep(pause).await;
+    }
+}
+
 /// The answer to a valid request.
 pub(super) async fn answer(body: &Value, reply: Reply) -> Response<Body> {
-    let streaming = body["stream"].as_bool().unwrap_or(false) && !reply.whole;
-    let (text, tool_calls) = match &reply.outcome {
+    let (text, tool_calls, structured) = match &reply.outcome {
         Outcome::Answer {
             text,
             tool_calls,
             structured,
-        } => Reply::as_text(text, tool_calls, structured.as_ref()),
+        } => (text, tool_calls, structured.as_ref()),
         Outcome::Fail {
             status,
             message,
             retry_after,
         } => {
-            tokio::time::sleep(reply.first_delay).await;
-            let (kind, code) = match status {
-                429 => ("requests", Some("rate_limit_exceeded")),
-                s if *s >= 500 => ("server_error", None),
-                _ => ("invalid_request_error", None),
-            };
-            let headers: Vec<(&str, String)> = retry_after
-                .map(|s| ("retry-after", s.to_string()))
-                .into_iter()
-                .collect();
-            return json_answer(*status, &headers, &error_body(message, kind, None, code));
+            pause(reply.first_delay).await;
+            return error_answer(*status, message, *retry_after);
         }
         Outcome::Raw { status, body } => {
-            tokio::time::sleep(reply.first_delay).await;
-            return Response::builder()
-                .status(*status)
-                .header("content-type", "application/json")
-                .body(http_body_util::BodyExt::boxed(http_body_util::Full::new(
-                    Bytes::from(body.clone()),
-                )))
-                .expect("a valid response");
+            pause(reply.first_delay).await;
+            return bytes_answer(*status, Bytes::from(body.clone()));
         }
     };
-    let model = body["model"].as_str().unwrap_or_default().to_owned();
-    let pieces_of_text = reply.text_pieces(&text);
-    let (input, output) = reply.usage.unwrap_or_else(|| {
-        (
-            word_count(body),
-            text.split_whitespace().count() as u64 + tool_calls.len() as u64,
-        )
-    });
-    let usage = json!({"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output});
-    let finish = reply.finish_reason.clone().unwrap_or_else(|| {
-        if tool_calls.is_empty() {
-            "stop".to_owned()
-        } else {
-            "tool_calls".to_owned()
-        }
-    });
-    let calls: Vec<Value> = tool_calls
-        .iter()
-        .enumerate()
-        .map(|(i, c)| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-        .collect();
-    if !streaming {
-        tokio::time::sleep(reply.first_delay).await;
-        let mut message = json!({"role": "assistant", "content": if text.is_empty() && !calls.is_empty() { Value::Null } else { Value::String(text) }, "refusal": null});
-        if !calls.is_empty() {
-            message["tool_calls"] = Value::Array(calls);
-        }
-        let completion = json!({
-            "id": "chatcmpl-fake",
-            "object": "chat.completion",
-            "created": 1_700_000_000,
-            "model": model,
-            "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish}],
-            "usage": usage,
-            "system_fingerprint": "fp_fake",
-        });
-        return json_answer(200, &[], &completion);
-    }
-    let include_usage = body["stream_options"]["include_usage"].as_bool() == Some(true);
-    // Every chunk's fields but its choices and usage, written once.
-    let head = format!(
-        "data: {{\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":{},\"system_fingerprint\":\"fp_fake\",\"choices\":",
-        Value::String(model.clone())
-    );
-    let chunk = |choices: Value, usage_value: Option<Value>| {
-        let mut c = head.clone();
-        c.push_str(&choices.to_string());
-        if include_usage {
-            c.push_str(",\"usage\":");
-            c.push_str(&usage_value.unwrap_or(Value::Null).to_string());
-        }
-        c.push_str("}\n\n");
-        Bytes::from(c)
+    let streaming = body["stream"].as_bool().unwrap_or(false) && !reply.whole;
+    let stream = streaming.then(|| body["stream_options"]["include_usage"].as_bool() == Some(true));
+    let model = body["model"].as_str().unwrap_or_default();
+    let input = match reply.usage {
+        Some(_) => 0,
+        None => word_count(body),
     };
-    let delta = |d: Value, finish: Option<&str>| json!([{"index": 0, "delta": d, "logprobs": null, "finish_reason": finish}]);
-    let mut events = vec![chunk(
-        delta(
-            json!({"role": "assistant", "content": "", "refusal": null}),
-            None,
-        ),
-        None,
-    )];
-    for piece in pieces_of_text.iter().filter(|p| !p.is_empty()) {
-        events.push(chunk(delta(json!({"content": piece}), None), None));
+    let rendered = memo::rendered(&reply, model, input, stream, || {
+        let (text, tool_calls) = Reply::as_text(text, tool_calls, structured);
+        render_answer(&reply, &text, &tool_calls, model, input, stream)
+    });
+    if stream.is_none() {
+        pause(reply.first_delay).await;
+        return bytes_answer(200, rendered.bytes);
     }
-    for (i, call) in tool_calls.iter().enumerate() {
-        events.push(chunk(
-            delta(
-                json!({"tool_calls": [{"index": i, "id": format!("call_{i}"), "type": "function", "function": {"name": call.name, "arguments": ""}}]}),
-                None,
-            ),
-            None,
-        ));
-        for piece in pieces(&call.arguments, 5).iter().filter(|p| !p.is_empty()) {
-            events.push(chunk(
-                delta(
-                    json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
-                    None,
-                ),
-                None,
-            ));
+    let pieces = timed(&rendered.bytes, &rendered.ranges, &reply);
+    streamed_answer("text/event-stream", &[], pieces)
+}
+
+/// The bytes of an answer of `text` and `tool_calls` to a request naming `model` with
+/// `input` words: whole (`stream` `None`) or the events of a stream, with the usage
+/// at its end when `stream` is `Some(true)`.
+fn render_answer(
+    reply: &Reply,
+    text: &str,
+    tool_calls: &[ScriptedToolCall],
+    model: &str,
+    input: u64,
+    stream: Option<bool>,
+) -> memo::Rendered {
+    let usage = reply.usage.unwrap_or((
+        input,
+        text.split_whitespace().count() as u64 + tool_calls.len() as u64,
+    ));
+    let finish = match &reply.finish_reason {
+        Some(finish) => finish.as_str(),
+        None if tool_calls.is_empty() => "stop",
+        None => "tool_calls",
+    };
+    let completion = render::Completion {
+        model,
+        text,
+        tool_calls,
+        usage,
+        finish,
+    };
+    match stream {
+        None => memo::Rendered::whole(render::completion(&completion)),
+        Some(include_usage) => {
+            let (bytes, ranges) =
+                render::chunks(&completion, &reply.text_pieces(text), include_usage);
+            memo::Rendered {
+                bytes,
+                ranges: ranges.into(),
+            }
         }
     }
-    events.push(chunk(delta(json!({}), Some(&finish)), None));
-    if include_usage {
-        events.push(chunk(json!([]), Some(usage)));
-    }
-    events.push(Bytes::from_static(b"data: [DONE]\n\n"));
-    if let Some(n) = reply.cut_after {
-        events.truncate(n);
-    }
-    let timed: Vec<(Duration, Bytes)> = events
+}
+
+/// A scripted error, in OpenAI's shape.
+fn error_answer(status: u16, message: &str, retry_after: Option<u64>) -> Response<Body> {
+    let (kind, code) = match status {
+        429 => ("requests", Some("rate_limit_exceeded")),
+        s if s >= 500 => ("server_error", None),
+        _ => ("invalid_request_error", None),
+    };
+    let headers: Vec<(&str, String)> = retry_after
+        .map(|s| ("retry-after", s.to_string()))
         .into_iter()
-        .enumerate()
-        .map(|(i, e)| (if i == 0 { reply.first_delay } else { reply.gap }, e))
         .collect();
-    super::scripted::streamed_answer("text/event-stream", &[], timed)
+    json_answer(status, &headers, &error_body(message, kind, None, code))
+}
+
+/// The events at `ranges` of `events`, as many as `reply` lets through, each after its
+/// pause (the first delay, then the gap): those that follow without a pause go out with
+/// the one before them, as one piece of the same buffer.
+fn timed(events: &Bytes, ranges: &[Range<usize>], reply: &Reply) -> Vec<(Duration, Bytes)> {
+    let kept = reply.cut_after.unwrap_or(usize::MAX);
+    let mut timed: Vec<(Duration, Range<usize>)> = Vec::new();
+    for (i, range) in ranges.iter().take(kept).cloned().enumerate() {
+        let pause = if i == 0 { reply.first_delay } else { reply.gap };
+        match timed.last_mut() {
+            Some((_, joined)) if pause.is_zero() => joined.end = range.end,
+            _ => timed.push((pause, range)),
+        }
+    }
+    timed
+        .into_iter()
+        .map(|(pause, range)| (pause, events.slice(range)))
+        .collect()
+}
+
+/// A whole answer of `status` whose body, `body`, is JSON (or anything sent as such).
+fn bytes_answer(status: u16, body: Bytes) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(http_body_util::BodyExt::boxed(http_body_util::Full::new(
+            body,
+        )))
+        .expect("a valid response")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_go_out_after_their_pauses_as_far_as_the_cut() {
+        let events = Bytes::from_static(b"aabbbcd");
+        let ranges = vec![0..2, 2..5, 5..6, 6..7];
+        let ms = Duration::from_millis;
+        let piece =
+            |pause: Duration, text: &'static str| (pause, Bytes::from_static(text.as_bytes()));
+        let timed_by = |reply: Reply| timed(&events, &ranges, &reply);
+        assert_eq!(
+            timed_by(Reply::text("x")),
+            vec![piece(Duration::ZERO, "aabbbcd")]
+        );
+        assert_eq!(
+            timed_by(Reply::text("x").delay(ms(5))),
+            vec![piece(ms(5), "aabbbcd")]
+        );
+        assert_eq!(
+            timed_by(Reply::text("x").delay(ms(5)).gap(ms(1)).cut_after(3)),
+            vec![piece(ms(5), "aa"), piece(ms(1), "bbb"), piece(ms(1), "c")]
+        );
+        assert_eq!(
+            timed_by(Reply::text("x").cut_after(2)),
+            vec![piece(Duration::ZERO, "aabbb")]
+        );
+        assert!(timed_by(Reply::text("x").cut_after(0)).is_empty());
+    }
 
     #[test]
     fn wrong_keys_are_masked() {

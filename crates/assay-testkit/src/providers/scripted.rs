@@ -1,6 +1,7 @@
-//! The loopback http server under the Anthropic and Bedrock fakes: one task per
-//! connection (hyper, HTTP/1.1), every request read whole and recorded, and answers
-//! that are either whole or streamed piece by piece with a pause before each piece.
+//! The loopback http server under the fakes: one task per connection (hyper,
+//! HTTP/1.1, `TCP_NODELAY` so that a piece sent after a pause is not held back), every
+//! request read whole and recorded, and answers that are either whole or streamed
+//! piece by piece with a pause before each piece.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -99,31 +100,53 @@ pub(crate) async fn serve_on(
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;
     let addr = listener.local_addr()?;
     let handler = Arc::new(handler);
-    let task = tokio::spawn(async move {
-        let mut connections = tokio::task::JoinSet::new();
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let handler = Arc::clone(&handler);
-            connections.spawn(async move {
-                let service = service_fn(move |request: Request<Incoming>| {
-                    let handler = Arc::clone(&handler);
-                    async move {
-                        let recorded = record(request).await;
-                        Ok::<_, Infallible>(handler(recorded).await)
-                    }
-                });
-                // A client that goes away mid-answer is no concern of the fake.
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-            // Reap finished connections as we go.
-            while connections.try_join_next().is_some() {}
+    let task = tokio::spawn(accept(listener, handler));
+    Ok(Served { addr, task })
+}
+
+/// Serves every connection `listener` accepts, each on a task of its own, until
+/// aborted (which ends the connections too).
+async fn accept<H>(listener: TcpListener, handler: Arc<H>)
+where
+    H: Fn(RecordedRequest) -> Answer + Send + Sync + 'static,
+{
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            // Out of file descriptors, or a connection reset before it was taken:
+            // the listener itself still works, so wait a little and go on.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                continue;
+            }
+        };
+        // Each write goes out at once: without this, a piece written after a pause
+        // waits (Nagle) for the client to acknowledge the one before it, which a
+        // client that has nothing to send delays by up to 40 ms.
+        let _ = stream.set_nodelay(true);
+        connections.spawn(connection(stream, Arc::clone(&handler)));
+        // Reap finished connections as we go.
+        while connections.try_join_next().is_some() {}
+    }
+}
+
+/// Serves the requests of one connection with `handler`.
+async fn connection<H>(stream: tokio::net::TcpStream, handler: Arc<H>)
+where
+    H: Fn(RecordedRequest) -> Answer + Send + Sync + 'static,
+{
+    let service = service_fn(move |request: Request<Incoming>| {
+        let handler = Arc::clone(&handler);
+        async move {
+            let recorded = record(request).await;
+            Ok::<_, Infallible>(handler(recorded).await)
         }
     });
-    Ok(Served { addr, task })
+    // A client that goes away mid-answer is no concern of the fake.
+    let _ = http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }
 
 /// Reads a request whole.
@@ -204,16 +227,23 @@ pub(crate) fn streamed_answer(
 }
 
 /// `pieces` with each piece that follows without a pause joined to the one before it,
-/// so that an answer without gaps goes out as one write rather than one per event.
+/// so that an answer without gaps goes out as one write rather than one per event. A
+/// piece that joins none is kept as it is, not copied.
 fn coalesce(pieces: Vec<(Duration, Bytes)>) -> VecDeque<(Duration, Bytes)> {
-    let mut out: VecDeque<(Duration, bytes::BytesMut)> = VecDeque::new();
+    let mut groups: Vec<(Duration, Vec<Bytes>)> = Vec::new();
     for (pause, bytes) in pieces {
-        match out.back_mut() {
-            Some((_, joined)) if pause.is_zero() => joined.extend_from_slice(&bytes),
-            _ => out.push_back((pause, bytes::BytesMut::from(&bytes[..]))),
+        match groups.last_mut() {
+            Some((_, group)) if pause.is_zero() => group.push(bytes),
+            _ => groups.push((pause, vec![bytes])),
         }
     }
-    out.into_iter().map(|(p, b)| (p, b.freeze())).collect()
+    groups
+        .into_iter()
+        .map(|(pause, mut group)| match group.len() {
+            1 => (pause, group.pop().unwrap_or_default()),
+            _ => (pause, Bytes::from(group.concat())),
+        })
+        .collect()
 }
 
 /// `text` split into pieces of about `size` characters (at least one piece), on
@@ -255,5 +285,28 @@ mod tests {
         assert_eq!(words(""), vec![""]);
         assert_eq!(pieces("abcde", 2), vec!["ab", "cd", "e"]);
         assert_eq!(pieces("é€x", 1), vec!["é", "€", "x"]);
+    }
+
+    #[test]
+    fn pieces_without_a_pause_join_the_one_before() {
+        let ms = Duration::from_millis;
+        let piece =
+            |pause: Duration, text: &'static str| (pause, Bytes::from_static(text.as_bytes()));
+        let joined = coalesce(vec![
+            piece(Duration::ZERO, "a"),
+            piece(Duration::ZERO, "b"),
+            piece(ms(5), "c"),
+            piece(Duration::ZERO, "d"),
+            piece(ms(2), "e"),
+        ]);
+        assert_eq!(
+            Vec::from(joined),
+            vec![
+                piece(Duration::ZERO, "ab"),
+                piece(ms(5), "cd"),
+                piece(ms(2), "e")
+            ]
+        );
+        assert!(coalesce(Vec::new()).is_empty());
     }
 }
