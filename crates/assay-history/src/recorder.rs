@@ -81,6 +81,8 @@ impl Reporter for Recorder {
 
 impl std::fmt::Debug for Recorder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Recorder").field("file", &self.file).finish()
+        f.debug_struct("Recorder")
+            .field("file", &self.file)
+            .finish()
     }
 }

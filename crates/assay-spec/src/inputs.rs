@@ -350,10 +350,13 @@ fn list_line(case: &Case, out: &mut String) {
 /// Adds `text` to `out` with no tab or line break, so that it stays one field of one
 /// line.
 fn one_field(text: &str, out: &mut String) {
-    out.extend(
-        text.chars()
-            .map(|c| if matches!(c, '\t' | '\n' | '\r') { ' ' } else { c }),
-    );
+    out.extend(text.chars().map(|c| {
+        if matches!(c, '\t' | '\n' | '\r') {
+            ' '
+        } else {
+            c
+        }
+    }));
 }
 
 /// Expands and loads `paths` within `limits`. A file named explicitly must be a test
@@ -448,7 +451,12 @@ mod tests {
     fn inputs(dir: &Path) -> Inputs {
         std::fs::write(dir.join("suite.yaml"), SUITE).unwrap();
         std::fs::write(dir.join("bad.yaml"), "name: s\ntests: 3\n").unwrap();
-        load_paths(&[dir.to_path_buf()], &Env::default(), false, &Limits::default())
+        load_paths(
+            &[dir.to_path_buf()],
+            &Env::default(),
+            false,
+            &Limits::default(),
+        )
     }
 
     #[test]

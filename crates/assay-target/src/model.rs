@@ -403,7 +403,11 @@ impl RawEvents {
 
     /// The kept events, in order, as values.
     fn values(&self) -> Vec<Value> {
-        self.first.iter().chain(&self.last).map(Raw::value).collect()
+        self.first
+            .iter()
+            .chain(&self.last)
+            .map(Raw::value)
+            .collect()
     }
 }
 

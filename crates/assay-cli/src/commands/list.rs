@@ -2,8 +2,8 @@
 
 use assay_run::select::Emptied;
 use assay_settings::{Overrides, Settings};
-use assay_spec::{Env, Plan};
 use assay_spec::inputs::{Entry, load_paths};
+use assay_spec::{Env, Plan};
 
 use super::report_empty;
 use crate::args::{Format, ListArgs};

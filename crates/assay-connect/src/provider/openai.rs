@@ -354,14 +354,21 @@ impl StreamedAnswer {
         };
         if chunk.error.0
             || chunk.usage.is_some()
-            || chunk.choices.iter().any(|c| {
-                c.delta.as_ref().is_some_and(|d| d.tool_calls.0)
-            })
+            || chunk
+                .choices
+                .iter()
+                .any(|c| c.delta.as_ref().is_some_and(|d| d.tool_calls.0))
         {
             return false;
         }
         for choice in &chunk.choices {
-            if choice.index.as_ref().and_then(serde_json::Number::as_u64).unwrap_or(0) != 0 {
+            if choice
+                .index
+                .as_ref()
+                .and_then(serde_json::Number::as_u64)
+                .unwrap_or(0)
+                != 0
+            {
                 continue;
             }
             if let Some(delta) = &choice.delta {

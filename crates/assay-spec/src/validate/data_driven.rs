@@ -437,10 +437,14 @@ fn unknown_check(
             format!("to check a field named `{name}`, give it an object of checks, e.g. `{name}: {{ value: ... }}`")
         })
     });
-    let d = Diagnostic::new("unknown-check", at.path(), format!("unknown check `{name}`"))
-        .at(span)
-        .expected("one of value, less, greater, keywords, gist or their not_ forms")
-        .maybe_help(help);
+    let d = Diagnostic::new(
+        "unknown-check",
+        at.path(),
+        format!("unknown check `{name}`"),
+    )
+    .at(span)
+    .expected("one of value, less, greater, keywords, gist or their not_ forms")
+    .maybe_help(help);
     cx.report(d, at, None, Some(value));
 }
 
