@@ -290,28 +290,25 @@ impl Bench<'_> {
             let config = self.write(&format!("promptfoo-{tests}.yaml"), &config_text)?;
             for &(_, jobs) in pairs.iter().filter(|p| p.0 == tests) {
                 let what = format!("{} tests, -j {jobs}", thousands(tests));
-                let samples = self.repeat(self.runs, &format!("Assay, {what}"), || {
-                    self.assay_run(&suite, tests, jobs)
-                })?;
-                let summary = summarize(&samples)?;
-                results.rows.push(Row {
-                    tests,
-                    jobs,
-                    tool: Tool::Assay,
-                    summary,
-                });
-                if let Some(promptfoo) = &self.promptfoo {
-                    let samples =
-                        self.repeat(self.promptfoo_runs, &format!("promptfoo, {what}"), || {
-                            self.promptfoo_eval(promptfoo, &config, tests, jobs)
-                        })?;
-                    let summary = summarize(&samples)?;
-                    results.rows.push(Row {
+                let row = |tool, runs, label: &str, once: &dyn Fn() -> Result<Sample, String>| {
+                    let samples = self.repeat(runs, &format!("{label}, {what}"), once)?;
+                    Ok::<Row, String>(Row {
                         tests,
                         jobs,
-                        tool: Tool::Promptfoo,
-                        summary,
-                    });
+                        tool,
+                        summary: summarize(&samples)?,
+                    })
+                };
+                results.rows.push(row(Tool::Assay, self.runs, "Assay", &|| {
+                    self.assay_run(&suite, tests, jobs)
+                })?);
+                if let Some(promptfoo) = &self.promptfoo {
+                    results.rows.push(row(
+                        Tool::Promptfoo,
+                        self.promptfoo_runs,
+                        "promptfoo",
+                        &|| self.promptfoo_eval(promptfoo, &config, tests, jobs),
+                    )?);
                 }
             }
         }

@@ -45,14 +45,7 @@ impl Document {
 
     /// The plan cases the document holds (none for the config).
     pub fn cases(&self, file: &Path) -> Vec<Case> {
-        match self {
-            Document::DataDriven(case) => vec![case.to_case(file)],
-            Document::SentinelSpec(spec) => {
-                vec![spec.to_case(file, "", &[], Dialect::SentinelSpec)]
-            }
-            Document::SentinelSuite(suite) => suite.to_cases(file),
-            Document::Config(_) => Vec::new(),
-        }
+        self.clone().into_cases(file)
     }
 
     /// [`Document::cases`], moving the document's values into the cases.
