@@ -836,7 +836,7 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
         None => None,
     };
     if let Some(FrameworkConfig::Langgraph(config)) = &framework {
-        return crate::frameworks::langgraph::call(ctx, config, out).await;
+        return Box::pin(crate::frameworks::langgraph::call(ctx, config, out)).await;
     }
     let Some(provider) = &ctx.provider else {
         let wanted = provider_of(case);
@@ -850,7 +850,10 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
         // Validated files were checked already; a plan built in Rust was not.
         assay_spec::model::family::tool_support(provider.kind(), model)
             .map_err(|e| config_error(e.to_string()))?;
-        return crate::frameworks::tool_loop::call(ctx, provider, config, out).await;
+        return Box::pin(crate::frameworks::tool_loop::call(
+            ctx, provider, config, out,
+        ))
+        .await;
     }
     let request = crate::model::model_request(case).map_err(|e| config_error(e.to_string()))?;
     let step = &case.interactions[0];
@@ -875,7 +878,7 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
     };
     let notes = response.notes.clone();
     let cached = response.cached;
-    let response = crate::model::to_check_response(response);
+    let response = crate::model::answer_of(response);
     let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
     let call = CallInfo {
         cached,

@@ -94,20 +94,24 @@ pub trait Conversation: Send {
 
 /// Runs `exchange` within `limit`, if there is one; running out drops the exchange
 /// (closing its connection) and is a [`ConnectError::Timeout`] naming `peer`.
-pub async fn with_timeout<T>(
+///
+/// Not an `async fn`: that would hold `exchange` twice (its argument and the timed
+/// future), doubling the memory of every request in flight.
+pub fn with_timeout<T>(
     peer: &str,
     limit: Option<Duration>,
     exchange: impl Future<Output = Result<T, ConnectError>>,
-) -> Result<T, ConnectError> {
+) -> impl Future<Output = Result<T, ConnectError>> {
+    use futures_util::future::{Either, FutureExt};
     match limit {
-        None => exchange.await,
-        Some(limit) => tokio::time::timeout(limit, exchange)
-            .await
-            .unwrap_or_else(|_| {
+        None => Either::Left(exchange),
+        Some(limit) => Either::Right(tokio::time::timeout(limit, exchange).map(move |timed| {
+            timed.unwrap_or_else(|_| {
                 Err(ConnectError::Timeout {
                     peer: peer.to_owned(),
                     limit,
                 })
-            }),
+            })
+        })),
     }
 }

@@ -49,9 +49,10 @@ tokio::task_local! {
     static SCOPE: SampleScope;
 }
 
-/// Runs `future` as sample `scope`.
-pub async fn in_sample<F: Future>(scope: SampleScope, future: F) -> F::Output {
-    SCOPE.scope(scope, future).await
+/// Runs `future` as sample `scope`. Not an `async fn`: that would hold `future` twice
+/// (its argument and the scoped future), doubling what every sample task holds.
+pub fn in_sample<F: Future>(scope: SampleScope, future: F) -> impl Future<Output = F::Output> {
+    SCOPE.scope(scope, future)
 }
 
 /// The sample the current task works for, if any.
