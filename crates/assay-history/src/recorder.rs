@@ -57,6 +57,12 @@ impl Reporter for Recorder {
         let line = Line::from(event);
         self.lines.line(&line)?;
         match line.record {
+            // One row per unit: the room for all of them is taken once, not doubled
+            // as they come (a doubled vector keeps up to twice the rows' memory).
+            Record::RunStarted { units } => {
+                let units = usize::try_from(units).unwrap_or(usize::MAX);
+                let _ = self.run.units.try_reserve_exact(units);
+            }
             Record::UnitFinished(unit) => self.run.units.push(UnitRow::of(&unit)),
             Record::RunFinished(summary) => self.run.summary = Some(summary),
             _ => {}

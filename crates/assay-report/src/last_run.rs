@@ -32,8 +32,13 @@ impl LastRunReport {
 
 impl Reporter for LastRunReport {
     fn event(&mut self, event: &Event) -> io::Result<()> {
-        if let Event::UnitFinished(unit) = event {
-            self.units.push(LastUnit::of(unit));
+        match event {
+            // Room for every unit at once, not doubled as they come.
+            Event::RunStarted { units } => {
+                let _ = self.units.try_reserve_exact(*units);
+            }
+            Event::UnitFinished(unit) => self.units.push(LastUnit::of(unit)),
+            _ => {}
         }
         Ok(())
     }
