@@ -12,7 +12,7 @@ use crate::model::config::Config;
 use crate::model::data_driven::DataDrivenCase;
 use crate::model::provider::ProviderKind;
 use crate::model::sentinel::{TestSpec, TestSuite};
-use crate::node::{Node, Span};
+use crate::node::{Node, Span, Value};
 use crate::plan::{Case, Dialect, Location};
 use crate::redact::Redactor;
 use crate::source::{Source, Syntax};
@@ -160,10 +160,27 @@ impl Loaded {
                 }));
             }
         };
-        let mut cases = doc.into_cases(&source.path);
-        if let Some(tree) = &tree {
-            locate_checks(&mut cases, tree, &source);
-        }
+        let mut tree = tree;
+        let cases = match (doc, &mut tree) {
+            // A suite's tree and its plan are never whole at once: each test's part of
+            // the tree is freed once its case is made and its checks are placed.
+            (Document::SentinelSuite(suite), Some(tree)) => {
+                let mut cases = Vec::with_capacity(suite.tests.len());
+                suite.into_cases_each(&source.path, |i, mut case| {
+                    locate_checks(std::slice::from_mut(&mut case), tree, &source);
+                    release_test(tree, i);
+                    cases.push(case);
+                });
+                cases
+            }
+            (doc, tree) => {
+                let mut cases = doc.into_cases(&source.path);
+                if let Some(tree) = tree {
+                    locate_checks(&mut cases, tree, &source);
+                }
+                cases
+            }
+        };
         drop(tree);
         let planned = Planned {
             source,
@@ -211,19 +228,31 @@ fn locate_checks(cases: &mut [Case], tree: &Node, source: &Source) {
     }
 }
 
+/// Frees test `i` of a suite's `tree` (its `tests[i]`), once its case is made.
+fn release_test(tree: &mut Node, i: usize) {
+    if let Value::Object(entries) = &mut tree.value
+        && let Some((_, tests)) = entries.iter_mut().find(|(k, _)| k.name == "tests")
+        && let Value::Array(items) = &mut tests.value
+        && let Some(item) = items.get_mut(i)
+    {
+        item.value = Value::Null;
+    }
+}
+
 /// Where the check at `path` is written. A suite's test that does not write a field
 /// takes the suite's `defaults` one, so `tests[2].assertions[0]` of a test without
 /// `assertions` is written at `defaults.assertions[0]`.
 fn place(tree: &Node, path: &str) -> Option<Span> {
-    let inherited = path.strip_prefix("tests[").and_then(|rest| {
-        let (_, rest) = rest.split_once("].")?;
-        let field = rest.split(['.', '[']).next()?;
-        let own = &path[..path.len() - rest.len()];
-        (!tree.has(&format!("{own}{field}"))).then(|| format!("defaults.{rest}"))
-    });
+    // One walk tells both where the path is and whether the test writes its field:
+    // `tests`, `[i]` and the field are its first three segments.
+    let (own, matched) = tree.locate_counted(path);
+    let inherited = path
+        .strip_prefix("tests[")
+        .and_then(|rest| rest.split_once("]."))
+        .filter(|_| matched < 3);
     match inherited {
-        Some(default) => tree.locate(&default).or_else(|| tree.locate(path)),
-        None => tree.locate(path),
+        Some((_, rest)) => tree.locate(&format!("defaults.{rest}")).or(own),
+        None => own,
     }
 }
 

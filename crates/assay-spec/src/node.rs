@@ -193,16 +193,24 @@ impl Node {
         self.walk(path).0
     }
 
-    /// Whether the whole of `path` is written in this tree (see [`Node::locate`]).
-    pub fn has(&self, path: &str) -> bool {
-        self.walk(path).1
+    /// [`Node::locate`], with how many of the path's segments are written (`tests`,
+    /// `[2]` and `assertions` of `tests[2].assertions[0].must_contain` make 3).
+    pub fn locate_counted(&self, path: &str) -> (Option<Span>, usize) {
+        let (found, matched, _) = self.walk(path);
+        (found, matched)
     }
 
-    /// The deepest place `path` reaches, and whether it reached its end.
-    fn walk(&self, path: &str) -> (Option<Span>, bool) {
+    /// Whether the whole of `path` is written in this tree (see [`Node::locate`]).
+    pub fn has(&self, path: &str) -> bool {
+        self.walk(path).2
+    }
+
+    /// The deepest place `path` reaches, how many segments reached it, and whether it
+    /// reached the path's end.
+    fn walk(&self, path: &str) -> (Option<Span>, usize, bool) {
         let mut node = self;
         let mut found = None;
-        for segment in path_segments(path) {
+        for (matched, segment) in path_segments(path).into_iter().enumerate() {
             let next = match segment {
                 Segment::Key(name) => node
                     .entry(name)
@@ -215,10 +223,10 @@ impl Node {
                     found = Some(span);
                     node = child;
                 }
-                None => return (found, false),
+                None => return (found, matched, false),
             }
         }
-        (found, true)
+        (found, usize::MAX, true)
     }
 
     /// The value written compactly for an error message, cut to about `max` characters

@@ -643,16 +643,26 @@ impl TestSuite {
     /// [`TestSuite::to_cases`], moving each test into its case: each test is freed as
     /// its case is made, so the suite and its plan are not held whole at once.
     pub fn into_cases(self, file: &Path) -> Vec<Case> {
-        let suite_tags = self.tags.unwrap_or_default();
         let mut cases = Vec::with_capacity(self.tests.len());
+        self.into_cases_each(file, |_, case| cases.push(case));
+        cases
+    }
+
+    /// [`TestSuite::into_cases`], handing each case to `each` with its test's index as
+    /// soon as it is made: what the caller keeps of the test's source (the loader, its
+    /// part of the tree) can be freed test by test.
+    pub fn into_cases_each(self, file: &Path, mut each: impl FnMut(usize, Case)) {
+        let suite_tags = self.tags.unwrap_or_default();
         let mut prefix = String::new();
         for (i, t) in self.tests.into_iter().enumerate() {
             use fmt::Write;
             prefix.clear();
             let _ = write!(prefix, "tests[{i}].");
-            cases.push(t.into_case(file, &prefix, &suite_tags, Dialect::SentinelSuite));
+            each(
+                i,
+                t.into_case(file, &prefix, &suite_tags, Dialect::SentinelSuite),
+            );
         }
-        cases
     }
 }
 

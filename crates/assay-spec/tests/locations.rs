@@ -131,3 +131,62 @@ fn every_check_of_every_valid_fixture_has_its_place() {
     }
     assert!(located >= 100, "only {located} checks located");
 }
+
+#[test]
+fn moving_a_file_into_its_cases_places_every_check_as_copying_does() {
+    // `Loaded::into_cases` frees a suite's tree test by test as it makes the cases;
+    // the cases, their checks' places included, are those `Loaded::cases` makes.
+    let mut files = Vec::new();
+    fixture_files(&fixtures(), &mut files);
+    let mut suites = 0;
+    for path in files {
+        let Some(loaded) = load::load_file(&path, &env(), Unrecognized::Skip).unwrap() else {
+            continue;
+        };
+        if !loaded.is_valid() {
+            continue;
+        }
+        let copied = loaded.cases();
+        suites += usize::from(loaded.dialect == Some(assay_spec::plan::Dialect::SentinelSuite));
+        let (moved, planned) = loaded.into_cases().expect("a valid file");
+        assert_eq!(moved, copied, "{}", path.display());
+        assert_eq!(planned.cases, copied.len());
+    }
+    assert!(suites >= 3, "only {suites} suites compared");
+}
+
+#[test]
+fn a_check_a_test_takes_from_the_suite_defaults_points_at_the_default() {
+    let text = "\
+name: inherited
+defaults:
+  model: gpt-4o-mini
+  provider: openai
+  assertions:
+    - must_contain: Paris
+tests:
+  - name: takes the default
+    inputs: {query: capital of France?}
+  - name: writes its own
+    inputs: {query: capital of Italy?}
+    assertions:
+      - must_contain: Rome
+";
+    let loaded = load::load_str(
+        Path::new("inherited.yaml"),
+        text,
+        &env(),
+        Unrecognized::Error,
+    )
+    .expect("a test file");
+    assert!(loaded.is_valid(), "{:?}", loaded.outcome);
+    let source = loaded.source.clone();
+    let copied = loaded.cases();
+    let (moved, _) = loaded.into_cases().expect("a valid file");
+    assert_eq!(moved, copied);
+    let inherited = location(&moved, "tests[0].assertions[0].must_contain");
+    let own = location(&moved, "tests[1].assertions[0].must_contain");
+    assert_eq!((inherited.line, own.line), (6, 13));
+    assert!(text_at(&source, inherited).starts_with("must_contain: Paris"));
+    assert!(text_at(&source, own).starts_with("must_contain: Rome"));
+}

@@ -122,8 +122,42 @@ enum FrameKind {
 struct MapFrame {
     items: Vec<MapItem>,
     /// Every explicit key so far, with where it was first written.
-    keys: HashMap<String, Span>,
+    keys: Keys,
     pending: Option<Pending>,
+}
+
+/// The keys of one mapping so far, with where each was first written: a list while
+/// the mapping is small (most are: a test has a handful of keys, and a list is
+/// searched faster than a hash is taken), a hash map once it is not, so that a
+/// mapping of 100,000 keys is still checked in linear time.
+#[derive(Default)]
+struct Keys {
+    few: Vec<(String, Span)>,
+    many: HashMap<String, Span>,
+}
+
+impl Keys {
+    /// How many keys a mapping holds before they move to the hash map.
+    const FEW: usize = 16;
+
+    fn get(&self, name: &str) -> Option<Span> {
+        if self.many.is_empty() {
+            self.few.iter().find(|(k, _)| k == name).map(|(_, s)| *s)
+        } else {
+            self.many.get(name).copied()
+        }
+    }
+
+    fn insert(&mut self, name: String, span: Span) {
+        if self.many.is_empty() && self.few.len() < Keys::FEW {
+            self.few.push((name, span));
+            return;
+        }
+        if self.many.is_empty() {
+            self.many.extend(self.few.drain(..));
+        }
+        self.many.insert(name, span);
+    }
 }
 
 /// An entry as written, before merges are applied.
@@ -483,7 +517,7 @@ impl<'s> Builder<'s> {
         };
         *end = (*end).max(span.end);
         if let Some(first) = map.keys.get(&name) {
-            self.errors.push(duplicate_key(source, &name, *first, span));
+            self.errors.push(duplicate_key(source, &name, first, span));
             map.pending = Some(Pending::Skip);
             return;
         }
@@ -887,6 +921,23 @@ mod tests {
         assert_eq!(pos(text, e[0].span.unwrap()), (1, 3));
         assert_eq!(pos(text, e[1].span.unwrap()), (4, 3));
         one_err("{[a]: 1}\n", "yaml-key");
+    }
+
+    #[test]
+    fn duplicate_keys_are_found_in_small_and_large_mappings() {
+        // The first keys of a mapping are kept in a list, the rest in a hash map: a
+        // duplicate is found on either side of the change, and only duplicates are.
+        for keys in [3, 15, 16, 17, 40] {
+            let mut text: String = (0..keys).map(|i| format!("k{i}: {i}\n")).collect();
+            assert!(parse(&src(&text)).is_ok(), "{keys} keys");
+            text.push_str(&format!("k{}: again\n", keys - 1));
+            text.push_str("k0: again\n");
+            let e = errs(&text);
+            assert_eq!(e.len(), 2, "{keys} keys: {e:#?}");
+            assert_eq!(e[0].message, format!("duplicate key `k{}`", keys - 1));
+            assert_eq!(e[1].message, "duplicate key `k0`");
+            assert!(e[1].help.as_deref().unwrap().contains("line 1"), "{e:#?}");
+        }
     }
 
     #[test]

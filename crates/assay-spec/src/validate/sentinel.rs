@@ -161,32 +161,39 @@ fn suite_tests(
     cx: &mut Cx,
 ) -> Option<Vec<TestSpec>> {
     let items = cx.nonempty_list(node, at)?;
-    let tests: Vec<(TestSpec, &Node, String, At)> = items
-        .iter()
-        .enumerate()
-        .filter_map(|(i, item)| {
-            let at = at.index(i).model("TestSpec");
-            let entries = cx.object(item, &at)?;
-            cx.unknown_keys(entries, &at, &SPEC_KEYS, |k| {
-                nested_key_hint(k).or_else(|| spec_key_hint(k))
-            });
-            let fields = fields(item, &at, cx);
-            let test = resolve(item, &at, fields, defaults, cx)?;
-            Some((test, item, format!("tests[{i}]."), at))
-        })
-        .collect();
+    // Exactly as many as there are items: the suite's tests are its largest part, and
+    // a vector grown by doubling would hold up to twice their room until the plan is
+    // made.
+    let mut tests = Vec::with_capacity(items.len());
+    let mut written = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = at.index(i).model("TestSpec");
+        let Some(entries) = cx.object(item, &at) else {
+            continue;
+        };
+        cx.unknown_keys(entries, &at, &SPEC_KEYS, |k| {
+            nested_key_hint(k).or_else(|| spec_key_hint(k))
+        });
+        let fields = fields(item, &at, cx);
+        if let Some(test) = resolve(item, &at, fields, defaults, cx) {
+            tests.push(test);
+            written.push((i, item, at));
+        }
+    }
     let checked: Vec<Checked<'_>> = tests
         .iter()
-        .map(|(test, node, prefix, at)| Checked {
+        .zip(written)
+        .map(|(test, (i, node, at))| Checked {
             test,
             node,
-            prefix: prefix.clone(),
-            at: at.clone(),
+            prefix: format!("tests[{i}]."),
+            at,
         })
         .collect();
     refused::check(&checked, root.get("defaults"), cx);
     framework::check(&checked, root.get("defaults"), cx);
-    Some(tests.into_iter().map(|(t, _, _, _)| t).collect())
+    drop(checked);
+    Some(tests)
 }
 
 /// One test as validated, for the checks that look at several fields of it: the
