@@ -120,8 +120,18 @@ fn tool_def(tool: &Tool) -> ToolDef {
     }
 }
 
-/// The model's answer as the assertions see it.
+/// The model's answer as the assertions see it, its raw events as `messages`.
 pub fn to_check_response(response: ModelResponse) -> Response {
+    let messages = response.raw.values();
+    Response {
+        messages,
+        ..answer_of(response)
+    }
+}
+
+/// [`to_check_response`] without the raw events, which no check reads: the engine's
+/// answer, whose events kept as text are then never parsed.
+pub(crate) fn answer_of(response: ModelResponse) -> Response {
     Response {
         text: Some(response.text),
         sly_data: None,
@@ -145,7 +155,7 @@ pub fn to_check_response(response: ModelResponse) -> Response {
         // One model call: the spec runs as a single request today.
         iterations: Some(1),
         refusal: response.refusal,
-        messages: response.raw,
+        messages: Vec::new(),
     }
 }
 

@@ -291,9 +291,10 @@ pub struct ModelResponse {
     /// reason) rather than an answer.
     pub refusal: bool,
     /// Raw response bodies or stream events, for reports: a whole answer's body; of a
-    /// stream, only the first event and the last few ([`RawEvents`], at most
-    /// [`RAW_EVENTS_KEPT`] in all), never every chunk.
-    pub raw: Vec<Value>,
+    /// stream, only the first event and the last few (at most [`RAW_EVENTS_KEPT`] in
+    /// all), never every chunk. Kept as the provider's text where it read them without
+    /// a `Value`, and parsed only when asked for ([`RawEvents::values`]).
+    pub raw: RawEvents,
     /// How many bodies or stream events the answer came in (`raw` keeps at most
     /// [`RAW_EVENTS_KEPT`] of them).
     pub events: u64,
@@ -359,6 +360,18 @@ impl Raw {
 }
 
 impl RawEvents {
+    /// The events of an answer that came as the one body `value`.
+    pub fn one(value: Value) -> RawEvents {
+        let mut raw = RawEvents::default();
+        raw.push(value);
+        raw
+    }
+
+    /// How many events are kept (at most [`RAW_EVENTS_KEPT`]).
+    pub fn kept(&self) -> usize {
+        usize::from(self.first.is_some()) + self.last.len()
+    }
+
     /// Takes in one event: it is kept while it is the first or among the last few.
     pub fn push(&mut self, event: Value) {
         self.keep(Raw::Parsed(event));
@@ -401,8 +414,8 @@ impl RawEvents {
             .collect()
     }
 
-    /// The kept events, in order, as values.
-    fn values(&self) -> Vec<Value> {
+    /// The kept events, in order, as values (each kept as text is parsed now).
+    pub fn values(&self) -> Vec<Value> {
         self.first
             .iter()
             .chain(&self.last)

@@ -478,7 +478,7 @@ impl Streamed {
             },
             stop_reason: self.stop_reason,
             events: self.raw.count(),
-            raw: self.raw.into_vec(),
+            raw: self.raw,
         })
     }
 }
@@ -529,7 +529,7 @@ fn whole_answer(
             total: started.elapsed(),
         },
         stop_reason: value["stop_reason"].as_str().map(str::to_owned),
-        raw: vec![value],
+        raw: RawEvents::one(value),
         events: 1,
     })
 }

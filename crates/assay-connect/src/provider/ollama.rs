@@ -333,7 +333,7 @@ impl Answer {
             },
             stop_reason: self.stop_reason,
             events: self.raw.count(),
-            raw: self.raw.into_vec(),
+            raw: self.raw,
         })
     }
 }

@@ -469,7 +469,7 @@ impl StreamedAnswer {
             },
             stop_reason: self.stop_reason,
             events: self.raw.count(),
-            raw: self.raw.into_vec(),
+            raw: self.raw,
         })
     }
 }
@@ -524,7 +524,7 @@ fn whole_answer(
             total: started.elapsed(),
         },
         stop_reason: choice["finish_reason"].as_str().map(str::to_owned),
-        raw: vec![value],
+        raw: RawEvents::one(value),
         events: 1,
     })
 }

@@ -616,7 +616,12 @@ impl SseDecoder {
                 data,
             });
         }
-        let line = String::from_utf8_lossy(line);
+        // Valid UTF-8 (every line a provider sends) is checked by the fast validator;
+        // only a broken line takes the slower lossy path.
+        let line = match std::str::from_utf8(line) {
+            Ok(line) => std::borrow::Cow::Borrowed(line),
+            Err(_) => String::from_utf8_lossy(line),
+        };
         if line.starts_with(':') {
             return None;
         }

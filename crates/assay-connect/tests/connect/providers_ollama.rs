@@ -68,8 +68,8 @@ async fn a_streamed_answer_is_joined_with_usage_and_timings() {
     assert_eq!((usage.input, usage.output), (Some(26), Some(5)));
     assert_eq!(response.stop_reason.as_deref(), Some("stop"));
     assert_eq!(response.events, 5, "four words and the last line");
-    assert_eq!(response.raw.len(), RAW_EVENTS_KEPT);
-    assert_eq!(response.raw[3]["done"], true);
+    assert_eq!(response.raw.values().len(), RAW_EVENTS_KEPT);
+    assert_eq!(response.raw.values()[3]["done"], true);
     let first = response.timings.first_byte.unwrap();
     assert!(first >= Duration::from_millis(100), "{first:?}");
     assert!(first <= response.timings.total);
@@ -88,8 +88,8 @@ async fn a_long_stream_keeps_the_whole_text_and_few_raw_lines() {
     let response = ollama(&fake).complete(&ask("count")).await.unwrap();
     assert_eq!(response.text, text);
     assert_eq!(response.events, 5_001, "a line a word and the last line");
-    assert_eq!(response.raw.len(), RAW_EVENTS_KEPT);
-    assert_eq!(response.raw[3]["done"], true);
+    assert_eq!(response.raw.values().len(), RAW_EVENTS_KEPT);
+    assert_eq!(response.raw.values()[3]["done"], true);
 }
 
 #[tokio::test]

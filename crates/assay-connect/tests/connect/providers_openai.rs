@@ -105,9 +105,12 @@ async fn a_streamed_answer_is_joined_with_usage_and_timings() {
     // The role chunk, six words, the finish chunk and the usage chunk; of them the
     // answer keeps the first and the last three.
     assert_eq!(response.events, 9);
-    assert_eq!(response.raw.len(), RAW_EVENTS_KEPT);
-    assert_eq!(response.raw[0]["choices"][0]["delta"]["role"], "assistant");
-    assert_eq!(response.raw[3]["usage"]["prompt_tokens"], 12);
+    assert_eq!(response.raw.values().len(), RAW_EVENTS_KEPT);
+    assert_eq!(
+        response.raw.values()[0]["choices"][0]["delta"]["role"],
+        "assistant"
+    );
+    assert_eq!(response.raw.values()[3]["usage"]["prompt_tokens"], 12);
     let first = response.timings.first_byte.expect("time to first token");
     assert!(first >= Duration::from_millis(100), "{first:?}");
     assert!(first <= response.timings.total);
@@ -139,9 +142,15 @@ async fn a_long_stream_keeps_the_whole_text_and_few_raw_chunks() {
     assert_eq!(response.text, text);
     // The role chunk, 5,000 words, the finish chunk and the usage chunk.
     assert_eq!(response.events, 5_003);
-    assert_eq!(response.raw.len(), RAW_EVENTS_KEPT);
-    assert_eq!(response.raw[0]["choices"][0]["delta"]["role"], "assistant");
-    assert_eq!(response.raw[3]["usage"]["completion_tokens"], 5_000);
+    assert_eq!(response.raw.values().len(), RAW_EVENTS_KEPT);
+    assert_eq!(
+        response.raw.values()[0]["choices"][0]["delta"]["role"],
+        "assistant"
+    );
+    assert_eq!(
+        response.raw.values()[3]["usage"]["completion_tokens"],
+        5_000
+    );
 }
 
 #[tokio::test]

@@ -236,8 +236,8 @@ async fn a_malformed_anthropic_answer_is_the_forced_input_as_is() {
     assert_eq!(response.text, "{\"pass\": tru");
     assert!(response.tool_calls.is_empty());
     // The fake answered with a call of the forced tool, as the API does.
-    assert_eq!(response.raw[0]["content"][0]["type"], "tool_use");
-    assert_eq!(response.raw[0]["content"][0]["name"], "verdict");
+    assert_eq!(response.raw.values()[0]["content"][0]["type"], "tool_use");
+    assert_eq!(response.raw.values()[0]["content"][0]["name"], "verdict");
 }
 
 #[tokio::test]

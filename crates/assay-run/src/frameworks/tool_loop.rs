@@ -306,7 +306,7 @@ impl Run {
             stop_reason: last.and_then(|r| r.stop_reason.clone()),
             iterations: u32::try_from(self.turns.len()).ok(),
             refusal: last.is_some_and(|r| r.refusal),
-            messages: last.map(|r| r.raw.clone()).unwrap_or_default(),
+            messages: last.map(|r| r.raw.values()).unwrap_or_default(),
         }
     }
 

@@ -60,7 +60,7 @@ use super::settings::AwsCredentials;
 use super::transport::{BodyKind, Posted, Transport, body_kind};
 use super::{
     ModelRequest, ModelResponse, ModelToolCall, Provider, ProviderKind, ProviderSettings,
-    take_forced,
+    RawEvents, take_forced,
 };
 use crate::error::{ConnectError, cut};
 use crate::server::label;
@@ -484,7 +484,7 @@ fn converse_answer(
             total: started.elapsed(),
         },
         stop_reason,
-        raw: vec![value],
+        raw: RawEvents::one(value),
         events: 1,
     })
 }
