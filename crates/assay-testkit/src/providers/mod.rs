@@ -71,6 +71,7 @@ macro_rules! scripting {
 
 pub mod anthropic;
 pub mod bedrock;
+pub(crate) mod clock;
 pub mod ollama;
 pub mod openai;
 pub mod reply;

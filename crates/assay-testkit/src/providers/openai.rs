@@ -585,11 +585,9 @@ fn check_number(
     Ok(())
 }
 
-/// Waits `pause`, unless it is none (a zero sleep would still wait for the timer).
+/// Waits `pause` ([`super::clock::sleep`]: on time, and not at all when it is none).
 async fn pause(pause: Duration) {
-    if !pause.is_zero() {
-        tokio::time::sleep(pause).await;
-    }
+    super::clock::sleep(pause).await;
 }
 
 /// The answer to a valid request.

@@ -209,9 +209,7 @@ pub(crate) fn streamed_answer(
     let pieces = coalesce(pieces);
     let stream = futures_util::stream::unfold(pieces, |mut pieces| async move {
         let (pause, bytes) = pieces.pop_front()?;
-        if !pause.is_zero() {
-            tokio::time::sleep(pause).await;
-        }
+        super::clock::sleep(pause).await;
         Some((Ok::<_, Infallible>(Frame::data(bytes)), pieces))
     });
     let mut builder = Response::builder()
