@@ -270,14 +270,28 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    /// Measures every workload of `pairs`, size by size, and `assay list` of each size.
+    /// Measures every workload of `pairs`, size by size, and `assay list` of each size:
+    /// all of Assay's runs first, then promptfoo's, so that promptfoo's long CPU-bound
+    /// runs never come just before an Assay measurement (on a shared virtual machine, a
+    /// minute of full load slows what follows it).
     fn measure_all(&self, pairs: &[(usize, usize)]) -> Result<Results, String> {
         let mut results = Results::default();
         self.write("assay.toml", &suites::assay_config())?;
         let mut sizes: Vec<usize> = pairs.iter().map(|p| p.0).collect();
         let mut seen = std::collections::HashSet::new();
         sizes.retain(|tests| seen.insert(*tests));
-        for tests in sizes {
+        let row =
+            |tests, jobs, tool, runs, label: &str, once: &dyn Fn() -> Result<Sample, String>| {
+                let what = format!("{label}, {} tests, -j {jobs}", thousands(tests));
+                let samples = self.repeat(runs, &what, once)?;
+                Ok::<Row, String>(Row {
+                    tests,
+                    jobs,
+                    tool,
+                    summary: summarize(&samples)?,
+                })
+            };
+        for &tests in &sizes {
             let suite = self.write(&format!("assay-{tests}.yaml"), &suites::assay_suite(tests))?;
             self.validate(&suite)?;
             let samples = self.repeat(
@@ -286,30 +300,33 @@ impl Bench<'_> {
                 || self.assay_list(&suite, tests),
             )?;
             results.lists.push((tests, summarize(&samples)?));
-            let config_text = suites::promptfoo_config(tests, &self.server.url);
-            let config = self.write(&format!("promptfoo-{tests}.yaml"), &config_text)?;
             for &(_, jobs) in pairs.iter().filter(|p| p.0 == tests) {
-                let what = format!("{} tests, -j {jobs}", thousands(tests));
-                let row = |tool, runs, label: &str, once: &dyn Fn() -> Result<Sample, String>| {
-                    let samples = self.repeat(runs, &format!("{label}, {what}"), once)?;
-                    Ok::<Row, String>(Row {
-                        tests,
-                        jobs,
-                        tool,
-                        summary: summarize(&samples)?,
-                    })
-                };
-                results.rows.push(row(Tool::Assay, self.runs, "Assay", &|| {
-                    self.assay_run(&suite, tests, jobs)
-                })?);
-                if let Some(promptfoo) = &self.promptfoo {
-                    results.rows.push(row(
-                        Tool::Promptfoo,
-                        self.promptfoo_runs,
-                        "promptfoo",
-                        &|| self.promptfoo_eval(promptfoo, &config, tests, jobs),
-                    )?);
-                }
+                results
+                    .rows
+                    .push(row(tests, jobs, Tool::Assay, self.runs, "Assay", &|| {
+                        self.assay_run(&suite, tests, jobs)
+                    })?);
+            }
+        }
+        if let Some(promptfoo) = &self.promptfoo {
+            for &(tests, jobs) in pairs {
+                let config_text = suites::promptfoo_config(tests, &self.server.url);
+                let config = self.write(&format!("promptfoo-{tests}.yaml"), &config_text)?;
+                let promptfoo_row = row(
+                    tests,
+                    jobs,
+                    Tool::Promptfoo,
+                    self.promptfoo_runs,
+                    "promptfoo",
+                    &|| self.promptfoo_eval(promptfoo, &config, tests, jobs),
+                )?;
+                // Each promptfoo row goes right after Assay's on the same workload.
+                let at = results
+                    .rows
+                    .iter()
+                    .position(|r| (r.tests, r.jobs) == (tests, jobs))
+                    .map_or(results.rows.len(), |i| i + 1);
+                results.rows.insert(at, promptfoo_row);
             }
         }
         Ok(results)
@@ -491,7 +508,7 @@ impl Bench<'_> {
         };
         let promptfoo = match &self.promptfoo {
             Some(_) => format!(
-                "promptfoo {} on Node {} ran {} per workload",
+                "promptfoo {} on Node {} ran {} per workload, after all of Assay's runs",
                 promptfoo::VERSION,
                 output("node", &["--version"]).unwrap_or_else(|| "?".to_owned()),
                 times(self.promptfoo_runs)
