@@ -309,7 +309,9 @@ impl Bench<'_> {
             }
         }
         if let Some(promptfoo) = &self.promptfoo {
-            for &(tests, jobs) in pairs {
+            // Not on the large workload: promptfoo would take minutes and gigabytes
+            // there, and the side-by-side table is of 1,000 and 10,000 tests.
+            for &(tests, jobs) in pairs.iter().filter(|p| p.0 < LARGE.0) {
                 let config_text = suites::promptfoo_config(tests, &self.server.url);
                 let config = self.write(&format!("promptfoo-{tests}.yaml"), &config_text)?;
                 let promptfoo_row = row(
