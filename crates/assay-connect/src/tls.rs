@@ -1,7 +1,8 @@
 //! TLS for https and MCP over https: rustls with the `ring` provider.
 //!
-//! Certificates are verified against the system's roots (read once per process; an
-//! empty or unreadable store is tolerated) plus optional extra CAs given as PEM
+//! Certificates are verified against the system's roots (read once per process, at the
+//! first certificate checked, so a run over plain http never reads them; an empty or
+//! unreadable store is tolerated) plus optional extra CAs given as PEM
 //! (`--ca-cert`). A certificate given that way is also accepted as the server's own
 //! certificate, byte for byte, even when it is a CA certificate (what `openssl req
 //! -x509` makes), as curl does; its name and validity period are still checked, and so
@@ -96,44 +97,124 @@ pub fn client_config(options: &TlsOptions) -> Result<ClientConfig, ConnectError>
             .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
             .with_no_client_auth());
     }
-    let mut roots = RootCertStore::empty();
-    roots.add_parsable_certificates(system_roots().iter().cloned());
-    if let Some(pem) = &options.extra_ca_pem {
-        let source = options
-            .extra_ca_source
-            .as_deref()
-            .unwrap_or("the extra CA certificate");
-        let mut given = Vec::new();
-        for cert in CertificateDer::pem_slice_iter(pem) {
-            let cert =
-                cert.map_err(|e| ConnectError::config(format!("{source} is not valid PEM: {e}")))?;
-            roots.add(cert.clone()).map_err(|e| {
-                ConnectError::config(format!(
-                    "{source} holds an unusable certificate: {}",
-                    explain(&e)
-                ))
-            })?;
-            given.push(cert);
-        }
-        if given.is_empty() {
-            return Err(ConnectError::config(format!(
-                "{source} holds no PEM certificate (`-----BEGIN CERTIFICATE-----`)"
-            )));
-        }
-        let chained = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-            .build()
-            .map_err(|e| ConnectError::config(format!("cannot set up tls: {e}")))?;
-        let verifier = GivenOrChained {
-            chained,
-            given,
-            source: source.to_owned(),
-        };
+    let Some(pem) = &options.extra_ca_pem else {
         return Ok(builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(verifier))
+            .with_custom_certificate_verifier(Arc::new(SystemRoots(provider)))
             .with_no_client_auth());
+    };
+    let mut roots = RootCertStore::empty();
+    roots.add_parsable_certificates(system_roots().iter().cloned());
+    let source = options
+        .extra_ca_source
+        .as_deref()
+        .unwrap_or("the extra CA certificate");
+    let mut given = Vec::new();
+    for cert in CertificateDer::pem_slice_iter(pem) {
+        let cert =
+            cert.map_err(|e| ConnectError::config(format!("{source} is not valid PEM: {e}")))?;
+        roots.add(cert.clone()).map_err(|e| {
+            ConnectError::config(format!(
+                "{source} holds an unusable certificate: {}",
+                explain(&e)
+            ))
+        })?;
+        given.push(cert);
     }
-    Ok(builder.with_root_certificates(roots).with_no_client_auth())
+    if given.is_empty() {
+        return Err(ConnectError::config(format!(
+            "{source} holds no PEM certificate (`-----BEGIN CERTIFICATE-----`)"
+        )));
+    }
+    let chained = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+        .build()
+        .map_err(|e| ConnectError::config(format!("cannot set up tls: {e}")))?;
+    let verifier = GivenOrChained {
+        chained,
+        given,
+        source: source.to_owned(),
+    };
+    Ok(builder
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth())
+}
+
+/// Verifies against the system's roots, read and parsed on the first certificate it
+/// checks, once per process: a run that speaks only plain http (a local model, a fake
+/// server on loopback) never reads them. Reading them took 12 ms of every run's start,
+/// and each client parsed them again. An empty or unreadable store refuses every
+/// certificate as of an unknown issuer, as rustls' own verifier over no roots does.
+#[derive(Debug)]
+struct SystemRoots(Arc<CryptoProvider>);
+
+impl SystemRoots {
+    fn verifier(&self) -> Result<&Arc<WebPkiServerVerifier>, rustls::Error> {
+        static VERIFIER: OnceLock<Option<Arc<WebPkiServerVerifier>>> = OnceLock::new();
+        VERIFIER
+            .get_or_init(|| {
+                let mut roots = RootCertStore::empty();
+                roots.add_parsable_certificates(system_roots().iter().cloned());
+                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), self.0.clone())
+                    .build()
+                    .ok()
+            })
+            .as_ref()
+            .ok_or(rustls::Error::InvalidCertificate(
+                CertificateError::UnknownIssuer,
+            ))
+    }
+}
+
+impl ServerCertVerifier for SystemRoots {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.verifier()?.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        )
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
 }
 
 /// Verifies against the roots and the certificates given with `--ca-cert`, and also
