@@ -94,13 +94,13 @@ pub fn client_config(options: &TlsOptions) -> Result<ClientConfig, ConnectError>
         );
         return Ok(builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
+            .with_custom_certificate_verifier(Arc::new(Verifier(provider, Trust::Any)))
             .with_no_client_auth());
     }
     let Some(pem) = &options.extra_ca_pem else {
         return Ok(builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(SystemRoots(provider)))
+            .with_custom_certificate_verifier(Arc::new(Verifier(provider, Trust::SystemRoots)))
             .with_no_client_auth());
     };
     let mut roots = RootCertStore::empty();
@@ -140,16 +140,29 @@ pub fn client_config(options: &TlsOptions) -> Result<ClientConfig, ConnectError>
         .with_no_client_auth())
 }
 
-/// Verifies against the system's roots, read and parsed on the first certificate it
-/// checks, once per process: a run that speaks only plain http (a local model, a fake
-/// server on loopback) never reads them. Reading them took 12 ms of every run's start,
-/// and each client parsed them again. An empty or unreadable store refuses every
-/// certificate as of an unknown issuer, as rustls' own verifier over no roots does.
-#[derive(Debug)]
-struct SystemRoots(Arc<CryptoProvider>);
+/// Which certificates a [`Verifier`] accepts.
+#[derive(Debug, Clone, Copy)]
+enum Trust {
+    /// Those the system's roots vouch for, read and parsed on the first certificate
+    /// checked, once per process: a run that speaks only plain http (a local model, a
+    /// fake server on loopback) never reads them. Reading them took 12 ms of every
+    /// run's start, and each client parsed them again. An empty or unreadable store
+    /// refuses every certificate as of an unknown issuer, as rustls' own verifier over
+    /// no roots does.
+    SystemRoots,
+    /// Any (`--insecure`).
+    Any,
+}
 
-impl SystemRoots {
-    fn verifier(&self) -> Result<&Arc<WebPkiServerVerifier>, rustls::Error> {
+/// A verifier of servers' certificates by `Trust`, which checks the handshake's
+/// signatures either way (so the connection is encrypted to whoever holds the
+/// certificate's key).
+#[derive(Debug)]
+struct Verifier(Arc<CryptoProvider>, Trust);
+
+impl Verifier {
+    /// The verifier over the system's roots, made on first use.
+    fn system_roots(&self) -> Result<&Arc<WebPkiServerVerifier>, rustls::Error> {
         static VERIFIER: OnceLock<Option<Arc<WebPkiServerVerifier>>> = OnceLock::new();
         VERIFIER
             .get_or_init(|| {
@@ -166,7 +179,7 @@ impl SystemRoots {
     }
 }
 
-impl ServerCertVerifier for SystemRoots {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -175,13 +188,16 @@ impl ServerCertVerifier for SystemRoots {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        self.verifier()?.verify_server_cert(
-            end_entity,
-            intermediates,
-            server_name,
-            ocsp_response,
-            now,
-        )
+        match self.1 {
+            Trust::Any => Ok(ServerCertVerified::assertion()),
+            Trust::SystemRoots => self.system_roots()?.verify_server_cert(
+                end_entity,
+                intermediates,
+                server_name,
+                ocsp_response,
+                now,
+            ),
+        }
     }
 
     fn verify_tls12_signature(
@@ -557,56 +573,6 @@ fn debug_words(value: &dyn std::fmt::Debug) -> String {
         words.push(c.to_ascii_lowercase());
     }
     words
-}
-
-/// A verifier that accepts every certificate, but still checks handshake signatures
-/// (so the connection is encrypted to whoever holds the certificate's key).
-#[derive(Debug)]
-struct AcceptAnyCertificate(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AcceptAnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
 }
 
 #[cfg(test)]
