@@ -63,6 +63,7 @@ use crate::Reporter;
 use crate::digest::Collected;
 use crate::format::{Line, Report};
 use crate::output::{Output, Resolved, annotate, open_stream, resolve};
+use crate::splice::Splicer;
 
 /// One JSON document, `{"schema_version": 1, "summary": ..., "units": [...]}`, a
 /// [`Report`], written at
@@ -120,6 +121,8 @@ impl Reporter for JsonReport {
 pub struct JsonLines {
     out: io::BufWriter<Box<dyn Write + Send>>,
     batched: bool,
+    splicer: Splicer,
+    scratch: Vec<u8>,
 }
 
 impl JsonLines {
@@ -129,6 +132,8 @@ impl JsonLines {
         JsonLines {
             out: io::BufWriter::with_capacity(64 * 1024, out),
             batched: false,
+            splicer: Splicer::default(),
+            scratch: Vec::new(),
         }
     }
 
@@ -180,9 +185,12 @@ impl JsonLines {
     /// caller that has made the line already.
     pub fn line(&mut self, line: &Line) -> io::Result<()> {
         // One write per line, so a reader never sees half a line followed by another.
-        let mut bytes = serde_json::to_vec(line)?;
-        bytes.push(b'\n');
-        self.out.write_all(&bytes)?;
+        // A unit's samples are serialized once, for their `sample_finished` lines, and
+        // every line into the same buffer, which keeps its room from line to line.
+        self.scratch.clear();
+        self.splicer.write(line, &mut self.scratch)?;
+        self.scratch.push(b'\n');
+        self.out.write_all(&self.scratch)?;
         if self.batched {
             Ok(())
         } else {

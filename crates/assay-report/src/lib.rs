@@ -93,6 +93,7 @@ pub mod matrix;
 pub mod output;
 pub mod rebuild;
 pub mod show;
+mod splice;
 pub mod stored;
 pub mod transcript;
 

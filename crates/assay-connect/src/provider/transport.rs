@@ -301,8 +301,11 @@ impl Transport {
                 pending: Pending::default(),
             });
         }
-        let body = serde_json::to_vec(body)
-            .map_err(|e| ConnectError::config(format!("cannot encode the request: {e}")))?;
+        // Shared, not copied, by each attempt.
+        let body = bytes::Bytes::from(
+            serde_json::to_vec(body)
+                .map_err(|e| ConnectError::config(format!("cannot encode the request: {e}")))?,
+        );
         let mut headers = headers;
         let secrets = key_secrets(&headers);
         for value in headers.values_mut() {

@@ -80,7 +80,7 @@ pub(crate) fn failed_check() -> CheckResult {
             field: vec![],
             test: StockTest::Keywords,
             negated: false,
-            expected: json!(["hello"]),
+            expected: Box::new(json!(["hello"])),
         },
         location: Some(Location {
             line: 8,

@@ -159,3 +159,72 @@ fn create_empties_and_append_keeps() {
     feed(&mut creating, &events[..1]);
     assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
 }
+
+/// The stream writes a unit's samples into its `unit_finished` line from their own
+/// `sample_finished` lines rather than serializing them again: every line must still be
+/// byte for byte what serializing its event writes, whatever the order of the events,
+/// however many samples a unit has, and when the stream saw only some of them.
+#[test]
+fn every_line_is_its_event_serialized_however_the_samples_came() {
+    use assay_run::{Event, Status};
+
+    use crate::fixtures::{failed_unit, passed_check, passed_unit, sample};
+
+    let mut events = run(false);
+    // Two units in flight at once, their samples finishing out of order.
+    let mut a = failed_unit();
+    a.unit.name = "interleaved a".into();
+    a.samples.swap(0, 2);
+    let mut b = passed_unit();
+    b.unit.name = "interleaved b".into();
+    for i in 0..3 {
+        if let Some(s) = a.samples.get(i) {
+            events.push(Event::SampleFinished {
+                unit: a.unit.clone(),
+                sample: s.clone(),
+            });
+        }
+        if let Some(s) = b.samples.get(i) {
+            events.push(Event::SampleFinished {
+                unit: b.unit.clone(),
+                sample: s.clone(),
+            });
+        }
+    }
+    events.push(Event::UnitFinished(b));
+    events.push(Event::UnitFinished(a));
+    // More samples than are kept for a unit in flight.
+    let mut many = passed_unit();
+    many.unit.name = "many".into();
+    many.samples = (0..40)
+        .map(|i| sample(i, Status::Passed, vec![passed_check()], None))
+        .collect();
+    for s in &many.samples {
+        events.push(Event::SampleFinished {
+            unit: many.unit.clone(),
+            sample: s.clone(),
+        });
+    }
+    events.push(Event::UnitFinished(many));
+    // A stream that saw a sample the unit's line does not hold, and one that saw none.
+    let mut partial = passed_unit();
+    partial.unit.name = "partial".into();
+    events.push(Event::SampleFinished {
+        unit: partial.unit.clone(),
+        sample: partial.samples[0].clone(),
+    });
+    partial.samples.remove(0);
+    events.push(Event::UnitFinished(partial.clone()));
+    partial.unit.name = "unseen".into();
+    events.push(Event::UnitFinished(partial));
+
+    let capture = Capture::default();
+    feed(&mut JsonLines::new(capture.clone()), &events);
+    let written = capture.text();
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines.len(), events.len());
+    for (line, event) in lines.iter().zip(&events) {
+        let expected = serde_json::to_string(&Line::from(event)).unwrap();
+        assert_eq!(*line, expected);
+    }
+}
