@@ -43,7 +43,7 @@ fn stock(
         field: field.iter().map(|s| (*s).to_owned()).collect(),
         test,
         negated,
-        expected,
+        expected: Box::new(expected),
     }
 }
 

@@ -137,7 +137,7 @@ pub async fn run_check(
                 }
             };
             let name = test.spelled(*negated);
-            (name, target, Some(expected.clone()), found, outcome)
+            (name, target, Some((**expected).clone()), found, outcome)
         }
         CheckKind::Present { part, field } => {
             let target = field_path(*part, field);

@@ -226,7 +226,7 @@ impl CheckEvaluator {
                     field,
                     test,
                     negated,
-                    expected,
+                    expected: Box::new(expected),
                 },
             },
         ))

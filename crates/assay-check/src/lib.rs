@@ -32,7 +32,7 @@
 //!         field: vec!["running_cost".into()],
 //!         test: StockTest::Value,
 //!         negated: false,
-//!         expected: json!(6.0),
+//!         expected: Box::new(json!(6.0)),
 //!     },
 //! };
 //! let response = Response::text("Liverpool").with_structure(json!({"running_cost": 3.0}));

@@ -19,6 +19,7 @@
 //!   nothing new starts, what runs finishes, and every unit not started is reported
 //!   skipped, as on Ctrl-C; the summary says the run stopped.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -168,13 +169,18 @@ impl Default for RunOptions {
 
 /// Runs every case of `plan` and sends events to `events` as things happen. Returns
 /// the summary (also sent as the last event).
-pub async fn run_plan(
-    plan: &Plan,
+///
+/// `plan` is borrowed (`&Plan`) or given (`Plan`). A borrowed plan's cases are copied
+/// as their units start; a given plan's are moved, each freed when its last unit ends,
+/// so a long run holds less and less of its plan.
+pub async fn run_plan<'p>(
+    plan: impl Into<Cow<'p, Plan>>,
     connectors: &Connectors,
     options: &RunOptions,
     events: mpsc::UnboundedSender<Event>,
 ) -> Summary {
     let started = Instant::now();
+    let plan = plan.into();
     let connections = options.connections.as_deref();
     let count = plan
         .cases
@@ -260,15 +266,20 @@ pub async fn run_plan(
 
 /// Every unit of `plan`: each agent case over each of its connections (`connections`
 /// when given, which replace every case's own), each model case once. Lazily: a case is
-/// copied for its units only when the run comes to it, so a run holds the copies of the
-/// cases in flight, not a second copy of the plan.
+/// taken for its units only when the run comes to it, copied from a borrowed plan (so a
+/// run holds the copies of the cases in flight, not a second copy of the plan) and
+/// moved out of a given one.
 fn units_of<'a>(
-    plan: &'a Plan,
+    plan: Cow<'a, Plan>,
     connections: Option<&'a [Connection]>,
-) -> impl Iterator<Item = (Arc<Case>, Option<Connection>)> + 'a {
-    plan.cases.iter().flat_map(move |case| {
-        let over = connections_of(case, connections);
-        let case = Arc::new(case.clone());
+) -> impl Iterator<Item = (Arc<Case>, Option<Connection>)> + Send + 'a {
+    let cases: Box<dyn Iterator<Item = Case> + Send + 'a> = match plan {
+        Cow::Borrowed(plan) => Box::new(plan.cases.iter().cloned()),
+        Cow::Owned(plan) => Box::new(plan.cases.into_iter()),
+    };
+    cases.flat_map(move |case| {
+        let over = connections_of(&case, connections);
+        let case = Arc::new(case);
         over.into_iter().map(move |c| (Arc::clone(&case), c))
     })
 }
@@ -519,7 +530,7 @@ async fn conversation(
             ),
         });
     };
-    let headers = request_metadata(metadata.as_ref(), index);
+    let headers = request_metadata(metadata.as_deref(), index);
     let mut session: Option<Box<dyn Conversation>> = None;
     let mut carry = Carry::default();
     for (index, step) in case.interactions.iter().enumerate() {
@@ -631,8 +642,9 @@ impl Carry {
             sly_data: step
                 .input
                 .sly_data
-                .clone()
-                .or_else(|| self.sly_data.clone()),
+                .as_deref()
+                .or(self.sly_data.as_ref())
+                .cloned(),
             chat_context: self.chat_context.clone(),
             chat_filter: step.chat_filter,
             metadata: headers.clone(),
@@ -659,7 +671,7 @@ impl Carry {
             true
         } else {
             self.chat_context = None;
-            self.sly_data = step.input.sly_data.clone();
+            self.sly_data = step.input.sly_data.as_deref().cloned();
             false
         }
     }
@@ -730,7 +742,7 @@ fn pattern_checks(failure_patterns: &[String], index: usize) -> Vec<Check> {
                 field: Vec::new(),
                 test: StockTest::Keywords,
                 negated: true,
-                expected: Value::String(pattern.clone()),
+                expected: Box::new(Value::String(pattern.clone())),
             },
         })
         .collect()
@@ -830,7 +842,7 @@ async fn model_call(ctx: &SampleCtx, out: &mut Vec<InteractionReport>) -> Result
     };
     let framework = match framework {
         Some(f) => Some(
-            FrameworkConfig::parse(*f, framework_config.as_ref())
+            FrameworkConfig::parse(*f, framework_config.as_deref())
                 .map_err(|problems| config_error(framework_problems(*f, &problems)))?,
         ),
         None => None,

@@ -68,7 +68,7 @@ pub fn model_request(case: &Case) -> Result<ModelRequest, RequestError> {
     if let Some(query) = &input.text {
         messages.push(ChatMessage::text(Role::User, query.clone()));
     }
-    let context = input.context.as_ref().map(render_context);
+    let context = input.context.as_deref().map(render_context);
     match (&context, messages.is_empty()) {
         (Some(context), true) => messages.push(ChatMessage::text(Role::User, context.clone())),
         (Some(context), false) => system.push(context.clone()),

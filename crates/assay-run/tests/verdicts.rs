@@ -211,3 +211,52 @@ async fn sly_data_carries_over_while_the_conversation_continues() {
     let (summary, units) = run(&plan, registry, RunOptions::default()).await;
     assert_eq!(summary.passed, 1, "{:#?}", units[0].samples);
 }
+
+/// A plan given to the run (moved, each case freed once it has run) runs as the same
+/// plan lent to it (each case copied): the same units, verdicts and samples.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_given_to_the_run_runs_as_one_lent_to_it() {
+    let agent = || {
+        from_fn(|request: AgentRequest| async move {
+            match request.text.as_deref() {
+                Some("good") => answer("right"),
+                Some("bad") => answer("wrong"),
+                _ => broken(),
+            }
+        })
+    };
+    let text = |input: &str| {
+        format!(
+            r#"agent = a, connections = [direct], success_ratio = "2/3"
+               interactions = [{{ text = {input}, response.text.keywords = right }}]"#
+        )
+    };
+    let mut cases = Vec::new();
+    for (i, input) in ["good", "bad", "broken", "good"].iter().enumerate() {
+        cases.extend(plan_of_text(&format!("c{i}.hocon"), &text(input)).cases);
+    }
+    let plan = Plan::new(cases);
+    let outcome = |(summary, mut units): (Summary, Vec<UnitReport>)| {
+        units.sort_by(|a, b| a.unit.file.cmp(&b.unit.file));
+        let units: Vec<_> = units
+            .into_iter()
+            .map(|u| (u.unit, u.verdict, u.tally, u.samples.len()))
+            .collect();
+        ((summary.passed, summary.failed, summary.errored), units)
+    };
+    let registry = || Registry::new().with("a", Arc::new(agent()));
+    let lent = outcome(run(&plan, registry(), RunOptions::default()).await);
+
+    let connectors = Connectors::new().with(Connection::Direct, Arc::new(registry()));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let summary = run_plan(plan, &connectors, &RunOptions::default(), tx).await;
+    let mut units = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        if let Event::UnitFinished(u) = e {
+            units.push(u);
+        }
+    }
+    let given = outcome((summary, units));
+    assert_eq!(given, lent);
+    assert_eq!(given.0, (2, 1, 1), "{given:#?}");
+}

@@ -2,6 +2,7 @@
 //! cases, [`Session::run_reported`] runs them into reporters, [`Session::assess`] runs
 //! every sample for the assessor.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -122,10 +123,16 @@ impl Session {
     /// Runs `plan` into `reporters` (on a thread of their own, so a slow disk never holds
     /// the engine up), and returns the summary and the reports that could not be written.
     /// Every event is redacted first ([`Session::secrets`] and the plan's own): no
-    /// reporter sees a value read from the environment or a key.
-    pub async fn run_reported(&self, plan: &Plan, mut reporters: Reporters) -> Ran {
+    /// reporter sees a value read from the environment or a key. A plan given rather
+    /// than borrowed is freed case by case as the run goes.
+    pub async fn run_reported<'p>(
+        &self,
+        plan: impl Into<Cow<'p, Plan>>,
+        mut reporters: Reporters,
+    ) -> Ran {
+        let plan = plan.into();
         let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
-        let secrets = self.secrets_of(plan);
+        let secrets = self.secrets_of(&plan);
         let prices = self.prices.clone();
         let report = tokio::task::spawn_blocking(move || {
             let mut failures = drain(&mut rx, &mut reporters, |event| {

@@ -1,6 +1,7 @@
 //! [`Session`]: what [`Settings`] resolve to for one plan — connectors, providers, the
 //! judge and run options — and the run itself.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use assay_check::Judge;
@@ -130,8 +131,13 @@ impl Session {
 
     /// Runs `plan`, sending every event to `events`, and returns the summary. The events
     /// are the engine's own: not redacted and without costs ([`Session::run_reported`]
-    /// does both; [`crate::Prices::fill`] fills costs in).
-    pub async fn run(&self, plan: &Plan, events: UnboundedSender<Event>) -> Summary {
+    /// does both; [`crate::Prices::fill`] fills costs in). A plan given rather than
+    /// borrowed is freed case by case as the run goes ([`run_plan`]).
+    pub async fn run<'p>(
+        &self,
+        plan: impl Into<Cow<'p, Plan>>,
+        events: UnboundedSender<Event>,
+    ) -> Summary {
         run_plan(plan, &self.connectors, &self.options, events).await
     }
 

@@ -116,8 +116,8 @@ pub enum Target {
         connections: Vec<Connection>,
         /// Whether external agents are reached in-process.
         use_direct: bool,
-        /// Request metadata.
-        metadata: Option<JsonMap>,
+        /// Request metadata (boxed: most cases have none, and a map is 72 bytes inline).
+        metadata: Option<Box<JsonMap>>,
     },
     /// A model through a provider.
     Model {
@@ -129,10 +129,11 @@ pub enum Target {
         tools: Vec<Tool>,
         /// The framework, when given.
         framework: Option<Framework>,
-        /// Framework settings.
-        framework_config: Option<JsonMap>,
+        /// Framework settings (boxed, as the other rarely given parts: a plan holds
+        /// every case at once, and a `None` costs its full size inline).
+        framework_config: Option<Box<JsonMap>>,
         /// Sampling parameters.
-        model_config: Option<ModelConfig>,
+        model_config: Option<Box<ModelConfig>>,
         /// The seed.
         seed: Option<i64>,
     },
@@ -159,14 +160,15 @@ pub struct Step {
 pub struct Input {
     /// The user message.
     pub text: Option<String>,
-    /// Private data (data-driven).
-    pub sly_data: Option<JsonMap>,
+    /// Private data (data-driven; boxed, as [`Input::context`]).
+    pub sly_data: Option<Box<JsonMap>>,
     /// Prior messages (Sentinel).
     pub messages: Vec<Message>,
     /// System instructions (Sentinel).
     pub system_prompt: Option<String>,
-    /// Free-form context (Sentinel).
-    pub context: Option<JsonMap>,
+    /// Free-form context (Sentinel; boxed: a map is 72 bytes inline, and most
+    /// interactions have none).
+    pub context: Option<Box<JsonMap>>,
 }
 
 /// One check on a response.
@@ -248,8 +250,9 @@ pub enum CheckKind {
         test: StockTest,
         /// Whether it is the `not_` form.
         negated: bool,
-        /// The given value.
-        expected: serde_json::Value,
+        /// The given value (boxed: a JSON value is 72 bytes inline, and every check of
+        /// a plan, of any kind, is as large as this variant).
+        expected: Box<serde_json::Value>,
     },
     /// The field must be present (`{}` in a file).
     Present {
@@ -284,6 +287,26 @@ pub fn hash_inputs(inputs: &serde_json::Value) -> String {
     // The canonical text goes straight into the hash, never into a string of its own.
     let mut hasher = HashWriter(Sha256::new());
     write_canonical(inputs, &mut hasher);
+    short_id(hasher)
+}
+
+/// Writes `,"key":` and `value` in canonical JSON: one member of an object whose keys
+/// are written in sorted order. A value that cannot be JSON (none here can) is `null`.
+fn canonical_field(out: &mut HashWriter, key: &str, value: &impl Serialize) {
+    use std::io::Write;
+    let _ = out.write_all(b",");
+    let _ = serde_json::to_writer(&mut *out, key);
+    let _ = out.write_all(b":");
+    match serde_json::to_value(value) {
+        Ok(value) => write_canonical(&value, out),
+        Err(_) => {
+            let _ = out.write_all(b"null");
+        }
+    }
+}
+
+/// The first 12 hex digits of what `hasher` has taken.
+fn short_id(hasher: HashWriter) -> String {
     let digest = hasher.0.finalize();
     let mut id = String::with_capacity(12);
     for b in digest.iter().take(6) {
@@ -406,7 +429,7 @@ impl DataDrivenCase {
                 Step {
                     input: Input {
                         text: it.text.clone(),
-                        sly_data: it.sly_data.clone(),
+                        sly_data: it.sly_data.clone().map(Box::new),
                         ..Input::default()
                     },
                     timeout: seconds(it.timeout_in_seconds),
@@ -439,7 +462,7 @@ impl DataDrivenCase {
                 agent: self.agent.clone(),
                 connections: self.connections.clone(),
                 use_direct: self.use_direct,
-                metadata: self.metadata.clone(),
+                metadata: self.metadata.clone().map(Box::new),
             },
             success_ratio: self.success_ratio,
             timeout: seconds(self.timeout_in_seconds),
@@ -474,7 +497,7 @@ fn push_tests(
                     field: field.to_vec(),
                     test: t.test,
                     negated: t.negated,
-                    expected: v.clone(),
+                    expected: Box::new(v.clone()),
                 },
             });
         }
@@ -559,6 +582,27 @@ impl TestSpec {
             .into_case(file, path_prefix, suite_tags, dialect)
     }
 
+    /// The case's id: [`hash_inputs`] of `{"dialect": "sentinel", "model": ..,
+    /// "provider": .., "inputs": .., "tools": .., "framework": .., "framework_config":
+    /// .., "model_config": .., "seed": ..}`, its fields written into the hash one by
+    /// one, in the canonical (sorted) order, rather than first gathered into one JSON
+    /// object.
+    fn id(&self) -> String {
+        use std::io::Write;
+        let mut hasher = HashWriter(Sha256::new());
+        let _ = hasher.write_all(br#"{"dialect":"sentinel""#);
+        canonical_field(&mut hasher, "framework", &self.framework);
+        canonical_field(&mut hasher, "framework_config", &self.framework_config);
+        canonical_field(&mut hasher, "inputs", &self.inputs);
+        canonical_field(&mut hasher, "model", &self.model);
+        canonical_field(&mut hasher, "model_config", &self.model_config);
+        canonical_field(&mut hasher, "provider", &self.provider);
+        canonical_field(&mut hasher, "seed", &self.seed);
+        canonical_field(&mut hasher, "tools", &self.tools);
+        let _ = hasher.write_all(b"}");
+        short_id(hasher)
+    }
+
     /// [`TestSpec::to_case`], moving the test's fields into the case rather than
     /// copying them.
     pub fn into_case(
@@ -568,17 +612,7 @@ impl TestSpec {
         suite_tags: &[String],
         dialect: Dialect,
     ) -> Case {
-        let inputs = serde_json::json!({
-            "dialect": "sentinel",
-            "model": self.model,
-            "provider": self.provider,
-            "inputs": self.inputs,
-            "tools": self.tools,
-            "framework": self.framework,
-            "framework_config": self.framework_config,
-            "model_config": self.model_config,
-            "seed": self.seed,
-        });
+        let id = self.id();
         let checks = self
             .assertions
             .into_iter()
@@ -599,7 +633,7 @@ impl TestSpec {
         let said = |s: Option<String>| s.filter(|s| !s.is_empty());
         let inputs_of = self.inputs;
         Case {
-            id: hash_inputs(&inputs),
+            id,
             name: self.name,
             dialect,
             file: file.to_path_buf(),
@@ -610,8 +644,8 @@ impl TestSpec {
                 provider: self.provider,
                 tools: self.tools.unwrap_or_default(),
                 framework: self.framework,
-                framework_config: self.framework_config,
-                model_config: self.model_config,
+                framework_config: self.framework_config.map(Box::new),
+                model_config: self.model_config.map(Box::new),
                 seed: self.seed,
             },
             success_ratio: SuccessRatio::default(),
@@ -622,7 +656,7 @@ impl TestSpec {
                     sly_data: None,
                     messages: inputs_of.messages.unwrap_or_default(),
                     system_prompt: said(inputs_of.system_prompt),
-                    context: inputs_of.context.filter(|c| !c.is_empty()),
+                    context: inputs_of.context.filter(|c| !c.is_empty()).map(Box::new),
                 },
                 timeout: None,
                 chat_filter: ChatFilter::Minimal,
@@ -663,6 +697,20 @@ impl TestSuite {
                 t.into_case(file, &prefix, &suite_tags, Dialect::SentinelSuite),
             );
         }
+    }
+}
+
+/// A plan lent to whoever runs it (`assay_run::run_plan`), which copies each case.
+impl<'a> From<&'a Plan> for std::borrow::Cow<'a, Plan> {
+    fn from(plan: &'a Plan) -> Self {
+        std::borrow::Cow::Borrowed(plan)
+    }
+}
+
+/// A plan given to whoever runs it, which moves each case out and frees it when done.
+impl From<Plan> for std::borrow::Cow<'_, Plan> {
+    fn from(plan: Plan) -> Self {
+        std::borrow::Cow::Owned(plan)
     }
 }
 

@@ -117,7 +117,7 @@ fn plan_checks(case: &Case, interaction: usize) -> Vec<(String, String, Value)> 
             } => {
                 let mut path = vec![part.name().to_owned()];
                 path.extend(field.iter().cloned());
-                (path.join("."), test.spelled(*negated), expected.clone())
+                (path.join("."), test.spelled(*negated), (**expected).clone())
             }
             CheckKind::Present { part, field } => {
                 let mut path = vec![part.name().to_owned()];
@@ -178,7 +178,7 @@ fn every_upstream_case_validates_and_normalizes_to_what_it_spells_out() {
                 path.display()
             );
             assert_eq!(
-                step.input.sly_data.clone().map(Value::Object),
+                step.input.sly_data.as_deref().cloned().map(Value::Object),
                 raw_it.get("sly_data").cloned(),
                 "{} [{i}]",
                 path.display()
@@ -205,7 +205,7 @@ fn math_guy_spells_out_one_float_value_check() {
     assert_eq!(case.name, "math_guy/basic_sly_data");
     let step = &case.interactions[0];
     assert_eq!(
-        step.input.sly_data.clone().map(Value::Object),
+        step.input.sly_data.as_deref().cloned().map(Value::Object),
         Some(json!({"x": 847, "y": 23}))
     );
     assert_eq!(step.checks.len(), 1);

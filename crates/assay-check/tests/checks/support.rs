@@ -26,7 +26,7 @@ pub(crate) fn stock(part: Part, names: &[&str], name: &str, expected: Value) -> 
             field: field(names),
             test,
             negated,
-            expected,
+            expected: Box::new(expected),
         },
     }
 }
