@@ -164,6 +164,9 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let runs_something = !prepared.plan.cases.is_empty();
+    // The files' texts (and whatever else their diagnostics needed) are not needed once
+    // the diagnostics are shown: not held through the run.
+    drop(std::mem::take(&mut prepared.inputs));
     // After `prepared` has read the last run (`--rerun-failed`): this replaces it. A run
     // of nothing leaves it as it is.
     if runs_something {
