@@ -305,6 +305,19 @@ fn canonical_field(out: &mut HashWriter, key: &str, value: &impl Serialize) {
     }
 }
 
+/// `{prefix}assertions[{i}].{name}`, written into a string of the right size (one per
+/// check of every test: the formatting machinery was a tenth of making a case).
+fn assertion_path(prefix: &str, i: usize, name: &str) -> String {
+    use fmt::Write;
+    let mut path = String::with_capacity(prefix.len() + 16 + name.len());
+    path.push_str(prefix);
+    path.push_str("assertions[");
+    let _ = write!(path, "{i}");
+    path.push_str("].");
+    path.push_str(name);
+    path
+}
+
 /// The first 12 hex digits of what `hasher` has taken.
 fn short_id(hasher: HashWriter) -> String {
     let digest = hasher.0.finalize();
@@ -619,7 +632,7 @@ impl TestSpec {
             .enumerate()
             .map(|(i, a)| Check {
                 location: None,
-                path: format!("{path_prefix}assertions[{i}].{}", a.name()),
+                path: assertion_path(path_prefix, i, a.name()),
                 kind: CheckKind::Assertion(a),
             })
             .collect();

@@ -59,7 +59,11 @@ impl Source {
     /// A source from a path and its text.
     pub fn new(path: impl Into<PathBuf>, text: impl Into<Arc<str>>) -> Self {
         let text: Arc<str> = text.into();
-        let mut starts = vec![0];
+        // Sized once: a large file has tens of thousands of lines, and a vector grown
+        // by doubling copies them again at each step.
+        let lines = text.bytes().filter(|&b| b == b'\n').count();
+        let mut starts = Vec::with_capacity(lines + 1);
+        starts.push(0);
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Source {
             path: path.into(),

@@ -486,7 +486,12 @@ impl<'s> Builder<'s> {
         };
         let node_span = Span::new(frame.start, end);
         let value = match frame.kind {
-            FrameKind::Seq(items) => Value::Array(items),
+            // Grown by doubling: a list of 3 would keep room for 4, a suite of 10,000
+            // tests room for 16,384, for as long as the tree lives.
+            FrameKind::Seq(mut items) => {
+                items.shrink_to_fit();
+                Value::Array(items)
+            }
             FrameKind::Map(map) => Value::Object(merge(map)),
         };
         let node = Node::new(value, node_span);
