@@ -80,7 +80,7 @@ pub(crate) fn prepared(
     // Loaded on a thread of its own, with the main thread's stack: what loading leaves
     // behind (each file's tree, its document) is freed when the thread ends, rather
     // than staying in pages of the main thread's heap among the cases (10,000 tests at
-    // -j 200 peaked 5 MB lower, measured with `docs/performance.md`'s fake server).
+    // -j 200 peaked 6 MB lower, measured with `docs/performance.md`'s fake server).
     let load = || {
         prepare(
             settings,
