@@ -14,7 +14,7 @@ use assay_run::events::{Event, SampleReport, UnitReport};
 use assay_run::select::{EmptyRun, NoTests, SuiteId};
 use assay_run::{RunOptions, Selection, Summary, run_plan};
 use assay_spec::Plan;
-use assay_spec::inputs::{Inputs, load_paths};
+use assay_spec::inputs::{Inputs, load_paths_for_cases};
 use tokio::sync::mpsc;
 
 use crate::error::SettingsError;
@@ -53,7 +53,7 @@ pub fn prepare(
     selection: &Selection,
     no_tests: Option<NoTests>,
 ) -> Prepared {
-    let mut inputs = load_paths(
+    let (inputs, taken) = load_paths_for_cases(
         paths,
         &settings.env,
         settings.strict(),
@@ -69,7 +69,7 @@ pub fn prepare(
         };
     }
     let models = settings.models();
-    let loaded = Plan::new(inputs.take_cases()).cases;
+    let loaded = Plan::new(taken).cases;
     let mut notes = Vec::new();
     if !models.is_empty() && !loaded.iter().any(runs_on_a_model) {
         notes.push(

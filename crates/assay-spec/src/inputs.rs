@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use crate::diag::{Diagnostic, Report};
 use crate::limits::Limits;
 use crate::load::{
-    Loaded, Unrecognized, discover, load_file, load_file_with, unsupported_extension,
+    ForCases, Loaded, Unrecognized, discover, load_file, load_file_for_cases, load_file_with,
+    unsupported_extension,
 };
 use crate::plan::{Case, Dialect, Plan, Target};
 use crate::redact::Redactor;
@@ -123,10 +124,7 @@ impl Entry {
 
     /// Takes the cases of a valid test file, leaving what its diagnostics need.
     fn take_cases(&mut self) -> Vec<Case> {
-        let Entry::Loaded(loaded) = self else {
-            return Vec::new();
-        };
-        if !loaded.is_valid() || loaded.dialect == Some(Dialect::Config) {
+        if !matches!(self, Entry::Loaded(_)) {
             return Vec::new();
         }
         let placeholder = Entry::Unreadable {
@@ -137,15 +135,16 @@ impl Entry {
         let Entry::Loaded(loaded) = std::mem::replace(self, placeholder) else {
             return Vec::new();
         };
-        match (*loaded).into_cases() {
-            Ok((cases, planned)) => {
-                *self = Entry::Planned(Box::new(planned));
-                cases
-            }
-            Err(loaded) => {
-                *self = Entry::Loaded(loaded);
-                Vec::new()
-            }
+        let (entry, cases) = Entry::taken((*loaded).take_cases());
+        *self = entry;
+        cases
+    }
+
+    /// The entry of a file loaded for its cases, and its cases.
+    fn taken(taken: ForCases) -> (Entry, Vec<Case>) {
+        match taken {
+            Ok((cases, planned)) => (Entry::Planned(Box::new(planned)), cases),
+            Err(loaded) => (Entry::Loaded(loaded), Vec::new()),
         }
     }
 }
@@ -371,6 +370,50 @@ fn one_field(text: &str, out: &mut String) {
 /// one. One bad file never stops the others. `strict` makes every warning an error.
 pub fn load_paths(paths: &[PathBuf], env: &Env, strict: bool, limits: &Limits) -> Inputs {
     let mut inputs = Inputs::default();
+    for_each_file(paths, &mut inputs, |file, unrecognized| {
+        Ok(match load_file_with(file, env, unrecognized, limits)? {
+            Some(loaded) if strict => Some(Entry::Loaded(Box::new(loaded.strict()))),
+            Some(loaded) => Some(Entry::Loaded(Box::new(loaded))),
+            None => None,
+        })
+    });
+    inputs
+}
+
+/// [`load_paths`] and then [`Inputs::take_cases`], as `assay run` and `assay list`
+/// need them, with less memory: each file is loaded for its cases only
+/// ([`load_file_for_cases`]), so a large Sentinel suite is read test by test.
+pub fn load_paths_for_cases(
+    paths: &[PathBuf],
+    env: &Env,
+    strict: bool,
+    limits: &Limits,
+) -> (Inputs, Vec<Case>) {
+    let mut inputs = Inputs::default();
+    let mut cases: Vec<Case> = Vec::new();
+    for_each_file(paths, &mut inputs, |file, unrecognized| {
+        let Some(taken) = load_file_for_cases(file, env, unrecognized, limits, strict)? else {
+            return Ok(None);
+        };
+        let (entry, taken) = Entry::taken(taken);
+        // The first file's cases are kept as they are, not copied into a new vector.
+        if cases.is_empty() {
+            cases = taken;
+        } else {
+            cases.extend(taken);
+        }
+        Ok(Some(entry))
+    });
+    (inputs, cases)
+}
+
+/// Expands `paths` and gives `inputs` an entry for each file found, as `load` makes it
+/// from the file and whether an unrecognized one is an error (`Ok(None)`: skipped).
+fn for_each_file(
+    paths: &[PathBuf],
+    inputs: &mut Inputs,
+    mut load: impl FnMut(&Path, Unrecognized) -> Result<Option<Entry>, std::io::Error>,
+) {
     let mut seen = HashSet::new();
     for path in paths {
         let unrecognized = if path.is_dir() {
@@ -391,9 +434,8 @@ pub fn load_paths(paths: &[PathBuf], env: &Env, strict: bool, limits: &Limits) -
                             .push(Entry::unreadable(&file, "unsupported-extension", why));
                         continue;
                     }
-                    match load_file_with(&file, env, unrecognized, limits) {
-                        Ok(Some(loaded)) if strict => Entry::Loaded(Box::new(loaded.strict())),
-                        Ok(Some(loaded)) => Entry::Loaded(Box::new(loaded)),
+                    match load(&file, unrecognized) {
+                        Ok(Some(entry)) => entry,
                         Ok(None) => {
                             inputs.skipped += 1;
                             continue;
@@ -407,7 +449,6 @@ pub fn load_paths(paths: &[PathBuf], env: &Env, strict: bool, limits: &Limits) -
             inputs.entries.push(entry);
         }
     }
-    inputs
 }
 
 /// Loads one explicitly named file; an unreadable file becomes its diagnostic.

@@ -19,6 +19,8 @@ use crate::source::{Source, Syntax};
 use crate::syntax::{self, Env};
 use crate::validate::cx::{Cx, Style};
 
+mod stream;
+
 /// A validated file.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Document {
@@ -194,6 +196,22 @@ impl Loaded {
     }
 }
 
+/// A file loaded for its cases ([`load_file_for_cases`]): the cases of a valid test
+/// file with what is kept of it, or the whole file when it has no cases to give (it is
+/// not valid, or it is the project's configuration).
+pub type ForCases = Result<(Vec<Case>, Planned), Box<Loaded>>;
+
+impl Loaded {
+    /// The file's cases and what is kept of it ([`Loaded::into_cases`]), when it is a
+    /// valid test file; else the file as it is.
+    pub fn take_cases(self) -> ForCases {
+        if !self.is_valid() || self.dialect == Some(Dialect::Config) {
+            return Err(Box::new(self));
+        }
+        self.into_cases()
+    }
+}
+
 /// What is kept of a valid file once its cases are taken ([`Loaded::into_cases`]).
 #[derive(Debug)]
 pub struct Planned {
@@ -218,13 +236,16 @@ fn locate_checks(cases: &mut [Case], tree: &Node, source: &Source) {
         .flat_map(|c| &mut c.interactions)
         .flat_map(|s| &mut s.checks)
     {
-        check.location = place(tree, &check.path).map(|span| {
-            let (line, column) = source.line_col(span.start);
-            Location {
-                line: u32::try_from(line).unwrap_or(u32::MAX),
-                column: u32::try_from(column).unwrap_or(u32::MAX),
-            }
-        });
+        check.location = place(tree, &check.path).map(|span| location(source, span));
+    }
+}
+
+/// The line and column where `span` starts.
+fn location(source: &Source, span: Span) -> Location {
+    let (line, column) = source.line_col(span.start);
+    Location {
+        line: u32::try_from(line).unwrap_or(u32::MAX),
+        column: u32::try_from(column).unwrap_or(u32::MAX),
     }
 }
 
@@ -383,9 +404,49 @@ pub fn load_file_with(
 ) -> Result<Option<Loaded>, std::io::Error> {
     let bytes = read_regular(path, limits.max_input_bytes)?;
     match String::from_utf8(bytes) {
-        Ok(text) => Ok(load_str_with(path, &text, env, unrecognized, limits)),
+        // The text moves into the source: a large file is not held twice while it loads.
+        Ok(text) => Ok(load_source(
+            Source::new(path, text),
+            env,
+            unrecognized,
+            limits,
+        )),
         Err(e) => Ok(Some(not_utf8(path, &e))),
     }
+}
+
+/// Reads and loads one file within `limits` for its cases only, as `assay run` and
+/// `assay list` do: what [`load_file_with`] and then [`Loaded::take_cases`] give
+/// (with every warning an error when `strict`, as [`Loaded::strict`]), reaching it
+/// with less memory. A valid Sentinel suite in YAML is read test by test, and each
+/// test's case is made as soon as it is read, so neither the whole tree nor the whole
+/// suite is ever held. `None` means the file was skipped as not a test file.
+pub fn load_file_for_cases(
+    path: &Path,
+    env: &Env,
+    unrecognized: Unrecognized,
+    limits: &Limits,
+    strict: bool,
+) -> Result<Option<ForCases>, std::io::Error> {
+    let bytes = read_regular(path, limits.max_input_bytes)?;
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => return Ok(Some(Err(Box::new(not_utf8(path, &e))))),
+    };
+    let mut source = Source::new(path, text);
+    if !is_config(path)
+        && Syntax::from_path(path).unwrap_or_else(|| sniff(&source.text)) == Syntax::Yaml
+    {
+        match stream::suite_cases(source, &limits.providers, strict) {
+            Ok(taken) => return Ok(Some(Ok(taken))),
+            Err(back) => source = back,
+        }
+    }
+    let Some(loaded) = load_source(source, env, unrecognized, limits) else {
+        return Ok(None);
+    };
+    let loaded = if strict { loaded.strict() } else { loaded };
+    Ok(Some(loaded.take_cases()))
 }
 
 /// A file whose bytes are not UTF-8: invalid, with the first bad byte's position.
@@ -435,7 +496,18 @@ pub fn load_str_with(
     unrecognized: Unrecognized,
     limits: &Limits,
 ) -> Option<Loaded> {
-    let mut loaded = load_unredacted(path, text, env, unrecognized, limits)?;
+    load_source(Source::new(path, text), env, unrecognized, limits)
+}
+
+/// Loads `source` within `limits`, every diagnostic redacted. `None` means it was
+/// skipped as not a test file.
+fn load_source(
+    source: Source,
+    env: &Env,
+    unrecognized: Unrecognized,
+    limits: &Limits,
+) -> Option<Loaded> {
+    let mut loaded = load_unredacted(source, env, unrecognized, limits)?;
     let redactor = &loaded.redactor;
     if !redactor.is_empty() {
         if let Err(errors) = &mut loaded.outcome {
@@ -449,19 +521,23 @@ pub fn load_str_with(
     Some(loaded)
 }
 
+/// Whether `path` names the project's configuration: `assay.toml`, or any `.toml`.
+fn is_config(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "assay.toml")
+        || path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+}
+
 fn load_unredacted(
-    path: &Path,
-    text: &str,
+    source: Source,
     env: &Env,
     unrecognized: Unrecognized,
     limits: &Limits,
 ) -> Option<Loaded> {
-    let source = Source::new(path, text);
-    let is_config = path.file_name().is_some_and(|n| n == "assay.toml")
-        || path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
-    let syntax = Syntax::from_path(path).unwrap_or_else(|| sniff(text));
+    let path = source.path.as_path();
+    let is_config = is_config(path);
+    let syntax = Syntax::from_path(path).unwrap_or_else(|| sniff(&source.text));
     let (parsed, redactor) = if is_config {
         (syntax::toml::parse(&source), Redactor::default())
     } else {

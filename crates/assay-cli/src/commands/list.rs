@@ -2,7 +2,7 @@
 
 use assay_run::select::Emptied;
 use assay_settings::{Overrides, Settings};
-use assay_spec::inputs::{Entry, load_paths};
+use assay_spec::inputs::{Entry, load_paths_for_cases};
 use assay_spec::{Env, Plan};
 
 use super::report_empty;
@@ -14,7 +14,7 @@ use crate::output;
 /// and make the exit code [`ExitCode::INVALID`], as does finding no case when
 /// `--no-tests` does not allow that.
 pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let mut inputs = load_paths(
+    let (inputs, cases) = load_paths_for_cases(
         &args.paths,
         &Env::from_process(),
         false,
@@ -23,7 +23,7 @@ pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
             .unwrap_or_default(),
     );
     output::stderr(&output::render(&inputs.reports(), color));
-    let plan = Plan::new(inputs.take_cases());
+    let plan = Plan::new(cases);
     let cases = plan.cases.len();
     let text = match args.format {
         Format::Human => inputs.listing_of(&plan),

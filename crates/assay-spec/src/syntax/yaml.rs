@@ -38,7 +38,32 @@ pub(crate) const CORE_HANDLE: &str = "tag:yaml.org,2002:";
 /// Returns the located tree, or every problem found. A scanner error stops parsing;
 /// other problems (duplicate keys, unsupported tags, bad merges) are all collected.
 pub fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
+    parse_items(source, "", None)
+}
+
+/// Receives the items of one list of a file as the parser finishes each
+/// ([`parse_items`]), so that a large suite's tests need never be held all at once.
+pub(crate) trait Items {
+    /// The list starts. `before` is the root object as written so far: every entry
+    /// before the list's key. Returning `false` declines the items: the list is then
+    /// built into the tree as usual.
+    fn begin(&mut self, before: Node) -> bool;
+    /// Item `index` of the list, finished. The tree keeps a null in its place, at its
+    /// span.
+    fn item(&mut self, index: usize, node: Node);
+}
+
+/// [`parse`], handing the items of the list at the root's key `key` to `items` one at
+/// a time instead of keeping them in the tree. Only a list that is the value of a
+/// root key written before any merge key (`<<`), and that has no anchor, is handed
+/// over: any other is kept whole, and `items` is never called.
+pub(crate) fn parse_items<'s>(
+    source: &'s Source,
+    key: &'s str,
+    items: Option<&'s mut dyn Items>,
+) -> Result<Node, Vec<Diagnostic>> {
     let mut builder = Builder::new(source);
+    builder.items = items.map(|sink| (key, sink));
     let mut parser = Parser::new_from_str(&source.text);
     while !builder.stopped {
         match parser.next_event() {
@@ -110,6 +135,8 @@ struct Frame {
     children: Meta,
     /// Whether this collection stands where a mapping key should be.
     is_key: bool,
+    /// Whether this list's items go to [`Builder::items`] rather than into it.
+    handed_over: bool,
     kind: FrameKind,
 }
 
@@ -187,6 +214,13 @@ enum Pending {
 /// Builds the tree from events.
 struct Builder<'s> {
     source: &'s Source,
+    /// The root key whose list's items go elsewhere, and where; taken when that list
+    /// starts, so it is offered once.
+    items: Option<(&'s str, &'s mut dyn Items)>,
+    /// Where the handed-over items go, once their list has started.
+    taker: Option<&'s mut dyn Items>,
+    /// How many items were handed over.
+    handed: usize,
     offsets: CharOffsets<'s>,
     stack: Vec<Frame>,
     anchors: HashMap<usize, (Node, Meta)>,
@@ -204,6 +238,9 @@ impl<'s> Builder<'s> {
     fn new(source: &'s Source) -> Self {
         Builder {
             source,
+            items: None,
+            taker: None,
+            handed: 0,
             offsets: CharOffsets::new(&source.text),
             stack: Vec::new(),
             anchors: HashMap::new(),
@@ -463,14 +500,53 @@ impl<'s> Builder<'s> {
             }
         }
         let is_key = self.at_key();
+        let handed_over = matches!(kind, FrameKind::Seq(_)) && anchor == 0 && self.hand_over(span);
         self.stack.push(Frame {
             anchor,
             start: span.start,
             end: span.end,
             children: Meta { height: 0, size: 0 },
             is_key,
+            handed_over,
             kind,
         });
+    }
+
+    /// Whether the list starting at `span` is the one whose items go to
+    /// [`Builder::items`], asking it when it is.
+    fn hand_over(&mut self, span: Span) -> bool {
+        let [root] = self.stack.as_slice() else {
+            return false;
+        };
+        let FrameKind::Map(map) = &root.kind else {
+            return false;
+        };
+        let Some(Pending::Key(key)) = &map.pending else {
+            return false;
+        };
+        if self
+            .items
+            .as_ref()
+            .is_none_or(|(name, _)| key.name != *name)
+        {
+            return false;
+        }
+        let Some((_, sink)) = self.items.take() else {
+            return false;
+        };
+        let mut before = Vec::with_capacity(map.items.len());
+        for item in &map.items {
+            match item {
+                MapItem::Entry(key, node) => before.push((key.clone(), node.clone())),
+                MapItem::Merge(_) => return false,
+            }
+        }
+        let before = Node::new(Value::Object(before), Span::new(root.start, span.start));
+        if !sink.begin(before) {
+            return false;
+        }
+        self.taker = Some(sink);
+        true
     }
 
     fn close(&mut self, span: Span) {
@@ -566,6 +642,13 @@ impl<'s> Builder<'s> {
         frame.children.height = frame.children.height.max(meta.height);
         frame.children.size += meta.size;
         match &mut frame.kind {
+            FrameKind::Seq(items) if frame.handed_over => {
+                items.push(Node::new(Value::Null, node.span));
+                if let Some(taker) = &mut self.taker {
+                    taker.item(self.handed, node);
+                }
+                self.handed += 1;
+            }
             FrameKind::Seq(items) => items.push(node),
             FrameKind::Map(map) => match map.pending.take() {
                 Some(Pending::Key(key)) => map.items.push(MapItem::Entry(key, node)),

@@ -88,8 +88,58 @@ pub(crate) fn validate_spec(root: &Node, cx: &mut Cx) -> Option<TestSpec> {
 
 /// Validates a TestSuite, giving each test the defaults it does not set itself.
 pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
-    let at = At::root("TestSuite");
     let before = cx.errors();
+    let header = suite_header(root, cx)?;
+    let tests = match root.get("tests") {
+        None => {
+            cx.missing(root, &At::root("TestSuite"), "tests", "a list of tests");
+            None
+        }
+        Some(node) => suite_tests(root, node, &header.test_defaults, cx),
+    };
+    if cx.errors() > before {
+        return None;
+    }
+    header.into_suite(tests?)
+}
+
+/// A suite's fields but its `tests`, validated: what each of its tests needs.
+pub(crate) struct Header {
+    name: Option<String>,
+    description: Option<Option<String>>,
+    version: Option<Option<String>>,
+    category: Option<Option<String>>,
+    tags: Option<Option<Vec<String>>>,
+    defaults: Option<Option<Defaults>>,
+    /// What a test takes for a field it does not set: `defaults`, with the suite's
+    /// own `category` as the last fallback.
+    pub(crate) test_defaults: Defaults,
+}
+
+impl Header {
+    /// The tags the suite gives every test.
+    pub(crate) fn suite_tags(&self) -> Vec<String> {
+        self.tags.clone().flatten().unwrap_or_default()
+    }
+
+    fn into_suite(self, tests: Vec<TestSpec>) -> Option<TestSuite> {
+        Some(TestSuite {
+            name: self.name?,
+            tests,
+            description: self.description?,
+            version: self.version?,
+            category: self.category?,
+            defaults: self.defaults?,
+            tags: self.tags?,
+        })
+    }
+}
+
+/// Validates the fields of the suite at `root` other than `tests` (which need not be
+/// there yet: a suite read test by test is validated before its tests are read).
+/// `None` when `root` is not an object.
+pub(crate) fn suite_header(root: &Node, cx: &mut Cx) -> Option<Header> {
+    let at = At::root("TestSuite");
     let entries = cx.object(root, &at)?;
     cx.unknown_keys(entries, &at, &SUITE_KEYS, |k| {
         top_key_hint(k, |k| {
@@ -120,35 +170,23 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
         });
         Some(fields(n, &at, cx))
     });
-    let tests = match root.get("tests") {
-        None => {
-            cx.missing(root, &at, "tests", "a list of tests");
-            None
-        }
-        Some(node) => {
-            let mut defaults = defaults.clone().flatten().unwrap_or_default();
-            // The suite's own category is the last fallback.
-            if root
-                .get("defaults")
-                .and_then(|d| d.get("category"))
-                .is_none()
-            {
-                defaults.category = category.clone().flatten();
-            }
-            suite_tests(root, node, &at.key("tests"), &defaults, cx)
-        }
-    };
-    if cx.errors() > before {
-        return None;
+    let mut test_defaults = defaults.clone().flatten().unwrap_or_default();
+    // The suite's own category is the last fallback.
+    if root
+        .get("defaults")
+        .and_then(|d| d.get("category"))
+        .is_none()
+    {
+        test_defaults.category = category.clone().flatten();
     }
-    Some(TestSuite {
-        name: name?,
-        tests: tests?,
-        description: description?,
-        version: version?,
-        category: category?,
-        defaults: defaults?,
-        tags: tags?,
+    Some(Header {
+        name,
+        description,
+        version,
+        category,
+        tags,
+        defaults,
+        test_defaults,
     })
 }
 
@@ -156,44 +194,97 @@ pub(crate) fn validate_suite(root: &Node, cx: &mut Cx) -> Option<TestSuite> {
 fn suite_tests(
     root: &Node,
     node: &Node,
-    at: &At,
     defaults: &Defaults,
     cx: &mut Cx,
 ) -> Option<Vec<TestSpec>> {
-    let items = cx.nonempty_list(node, at)?;
+    let items = cx.nonempty_list(node, &At::root("TestSuite").key("tests"))?;
     // Exactly as many as there are items: the suite's tests are its largest part, and
     // a vector grown by doubling would hold up to twice their room until the plan is
     // made.
     let mut tests = Vec::with_capacity(items.len());
-    let mut written = Vec::with_capacity(items.len());
+    let mut each = SuiteTests::default();
     for (i, item) in items.iter().enumerate() {
-        let at = at.index(i).model("TestSpec");
-        let Some(entries) = cx.object(item, &at) else {
-            continue;
-        };
+        tests.extend(each.test(i, item, defaults, root.get("defaults"), cx));
+    }
+    each.finish(root.get("defaults"), cx);
+    Some(tests)
+}
+
+/// A suite's tests validated one at a time, in order: as [`suite_tests`] reads them
+/// from a whole tree, or as the loader reads them from the file, freeing each test's
+/// part of the tree once its case is made.
+///
+/// The checks that look across tests (a problem of `defaults` is said once, not once
+/// per test; a `framework_config` in `defaults` that no test uses) keep what they
+/// found aside until [`SuiteTests::finish`], so that the diagnostics come out the same
+/// either way.
+#[derive(Default)]
+pub(crate) struct SuiteTests {
+    refused: Vec<Diagnostic>,
+    framework: Vec<Diagnostic>,
+    unused: Vec<Diagnostic>,
+    any_framework: bool,
+}
+
+impl SuiteTests {
+    /// Validates test `i`, written at `item`: the test with `defaults` applied, or
+    /// `None` when it has errors (they are in `cx`). `defaults_node` is the suite's
+    /// `defaults`, where a diagnostic about an inherited field is placed.
+    pub(crate) fn test(
+        &mut self,
+        i: usize,
+        item: &Node,
+        defaults: &Defaults,
+        defaults_node: Option<&Node>,
+        cx: &mut Cx,
+    ) -> Option<TestSpec> {
+        let at = At::root("TestSuite")
+            .key("tests")
+            .index(i)
+            .model("TestSpec");
+        let entries = cx.object(item, &at)?;
         cx.unknown_keys(entries, &at, &SPEC_KEYS, |k| {
             nested_key_hint(k).or_else(|| spec_key_hint(k))
         });
         let fields = fields(item, &at, cx);
-        if let Some(test) = resolve(item, &at, fields, defaults, cx) {
-            tests.push(test);
-            written.push((i, item, at));
-        }
-    }
-    let checked: Vec<Checked<'_>> = tests
-        .iter()
-        .zip(written)
-        .map(|(test, (i, node, at))| Checked {
-            test,
-            node,
+        let test = resolve(item, &at, fields, defaults, cx)?;
+        let checked = Checked {
+            test: &test,
+            node: item,
             prefix: format!("tests[{i}]."),
             at,
-        })
-        .collect();
-    refused::check(&checked, root.get("defaults"), cx);
-    framework::check(&checked, root.get("defaults"), cx);
-    drop(checked);
-    Some(tests)
+        };
+        let one = std::slice::from_ref(&checked);
+        aside(&mut self.refused, cx, |cx| {
+            refused::each(one, defaults_node, cx)
+        });
+        aside(&mut self.framework, cx, |cx| {
+            framework::each(one, defaults_node, cx);
+        });
+        aside(&mut self.unused, cx, |cx| framework::unused_own(one, cx));
+        self.any_framework |= test.framework.is_some();
+        Some(test)
+    }
+
+    /// Adds what the checks across tests found to `cx`, each said once.
+    pub(crate) fn finish(mut self, defaults_node: Option<&Node>, cx: &mut Cx) {
+        let before = cx.diags.len();
+        cx.diags.append(&mut self.refused);
+        say_once(before, cx);
+        let before = cx.diags.len();
+        cx.diags.append(&mut self.framework);
+        cx.diags.append(&mut self.unused);
+        framework::unused_default(self.any_framework, defaults_node, cx);
+        say_once(before, cx);
+    }
+}
+
+/// Runs `f` with `cx` recording into `kept` rather than into its own diagnostics.
+/// None of what `f` records may have a Sentinel block entry (see [`say_once`]).
+fn aside(kept: &mut Vec<Diagnostic>, cx: &mut Cx, f: impl FnOnce(&mut Cx)) {
+    std::mem::swap(&mut cx.diags, kept);
+    f(cx);
+    std::mem::swap(&mut cx.diags, kept);
 }
 
 /// One test as validated, for the checks that look at several fields of it: the

@@ -25,6 +25,15 @@ const WHY_CONFIG: &str = "Sentinel takes `framework_config` as any dictionary; A
 /// Checks every test of a file; `defaults` is the suite's `defaults` node, if any.
 pub(super) fn check(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) {
     let before = cx.diags.len();
+    each(tests, defaults, cx);
+    unused_own(tests, cx);
+    let any_framework = tests.iter().any(|t| t.test.framework.is_some());
+    unused_default(any_framework, defaults, cx);
+    super::say_once(before, cx);
+}
+
+/// The framework checks of each test: its `framework_config`, provider and model.
+pub(super) fn each(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) {
     for t in tests {
         let Some(framework) = t.test.framework else {
             continue;
@@ -39,8 +48,6 @@ pub(super) fn check(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx)
         }
         provider_and_model(t, framework, defaults, cx);
     }
-    unused(tests, defaults, cx);
-    super::say_once(before, cx);
 }
 
 /// One problem of `framework_config` (written at `config`, whose path is `path`),
@@ -226,13 +233,9 @@ fn mismatch(
     );
 }
 
-/// A warning for a `framework_config` no framework reads: a test's own, when the test
-/// has no framework; the suite's default, when no test has one.
-fn unused(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) {
-    let help = format!(
-        "add `framework` ({}), or remove `framework_config`",
-        list_names(&Framework::NAMES)
-    );
+/// A warning for a test's own `framework_config` when the test names no `framework`:
+/// no framework reads it.
+pub(super) fn unused_own(tests: &[Checked<'_>], cx: &mut Cx) {
     for t in tests.iter().filter(|t| t.test.framework.is_none()) {
         if let Some(node) = super::super::cx::present(t.node, "framework_config") {
             let d = Diagnostic::new(
@@ -241,12 +244,17 @@ fn unused(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) {
                 "`framework_config` is not used: the test names no `framework`",
             )
             .at(node.span)
-            .help(help.clone())
+            .help(unused_help())
             .warning();
             cx.diags.push(d);
         }
     }
-    if tests.iter().all(|t| t.test.framework.is_none())
+}
+
+/// A warning for a `framework_config` in the suite's `defaults` when no test of it
+/// names a `framework` (`any_framework` says whether one does).
+pub(super) fn unused_default(any_framework: bool, defaults: Option<&Node>, cx: &mut Cx) {
+    if !any_framework
         && let Some(node) = defaults.and_then(|d| super::super::cx::present(d, "framework_config"))
     {
         let d = Diagnostic::new(
@@ -255,10 +263,17 @@ fn unused(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) {
             "`framework_config` is not used: no test of the suite names a `framework`",
         )
         .at(node.span)
-        .help(help)
+        .help(unused_help())
         .warning();
         cx.diags.push(d);
     }
+}
+
+fn unused_help() -> String {
+    format!(
+        "add `framework` ({}), or remove `framework_config`",
+        list_names(&Framework::NAMES)
+    )
 }
 
 #[cfg(test)]

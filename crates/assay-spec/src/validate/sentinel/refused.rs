@@ -28,7 +28,8 @@ pub(super) fn check(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx)
     super::say_once(before, cx);
 }
 
-fn each(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) {
+/// The checks of each test, every diagnostic kept (see [`check`]).
+pub(super) fn each(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) {
     for t in tests {
         let field = |key: &str| t.field(key, defaults).map(|(path, node, _)| (path, node));
         if let Some((path, node)) = field("tools") {
