@@ -243,6 +243,11 @@ pub async fn run_plan<'p>(
         let stop = options.fail_fast.then(|| stop.clone());
         tasks.spawn(async move {
             let report = run_unit(&ctx).await;
+            // Give way once before the slot is given back: the HTTP client returns the
+            // unit's connection to its pool from a task of its own, and a unit started
+            // before that task has run opens a connection more (at -j 200, the pool
+            // grew to about 380 connections).
+            tokio::task::yield_now().await;
             if let Some(stop) = stop
                 && matches!(report.verdict, Status::Failed | Status::Errored)
             {
