@@ -308,7 +308,11 @@ impl Inputs {
         for case in &plan.cases {
             list_line(case, &mut text);
         }
-        self.redactor().text(&text)
+        let redactor = self.redactor();
+        if redactor.is_empty() {
+            return text;
+        }
+        redactor.text(&text)
     }
 
     /// The cases as JSON, values from the environment by name (`assay list --format

@@ -730,13 +730,22 @@ impl From<Plan> for std::borrow::Cow<'_, Plan> {
 impl Plan {
     /// A plan of `cases`, giving cases with equal inputs distinct ids (`-2`, `-3`, ...).
     pub fn new(mut cases: Vec<Case>) -> Plan {
-        let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        for case in &mut cases {
-            let n = seen.entry(case.id.clone()).or_insert(0);
+        // The ids are counted by reference, then the repeated ones renamed: no id is
+        // copied for the count (a large plan has one per case).
+        let mut seen: std::collections::HashMap<&str, usize> =
+            std::collections::HashMap::with_capacity(cases.len());
+        let mut repeated = Vec::new();
+        for (i, case) in cases.iter().enumerate() {
+            let n = seen.entry(case.id.as_str()).or_insert(0);
             *n += 1;
             if *n > 1 {
-                case.id = format!("{}-{n}", case.id);
+                repeated.push((i, *n));
             }
+        }
+        drop(seen);
+        for (i, n) in repeated {
+            let case = &mut cases[i];
+            case.id = format!("{}-{n}", case.id);
         }
         Plan {
             cases,

@@ -87,7 +87,7 @@ impl<'a> Stream<'a> {
         }
     }
 
-    /// The file's warnings, when `tree` (the file with each test a null) shows that the
+    /// The file's warnings, when `tree` (the file with `tests` empty) shows that the
     /// tests were read as the suite's and the file is valid (with no warning, when
     /// `strict`); `None` when it must be loaded whole.
     fn finish(&mut self, mut tree: Node, strict: bool) -> Option<Vec<Diagnostic>> {

@@ -48,8 +48,8 @@ pub(crate) trait Items {
     /// before the list's key. Returning `false` declines the items: the list is then
     /// built into the tree as usual.
     fn begin(&mut self, before: Node) -> bool;
-    /// Item `index` of the list, finished. The tree keeps a null in its place, at its
-    /// span.
+    /// Item `index` of the list, finished. The tree keeps nothing of it: the list is
+    /// empty in the tree, at the span of all its items.
     fn item(&mut self, index: usize, node: Node);
 }
 
@@ -642,8 +642,7 @@ impl<'s> Builder<'s> {
         frame.children.height = frame.children.height.max(meta.height);
         frame.children.size += meta.size;
         match &mut frame.kind {
-            FrameKind::Seq(items) if frame.handed_over => {
-                items.push(Node::new(Value::Null, node.span));
+            FrameKind::Seq(_) if frame.handed_over => {
                 if let Some(taker) = &mut self.taker {
                     taker.item(self.handed, node);
                 }
