@@ -304,15 +304,7 @@ impl Inputs {
 
     /// [`Inputs::listing`] of `plan`, the plan of these inputs made already.
     pub fn listing_of(&self, plan: &Plan) -> String {
-        let mut text = String::new();
-        for case in &plan.cases {
-            list_line(case, &mut text);
-        }
-        let redactor = self.redactor();
-        if redactor.is_empty() {
-            return text;
-        }
-        redactor.text(&text)
+        listing(plan, &self.redactor())
     }
 
     /// The cases as JSON, values from the environment by name (`assay list --format
@@ -323,10 +315,29 @@ impl Inputs {
 
     /// [`Inputs::listing_json`] of `plan`, the plan of these inputs made already.
     pub fn listing_json_of(&self, plan: &Plan) -> serde_json::Value {
-        let mut json = serde_json::to_value(plan).unwrap_or_default();
-        self.redactor().json(&mut json);
-        json
+        listing_json(plan, &self.redactor())
     }
+}
+
+/// [`Inputs::listing`] of `plan`, its values from the environment shown by name as
+/// `redactor` ([`Inputs::redactor`]) shows them: for a caller that has let go of the
+/// files (their texts) before listing.
+pub fn listing(plan: &Plan, redactor: &Redactor) -> String {
+    let mut text = String::new();
+    for case in &plan.cases {
+        list_line(case, &mut text);
+    }
+    if redactor.is_empty() {
+        return text;
+    }
+    redactor.text(&text)
+}
+
+/// [`Inputs::listing_json`] of `plan`, shown as `redactor` shows it (see [`listing`]).
+pub fn listing_json(plan: &Plan, redactor: &Redactor) -> serde_json::Value {
+    let mut json = serde_json::to_value(plan).unwrap_or_default();
+    redactor.json(&mut json);
+    json
 }
 
 /// How many files are valid and invalid, and how many warnings they have.

@@ -2,7 +2,7 @@
 
 use assay_run::select::Emptied;
 use assay_settings::{Overrides, Settings};
-use assay_spec::inputs::{Entry, load_paths_for_cases};
+use assay_spec::inputs::{Entry, listing, listing_json, load_paths_for_cases};
 use assay_spec::{Env, Plan};
 
 use super::report_empty;
@@ -25,18 +25,22 @@ pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
     output::stderr(&output::render(&inputs.reports(), color));
     let plan = Plan::new(cases);
     let cases = plan.cases.len();
+    let all_valid = inputs.entries.iter().all(Entry::is_valid);
+    let test_files = inputs.test_files();
+    let redactor = inputs.redactor();
+    // The files' texts are not needed once their diagnostics are shown.
+    drop(inputs);
     let text = match args.format {
-        Format::Human => inputs.listing_of(&plan),
+        Format::Human => listing(&plan, &redactor),
         Format::Json => {
-            let mut text = serde_json::to_string_pretty(&inputs.listing_json_of(&plan))?;
+            let mut text = serde_json::to_string_pretty(&listing_json(&plan, &redactor))?;
             text.push('\n');
             text
         }
     };
     output::stdout(&text)?;
-    let all_valid = inputs.entries.iter().all(Entry::is_valid);
     // No case to list, and no invalid file to explain it: the `--no-tests` rule of `run`.
-    let emptied = match (all_valid, inputs.test_files(), cases) {
+    let emptied = match (all_valid, test_files, cases) {
         (true, 0, _) => Some(Emptied::NoFiles),
         (true, _, 0) => Some(Emptied::NoCases),
         _ => None,
