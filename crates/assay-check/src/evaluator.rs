@@ -180,10 +180,10 @@ impl CheckEvaluator {
         tool: impl Into<String>,
         args: impl IntoIterator<Item = (String, ArgMatcher)>,
     ) -> CheckEvaluator {
-        CheckEvaluator::assertion(Assertion::ToolArgs(ToolArgs {
+        CheckEvaluator::assertion(Assertion::ToolArgs(Box::new(ToolArgs {
             tool: tool.into(),
             args: args.into_iter().collect(),
-        }))
+        })))
     }
 
     /// At most `n` tool calls.

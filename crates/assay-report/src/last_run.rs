@@ -47,7 +47,7 @@ impl Reporter for LastRunReport {
         match self.out.take() {
             Some(out) => {
                 let run = LastRun::new(std::mem::take(&mut self.units));
-                out.commit(run.to_json().as_bytes())
+                out.commit_with(|w| run.write_json(w))
             }
             None => Ok(()),
         }

@@ -208,34 +208,43 @@ impl Output {
     /// Writes the complete report. Every failure (a full disk, a closed pipe, a
     /// directory that became read-only) is returned with the path.
     pub fn commit(self, bytes: &[u8]) -> io::Result<()> {
+        self.commit_with(|w| w.write_all(bytes))
+    }
+
+    /// [`Output::commit`] of what `write` writes, through a buffer: a large report
+    /// need not be made whole in memory first. A file is still replaced only once
+    /// all of it is written.
+    pub fn commit_with(
+        self,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        fn through(
+            out: impl Write,
+            write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+        ) -> io::Result<()> {
+            let mut buffered = io::BufWriter::new(out);
+            write(&mut buffered)?;
+            buffered.flush()
+        }
         match self.target {
-            Target::Writer(mut w) => {
-                w.write_all(bytes)?;
-                w.flush()
-            }
+            Target::Writer(mut w) => through(&mut w, write),
             Target::Replace { path, mut temp } => {
-                let written = temp
-                    .write_all(bytes)
-                    .and_then(|()| temp.flush())
-                    .and_then(|()| temp.as_file().sync_all());
+                let written = through(&mut temp, write).and_then(|()| temp.as_file().sync_all());
                 written.map_err(|e| annotate(e, "cannot write", &path))?;
                 temp.persist(&path)
                     .map_err(|e| annotate(e.error, "cannot write", &path))?;
                 Ok(())
             }
             Target::Stream { path } => {
-                let mut file = OpenOptions::new()
+                let file = OpenOptions::new()
                     .append(true)
                     .open(&path)
                     .map_err(|e| annotate(e, "cannot open", &path))?;
-                file.write_all(bytes)
-                    .and_then(|()| file.flush())
-                    .map_err(|e| annotate(e, "cannot write", &path))
+                through(file, write).map_err(|e| annotate(e, "cannot write", &path))
             }
-            Target::Append { path, mut file } => file
-                .write_all(bytes)
-                .and_then(|()| file.flush())
-                .map_err(|e| annotate(e, "cannot write", &path)),
+            Target::Append { path, mut file } => {
+                through(&mut file, write).map_err(|e| annotate(e, "cannot write", &path))
+            }
         }
     }
 }

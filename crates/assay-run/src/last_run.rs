@@ -21,6 +21,10 @@
 //! }]);
 //! let again = LastRun::parse(&last.to_json()).unwrap();
 //! assert_eq!(again.rerun().len(), 1);
+//! // Written as it is made, it is the same document.
+//! let mut written = Vec::new();
+//! last.write_json(&mut written).unwrap();
+//! assert_eq!(written, last.to_json().into_bytes());
 //! ```
 
 use std::collections::HashSet;
@@ -116,6 +120,16 @@ impl LastRun {
         let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
         text.push('\n');
         text
+    }
+
+    /// [`LastRun::to_json`], written to `out` as it is made.
+    ///
+    /// # Errors
+    ///
+    /// When `out` cannot be written.
+    pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut *out, self)?;
+        out.write_all(b"\n")
     }
 
     /// Reads a document; `Err` holds why it is not one.

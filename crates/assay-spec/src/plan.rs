@@ -545,7 +545,7 @@ fn push_trajectory(out: &mut Vec<Check>, base: &str, checks: &TrajectoryChecks) 
         } else {
             "tool_args".to_owned()
         };
-        push(&name, Assertion::ToolArgs(args.clone()));
+        push(&name, Assertion::ToolArgs(Box::new(args.clone())));
     }
     if let Some(n) = checks.max_tool_calls {
         push("max_tool_calls", Assertion::MaxToolCalls(n));

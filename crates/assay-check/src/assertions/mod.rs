@@ -185,10 +185,10 @@ mod tests {
                 json!(["delete_user"]),
             ),
             (
-                Assertion::ToolArgs(ToolArgs {
+                Assertion::ToolArgs(Box::new(ToolArgs {
                     tool: "search".into(),
                     args: vec![("q".into(), ArgMatcher::Contains(json!("lap")))],
-                }),
+                })),
                 "tool_calls",
                 json!({"tool": "search", "args": {"q": {"contains": "lap"}}}),
             ),
@@ -246,10 +246,10 @@ mod tests {
             "{m}"
         );
         assert_eq!(found(&seq, &r), Some(json!(["search", "summarize"])));
-        let args = Assertion::ToolArgs(ToolArgs {
+        let args = Assertion::ToolArgs(Box::new(ToolArgs {
             tool: "search".into(),
             args: vec![("q".into(), ArgMatcher::Contains(json!("lap")))],
-        });
+        }));
         assert_eq!(found(&args, &r), Some(json!([{"q": "phones"}])));
         let e = evaluate(&Assertion::MaxIterationsUsed(3), &r).unwrap_err();
         assert_eq!(e, AssertionError::IterationsNotRecorded);

@@ -429,7 +429,7 @@ pub enum Assertion {
     /// None of the named tools was called (an Assay extension).
     MustNotCallTool(#[schemars(schema_with = "tool_names_schema")] Vec<String>),
     /// Some call of a tool had arguments matching (an Assay extension).
-    ToolArgs(ToolArgs),
+    ToolArgs(Box<ToolArgs>),
     /// At most this many tool calls were made (an Assay extension).
     MaxToolCalls(u64),
     /// At least this many tool calls were made (an Assay extension).

@@ -98,7 +98,9 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
         "must_not_call_tool" => {
             trajectory::tool_names(value, &at, cx).map(Assertion::MustNotCallTool)
         }
-        "tool_args" => trajectory::tool_args(value, &at, cx).map(Assertion::ToolArgs),
+        "tool_args" => {
+            trajectory::tool_args(value, &at, cx).map(|a| Assertion::ToolArgs(Box::new(a)))
+        }
         "max_tool_calls" => trajectory::count(value, &at, 0, cx).map(Assertion::MaxToolCalls),
         "min_tool_calls" => trajectory::count(value, &at, 1, cx).map(Assertion::MinToolCalls),
         "max_iterations_used" => {
