@@ -532,7 +532,14 @@ mod tests {
         let cases = taken.take_cases();
         assert_eq!(cases, before);
         assert_eq!(cases.len(), 2);
-        assert_eq!(cases[0].interactions[0].checks[0].location.unwrap().line, 6);
+        assert_eq!(
+            cases[0].interactions[0].checks[0]
+                .location
+                .unwrap()
+                .line
+                .get(),
+            6
+        );
         // The valid file keeps only what its diagnostics and counts need; the invalid
         // one is as it was.
         assert!(matches!(&taken.entries[1], Entry::Planned(p) if p.cases == 2));

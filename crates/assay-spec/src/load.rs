@@ -244,7 +244,10 @@ fn locate_checks(cases: &mut [Case], tree: &Node, source: &Source) {
 fn location(source: &Source, span: Span) -> Location {
     let (line, column) = source.line_col(span.start);
     Location {
-        line: u32::try_from(line).unwrap_or(u32::MAX),
+        line: u32::try_from(line)
+            .ok()
+            .and_then(std::num::NonZeroU32::new)
+            .unwrap_or(std::num::NonZeroU32::MAX),
         column: u32::try_from(column).unwrap_or(u32::MAX),
     }
 }

@@ -2,6 +2,7 @@
 //! failure can point at `file:line:col`. Checked on known places, and over every valid
 //! fixture: the place holds the check's key (or list item) as written.
 
+use std::num::NonZeroU32;
 use std::path::Path;
 
 use assay_spec::Source;
@@ -32,7 +33,7 @@ fn location(cases: &[Case], path: &str) -> Location {
 
 /// The text at a 1-based line and column.
 fn text_at(source: &Source, at: Location) -> &str {
-    let offset = source.offset(at.line as usize, at.column as usize);
+    let offset = source.offset(at.line.get() as usize, at.column as usize);
     &source.text[offset..]
 }
 
@@ -44,7 +45,7 @@ fn hocon_checks_point_at_their_keys_and_items() {
     assert_eq!(
         at,
         Location {
-            line: 15,
+            line: NonZeroU32::new(15).unwrap(),
             column: 20
         }
     );
@@ -54,7 +55,7 @@ fn hocon_checks_point_at_their_keys_and_items() {
     assert_eq!(
         at,
         Location {
-            line: 25,
+            line: NonZeroU32::new(25).unwrap(),
             column: 22
         }
     );
@@ -64,7 +65,7 @@ fn hocon_checks_point_at_their_keys_and_items() {
         &cases,
         "interactions[1].response.structure.running_cost.greater",
     );
-    assert_eq!(at.line, 29);
+    assert_eq!(at.line.get(), 29);
     assert!(text_at(&source, at).starts_with("greater"));
 }
 
@@ -186,7 +187,7 @@ tests:
     assert_eq!(moved, copied);
     let inherited = location(&moved, "tests[0].assertions[0].must_contain");
     let own = location(&moved, "tests[1].assertions[0].must_contain");
-    assert_eq!((inherited.line, own.line), (6, 13));
+    assert_eq!((inherited.line.get(), own.line.get()), (6, 13));
     assert!(text_at(&source, inherited).starts_with("must_contain: Paris"));
     assert!(text_at(&source, own).starts_with("must_contain: Rome"));
 }

@@ -222,7 +222,7 @@ impl From<&CheckResult> for Check {
             status: c.status().into(),
             outcome,
             location: c.location.map(|l| Location {
-                line: l.line,
+                line: l.line.get(),
                 column: l.column,
             }),
         }

@@ -302,9 +302,11 @@ impl From<&Check> for CheckResult {
             expected: c.expected.clone(),
             found: c.found.clone(),
             outcome,
-            location: c.location.map(|l| assay_spec::plan::Location {
-                line: l.line,
-                column: l.column,
+            location: c.location.and_then(|l| {
+                Some(assay_spec::plan::Location {
+                    line: std::num::NonZeroU32::new(l.line)?,
+                    column: l.column,
+                })
             }),
         }
     }

@@ -65,7 +65,7 @@ pub(crate) fn passed_check() -> CheckResult {
             message: "text: equals \"hi\" as expected".into(),
         },
         location: Some(Location {
-            line: 7,
+            line: std::num::NonZeroU32::new(7).unwrap(),
             column: 13,
         }),
     }
@@ -83,7 +83,7 @@ pub(crate) fn failed_check() -> CheckResult {
             expected: Box::new(json!(["hello"])),
         },
         location: Some(Location {
-            line: 8,
+            line: std::num::NonZeroU32::new(8).unwrap(),
             column: 13,
         }),
     };
