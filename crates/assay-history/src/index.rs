@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use assay_report::format::{Interaction, Line, Record, Status, Unit};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -479,10 +480,16 @@ pub(crate) struct Parsed {
     pub(crate) summary: Option<assay_report::format::Summary>,
 }
 
-/// What the index keeps of one unit: who it is, its verdict and its metrics, without
-/// its samples.
+/// What the index keeps of one unit: who it is (what its columns hold), its verdict
+/// and its metrics, without its samples. A recorder keeps one for every unit of a run
+/// until it ends, so a row is kept small: the file, connection and target, which a
+/// suite's units mostly share, are shared with the row before when they are the same.
 pub(crate) struct UnitRow {
-    unit: assay_report::format::UnitId,
+    case_id: Box<str>,
+    name: Box<str>,
+    file: Arc<str>,
+    connection: Arc<str>,
+    target: Arc<str>,
     verdict: Status,
     duration: f64,
     passed: u32,
@@ -490,12 +497,25 @@ pub(crate) struct UnitRow {
     metrics: Metrics,
 }
 
+/// `text`, as `previous` when that is the same text.
+fn shared(text: &str, previous: Option<&Arc<str>>) -> Arc<str> {
+    match previous {
+        Some(p) if **p == *text => Arc::clone(p),
+        _ => Arc::from(text),
+    }
+}
+
 impl UnitRow {
-    /// The row of `unit`.
-    pub(crate) fn of(unit: &Unit) -> UnitRow {
+    /// The row of `unit`, sharing what it can with `previous`, the row before it.
+    pub(crate) fn of(unit: &Unit, previous: Option<&UnitRow>) -> UnitRow {
         let tally = &unit.tally;
+        let id = &unit.unit;
         UnitRow {
-            unit: unit.unit.clone(),
+            case_id: id.case_id.as_str().into(),
+            name: id.name.as_str().into(),
+            file: shared(&id.file, previous.map(|p| &p.file)),
+            connection: shared(&id.connection, previous.map(|p| &p.connection)),
+            target: shared(&id.target, previous.map(|p| &p.target)),
             verdict: unit.verdict,
             duration: unit.duration,
             passed: tally.passed,
@@ -519,7 +539,11 @@ impl Parsed {
         };
         Some(Parsed {
             run: run.clone(),
-            units: stored.units.iter().map(UnitRow::of).collect(),
+            units: stored.units.iter().fold(Vec::new(), |mut rows, unit| {
+                let row = UnitRow::of(unit, rows.last());
+                rows.push(row);
+                rows
+            }),
             summary: stored.summary,
         })
     }
@@ -583,11 +607,11 @@ impl Parsed {
             let m = &unit.metrics;
             insert.execute(params![
                 self.run.id,
-                unit.unit.case_id,
-                unit.unit.name,
-                unit.unit.file,
-                unit.unit.connection,
-                unit.unit.target,
+                &*unit.case_id,
+                &*unit.name,
+                &*unit.file,
+                &*unit.connection,
+                &*unit.target,
                 verdict,
                 unit.duration,
                 unit.passed,

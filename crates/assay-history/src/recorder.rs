@@ -63,7 +63,10 @@ impl Reporter for Recorder {
                 let units = usize::try_from(units).unwrap_or(usize::MAX);
                 let _ = self.run.units.try_reserve_exact(units);
             }
-            Record::UnitFinished(unit) => self.run.units.push(UnitRow::of(&unit)),
+            Record::UnitFinished(unit) => {
+                let row = UnitRow::of(&unit, self.run.units.last());
+                self.run.units.push(row);
+            }
             Record::RunFinished(summary) => self.run.summary = Some(summary),
             _ => {}
         }

@@ -9,6 +9,7 @@ mod html;
 mod human;
 mod json;
 mod junit;
+mod last_run;
 mod markdown;
 mod output;
 mod rebuild;
