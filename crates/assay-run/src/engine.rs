@@ -326,29 +326,38 @@ struct UnitCtx {
 }
 
 pub(crate) fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
-    let (connection_name, target) = match &case.target {
-        Target::Agent { agent, .. } => (
-            connection.map(|c| c.name().to_owned()).unwrap_or_default(),
-            agent.clone(),
-        ),
-        Target::Model {
-            model,
-            framework: Some(Framework::Langgraph),
-            ..
-        } => ("langgraph".to_owned(), model.clone()),
-        Target::Model { model, .. } => (
-            provider_of(case).map_or_else(|| "model".to_owned(), |k| k.to_string()),
-            model.clone(),
-        ),
+    let target = match &case.target {
+        Target::Agent { agent, .. } => agent.clone(),
+        Target::Model { model, .. } => model.clone(),
     };
     UnitId {
         case_id: case.id.clone(),
         name: case.name.clone(),
         file: case.file.clone(),
         dialect: case.dialect,
-        connection: connection_name,
+        connection: connection_name(case, connection).into_owned(),
         target,
         tags: case.tags.clone(),
+    }
+}
+
+/// A unit's [`UnitId::connection`]: the connection an agent case runs over, or the
+/// provider of a model case (`langgraph` for a LangGraph graph, `model` when none can be
+/// told), borrowed from the case where it can be.
+pub(crate) fn connection_name(case: &Case, connection: Option<Connection>) -> Cow<'_, str> {
+    match &case.target {
+        Target::Agent { .. } => Cow::Borrowed(connection.map_or("", Connection::name)),
+        Target::Model {
+            framework: Some(Framework::Langgraph),
+            ..
+        } => Cow::Borrowed("langgraph"),
+        Target::Model {
+            provider: Some(provider),
+            ..
+        } => Cow::Borrowed(provider.as_str()),
+        Target::Model { .. } => {
+            Cow::Owned(provider_of(case).map_or_else(|| "model".to_owned(), |k| k.to_string()))
+        }
     }
 }
 
