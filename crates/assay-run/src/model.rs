@@ -53,7 +53,7 @@ pub fn model_request(case: &Case) -> Result<ModelRequest, RequestError> {
     let input = &step.input;
     let mut system: Vec<String> = Vec::new();
     if let Some(prompt) = &input.system_prompt {
-        system.push(prompt.clone());
+        system.push(prompt.to_string());
     }
     let mut messages = Vec::new();
     for m in &input.messages {

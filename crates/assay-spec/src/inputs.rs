@@ -397,7 +397,8 @@ pub fn load_paths(paths: &[PathBuf], env: &Env, strict: bool, limits: &Limits) -
 
 /// [`load_paths`] and then [`Inputs::take_cases`], as `assay run` and `assay list`
 /// need them, with less memory: each file is loaded for its cases only
-/// ([`load_file_for_cases`]), so a large Sentinel suite is read test by test.
+/// ([`load_file_for_cases`]), so a large Sentinel suite is read test by test, and a
+/// valid file with no warning keeps no text ([`Planned::source`] keeps its path).
 pub fn load_paths_for_cases(
     paths: &[PathBuf],
     env: &Env,
@@ -410,7 +411,14 @@ pub fn load_paths_for_cases(
         let Some(taken) = load_file_for_cases(file, env, unrecognized, limits, strict)? else {
             return Ok(None);
         };
-        let (entry, taken) = Entry::taken(taken);
+        let (mut entry, taken) = Entry::taken(taken);
+        // A valid file with no warning to show needs its text no more: it is let go
+        // before the next file is read (a suite of 100,000 tests is 20 MB of text).
+        if let Entry::Planned(planned) = &mut entry
+            && planned.warnings.is_empty()
+        {
+            planned.source = Source::new(planned.source.path.clone(), "");
+        }
         // The first file's cases are kept as they are, not copied into a new vector.
         if cases.is_empty() {
             cases = taken;
