@@ -210,6 +210,46 @@ fn suites_of_every_shape_load_for_their_cases_as_they_load_whole() {
 }
 
 #[test]
+fn hostile_suites_are_refused_for_their_cases_as_they_are_whole() {
+    // An alias bomb whose anchors are written before `tests` and expanded in a test,
+    // and a test nested too deep: read test by test, each is refused as it is whole,
+    // by the same bounds, and nothing of it is run.
+    let mut bomb = String::from("x-a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        let p = i - 1;
+        bomb.push_str(&format!(
+            "x-a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+        ));
+    }
+    bomb.push_str("name: s\ntests:\n  - name: a\n    model: gpt-4o\n    inputs: {query: *a11}\n    assertions: [{must_contain: x}]\n");
+    let deep = format!(
+        "name: s\ntests:\n  - name: a\n    model: gpt-4o\n    inputs: {{query: {}{}}}\n    assertions: [{{must_contain: x}}]\n",
+        "[".repeat(2000),
+        "]".repeat(2000)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text, why) in [
+        ("bomb", bomb, "aliases expand to more than"),
+        ("deep", deep, "nest"),
+    ] {
+        let path = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(&path, text).unwrap();
+        assert!(!same_both_ways(&path, false), "{name} is refused");
+        let taken = load::load_file_for_cases(
+            &path,
+            &env(),
+            Unrecognized::Error,
+            &Limits::default(),
+            false,
+        )
+        .unwrap()
+        .unwrap();
+        let said = diagnostics(&taken);
+        assert!(said.iter().any(|d| d.contains(why)), "{name}: {said:#?}");
+    }
+}
+
+#[test]
 fn a_large_suite_loads_for_its_cases_as_it_loads_whole() {
     // Large enough that room for the cases is reserved from the first tests read.
     let mut text = String::from(
