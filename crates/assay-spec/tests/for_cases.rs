@@ -38,6 +38,13 @@ fn diagnostics(taken: &ForCases) -> Vec<String> {
     }
 }
 
+/// `path`, a test file, loaded for its cases (not strict).
+fn for_cases(path: &Path) -> ForCases {
+    load::load_file_for_cases(path, &env(), Unrecognized::Error, &Limits::default(), false)
+        .unwrap()
+        .expect("a test file")
+}
+
 /// Loads `path` both ways and says how they differ, if they do; `true` when the file
 /// was a valid one, with cases.
 fn same_both_ways(path: &Path, strict: bool) -> bool {
@@ -235,15 +242,7 @@ fn hostile_suites_are_refused_for_their_cases_as_they_are_whole() {
         let path = dir.path().join(format!("{name}.yaml"));
         std::fs::write(&path, text).unwrap();
         assert!(!same_both_ways(&path, false), "{name} is refused");
-        let taken = load::load_file_for_cases(
-            &path,
-            &env(),
-            Unrecognized::Error,
-            &Limits::default(),
-            false,
-        )
-        .unwrap()
-        .unwrap();
+        let taken = for_cases(&path);
         let said = diagnostics(&taken);
         assert!(said.iter().any(|d| d.contains(why)), "{name}: {said:#?}");
     }
@@ -267,15 +266,7 @@ fn a_large_suite_loads_for_its_cases_as_it_loads_whole() {
     let path = dir.path().join("big.yaml");
     std::fs::write(&path, &text).unwrap();
     assert!(same_both_ways(&path, false));
-    let taken = load::load_file_for_cases(
-        &path,
-        &env(),
-        Unrecognized::Error,
-        &Limits::default(),
-        false,
-    )
-    .unwrap()
-    .unwrap();
+    let taken = for_cases(&path);
     let (cases, _) = taken.expect("valid");
     assert_eq!(cases.len(), 500);
     assert!(
