@@ -267,17 +267,35 @@ fn release_test(tree: &mut Node, i: usize) {
 /// takes the suite's `defaults` one, so `tests[2].assertions[0]` of a test without
 /// `assertions` is written at `defaults.assertions[0]`.
 fn place(tree: &Node, path: &str) -> Option<Span> {
-    // One walk tells both where the path is and whether the test writes its field:
-    // `tests`, `[i]` and the field are its first three segments.
-    let (own, matched) = tree.locate_counted(path);
-    let inherited = path
+    let test = path
         .strip_prefix("tests[")
         .and_then(|rest| rest.split_once("]."))
-        .filter(|_| matched < 3);
-    match inherited {
-        Some((_, rest)) => tree.locate(&format!("defaults.{rest}")).or(own),
-        None => own,
+        .and_then(|(i, rest)| {
+            let item = tree
+                .get("tests")?
+                .as_array()?
+                .get(i.parse::<usize>().ok()?)?;
+            Some((item, rest))
+        });
+    match test {
+        Some((item, rest)) => place_in_test(item, tree, rest),
+        None => tree.locate(path),
     }
+}
+
+/// Where a suite test's check at `rest` (its path within the test,
+/// `assertions[0].regex_match`) is written: in the test (`item`), else, for a field the
+/// test does not write, in the `defaults` of `suite` (the suite as written, whole or
+/// up to its tests: [`stream`]).
+fn place_in_test(item: &Node, suite: &Node, rest: &str) -> Option<Span> {
+    // One walk tells both where the path is and whether the test writes its field
+    // (the path's first segment).
+    let (own, matched) = item.locate_counted(rest);
+    let own = own.or(Some(item.span));
+    if matched >= 1 {
+        return own;
+    }
+    suite.locate(&format!("defaults.{rest}")).or(own)
 }
 
 /// Whether `path`'s name marks it as a file Assay reads when walking a directory.

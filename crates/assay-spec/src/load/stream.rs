@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 use crate::diag::{Diagnostic, Severity};
 use crate::model::provider::ProviderKind;
-use crate::node::{Node, Span, Value};
+use crate::node::{Node, Value};
 use crate::plan::{Case, Dialect};
 use crate::redact::Redactor;
 use crate::source::{Source, Syntax};
@@ -157,7 +157,7 @@ impl Items for Stream<'_> {
         );
         for check in case.interactions.iter_mut().flat_map(|s| &mut s.checks) {
             let rest = check.path.strip_prefix(self.prefix.as_str()).unwrap_or("");
-            let span = place(&node, before, rest);
+            let span = super::place_in_test(&node, before, rest);
             check.location = span.map(|span| super::location(self.source, span));
         }
         if self.read == SAMPLE {
@@ -166,18 +166,6 @@ impl Items for Stream<'_> {
         }
         self.cases.push(case);
     }
-}
-
-/// Where a test's check at `rest` (its path within the test, `assertions[0].regex_match`)
-/// is written: in the test (`node`), else, for a field the test does not write, in the
-/// suite's `defaults` (in `before`), as [`super::place`] finds it in a whole tree.
-fn place(node: &Node, before: &Node, rest: &str) -> Option<Span> {
-    let (own, matched) = node.locate_counted(rest);
-    let own = own.or(Some(node.span));
-    if matched >= 1 {
-        return own;
-    }
-    before.locate(&format!("defaults.{rest}")).or(own)
 }
 
 #[cfg(test)]
