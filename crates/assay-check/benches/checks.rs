@@ -129,7 +129,7 @@ fn mixed(n: usize) -> Vec<Check> {
     (0..n)
         .map(|i| Check {
             location: None,
-            path: format!("checks[{i}]"),
+            path: format!("checks[{i}]").into(),
             kind: kinds[i % kinds.len()].clone(),
         })
         .collect()

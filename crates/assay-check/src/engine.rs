@@ -36,8 +36,9 @@ pub enum Outcome {
 /// One check's result, with what identifies it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckResult {
-    /// Where the check is written, e.g. `interactions[0].response.text.keywords[1]`.
-    pub path: String,
+    /// Where the check is written in its case, e.g.
+    /// `interactions[0].response.text.keywords[1]` ([`Check::path`], shared with it).
+    pub path: std::sync::Arc<str>,
     /// The check's name: `keywords`, `not_gist`, `present`, `must_contain`, ...
     pub name: String,
     /// What it looked at: `text`, `structure.answer`, `output`, `tool_calls`, `latency`, `output_tokens`

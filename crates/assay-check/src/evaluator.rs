@@ -89,7 +89,7 @@ impl CheckEvaluator {
             id.clone(),
             Check {
                 location: None,
-                path: id,
+                path: id.into(),
                 kind: CheckKind::Assertion(assertion),
             },
         )
@@ -220,7 +220,7 @@ impl CheckEvaluator {
             path.clone(),
             Check {
                 location: None,
-                path,
+                path: path.into(),
                 kind: CheckKind::Stock {
                     part,
                     field,

@@ -95,7 +95,7 @@ pub(crate) fn expected_found(
         .filter(|s| s.index == first)
         .flat_map(|s| &s.interactions)
         .flat_map(|i| &i.checks)
-        .find(|c| c.path == *path && c.message() == problem.message);
+        .find(|c| *c.path == **path && c.message() == problem.message);
     let show = |value: &Option<serde_json::Value>| {
         value
             .as_ref()

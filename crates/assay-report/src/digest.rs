@@ -227,7 +227,7 @@ fn found_in(sample: &SampleReport) -> Vec<Found> {
                 message: c.message().to_owned(),
                 error_kind,
                 interaction: Some(i.index),
-                check_path: Some(c.path.clone()),
+                check_path: Some(c.path.to_string()),
                 location: c.location,
             });
         }

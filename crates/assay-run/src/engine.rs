@@ -328,16 +328,16 @@ struct UnitCtx {
 pub(crate) fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
     let target = match &case.target {
         Target::Agent { agent, .. } => agent.clone(),
-        Target::Model { model, .. } => model.clone(),
+        Target::Model { model, .. } => model.to_string(),
     };
     UnitId {
-        case_id: case.id.clone(),
-        name: case.name.clone(),
-        file: case.file.clone(),
+        case_id: case.id.to_string(),
+        name: case.name.to_string(),
+        file: case.file.to_path_buf(),
         dialect: case.dialect,
         connection: connection_name(case, connection).into_owned(),
         target,
-        tags: case.tags.clone(),
+        tags: case.tags.to_vec(),
     }
 }
 
@@ -477,7 +477,7 @@ async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
     let mut interactions = Vec::new();
     // Every request of the sample (agents, models, the judge, tool loops) is sent in
     // this task and knows its case and sample: cassettes record and replay by them.
-    let scope = SampleScope::new(ctx.case.id.as_str(), ctx.case.name.as_str(), index);
+    let scope = SampleScope::new(&*ctx.case.id, &*ctx.case.name, index);
     let run = in_sample(scope, conversation(ctx, index, &mut interactions));
     let error = match ctx.case.timeout {
         None => run.await,
@@ -750,7 +750,7 @@ fn pattern_checks(failure_patterns: &[String], index: usize) -> Vec<Check> {
         .enumerate()
         .map(|(i, pattern)| Check {
             location: None,
-            path: format!("interactions[{index}] failure_patterns[{i}]"),
+            path: format!("interactions[{index}] failure_patterns[{i}]").into(),
             kind: CheckKind::Stock {
                 part: Part::Text,
                 field: Vec::new(),

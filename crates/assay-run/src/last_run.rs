@@ -211,7 +211,7 @@ impl Rerun {
                         .unwrap_or(own)
                         .iter()
                         .copied()
-                        .filter(|c| self.units.contains(&(id.clone(), c.name().to_owned())))
+                        .filter(|c| self.units.contains(&(id.to_string(), c.name().to_owned())))
                         .collect();
                     if kept.is_empty() {
                         return None;

@@ -79,7 +79,7 @@ pub fn model_request(case: &Case) -> Result<ModelRequest, RequestError> {
     }
     let config = model_config.clone().unwrap_or_default();
     Ok(ModelRequest {
-        model: model.clone(),
+        model: model.to_string(),
         system: (!system.is_empty()).then(|| system.join("\n\n")),
         messages,
         tools: tools.iter().map(tool_def).collect(),

@@ -136,7 +136,7 @@ impl Partition {
                 .filter(|c| self.hash_contains(&c.id))
                 .collect(),
             PartitionKind::Count => {
-                let mut ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+                let mut ids: Vec<&str> = cases.iter().map(|c| &*c.id).collect();
                 ids.sort_unstable();
                 let n = self.count as usize;
                 let mine: std::collections::HashSet<String> = ids
@@ -145,7 +145,10 @@ impl Partition {
                     .filter(|(position, _)| position % n == self.index as usize - 1)
                     .map(|(_, id)| (*id).to_owned())
                     .collect();
-                cases.into_iter().filter(|c| mine.contains(&c.id)).collect()
+                cases
+                    .into_iter()
+                    .filter(|c| mine.contains(&*c.id))
+                    .collect()
             }
         }
     }
@@ -261,7 +264,7 @@ impl Selection {
     /// [`Selection::select`]).
     pub fn matches(&self, case: &Case) -> bool {
         let file = case.file.to_string_lossy();
-        let fields: Vec<&str> = [case.name.as_str(), case.id.as_str(), file.as_ref()]
+        let fields: Vec<&str> = [&*case.name, &*case.id, file.as_ref()]
             .into_iter()
             .chain(case.tags.iter().map(String::as_str))
             .collect();
@@ -493,7 +496,6 @@ impl EmptyRun {
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;
-    use std::path::PathBuf;
 
     use assay_spec::model::data_driven::SuccessRatio;
     use assay_spec::plan::{Dialect, Target};
@@ -502,10 +504,10 @@ mod tests {
 
     fn case(id: &str, name: &str, tags: &[&str]) -> Case {
         Case {
-            id: id.to_owned(),
-            name: name.to_owned(),
+            id: id.into(),
+            name: name.into(),
             dialect: Dialect::SentinelSpec,
-            file: PathBuf::from(format!("tests/{name}.yaml")),
+            file: std::path::Path::new(&format!("tests/{name}.yaml")).into(),
             tags: tags.iter().map(|t| (*t).to_owned()).collect(),
             category: None,
             target: Target::Agent {
@@ -517,7 +519,7 @@ mod tests {
             success_ratio: SuccessRatio::default(),
             timeout: None,
             interactions: vec![],
-            failure_patterns: vec![],
+            failure_patterns: Box::default(),
         }
     }
 
@@ -644,7 +646,7 @@ mod tests {
         reversed.reverse();
         let first = Partition::parse("count:1/2").unwrap();
         let ids = |cases: Vec<Case>| -> Vec<String> {
-            let mut ids: Vec<String> = cases.into_iter().map(|c| c.id).collect();
+            let mut ids: Vec<String> = cases.into_iter().map(|c| c.id.into()).collect();
             ids.sort();
             ids
         };
@@ -672,8 +674,8 @@ mod tests {
     #[test]
     fn hash_partitions_are_stable_as_the_suite_grows() {
         let bucket = Partition::parse("hash:2/3").unwrap();
-        let small: HashSet<String> = bucket.apply(many(10)).into_iter().map(|c| c.id).collect();
-        let large: HashSet<String> = bucket.apply(many(100)).into_iter().map(|c| c.id).collect();
+        let small: HashSet<Box<str>> = bucket.apply(many(10)).into_iter().map(|c| c.id).collect();
+        let large: HashSet<Box<str>> = bucket.apply(many(100)).into_iter().map(|c| c.id).collect();
         assert!(small.is_subset(&large));
         assert_eq!(Partition::shard("2/3").unwrap(), bucket);
     }

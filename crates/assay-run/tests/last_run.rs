@@ -24,9 +24,9 @@ fn agent_case() -> Vec<Case> {
 
 fn unit(case: &Case, connection: &str, verdict: &str) -> LastUnit {
     LastUnit {
-        case_id: case.id.clone(),
-        file: case.file.clone(),
-        name: case.name.clone(),
+        case_id: case.id.to_string(),
+        file: case.file.to_path_buf(),
+        name: case.name.to_string(),
         connection: connection.to_owned(),
         verdict: verdict.to_owned(),
     }

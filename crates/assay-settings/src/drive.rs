@@ -177,7 +177,7 @@ impl Session {
         let ratios: HashMap<String, (u32, u32)> = plan
             .cases
             .iter()
-            .map(|c| (c.id.clone(), (c.success_ratio.need, c.success_ratio.of)))
+            .map(|c| (c.id.to_string(), (c.success_ratio.need, c.success_ratio.of)))
             .collect();
         let options = RunOptions {
             exhaustive: true,
@@ -327,7 +327,7 @@ fn first_failed_check(sample: &SampleReport) -> Option<Failure> {
             .find(|c| c.status() == Status::Failed)
             .map(|c| Failure {
                 interaction: i.index,
-                path: c.path.clone(),
+                path: c.path.to_string(),
                 test: c.name.clone(),
                 expected: c
                     .expected

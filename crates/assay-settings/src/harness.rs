@@ -202,7 +202,7 @@ impl Harness {
         for case in plan.cases {
             let kind = case.dialect.name();
             let name = match case.dialect {
-                assay_spec::Dialect::DataDriven => case.name.clone(),
+                assay_spec::Dialect::DataDriven => case.name.to_string(),
                 _ => {
                     let file = case.file.strip_prefix(&self.dir).unwrap_or(&case.file);
                     format!("{}::{}", file.display(), case.name)

@@ -104,13 +104,13 @@ pub(crate) fn runs_on_a_model(case: &Case) -> bool {
 /// else the case's own.
 fn on_model(case: &Case, choice: &ModelChoice) -> Case {
     let mut case = case.clone();
-    case.id = format!("{}@{}", case.id, choice.shown);
-    case.name = format!("{} @{}", case.name, choice.shown);
+    case.id = format!("{}@{}", case.id, choice.shown).into();
+    case.name = format!("{} @{}", case.name, choice.shown).into();
     if let Target::Model {
         model, provider, ..
     } = &mut case.target
     {
-        *model = choice.model.clone();
+        *model = choice.model.as_str().into();
         match &choice.provider {
             Some(given) => *provider = Some(given.clone()),
             None if infer_provider(&choice.model).is_some() => *provider = None,

@@ -316,7 +316,7 @@ async fn failure_patterns_fail_an_answer_that_holds_one() {
     assert_eq!(summary.failed, 1);
     let sample = &units(&events)[0].samples[0];
     assert_eq!(sample.status, Status::Failed);
-    let failed: Vec<&str> = sample.failures().map(|c| c.path.as_str()).collect();
+    let failed: Vec<&str> = sample.failures().map(|c| &*c.path).collect();
     assert_eq!(failed, ["interactions[0] failure_patterns[0]"]);
 }
 

@@ -39,7 +39,7 @@
 //! assert_eq!(cases.len(), 1);
 //! let check = &cases[0].interactions[0].checks[0];
 //! assert!(matches!(check.kind, CheckKind::Stock { .. }));
-//! assert_eq!(check.path, "interactions[0].response.sly_data.equals.value");
+//! assert_eq!(&*check.path, "interactions[0].response.sly_data.equals.value");
 //!
 //! // A misspelt check is an error with a suggestion, not a silent pass.
 //! let typo = text.replace("equals.value", "equals.valeu");

@@ -13,7 +13,7 @@ use crate::model::data_driven::DataDrivenCase;
 use crate::model::provider::ProviderKind;
 use crate::model::sentinel::{TestSpec, TestSuite};
 use crate::node::{Node, Span, Value};
-use crate::plan::{Case, Dialect, Location};
+use crate::plan::{Case, Dialect, Location, Shared};
 use crate::redact::Redactor;
 use crate::source::{Source, Syntax};
 use crate::syntax::{self, Env};
@@ -55,7 +55,7 @@ impl Document {
         match self {
             Document::DataDriven(case) => vec![case.to_case(file)],
             Document::SentinelSpec(spec) => {
-                vec![spec.into_case(file, "", &[], Dialect::SentinelSpec)]
+                vec![spec.into_case(&mut Shared::new(file), &[], Dialect::SentinelSpec)]
             }
             Document::SentinelSuite(suite) => suite.into_cases(file),
             Document::Config(_) => Vec::new(),
@@ -130,7 +130,7 @@ impl Loaded {
             Err(_) => return Vec::new(),
         };
         if let Some(tree) = &self.tree {
-            locate_checks(&mut cases, tree, &self.source);
+            locate_checks(&mut cases, 0, tree, &self.source);
         }
         cases
     }
@@ -169,7 +169,7 @@ impl Loaded {
             (Document::SentinelSuite(suite), Some(tree)) => {
                 let mut cases = Vec::with_capacity(suite.tests.len());
                 suite.into_cases_each(&source.path, |i, mut case| {
-                    locate_checks(std::slice::from_mut(&mut case), tree, &source);
+                    locate_checks(std::slice::from_mut(&mut case), i, tree, &source);
                     release_test(tree, i);
                     cases.push(case);
                 });
@@ -178,7 +178,7 @@ impl Loaded {
             (doc, tree) => {
                 let mut cases = doc.into_cases(&source.path);
                 if let Some(tree) = tree {
-                    locate_checks(&mut cases, tree, &source);
+                    locate_checks(&mut cases, 0, tree, &source);
                 }
                 cases
             }
@@ -229,15 +229,28 @@ pub struct Planned {
     pub cases: usize,
 }
 
-/// Gives every check of `cases` its place in `source`, found in `tree`.
-fn locate_checks(cases: &mut [Case], tree: &Node, source: &Source) {
-    for check in cases
-        .iter_mut()
-        .flat_map(|c| &mut c.interactions)
-        .flat_map(|s| &mut s.checks)
-    {
-        check.location = place(tree, &check.path).map(|span| location(source, span));
+/// Gives every check of `cases` its place in `source`, found in `tree`. The cases of a
+/// suite are its tests from `tests[first]` on, and their checks' paths are written
+/// within their test ([`crate::plan::Check::path`]).
+fn locate_checks(cases: &mut [Case], first: usize, tree: &Node, source: &Source) {
+    for (i, case) in cases.iter_mut().enumerate() {
+        let test = match case.dialect {
+            Dialect::SentinelSuite => suite_test(tree, first + i),
+            _ => None,
+        };
+        for check in case.interactions.iter_mut().flat_map(|s| &mut s.checks) {
+            let span = match test {
+                Some(item) => place_in_test(item, tree, &check.path),
+                None => tree.locate(&check.path),
+            };
+            check.location = span.map(|span| location(source, span));
+        }
     }
+}
+
+/// Test `i` of a suite's `tree`.
+fn suite_test(tree: &Node, i: usize) -> Option<&Node> {
+    tree.get("tests")?.as_array()?.get(i)
 }
 
 /// The line and column where `span` starts.
@@ -263,30 +276,11 @@ fn release_test(tree: &mut Node, i: usize) {
     }
 }
 
-/// Where the check at `path` is written. A suite's test that does not write a field
-/// takes the suite's `defaults` one, so `tests[2].assertions[0]` of a test without
-/// `assertions` is written at `defaults.assertions[0]`.
-fn place(tree: &Node, path: &str) -> Option<Span> {
-    let test = path
-        .strip_prefix("tests[")
-        .and_then(|rest| rest.split_once("]."))
-        .and_then(|(i, rest)| {
-            let item = tree
-                .get("tests")?
-                .as_array()?
-                .get(i.parse::<usize>().ok()?)?;
-            Some((item, rest))
-        });
-    match test {
-        Some((item, rest)) => place_in_test(item, tree, rest),
-        None => tree.locate(path),
-    }
-}
-
 /// Where a suite test's check at `rest` (its path within the test,
 /// `assertions[0].regex_match`) is written: in the test (`item`), else, for a field the
 /// test does not write, in the `defaults` of `suite` (the suite as written, whole or
-/// up to its tests: [`stream`]).
+/// up to its tests: [`stream`]). So `assertions[0]` of a test without `assertions` is
+/// written at `defaults.assertions[0]`.
 fn place_in_test(item: &Node, suite: &Node, rest: &str) -> Option<Span> {
     // One walk tells both where the path is and whether the test writes its field
     // (the path's first segment).

@@ -6,7 +6,8 @@
 use crate::model::provider::ProviderName;
 use crate::redact::Redactor;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -79,18 +80,18 @@ pub struct Plan {
 pub struct Case {
     /// A stable hash of the case's inputs: 12 hex digits, with `-2`, `-3`, ... added
     /// when cases in one plan have the same inputs.
-    pub id: String,
+    pub id: Box<str>,
     /// A readable name: the test's name, or for a data-driven file its folder and stem.
-    pub name: String,
+    pub name: Box<str>,
     /// The dialect the case was written in.
     pub dialect: Dialect,
-    /// The file it came from.
-    pub file: PathBuf,
+    /// The file it came from, shared by the cases of one file.
+    pub file: Arc<Path>,
     /// Labels for selection. A Sentinel test's `category` is one of them.
-    pub tags: Vec<String>,
+    pub tags: Box<[String]>,
     /// The category a Sentinel test names (`qa`, `tool-use`, ...), as metadata.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub category: Option<String>,
+    pub category: Option<Box<str>>,
     /// What is tested.
     pub target: Target,
     /// How many samples must pass, of how many.
@@ -101,7 +102,7 @@ pub struct Case {
     /// The conversation, in order.
     pub interactions: Vec<Step>,
     /// Texts that must not appear in any answer (kept from neuro-san load-test files).
-    pub failure_patterns: Vec<String>,
+    pub failure_patterns: Box<[String]>,
 }
 
 /// What a case tests.
@@ -121,12 +122,12 @@ pub enum Target {
     },
     /// A model through a provider.
     Model {
-        /// The model's name.
-        model: String,
+        /// The model's name, shared by the cases of a file that name the same model.
+        model: Arc<str>,
         /// The provider, when given: a kind, or a name from `[providers]`.
         provider: Option<ProviderName>,
         /// Tools offered.
-        tools: Vec<Tool>,
+        tools: Box<[Tool]>,
         /// The framework, when given.
         framework: Option<Framework>,
         /// Framework settings (boxed, as the other rarely given parts: a plan holds
@@ -175,8 +176,14 @@ pub struct Input {
 /// One check on a response.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Check {
-    /// Where it is written, e.g. `interactions[0].response.structure.answer.keywords[1]`.
-    pub path: String,
+    /// Where it is written in its case's own definition:
+    /// `interactions[0].response.structure.answer.keywords[1]` in a data-driven file,
+    /// `assertions[1].must_not_contain` in a Sentinel test. A suite's test is a case of
+    /// its own, so its checks' paths do not name the test (`tests[i]`): they stay the
+    /// same when tests are added before it, and [`Check::location`] gives the line.
+    /// Shared (an `Arc`): a suite's tests mostly have the same checks, and a plan holds
+    /// every case at once, so each path is written once ([`assertion_path`]).
+    pub path: Arc<str>,
     /// What it checks.
     pub kind: CheckKind,
     /// Its place in the file, when the case was loaded from one
@@ -187,7 +194,7 @@ pub struct Check {
 
 impl Check {
     /// A check at `path`, with no place in a file.
-    pub fn new(path: impl Into<String>, kind: CheckKind) -> Check {
+    pub fn new(path: impl Into<Arc<str>>, kind: CheckKind) -> Check {
         Check {
             path: path.into(),
             kind,
@@ -307,17 +314,27 @@ fn canonical_field(out: &mut HashWriter, key: &str, value: &impl Serialize) {
     }
 }
 
-/// `{prefix}assertions[{i}].{name}`, written into a string of the right size (one per
-/// check of every test: the formatting machinery was a tenth of making a case).
-fn assertion_path(prefix: &str, i: usize, name: &str) -> String {
-    use fmt::Write;
-    let mut path = String::with_capacity(prefix.len() + 16 + name.len());
-    path.push_str(prefix);
-    path.push_str("assertions[");
-    let _ = write!(path, "{i}");
-    path.push_str("].");
-    path.push_str(name);
-    path
+/// The path of a Sentinel test's assertion `i`, named `name`: `assertions[{i}].{name}`.
+/// The paths of the first assertions are kept, one copy of each per thread, and shared
+/// by every case that has them (a suite of 100,000 tests has three or so, not 300,000).
+pub fn assertion_path(i: usize, name: &'static str) -> Arc<str> {
+    /// The assertions whose paths are kept: past these, each path is written anew.
+    const KEPT: usize = 16;
+    thread_local! {
+        static PATHS: std::cell::RefCell<std::collections::HashMap<(usize, &'static str), Arc<str>>> =
+            std::cell::RefCell::default();
+    }
+    let write = || Arc::from(format!("assertions[{i}].{name}"));
+    if i >= KEPT {
+        return write();
+    }
+    PATHS.with(|paths| {
+        paths
+            .borrow_mut()
+            .entry((i, name))
+            .or_insert_with(write)
+            .clone()
+    })
 }
 
 /// The first 12 hex digits of what `hasher` has taken.
@@ -467,11 +484,11 @@ impl DataDrivenCase {
             })).collect::<Vec<_>>(),
         });
         Case {
-            id: hash_inputs(&inputs),
-            name: data_driven_name(file),
+            id: hash_inputs(&inputs).into(),
+            name: data_driven_name(file).into(),
             dialect: Dialect::DataDriven,
-            file: file.to_path_buf(),
-            tags: Vec::new(),
+            file: Arc::from(file),
+            tags: Box::default(),
             category: None,
             target: Target::Agent {
                 agent: self.agent.clone(),
@@ -482,7 +499,7 @@ impl DataDrivenCase {
             success_ratio: self.success_ratio,
             timeout: seconds(self.timeout_in_seconds),
             interactions,
-            failure_patterns: self.failure_patterns.clone().unwrap_or_default(),
+            failure_patterns: self.failure_patterns.clone().unwrap_or_default().into(),
         }
     }
 }
@@ -506,7 +523,7 @@ fn push_tests(
             };
             out.push(Check {
                 location: None,
-                path,
+                path: path.into(),
                 kind: CheckKind::Stock {
                     part,
                     field: field.to_vec(),
@@ -524,7 +541,7 @@ fn push_trajectory(out: &mut Vec<Check>, base: &str, checks: &TrajectoryChecks) 
     let mut push = |name: &str, assertion: Assertion| {
         out.push(Check {
             location: None,
-            path: format!("{base}.{name}"),
+            path: format!("{base}.{name}").into(),
             kind: CheckKind::Assertion(assertion),
         });
     };
@@ -568,7 +585,7 @@ fn walk_fields(
     if nested && checks.tests.is_empty() && checks.fields.is_empty() {
         out.push(Check {
             location: None,
-            path: base.to_owned(),
+            path: base.into(),
             kind: CheckKind::Present {
                 part,
                 field: field.clone(),
@@ -586,15 +603,9 @@ fn walk_fields(
 
 impl TestSpec {
     /// This test as a plan case read from `file`; `suite_tags` are added to its own.
-    pub fn to_case(
-        &self,
-        file: &Path,
-        path_prefix: &str,
-        suite_tags: &[String],
-        dialect: Dialect,
-    ) -> Case {
+    pub fn to_case(&self, file: &Path, suite_tags: &[String], dialect: Dialect) -> Case {
         self.clone()
-            .into_case(file, path_prefix, suite_tags, dialect)
+            .into_case(&mut Shared::new(file), suite_tags, dialect)
     }
 
     /// The case's id: [`hash_inputs`] of `{"dialect": "sentinel", "model": ..,
@@ -619,14 +630,8 @@ impl TestSpec {
     }
 
     /// [`TestSpec::to_case`], moving the test's fields into the case rather than
-    /// copying them.
-    pub fn into_case(
-        self,
-        file: &Path,
-        path_prefix: &str,
-        suite_tags: &[String],
-        dialect: Dialect,
-    ) -> Case {
+    /// copying them, and sharing with the file's other cases what `shared` keeps.
+    pub fn into_case(self, shared: &mut Shared, suite_tags: &[String], dialect: Dialect) -> Case {
         let id = self.id();
         let checks = self
             .assertions
@@ -634,7 +639,7 @@ impl TestSpec {
             .enumerate()
             .map(|(i, a)| Check {
                 location: None,
-                path: assertion_path(path_prefix, i, a.name()),
+                path: assertion_path(i, a.name()),
                 kind: CheckKind::Assertion(a),
             })
             .collect();
@@ -648,16 +653,16 @@ impl TestSpec {
         let said = |s: Option<String>| s.filter(|s| !s.is_empty());
         let inputs_of = self.inputs;
         Case {
-            id,
-            name: self.name,
+            id: id.into(),
+            name: self.name.into(),
             dialect,
-            file: file.to_path_buf(),
-            tags,
-            category: self.category,
+            file: Arc::clone(&shared.file),
+            tags: tags.into(),
+            category: self.category.map(String::into_boxed_str),
             target: Target::Model {
-                model: self.model,
+                model: shared.model(self.model),
                 provider: self.provider,
-                tools: self.tools.unwrap_or_default(),
+                tools: self.tools.unwrap_or_default().into(),
                 framework: self.framework,
                 framework_config: self.framework_config.map(Box::new),
                 model_config: self.model_config.map(Box::new),
@@ -678,7 +683,34 @@ impl TestSpec {
                 continue_conversation: true,
                 checks,
             }],
-            failure_patterns: Vec::new(),
+            failure_patterns: Box::default(),
+        }
+    }
+}
+
+/// What the cases of one file share rather than each keeping a copy: the file's path,
+/// and the model when a test names the one the test before it named (as a suite's tests
+/// that take their suite's model do). A plan holds every case at once.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    file: Arc<Path>,
+    model: Option<Arc<str>>,
+}
+
+impl Shared {
+    /// Nothing shared yet by the cases of `file`.
+    pub fn new(file: &Path) -> Shared {
+        Shared {
+            file: Arc::from(file),
+            model: None,
+        }
+    }
+
+    /// `model`, as the case before named it when it named the same.
+    fn model(&mut self, model: String) -> Arc<str> {
+        match &self.model {
+            Some(last) if **last == *model => Arc::clone(last),
+            _ => Arc::clone(self.model.insert(Arc::from(model))),
         }
     }
 }
@@ -702,14 +734,11 @@ impl TestSuite {
     /// part of the tree) can be freed test by test.
     pub fn into_cases_each(self, file: &Path, mut each: impl FnMut(usize, Case)) {
         let suite_tags = self.tags.unwrap_or_default();
-        let mut prefix = String::new();
+        let mut shared = Shared::new(file);
         for (i, t) in self.tests.into_iter().enumerate() {
-            use fmt::Write;
-            prefix.clear();
-            let _ = write!(prefix, "tests[{i}].");
             each(
                 i,
-                t.into_case(file, &prefix, &suite_tags, Dialect::SentinelSuite),
+                t.into_case(&mut shared, &suite_tags, Dialect::SentinelSuite),
             );
         }
     }
@@ -738,7 +767,7 @@ impl Plan {
             std::collections::HashMap::with_capacity(cases.len());
         let mut repeated = Vec::new();
         for (i, case) in cases.iter().enumerate() {
-            let n = seen.entry(case.id.as_str()).or_insert(0);
+            let n = seen.entry(&*case.id).or_insert(0);
             *n += 1;
             if *n > 1 {
                 repeated.push((i, *n));
@@ -747,7 +776,7 @@ impl Plan {
         drop(seen);
         for (i, n) in repeated {
             let case = &mut cases[i];
-            case.id = format!("{}-{n}", case.id);
+            case.id = format!("{}-{n}", case.id).into();
         }
         Plan {
             cases,
@@ -791,13 +820,50 @@ mod tests {
     }
 
     #[test]
+    fn a_suite_tests_check_paths_are_written_within_it_and_shared() {
+        let mut text = String::from("name: s\ntests:\n");
+        for i in 0..20 {
+            text.push_str(&format!(
+                "  - name: t{i}\n    model: m\n    inputs: {{query: q}}\n"
+            ));
+            text.push_str("    assertions:\n");
+            text.push_str(&"      - must_contain: x\n".repeat(18));
+        }
+        let loaded = crate::load::load_str(
+            Path::new("s.yaml"),
+            &text,
+            &crate::Env::default(),
+            crate::Unrecognized::Error,
+        )
+        .expect("a test file");
+        assert!(loaded.is_valid(), "{:?}", loaded.outcome);
+        let cases = loaded.cases();
+        let paths = |case: &Case| -> Vec<Arc<str>> {
+            case.interactions[0]
+                .checks
+                .iter()
+                .map(|c| c.path.clone())
+                .collect()
+        };
+        let (first, last) = (paths(&cases[0]), paths(&cases[19]));
+        assert_eq!(&*first[0], "assertions[0].must_contain");
+        assert_eq!(&*last[17], "assertions[17].must_contain");
+        assert_eq!(first, last, "a test's paths do not name the test");
+        // The first assertions' paths are one text for every test; past those, each
+        // test writes its own.
+        assert!(Arc::ptr_eq(&first[0], &last[0]));
+        assert!(Arc::ptr_eq(&first[15], &last[15]));
+        assert!(!Arc::ptr_eq(&first[16], &last[16]));
+    }
+
+    #[test]
     fn duplicate_ids_get_suffixes() {
         let case = |id: &str| Case {
-            id: id.to_owned(),
-            name: String::new(),
+            id: id.into(),
+            name: "".into(),
             dialect: Dialect::DataDriven,
-            file: PathBuf::new(),
-            tags: Vec::new(),
+            file: Arc::from(Path::new("")),
+            tags: Box::default(),
             category: None,
             target: Target::Agent {
                 agent: "a".into(),
@@ -808,10 +874,10 @@ mod tests {
             success_ratio: SuccessRatio::default(),
             timeout: None,
             interactions: vec![],
-            failure_patterns: vec![],
+            failure_patterns: Box::default(),
         };
         let plan = Plan::new(vec![case("x"), case("y"), case("x"), case("x")]);
-        let ids: Vec<&str> = plan.cases.iter().map(|c| c.id.as_str()).collect();
+        let ids: Vec<&str> = plan.cases.iter().map(|c| &*c.id).collect();
         assert_eq!(ids, ["x", "y", "x-2", "x-3"]);
         assert!(ids.iter().all(|id| id.len() <= MAX_ID_LEN));
     }
@@ -840,7 +906,7 @@ mod tests {
         );
         let got: Vec<(Option<&str>, &[String])> = cases
             .iter()
-            .map(|c| (c.category.as_deref(), c.tags.as_slice()))
+            .map(|c| (c.category.as_deref(), &*c.tags))
             .collect();
         let tags = |t: &[&str]| t.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         assert_eq!(got[0], (Some("qa"), tags(&["a", "qa", "suite"]).as_slice()));
@@ -891,7 +957,7 @@ mod tests {
             .checks
             .iter()
             .map(|c| match &c.kind {
-                CheckKind::Assertion(a) => (c.path.as_str(), a.name()),
+                CheckKind::Assertion(a) => (&*c.path, a.name()),
                 other => panic!("{other:?}"),
             })
             .collect();

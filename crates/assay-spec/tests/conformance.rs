@@ -202,7 +202,7 @@ fn every_upstream_case_validates_and_normalizes_to_what_it_spells_out() {
 #[test]
 fn math_guy_spells_out_one_float_value_check() {
     let (case, _) = load_case(&dir().join("fixtures-2026-02/math_guy/basic_sly_data.hocon"));
-    assert_eq!(case.name, "math_guy/basic_sly_data");
+    assert_eq!(&*case.name, "math_guy/basic_sly_data");
     let step = &case.interactions[0];
     assert_eq!(
         step.input.sly_data.as_deref().cloned().map(Value::Object),
@@ -223,7 +223,7 @@ fn math_guy_spells_out_one_float_value_check() {
     assert_eq!((*test, *negated), (StockTest::Value, false));
     assert_eq!(expected.to_string(), "19481.0", "the float stays a float");
     assert_eq!(
-        step.checks[0].path,
+        &*step.checks[0].path,
         "interactions[0].response.sly_data.equals.value[0]"
     );
 }
@@ -326,7 +326,7 @@ fn load_test_presence_checks_and_failure_patterns_are_kept() {
         &dir().join("fixtures-latest/load_tests/agent_network_designer/catering_company.hocon"),
     );
     assert_eq!(
-        case.failure_patterns,
+        *case.failure_patterns,
         [
             "No fully-specified LLM found",
             "API key to be set as an environment variable"

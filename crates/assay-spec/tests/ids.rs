@@ -73,8 +73,8 @@ fn sentinel_case_ids_stay_as_they_were() {
         let cases = loaded.cases();
         let case = cases
             .iter()
-            .find(|c| c.name == *name)
+            .find(|c| &*c.name == *name)
             .unwrap_or_else(|| panic!("{file} has no test {name:?}"));
-        assert_eq!(case.id, *id, "{file}: {name}");
+        assert_eq!(&*case.id, *id, "{file}: {name}");
     }
 }

@@ -145,8 +145,8 @@ mod tests {
         assert!(reports.is_empty(), "{reports:?}");
         let cases = loaded.cases();
         assert_eq!(cases.len(), 250);
-        let names: HashSet<&str> = cases.iter().map(|c| c.name.as_str()).collect();
-        let ids: HashSet<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+        let names: HashSet<&str> = cases.iter().map(|c| &*c.name).collect();
+        let ids: HashSet<&str> = cases.iter().map(|c| &*c.id).collect();
         assert_eq!((names.len(), ids.len()), (250, 250));
         assert!(names.contains("test 00001") && names.contains("test 00250"));
         let checks = &cases[0].interactions[0].checks;

@@ -313,7 +313,7 @@ fn the_music_nerd_pro_turns_pass_together_on_a_good_conversation() {
     let case = cases
         .iter()
         .find(|c| {
-            c.name == "music_nerd_pro/combination_responses_with_history_direct"
+            &*c.name == "music_nerd_pro/combination_responses_with_history_direct"
                 && c.file.to_string_lossy().contains("fixtures-2026-02")
         })
         .expect("the music_nerd_pro direct case");

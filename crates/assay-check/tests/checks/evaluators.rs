@@ -536,7 +536,7 @@ fn thresholds_decide_a_scored_evaluation() {
 fn a_sentinel_assertion_runs_as_a_plan_check() {
     let check = Check {
         location: None,
-        path: "tests[0].assertions[1].must_call_tool".to_owned(),
+        path: "assertions[1].must_call_tool".into(),
         kind: CheckKind::Assertion(Assertion::MustCallTool(vec!["web_search".to_owned()])),
     };
     let response = Response::text("x").with_tool_call("web_search", json!({}));
@@ -548,7 +548,7 @@ fn a_sentinel_assertion_runs_as_a_plan_check() {
     assert_eq!(result.expected, Some(json!(["web_search"])));
     let check = Check {
         location: None,
-        path: "assertions[0].max_latency_ms".to_owned(),
+        path: "assertions[0].max_latency_ms".into(),
         kind: CheckKind::Assertion(Assertion::MaxLatencyMs(10)),
     };
     let result = futures::executor::block_on(run_check(&check, &response, None));

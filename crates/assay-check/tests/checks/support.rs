@@ -20,7 +20,7 @@ pub(crate) fn stock(part: Part, names: &[&str], name: &str, expected: Value) -> 
         StockTest::from_name(name).unwrap_or_else(|| panic!("`{name}` is not a stock test"));
     Check {
         location: None,
-        path: format!("test.{}.{name}", part.name()),
+        path: format!("test.{}.{name}", part.name()).into(),
         kind: CheckKind::Stock {
             part,
             field: field(names),
@@ -35,7 +35,7 @@ pub(crate) fn stock(part: Part, names: &[&str], name: &str, expected: Value) -> 
 pub(crate) fn present(part: Part, names: &[&str]) -> Check {
     Check {
         location: None,
-        path: format!("test.{}.present", part.name()),
+        path: format!("test.{}.present", part.name()).into(),
         kind: CheckKind::Present {
             part,
             field: field(names),

@@ -841,11 +841,11 @@ fn a_list_of_given_values_is_one_check_per_value_and_all_must_pass() {
         .collect();
     assert_eq!(keywords.len(), 2);
     assert_eq!(
-        keywords[0].path,
+        &*keywords[0].path,
         "interactions[0].response.text.keywords[0]"
     );
     assert_eq!(
-        keywords[1].path,
+        &*keywords[1].path,
         "interactions[0].response.text.keywords[1]"
     );
 
@@ -887,7 +887,7 @@ fn a_list_of_given_values_is_one_check_per_value_and_all_must_pass() {
     let failed: Vec<&str> = results
         .iter()
         .filter(|r| r.status() == F)
-        .map(|r| r.path.as_str())
+        .map(|r| &*r.path)
         .collect();
     assert_eq!(
         failed,

@@ -214,7 +214,7 @@ impl From<&CheckResult> for Check {
             },
         };
         Check {
-            path: c.path.clone(),
+            path: c.path.to_string(),
             name: c.name.clone(),
             target: c.target.clone(),
             expected: c.expected.clone(),

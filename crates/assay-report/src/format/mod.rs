@@ -501,8 +501,10 @@ pub struct Error {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct Check {
-    /// Where the check is written, e.g. `interactions[0].response.text.keywords`; for a
-    /// Rust suite, `evaluators.<id>`.
+    /// Where the check is written in its case, e.g.
+    /// `interactions[0].response.text.keywords`, or `assertions[1].must_contain` in a
+    /// Sentinel test (a suite's test is a case of its own, so the path does not name
+    /// `tests[i]`: `location` gives its line); for a Rust suite, `evaluators.<id>`.
     pub path: String,
     /// The check's name: `keywords`, `not_gist`, `must_contain`, an evaluator's id, ...
     pub name: String,

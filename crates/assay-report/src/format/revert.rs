@@ -296,7 +296,7 @@ impl From<&Check> for CheckResult {
             },
         };
         CheckResult {
-            path: c.path.clone(),
+            path: c.path.as_str().into(),
             name: c.name.clone(),
             target: c.target.clone(),
             expected: c.expected.clone(),

@@ -95,7 +95,7 @@ fn check(report: &EvaluationReport) -> Option<CheckResult> {
         },
     };
     Some(CheckResult {
-        path: format!("evaluators.{id}"),
+        path: format!("evaluators.{id}").into(),
         name: id.clone(),
         target: "output".to_owned(),
         expected: None,

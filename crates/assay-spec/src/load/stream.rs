@@ -12,12 +12,11 @@
 //! hold them side by side.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 use crate::diag::{Diagnostic, Severity};
 use crate::model::provider::ProviderKind;
 use crate::node::{Node, Value};
-use crate::plan::{Case, Dialect};
+use crate::plan::{Case, Dialect, Shared};
 use crate::redact::Redactor;
 use crate::source::{Source, Syntax};
 use crate::syntax::yaml::{self, Items};
@@ -68,7 +67,7 @@ struct Stream<'a> {
     /// How many tests were read, valid or not.
     read: usize,
     cases: Vec<Case>,
-    prefix: String,
+    shared: Shared,
 }
 
 impl<'a> Stream<'a> {
@@ -83,7 +82,7 @@ impl<'a> Stream<'a> {
             tests: SuiteTests::default(),
             read: 0,
             cases: Vec::new(),
-            prefix: String::new(),
+            shared: Shared::new(&source.path),
         }
     }
 
@@ -147,17 +146,9 @@ impl Items for Stream<'_> {
         let Some(test) = test else {
             return;
         };
-        self.prefix.clear();
-        let _ = write!(self.prefix, "tests[{index}].");
-        let mut case = test.into_case(
-            &self.source.path,
-            &self.prefix,
-            &self.suite_tags,
-            Dialect::SentinelSuite,
-        );
+        let mut case = test.into_case(&mut self.shared, &self.suite_tags, Dialect::SentinelSuite);
         for check in case.interactions.iter_mut().flat_map(|s| &mut s.checks) {
-            let rest = check.path.strip_prefix(self.prefix.as_str()).unwrap_or("");
-            let span = super::place_in_test(&node, before, rest);
+            let span = super::place_in_test(&node, before, &check.path);
             check.location = span.map(|span| super::location(self.source, span));
         }
         if self.read == SAMPLE {
