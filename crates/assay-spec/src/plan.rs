@@ -854,6 +854,13 @@ mod tests {
         assert!(Arc::ptr_eq(&first[0], &last[0]));
         assert!(Arc::ptr_eq(&first[15], &last[15]));
         assert!(!Arc::ptr_eq(&first[16], &last[16]));
+        // The file and the model are shared too.
+        assert!(Arc::ptr_eq(&cases[0].file, &cases[19].file));
+        let model = |case: &Case| match &case.target {
+            Target::Model { model, .. } => Arc::clone(model),
+            other => panic!("{other:?}"),
+        };
+        assert!(Arc::ptr_eq(&model(&cases[0]), &model(&cases[19])));
     }
 
     #[test]

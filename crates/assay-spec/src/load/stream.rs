@@ -177,6 +177,25 @@ mod tests {
     }
 
     #[test]
+    fn the_cases_read_test_by_test_share_their_file_model_and_check_paths() {
+        use crate::plan::Target;
+        use std::sync::Arc;
+        let tests = "tests:\n  - {name: a, inputs: {query: one}}\n  - {name: b, inputs: {query: two}}\n  - {name: c, model: gpt-4o-mini, inputs: {query: three}}\n";
+        let source = Source::new("s.yaml", format!("{HEAD}{tests}"));
+        let (cases, _) = suite_cases(source, &BTreeMap::new(), false).expect("read test by test");
+        let model = |i: usize| match &cases[i].target {
+            Target::Model { model, .. } => Arc::clone(model),
+            other => panic!("{other:?}"),
+        };
+        let path = |i: usize| Arc::clone(&cases[i].interactions[0].checks[0].path);
+        assert!(Arc::ptr_eq(&cases[0].file, &cases[2].file));
+        assert!(Arc::ptr_eq(&model(0), &model(1)), "the suite's model, once");
+        assert_eq!((&*model(1), &*model(2)), ("gpt-4o", "gpt-4o-mini"));
+        assert!(Arc::ptr_eq(&path(0), &path(2)));
+        assert_eq!(&*path(0), "assertions[0].must_contain");
+    }
+
+    #[test]
     fn a_suite_whose_tests_come_last_is_read_test_by_test() {
         let tests = "tests:\n  - name: a\n    inputs: {query: one}\n  - name: b\n    inputs: {query: two}\n";
         assert_eq!(streamed(&format!("{HEAD}{tests}"), false), Some(2));
