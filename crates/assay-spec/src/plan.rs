@@ -182,7 +182,7 @@ pub struct Check {
     /// its own, so its checks' paths do not name the test (`tests[i]`): they stay the
     /// same when tests are added before it, and [`Check::location`] gives the line.
     /// Shared (an `Arc`): a suite's tests mostly have the same checks, and a plan holds
-    /// every case at once, so each path is written once ([`assertion_path`]).
+    /// every case at once, so each path is written once ([`Shared`]).
     pub path: Arc<str>,
     /// What it checks.
     pub kind: CheckKind,
@@ -312,29 +312,6 @@ fn canonical_field(out: &mut HashWriter, key: &str, value: &impl Serialize) {
             let _ = out.write_all(b"null");
         }
     }
-}
-
-/// The path of a Sentinel test's assertion `i`, named `name`: `assertions[{i}].{name}`.
-/// The paths of the first assertions are kept, one copy of each per thread, and shared
-/// by every case that has them (a suite of 100,000 tests has three or so, not 300,000).
-pub fn assertion_path(i: usize, name: &'static str) -> Arc<str> {
-    /// The assertions whose paths are kept: past these, each path is written anew.
-    const KEPT: usize = 16;
-    thread_local! {
-        static PATHS: std::cell::RefCell<std::collections::HashMap<(usize, &'static str), Arc<str>>> =
-            std::cell::RefCell::default();
-    }
-    let write = || Arc::from(format!("assertions[{i}].{name}"));
-    if i >= KEPT {
-        return write();
-    }
-    PATHS.with(|paths| {
-        paths
-            .borrow_mut()
-            .entry((i, name))
-            .or_insert_with(write)
-            .clone()
-    })
 }
 
 /// The first 12 hex digits of what `hasher` has taken.
@@ -639,7 +616,7 @@ impl TestSpec {
             .enumerate()
             .map(|(i, a)| Check {
                 location: None,
-                path: assertion_path(i, a.name()),
+                path: shared.assertion_path(i, a.name()),
                 kind: CheckKind::Assertion(a),
             })
             .collect();
@@ -689,20 +666,28 @@ impl TestSpec {
 }
 
 /// What the cases of one file share rather than each keeping a copy: the file's path,
-/// and the model when a test names the one the test before it named (as a suite's tests
-/// that take their suite's model do). A plan holds every case at once.
+/// the model when a test names the one the test before it named (as a suite's tests
+/// that take their suite's model do), and the paths of the first assertions, which a
+/// suite's tests mostly have alike (a suite of 100,000 tests has three or so, not
+/// 300,000). A plan holds every case at once.
 #[derive(Debug, Clone)]
 pub struct Shared {
     file: Arc<Path>,
     model: Option<Arc<str>>,
+    paths: std::collections::HashMap<(usize, &'static str), Arc<str>>,
 }
 
 impl Shared {
+    /// The assertions whose paths are kept: past these, each path is written anew, so
+    /// what is kept stays small whatever a test holds.
+    const KEPT: usize = 16;
+
     /// Nothing shared yet by the cases of `file`.
     pub fn new(file: &Path) -> Shared {
         Shared {
             file: Arc::from(file),
             model: None,
+            paths: std::collections::HashMap::new(),
         }
     }
 
@@ -712,6 +697,16 @@ impl Shared {
             Some(last) if **last == *model => Arc::clone(last),
             _ => Arc::clone(self.model.insert(Arc::from(model))),
         }
+    }
+
+    /// The path of a Sentinel test's assertion `i`, named `name`:
+    /// `assertions[{i}].{name}`.
+    fn assertion_path(&mut self, i: usize, name: &'static str) -> Arc<str> {
+        let write = || Arc::from(format!("assertions[{i}].{name}"));
+        if i >= Self::KEPT {
+            return write();
+        }
+        Arc::clone(self.paths.entry((i, name)).or_insert_with(write))
     }
 }
 
@@ -849,8 +844,8 @@ mod tests {
         assert_eq!(&*first[0], "assertions[0].must_contain");
         assert_eq!(&*last[17], "assertions[17].must_contain");
         assert_eq!(first, last, "a test's paths do not name the test");
-        // The first assertions' paths are one text for every test; past those, each
-        // test writes its own.
+        // The first assertions' paths are one text for every test of the file; past
+        // those, each test writes its own.
         assert!(Arc::ptr_eq(&first[0], &last[0]));
         assert!(Arc::ptr_eq(&first[15], &last[15]));
         assert!(!Arc::ptr_eq(&first[16], &last[16]));
