@@ -1,17 +1,19 @@
 //! `fake-openai`: [`FakeOpenAi`] as a process of its own, for benchmarks that drive
 //! Assay (or promptfoo) against an OpenAI-compatible server on loopback.
 //!
-//! `fake-openai [--port P] [--latency-ms MS] [--reply TEXT]` serves on `127.0.0.1:P`
-//! (a free port by default), prints `listening on http://127.0.0.1:PORT/v1` as its
-//! first line, and answers every valid chat completion with `TEXT` after `MS`
-//! milliseconds (0 by default), whole or streamed as server-sent events when asked,
-//! with `usage`, until it is killed. It keeps no record of the requests, so it does not
+//! `fake-openai [--port P] [--latency-ms MS] [--reply TEXT] [--threads N]` serves on
+//! `127.0.0.1:P` (a free port by default), prints `listening on
+//! http://127.0.0.1:PORT/v1` as its first line, and answers every valid chat completion
+//! with `TEXT` after `MS` milliseconds (0 by default), whole or streamed as server-sent
+//! events when asked, with `usage`, until it is killed. It keeps no record of the requests, so it does not
 //! grow with them.
 //!
-//! It runs on tokio's multi-threaded runtime, a worker per core: on a 2-core machine
-//! that serves about twice what one thread does, even with the client on the same
-//! cores (`cargo bench -p assay-testkit --bench fake_throughput`; the numbers are in
-//! `docs/performance.md`).
+//! It runs on one thread by default (`--threads 1`, tokio's current-thread runtime),
+//! its pauses on a `timerfd` of that thread's reactor: sharing two cores with the client
+//! it measures, it then costs the least CPU a request, and still serves more than
+//! 60,000 requests/s with no latency (`cargo bench -p assay-testkit --bench
+//! fake_throughput`; the numbers are in `docs/performance.md`). `--threads 0` runs a
+//! worker per core, `--threads N` N of them.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -24,7 +26,7 @@ use assay_testkit::providers::openai::FakeOpenAi;
 /// (`must_contain "Paris"`, `must_not_contain "London"`, `regex_match "\d+"`).
 const DEFAULT_REPLY: &str = "Paris has 2 million people";
 
-const USAGE: &str = "usage: fake-openai [--port P] [--latency-ms MS] [--reply TEXT]";
+const USAGE: &str = "usage: fake-openai [--port P] [--latency-ms MS] [--reply TEXT] [--threads N]";
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
@@ -32,6 +34,8 @@ struct Options {
     port: u16,
     latency: Duration,
     reply: String,
+    /// Runtime threads: 1 runs everything on the main thread, 0 one per core.
+    threads: usize,
 }
 
 /// The options in `args` (without the program's name).
@@ -40,6 +44,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
         port: 0,
         latency: Duration::ZERO,
         reply: DEFAULT_REPLY.to_owned(),
+        threads: 1,
     };
     let mut args = args.into_iter();
     while let Some(flag) = args.next() {
@@ -55,6 +60,10 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
                 options.latency = Duration::from_millis(ms);
             }
             "--reply" => options.reply = value()?,
+            "--threads" => {
+                let v = value()?;
+                options.threads = v.parse().map_err(|_| format!("bad --threads: {v}"))?;
+            }
             other => return Err(format!("unknown argument: {other}")),
         }
     }
@@ -69,10 +78,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match options.threads {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        0 => tokio::runtime::Builder::new_multi_thread(),
+        n => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(n);
+            builder
+        }
+    }
+    .enable_all()
+    .build();
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("fake-openai: cannot start the runtime: {e}");
@@ -132,9 +149,12 @@ mod tests {
             Options {
                 port: 8080,
                 latency: Duration::from_millis(20),
-                reply: "hi".to_owned()
+                reply: "hi".to_owned(),
+                threads: 1,
             }
         );
+        assert_eq!(parse(args(&["--threads", "0"])).unwrap().threads, 0);
+        assert!(parse(args(&["--threads", "-1"])).is_err());
         assert!(parse(args(&["--port"])).is_err());
         assert!(parse(args(&["--latency-ms", "x"])).is_err());
         assert!(parse(args(&["--verbose"])).is_err());

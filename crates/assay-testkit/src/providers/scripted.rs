@@ -23,6 +23,8 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+use super::clock::Clock;
+
 /// A response body of the fakes.
 pub(crate) type Body = BoxBody<Bytes, Infallible>;
 
@@ -70,11 +72,16 @@ impl RecordedRequest {
 pub(crate) struct Served {
     pub(crate) addr: SocketAddr,
     task: JoinHandle<()>,
+    /// The task of the server's [`Clock`], if it has one.
+    clock: Option<JoinHandle<()>>,
 }
 
 impl Drop for Served {
     fn drop(&mut self) {
         self.task.abort();
+        if let Some(clock) = &self.clock {
+            clock.abort();
+        }
     }
 }
 
@@ -100,13 +107,18 @@ pub(crate) async fn serve_on(
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;
     let addr = listener.local_addr()?;
     let handler = Arc::new(handler);
-    let task = tokio::spawn(accept(listener, handler));
-    Ok(Served { addr, task })
+    let (clock, clock_task) = Clock::start().unzip();
+    let task = tokio::spawn(accept(listener, handler, clock));
+    Ok(Served {
+        addr,
+        task,
+        clock: clock_task,
+    })
 }
 
-/// Serves every connection `listener` accepts, each on a task of its own, until
-/// aborted (which ends the connections too).
-async fn accept<H>(listener: TcpListener, handler: Arc<H>)
+/// Serves every connection `listener` accepts, each on a task of its own whose pauses
+/// `clock` keeps, until aborted (which ends the connections too).
+async fn accept<H>(listener: TcpListener, handler: Arc<H>, clock: Option<Arc<Clock>>)
 where
     H: Fn(RecordedRequest) -> Answer + Send + Sync + 'static,
 {
@@ -125,7 +137,8 @@ where
         // waits (Nagle) for the client to acknowledge the one before it, which a
         // client that has nothing to send delays by up to 40 ms.
         let _ = stream.set_nodelay(true);
-        connections.spawn(connection(stream, Arc::clone(&handler)));
+        let served = connection(stream, Arc::clone(&handler));
+        connections.spawn(Clock::scope(clock.clone(), served));
         // Reap finished connections as we go.
         while connections.try_join_next().is_some() {}
     }
