@@ -173,13 +173,19 @@ impl History {
         }
         let db = Connection::open(db_path)?;
         db.busy_timeout(std::time::Duration::from_secs(10))?;
+        // Not a database, or one of another layout: rebuilt. A file damaged further in
+        // fails the first query that reads the damage (`sync`'s, which rebuilds it, or a
+        // later one, which says so); no check reads the whole file at every open, which
+        // would cost each run time in proportion to all the runs kept.
         let layout: i64 = db.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        let check: String = db.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
-        if check != "ok" || (layout != 0 && layout != LAYOUT) {
-            return Err(rusqlite::Error::InvalidQuery);
+        match layout {
+            LAYOUT => {}
+            // New: the tables and the layout, in one transaction.
+            0 => db.execute_batch(&format!(
+                "BEGIN; {SCHEMA} PRAGMA user_version = {LAYOUT}; COMMIT;"
+            ))?,
+            _ => return Err(rusqlite::Error::InvalidQuery),
         }
-        db.execute_batch(SCHEMA)?;
-        db.pragma_update(None, "user_version", LAYOUT)?;
         Ok(History {
             runs_dir: runs_dir.to_owned(),
             db_path: db_path.to_owned(),

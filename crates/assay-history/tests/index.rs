@@ -163,6 +163,23 @@ fn an_unreadable_index_is_rebuilt_from_the_files() {
 }
 
 #[test]
+fn an_index_damaged_past_its_header_is_rebuilt_from_the_files() {
+    let dir = scratch();
+    three_runs(&dir.path().join("runs"));
+    assert_eq!(open(dir.path()).runs().unwrap().len(), 3);
+    // Still SQLite by its first page (the header and the layout), every page after it
+    // overwritten: what the index's first query reads says it is damaged.
+    let path = dir.path().join("history.sqlite");
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert!(bytes.len() > 2 * 4096, "{} bytes", bytes.len());
+    bytes[4096..].fill(0xA5);
+    std::fs::write(&path, bytes).unwrap();
+    let history = open(dir.path());
+    assert_eq!(history.runs().unwrap().len(), 3);
+    assert_eq!(history.case_history("a1b2c3d4e5f6").unwrap().len(), 3);
+}
+
+#[test]
 fn removed_files_leave_the_index_and_pruning_keeps_the_newest() {
     let dir = scratch();
     let runs = dir.path().join("runs");
