@@ -5,8 +5,8 @@
 //! `127.0.0.1:P` (a free port by default), prints `listening on
 //! http://127.0.0.1:PORT/v1` as its first line, and answers every valid chat completion
 //! with `TEXT` after `MS` milliseconds (0 by default), whole or streamed as server-sent
-//! events when asked, with `usage`, until it is killed. It keeps no record of the requests, so it does not
-//! grow with them.
+//! events when asked, with `usage`, until it is killed. It keeps no record of the
+//! requests, so it does not grow with them.
 //!
 //! It runs on one thread by default (`--threads 1`, tokio's current-thread runtime),
 //! its pauses on a `timerfd` of that thread's reactor: sharing two cores with the client

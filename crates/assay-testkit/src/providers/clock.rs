@@ -116,16 +116,17 @@ impl Clock {
             if wait.is_some_and(|wait| wait.is_zero()) {
                 continue;
             }
-            if timer.set(wait).is_err() {
-                // A timer that cannot be set (it never fails on Linux for a valid
-                // time) falls back to tokio's, a little late.
-                if let Some(at) = next {
-                    tokio::time::sleep_until(at.into()).await;
+            let expired = async {
+                match (timer.set(wait), next) {
+                    (Ok(()), _) => timer.expired().await,
+                    // A timer that cannot be set (it never fails on Linux for a valid
+                    // time) falls back to tokio's, a little late.
+                    (Err(_), Some(at)) => tokio::time::sleep_until(at.into()).await,
+                    (Err(_), None) => std::future::pending().await,
                 }
-                continue;
-            }
+            };
             tokio::select! {
-                () = timer.expired() => {}
+                () = expired => {}
                 () = self.rearm.notified() => {}
             }
         }
