@@ -22,6 +22,7 @@ use serde_json::Value;
 use crate::cassette::{Cassettes, seam};
 use crate::decode::{DEFAULT_MAX_BODY_BYTES, DecodeError, LineDecoder};
 use crate::error::ConnectError;
+use crate::h1::{Lean, LeanError};
 use crate::retry::{RetryPolicy, Statuses};
 use crate::server::{endpoint, label, with_scheme};
 use crate::tls::{TlsOptions, client_config, explain};
@@ -85,6 +86,45 @@ pub(crate) struct HttpClient {
     /// `openai`, `langgraph`, ...).
     pub(crate) connector: Arc<str>,
     pub(crate) cassettes: Option<Cassettes>,
+    /// The lean HTTP/1.1 client that sends what it takes ([`Lean::takes`]); `None` when
+    /// a proxy is configured.
+    lean: Option<Lean>,
+}
+
+/// What `assay` says it is.
+const USER_AGENT: &str = concat!("assay/", env!("CARGO_PKG_VERSION"));
+
+/// Why a request got no response, from whichever client sent it.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    Reqwest(reqwest::Error),
+    Lean(LeanError),
+}
+
+impl Failure {
+    /// Whether the connection could not be made.
+    fn is_connect(&self) -> bool {
+        match self {
+            Failure::Reqwest(e) => e.is_connect(),
+            Failure::Lean(e) => e.is_connect(),
+        }
+    }
+
+    /// Whether a time limit ran out.
+    fn is_timeout(&self) -> bool {
+        match self {
+            Failure::Reqwest(e) => e.is_timeout(),
+            Failure::Lean(e) => e.is_timeout(),
+        }
+    }
+
+    /// The error itself, to walk its causes.
+    fn error(&self) -> &(dyn StdError + 'static) {
+        match self {
+            Failure::Reqwest(e) => e,
+            Failure::Lean(e) => e,
+        }
+    }
 }
 
 /// A response, with when the attempt that got it began and how many attempts it took.
@@ -102,11 +142,17 @@ impl HttpClient {
     /// The client of `connector` (its kind, for the cassettes' keys).
     pub(crate) fn new(options: &HttpOptions, connector: &str) -> Result<HttpClient, ConnectError> {
         let tls = client_config(&options.tls)?;
+        let lean = Lean::new(
+            &tls,
+            options.connect_timeout,
+            options.idle_timeout,
+            USER_AGENT,
+        );
         let mut builder = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .connect_timeout(options.connect_timeout)
             .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("assay/", env!("CARGO_PKG_VERSION")));
+            .user_agent(USER_AGENT);
         if let Some(idle) = options.idle_timeout {
             builder = builder.read_timeout(idle);
         }
@@ -121,6 +167,7 @@ impl HttpClient {
             idle: options.idle_timeout,
             connector: connector.into(),
             cassettes: options.cassettes.clone(),
+            lean,
         })
     }
 
@@ -160,7 +207,7 @@ impl HttpClient {
         };
         let request = build()
             .build()
-            .map_err(|e| self.request_error(&e, server, 1))?;
+            .map_err(|e| self.request_error(&Failure::Reqwest(e), server, 1))?;
         let keyed = seam::key(cassettes, &self.connector, &request);
         if let Some((response, started)) = seam::replay(cassettes, &keyed, server)? {
             return Ok(Answered {
@@ -205,7 +252,7 @@ impl HttpClient {
         loop {
             pace().await;
             let started = Instant::now();
-            match build().send().await {
+            match self.send_once(build()).await {
                 Ok(response) => {
                     let status = response.status();
                     if !status.is_success()
@@ -229,7 +276,7 @@ impl HttpClient {
                 Err(error) => {
                     if never_reached_server(&error) && retry.may_retry(attempt) {
                         let wait = retry.backoff(attempt);
-                        tracing::debug!(%server, attempt, ?wait, cause = %root_cause(&error), "cannot connect; trying again");
+                        tracing::debug!(%server, attempt, ?wait, cause = %root_cause(error.error()), "cannot connect; trying again");
                         tokio::time::sleep(wait).await;
                         attempt += 1;
                         continue;
@@ -237,6 +284,19 @@ impl HttpClient {
                     return Err(self.request_error(&error, server, attempt));
                 }
             }
+        }
+    }
+
+    /// One request sent once: by the lean client when it takes it, else by reqwest.
+    async fn send_once(&self, builder: RequestBuilder) -> Result<Response, Failure> {
+        let Some(lean) = &self.lean else {
+            return builder.send().await.map_err(Failure::Reqwest);
+        };
+        let request = builder.build().map_err(Failure::Reqwest)?;
+        if lean.takes(&request) {
+            lean.send(request).await.map_err(Failure::Lean)
+        } else {
+            self.client.execute(request).await.map_err(Failure::Reqwest)
         }
     }
 
@@ -258,7 +318,7 @@ impl HttpClient {
     /// The error for a request that got no response.
     pub(crate) fn request_error(
         &self,
-        error: &reqwest::Error,
+        error: &Failure,
         server: &str,
         attempts: u32,
     ) -> ConnectError {
@@ -289,8 +349,8 @@ impl HttpClient {
 /// Whether a request that failed with `error` certainly never reached the server: the
 /// connection could not be made (refused, no such host, reset during the handshake).
 /// A timeout and a certificate that could not be verified are not worth another try.
-fn never_reached_server(error: &reqwest::Error) -> bool {
-    error.is_connect() && !error.is_timeout() && find_rustls(error).is_none()
+fn never_reached_server(error: &Failure) -> bool {
+    error.is_connect() && !error.is_timeout() && find_rustls(error.error()).is_none()
 }
 
 /// The error for a response with an error status.
@@ -335,12 +395,12 @@ pub(crate) async fn error_body(response: Response) -> Vec<u8> {
 /// The error for a request that got no response after `attempts` attempts; a read
 /// timeout is the `idle` limit running out.
 pub(crate) fn request_error(
-    error: &reqwest::Error,
+    error: &Failure,
     server: &str,
     attempts: u32,
     idle: Option<Duration>,
 ) -> ConnectError {
-    if let Some(tls) = find_rustls(error) {
+    if let Some(tls) = find_rustls(error.error()) {
         return ConnectError::Tls {
             server: server.to_owned(),
             reason: explain(tls),
@@ -352,7 +412,7 @@ pub(crate) fn request_error(
             limit,
         };
     }
-    let cause = root_cause(error);
+    let cause = root_cause(error.error());
     if error.is_connect() {
         let reason = if attempts > 1 {
             format!("{cause} (after {attempts} attempts)")

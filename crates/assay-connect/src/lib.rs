@@ -135,6 +135,7 @@
 pub mod cache;
 pub mod cassette;
 pub mod decode;
+mod h1;
 mod http;
 pub mod langgraph;
 mod mcp;
