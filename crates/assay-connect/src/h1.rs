@@ -9,9 +9,11 @@
 //! and the error rules are the same whichever client sent it.
 //!
 //! It takes plain `http` and `https` (rustls, with the same certificate rules, offering
-//! only HTTP/1.1) with the same time limits: the connect limit on making a connection
-//! and its TLS handshake, and the idle limit from sending a request to the head of its
-//! answer and between any two pieces of the body. A connection goes back to its
+//! only HTTP/1.1) with the same time limits: one connect limit on making a connection
+//! and its TLS handshake together (a name's addresses of the other family are tried
+//! too after [`FALLBACK_DELAY`], as `hyper-util`'s connector does), and the idle limit
+//! from sending a request to the head of its answer and between any two pieces of the
+//! body. A connection goes back to its
 //! origin's pool once its response body has been read to the end; one that is dropped
 //! half read, or that the server closed, is never reused, and a request that finds a
 //! pooled connection closed under it is sent once more on a fresh one (what
@@ -26,6 +28,7 @@ use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::fmt;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
@@ -279,34 +282,34 @@ impl Lean {
         });
     }
 
-    /// A new connection to `origin`, its driving task spawned.
+    /// A new connection to `origin`, its driving task spawned: the TCP connection and
+    /// the TLS handshake within one connect limit.
     async fn connect(&self, origin: &Origin) -> Result<SendRequest<Full<Bytes>>, LeanError> {
-        let limit = self.inner.connect_timeout;
+        let deadline = tokio::time::Instant::now() + self.inner.connect_timeout;
         let connect_error = |source| LeanError::Connect {
             origin: origin.to_string(),
             source,
         };
         let timed_out = || io::Error::new(io::ErrorKind::TimedOut, "the connect limit ran out");
-        let tcp = tokio::time::timeout(limit, TcpStream::connect((&*origin.host, origin.port)))
+        let tcp = tokio::time::timeout_at(deadline, tcp(&origin.host, origin.port))
             .await
             .map_err(|_| connect_error(timed_out()))?
             .map_err(connect_error)?;
         tcp.set_nodelay(true).map_err(connect_error)?;
-        if origin.https {
-            let name = ServerName::try_from(origin.host.to_string())
-                .map_err(|e| connect_error(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
-            let tls_error = |source| LeanError::Tls {
-                origin: origin.to_string(),
-                source,
-            };
-            let stream = tokio::time::timeout(limit, self.inner.tls.connect(name, tcp))
-                .await
-                .map_err(|_| tls_error(timed_out()))?
-                .map_err(tls_error)?;
-            handshake(TokioIo::new(stream)).await
-        } else {
-            handshake(TokioIo::new(tcp)).await
+        if !origin.https {
+            return handshake(TokioIo::new(tcp)).await;
         }
+        let name = ServerName::try_from(origin.host.to_string())
+            .map_err(|e| connect_error(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
+        let tls_error = |source| LeanError::Tls {
+            origin: origin.to_string(),
+            source,
+        };
+        let stream = tokio::time::timeout_at(deadline, self.inner.tls.connect(name, tcp))
+            .await
+            .map_err(|_| tls_error(timed_out()))?
+            .map_err(tls_error)?;
+        handshake(TokioIo::new(stream)).await
     }
 
     /// `future` within the idle limit.
@@ -322,6 +325,77 @@ impl Lean {
             None => future.await.map_err(LeanError::Http),
         }
     }
+}
+
+/// How long the addresses of the first family get before the other family's are tried
+/// too (RFC 8305's "happy eyeballs", as `hyper-util`'s connector does).
+const FALLBACK_DELAY: Duration = Duration::from_millis(300);
+
+/// A TCP connection to `host`: its addresses tried in the order the resolver gives, and
+/// those of the other family (IPv4 after IPv6, say) started too when the first family
+/// has not connected within [`FALLBACK_DELAY`], so that a family with a broken route
+/// costs a moment rather than the whole connect limit.
+async fn tcp(host: &str, port: u16) -> io::Result<TcpStream> {
+    let addresses: Vec<SocketAddr> = tokio::net::lookup_host((host, port)).await?.collect();
+    if addresses.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("`{host}` has no address"),
+        ));
+    }
+    let (preferred, fallback) = by_family(&addresses);
+    race(&preferred, &fallback).await
+}
+
+/// `addresses` of the first one's family, in order, and the others.
+fn by_family(addresses: &[SocketAddr]) -> (Vec<SocketAddr>, Vec<SocketAddr>) {
+    let ipv6 = addresses.first().is_some_and(SocketAddr::is_ipv6);
+    addresses.iter().partition(|a| a.is_ipv6() == ipv6)
+}
+
+/// A connection to one of `preferred`, tried in turn, with `fallback` started too
+/// after [`FALLBACK_DELAY`] (or at once when `preferred` all fail sooner).
+async fn race(preferred: &[SocketAddr], fallback: &[SocketAddr]) -> io::Result<TcpStream> {
+    if fallback.is_empty() {
+        return in_turn(preferred).await;
+    }
+    let preferred = in_turn(preferred);
+    tokio::pin!(preferred);
+    tokio::select! {
+        result = &mut preferred => match result {
+            Ok(stream) => Ok(stream),
+            // The first family failed before its head start was over: the other now.
+            Err(_) => in_turn(fallback).await,
+        },
+        () = tokio::time::sleep(FALLBACK_DELAY) => {
+            let fallback = in_turn(fallback);
+            tokio::pin!(fallback);
+            // The first to connect wins; when one family fails, the other's outcome is
+            // the answer.
+            tokio::select! {
+                result = &mut preferred => match result {
+                    Ok(stream) => Ok(stream),
+                    Err(_) => fallback.await,
+                },
+                result = &mut fallback => match result {
+                    Ok(stream) => Ok(stream),
+                    Err(_) => preferred.await,
+                },
+            }
+        }
+    }
+}
+
+/// A TCP connection to the first of `addresses` that takes one, or the last error.
+async fn in_turn(addresses: &[SocketAddr]) -> io::Result<TcpStream> {
+    let mut last = None;
+    for address in addresses {
+        match TcpStream::connect(address).await {
+            Ok(stream) => return Ok(stream),
+            Err(error) => last = Some(error),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address")))
 }
 
 /// The HTTP/1.1 handshake over `io`, the connection's task spawned.
@@ -762,6 +836,70 @@ mod tests {
             .unwrap_err();
         assert!(error.is_connect() && !error.is_timeout(), "{error:?}");
         assert!(error.to_string().contains(&addr.to_string()), "{error}");
+    }
+
+    /// A loopback address whose connections hang: its listener's queue is full and
+    /// never accepted from, so a new connection's SYN is dropped.
+    async fn hanging() -> (tokio::net::TcpListener, Vec<TcpStream>, SocketAddr) {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let listener = socket.listen(0).unwrap();
+        let address = listener.local_addr().unwrap();
+        let mut queued = Vec::new();
+        for _ in 0..64 {
+            match tokio::time::timeout(Duration::from_millis(100), TcpStream::connect(address))
+                .await
+            {
+                Ok(Ok(stream)) => queued.push(stream),
+                Ok(Err(error)) => panic!("{error}"),
+                Err(_) => return (listener, queued, address),
+            }
+        }
+        panic!("the listener took every connection: none hangs");
+    }
+
+    #[tokio::test]
+    async fn the_other_family_is_tried_after_a_head_start_or_at_once_when_the_first_fails() {
+        let good = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let good_address = good.local_addr().unwrap();
+        let (_hanging, _queued, hang) = hanging().await;
+        let started = Instant::now();
+        let stream = race(&[hang], &[good_address]).await.unwrap();
+        assert_eq!(stream.peer_addr().unwrap(), good_address);
+        let took = started.elapsed();
+        assert!(
+            took >= FALLBACK_DELAY - Duration::from_millis(20),
+            "{took:?}"
+        );
+        assert!(took < Duration::from_secs(3), "{took:?}");
+
+        let refused = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let refused_address = refused.local_addr().unwrap();
+        drop(refused);
+        let started = Instant::now();
+        let stream = race(&[refused_address], &[good_address]).await.unwrap();
+        assert_eq!(stream.peer_addr().unwrap(), good_address);
+        assert!(
+            started.elapsed() < FALLBACK_DELAY,
+            "{:?}",
+            started.elapsed()
+        );
+        let error = race(&[refused_address], &[refused_address])
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::ConnectionRefused, "{error}");
+    }
+
+    #[test]
+    fn addresses_are_split_by_the_first_ones_family() {
+        let a = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let (v6, v4) = by_family(&[a("[::1]:1"), a("127.0.0.1:1"), a("[::2]:1")]);
+        assert_eq!(
+            (v6, v4),
+            (vec![a("[::1]:1"), a("[::2]:1")], vec![a("127.0.0.1:1")])
+        );
+        let (v4, v6) = by_family(&[a("127.0.0.1:1"), a("[::1]:1")]);
+        assert_eq!((v4, v6), (vec![a("127.0.0.1:1")], vec![a("[::1]:1")]));
     }
 
     #[test]
