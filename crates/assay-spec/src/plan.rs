@@ -21,6 +21,8 @@ use crate::model::sentinel::{
     Assertion, Framework, Message, ModelConfig, TestSpec, TestSuite, Tool,
 };
 
+mod id;
+
 /// The longest id a case may have, as the Autoblocks SDK requires of hashes.
 pub const MAX_ID_LEN: usize = 100;
 
@@ -301,8 +303,7 @@ pub fn hash_inputs(inputs: &serde_json::Value) -> String {
 
 /// Writes `,"key":` and `value` in canonical JSON: one member of an object whose keys
 /// are written in sorted order. A value that cannot be JSON (none here can) is `null`.
-fn canonical_field(out: &mut HashWriter, key: &str, value: &impl Serialize) {
-    use std::io::Write;
+fn canonical_field(out: &mut impl std::io::Write, key: &str, value: &impl Serialize) {
     let _ = out.write_all(b",");
     let _ = serde_json::to_writer(&mut *out, key);
     let _ = out.write_all(b":");
@@ -317,10 +318,11 @@ fn canonical_field(out: &mut HashWriter, key: &str, value: &impl Serialize) {
 /// The first 12 hex digits of what `hasher` has taken.
 fn short_id(hasher: HashWriter) -> String {
     let digest = hasher.0.finalize();
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut id = String::with_capacity(12);
     for b in digest.iter().take(6) {
-        use fmt::Write;
-        let _ = write!(id, "{b:02x}");
+        id.push(char::from(HEX[usize::from(b >> 4)]));
+        id.push(char::from(HEX[usize::from(b & 0xf)]));
     }
     id
 }
@@ -590,6 +592,7 @@ impl TestSpec {
     /// .., "model_config": .., "seed": ..}`, its fields written into the hash one by
     /// one, in the canonical (sorted) order, rather than first gathered into one JSON
     /// object.
+    #[cfg(test)]
     fn id(&self) -> String {
         use std::io::Write;
         let mut hasher = HashWriter(Sha256::new());
@@ -609,7 +612,7 @@ impl TestSpec {
     /// [`TestSpec::to_case`], moving the test's fields into the case rather than
     /// copying them, and sharing with the file's other cases what `shared` keeps.
     pub fn into_case(self, shared: &mut Shared, suite_tags: &[String], dialect: Dialect) -> Case {
-        let id = self.id();
+        let id = self.id_with(&mut shared.ids);
         let checks = self
             .assertions
             .into_iter()
@@ -675,6 +678,8 @@ pub struct Shared {
     file: Arc<Path>,
     model: Option<Arc<str>>,
     paths: std::collections::HashMap<(usize, &'static str), Arc<str>>,
+    /// What the last Sentinel test's id was made of, besides its inputs.
+    ids: id::IdParts,
 }
 
 impl Shared {
@@ -688,6 +693,7 @@ impl Shared {
             file: Arc::from(file),
             model: None,
             paths: std::collections::HashMap::new(),
+            ids: id::IdParts::default(),
         }
     }
 

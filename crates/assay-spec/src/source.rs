@@ -68,7 +68,8 @@ impl LineStarts {
         // Sized once: a large file has tens of thousands of lines, and a vector grown
         // by doubling copies them again at each step.
         let lines = text.bytes().filter(|&b| b == b'\n').count();
-        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
+        let starts =
+            std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
         if u32::try_from(text.len()).is_ok() {
             let mut short = Vec::with_capacity(lines + 1);
             short.extend(starts.map(|i| u32::try_from(i).unwrap_or(u32::MAX)));
