@@ -73,7 +73,7 @@ pub(crate) struct Lean {
 }
 
 struct Inner {
-    idle: Mutex<HashMap<Origin, Vec<Pooled>>>,
+    idle: Mutex<HashMap<Origin, Slot>>,
     tls: TlsConnector,
     connect_timeout: Duration,
     idle_timeout: Option<Duration>,
@@ -95,6 +95,15 @@ struct Origin {
     https: bool,
     host: Box<str>,
     port: u16,
+}
+
+/// An origin's idle connections, and the requests waiting for one.
+#[derive(Default)]
+struct Slot {
+    links: Vec<Pooled>,
+    /// Requests whose own connection is still being made, in the order they came:
+    /// the first connection to come free goes to the first of them.
+    waiting: std::collections::VecDeque<tokio::sync::oneshot::Sender<SendRequest<Full<Bytes>>>>,
 }
 
 /// An idle connection, and since when.
@@ -203,10 +212,7 @@ impl Lean {
             .map(Bytes::copy_from_slice)
             .unwrap_or_default();
         loop {
-            let (mut sender, reused) = match self.checkout(&origin).await {
-                Some(sender) => (sender, true),
-                None => (self.connect(&origin).await?, false),
-            };
+            let (mut sender, reused) = self.acquire(&origin).await?;
             let mut sent = http::Request::from_parts(head.clone(), Full::new(body.clone()));
             *sent.version_mut() = http::Version::HTTP_11;
             let answer = self.within_idle(sender.send_request(sent)).await;
@@ -233,13 +239,55 @@ impl Lean {
         }
     }
 
+    /// A connection to `origin` for one request, and whether it served one before: an
+    /// idle one, else a new one, or whichever connection comes free first while the new
+    /// one is being made (as `hyper-util`'s pool does: a connect that stalls, say a SYN
+    /// the server's full queue dropped and the kernel sends again a second later, then
+    /// costs no more than the wait for another request's end). The new connection is
+    /// made on a task of its own and pooled when it is ready, whoever it goes to; its
+    /// error is this request's.
+    async fn acquire(
+        &self,
+        origin: &Origin,
+    ) -> Result<(SendRequest<Full<Bytes>>, bool), LeanError> {
+        if let Some(sender) = self.checkout(origin).await {
+            return Ok((sender, true));
+        }
+        let (handed, mut handover) = tokio::sync::oneshot::channel();
+        self.slot(origin, |slot| slot.waiting.push_back(handed));
+        let (failed, mut failure) = tokio::sync::oneshot::channel();
+        let lean = self.clone();
+        let new = origin.clone();
+        tokio::spawn(async move {
+            match lean.connect(&new).await {
+                Ok(sender) => lean.checkin(new, sender),
+                Err(error) => {
+                    let _ = failed.send(error);
+                }
+            }
+        });
+        tokio::select! {
+            biased;
+            sender = &mut handover => sender.map(|s| (s, true)).map_err(|_| gone(origin)),
+            error = &mut failure => match error {
+                Ok(error) => Err(error),
+                // The new connection was made, and went to a request that waited
+                // longer: the next one to come free is this request's.
+                Err(_) => handover.await.map(|s| (s, true)).map_err(|_| gone(origin)),
+            },
+        }
+    }
+
+    /// `change` made to `origin`'s slot of the pool.
+    fn slot<T>(&self, origin: &Origin, change: impl FnOnce(&mut Slot) -> T) -> T {
+        let mut idle = self.inner.idle.lock().unwrap_or_else(|e| e.into_inner());
+        change(idle.entry(origin.clone()).or_default())
+    }
+
     /// An idle connection to `origin` that is ready for a request.
     async fn checkout(&self, origin: &Origin) -> Option<SendRequest<Full<Bytes>>> {
         loop {
-            let pooled = {
-                let mut idle = self.inner.idle.lock().unwrap_or_else(|e| e.into_inner());
-                idle.get_mut(origin)?.pop()?
-            };
+            let pooled = self.slot(origin, |slot| slot.links.pop())?;
             if pooled.since.elapsed() > IDLE_CONNECTION_KEPT || pooled.sender.is_closed() {
                 continue;
             }
@@ -270,15 +318,24 @@ impl Lean {
         }
     }
 
-    /// Puts a connection that is ready for a request in `origin`'s pool.
-    fn checkin(&self, origin: Origin, sender: SendRequest<Full<Bytes>>) {
+    /// Hands a connection that is ready for a request to the request that has waited
+    /// longest for one to `origin`, else puts it in the pool.
+    fn checkin(&self, origin: Origin, mut sender: SendRequest<Full<Bytes>>) {
         if sender.is_closed() {
             return;
         }
-        let mut idle = self.inner.idle.lock().unwrap_or_else(|e| e.into_inner());
-        idle.entry(origin).or_default().push(Pooled {
-            sender,
-            since: Instant::now(),
+        self.slot(&origin, |slot| {
+            while let Some(waiter) = slot.waiting.pop_front() {
+                match waiter.send(sender) {
+                    Ok(()) => return,
+                    // That request is gone (its time ran out, say).
+                    Err(back) => sender = back,
+                }
+            }
+            slot.links.push(Pooled {
+                sender,
+                since: Instant::now(),
+            });
         });
     }
 
@@ -324,6 +381,15 @@ impl Lean {
             },
             None => future.await.map_err(LeanError::Http),
         }
+    }
+}
+
+/// The error of a request whose connection neither came nor failed (the task making
+/// it ended without a word): none was made.
+fn gone(origin: &Origin) -> LeanError {
+    LeanError::Connect {
+        origin: origin.to_string(),
+        source: io::Error::other("the connection was never made"),
     }
 }
 
@@ -888,6 +954,66 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::ConnectionRefused, "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_request_whose_connect_stalls_takes_the_first_connection_to_come_free() {
+        // A server that accepts one connection and serves it, and whose queue is then
+        // kept full, so that a new connection's SYN is dropped (and sent again by the
+        // kernel a second later, dropped again).
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let listener = socket.listen(0).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        let server = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            count.fetch_add(1, Ordering::SeqCst);
+            let serving = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service_fn(answer));
+            // The listener lives on, never accepting again.
+            let _listener = listener;
+            let _ = serving.await;
+        });
+        let client = lean(None);
+        let first = client
+            .send(request(Method::GET, &format!("http://{addr}/long"), None))
+            .await
+            .unwrap();
+        let mut queued = Vec::new();
+        loop {
+            match tokio::time::timeout(Duration::from_millis(100), TcpStream::connect(addr)).await {
+                Ok(Ok(stream)) => queued.push(stream),
+                Ok(Err(error)) => panic!("{error}"),
+                Err(_) => break,
+            }
+            assert!(queued.len() < 64, "the queue never filled");
+        }
+        let started = Instant::now();
+        let second = tokio::spawn({
+            let client = client.clone();
+            async move {
+                let response = client
+                    .send(request(Method::GET, &format!("http://{addr}/echo"), None))
+                    .await?;
+                Ok::<_, LeanError>(response.text().await.unwrap_or_default())
+            }
+        });
+        assert_eq!(first.text().await.unwrap(), "onetwo");
+        let text = second.await.unwrap().unwrap();
+        assert!(text.starts_with("GET /echo "), "{text}");
+        assert!(
+            started.elapsed() < Duration::from_millis(900),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            1,
+            "the first connection served both"
+        );
+        server.abort();
     }
 
     #[test]
