@@ -13,12 +13,16 @@
 //! and its TLS handshake together (a name's addresses of the other family are tried
 //! too after [`FALLBACK_DELAY`], as `hyper-util`'s connector does), and the idle limit
 //! from sending a request to the head of its answer and between any two pieces of the
-//! body. A connection goes back to its
-//! origin's pool once its response body has been read to the end; one that is dropped
-//! half read, or that the server closed, is never reused, and a request that finds a
-//! pooled connection closed under it is sent once more on a fresh one (what
-//! `hyper-util`'s pool does). Idle connections are dropped after
-//! [`IDLE_CONNECTION_KEPT`].
+//! body.
+//!
+//! A connection goes back to its origin's pool once its response body has been read to
+//! the end; one that is dropped half read, or that the server closed, is never reused,
+//! and a request that finds a pooled connection closed before it was written is sent
+//! once more on a fresh one. A request that finds no idle connection starts a new one
+//! on a task of its own, and takes it or the first connection to come free meanwhile,
+//! whichever is first (both as `hyper-util`'s pool does): a connect that stalls costs
+//! it no more than the wait for another request's end. Idle connections are dropped
+//! after [`IDLE_CONNECTION_KEPT`].
 //!
 //! [`Lean::new`] declines (`None`) when the environment names a proxy
 //! (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, any case): reqwest honours those, so a
