@@ -107,12 +107,20 @@ struct Slot {
     links: Vec<Pooled>,
     /// Requests whose own connection is still being made, in the order they came:
     /// the first connection to come free goes to the first of them.
-    waiting: std::collections::VecDeque<tokio::sync::oneshot::Sender<SendRequest<Full<Bytes>>>>,
+    waiting: std::collections::VecDeque<tokio::sync::oneshot::Sender<Conn>>,
+}
+
+/// A connection ready for a request, and whether it has answered one before (only
+/// such a connection is replaced when it turns out closed: a new one that closes before
+/// a request is written is the server's answer, not a race).
+struct Conn {
+    sender: SendRequest<Full<Bytes>>,
+    served: bool,
 }
 
 /// An idle connection, and since when.
 struct Pooled {
-    sender: SendRequest<Full<Bytes>>,
+    conn: Conn,
     since: Instant,
 }
 
@@ -216,7 +224,7 @@ impl Lean {
             .map(Bytes::copy_from_slice)
             .unwrap_or_default();
         loop {
-            let (mut sender, reused) = self.acquire(&origin).await?;
+            let Conn { mut sender, served } = self.acquire(&origin).await?;
             let mut sent = http::Request::from_parts(head.clone(), Full::new(body.clone()));
             *sent.version_mut() = http::Version::HTTP_11;
             let answer = self.within_idle(sender.send_request(sent)).await;
@@ -237,34 +245,40 @@ impl Lean {
                 // A pooled connection that closed before the request was written:
                 // nothing reached the server, so it goes again on a fresh connection.
                 // (One that closed after is an error: the server may have acted on it.)
-                Err(LeanError::Http(e)) if reused && e.is_canceled() => continue,
+                Err(LeanError::Http(e)) if served && e.is_canceled() => continue,
                 Err(e) => return Err(e),
             }
         }
     }
 
-    /// A connection to `origin` for one request, and whether it served one before: an
-    /// idle one, else a new one, or whichever connection comes free first while the new
+    /// A connection to `origin` for one request: an idle one, else a new one, or whichever connection comes free first while the new
     /// one is being made (as `hyper-util`'s pool does: a connect that stalls, say a SYN
     /// the server's full queue dropped and the kernel sends again a second later, then
     /// costs no more than the wait for another request's end). The new connection is
     /// made on a task of its own and pooled when it is ready, whoever it goes to; its
     /// error is this request's.
-    async fn acquire(
-        &self,
-        origin: &Origin,
-    ) -> Result<(SendRequest<Full<Bytes>>, bool), LeanError> {
-        if let Some(sender) = self.checkout(origin).await {
-            return Ok((sender, true));
+    async fn acquire(&self, origin: &Origin) -> Result<Conn, LeanError> {
+        if let Some(conn) = self.checkout(origin).await {
+            return Ok(conn);
         }
         let (handed, mut handover) = tokio::sync::oneshot::channel();
-        self.slot(origin, |slot| slot.waiting.push_back(handed));
+        self.slot(origin, |slot| {
+            // Requests that stopped waiting (their connect failed, their time ran out).
+            slot.waiting.retain(|waiter| !waiter.is_closed());
+            slot.waiting.push_back(handed);
+        });
         let (failed, mut failure) = tokio::sync::oneshot::channel();
         let lean = self.clone();
         let new = origin.clone();
         tokio::spawn(async move {
             match lean.connect(&new).await {
-                Ok(sender) => lean.checkin(new, sender),
+                Ok(sender) => lean.checkin(
+                    new,
+                    Conn {
+                        sender,
+                        served: false,
+                    },
+                ),
                 Err(error) => {
                     let _ = failed.send(error);
                 }
@@ -272,12 +286,12 @@ impl Lean {
         });
         tokio::select! {
             biased;
-            sender = &mut handover => sender.map(|s| (s, true)).map_err(|_| gone(origin)),
+            conn = &mut handover => conn.map_err(|_| gone(origin)),
             error = &mut failure => match error {
                 Ok(error) => Err(error),
                 // The new connection was made, and went to a request that waited
                 // longer: the next one to come free is this request's.
-                Err(_) => handover.await.map(|s| (s, true)).map_err(|_| gone(origin)),
+                Err(_) => handover.await.map_err(|_| gone(origin)),
             },
         }
     }
@@ -289,15 +303,14 @@ impl Lean {
     }
 
     /// An idle connection to `origin` that is ready for a request.
-    async fn checkout(&self, origin: &Origin) -> Option<SendRequest<Full<Bytes>>> {
+    async fn checkout(&self, origin: &Origin) -> Option<Conn> {
         loop {
-            let pooled = self.slot(origin, |slot| slot.links.pop())?;
-            if pooled.since.elapsed() > IDLE_CONNECTION_KEPT || pooled.sender.is_closed() {
+            let Pooled { mut conn, since } = self.slot(origin, |slot| slot.links.pop())?;
+            if since.elapsed() > IDLE_CONNECTION_KEPT || conn.sender.is_closed() {
                 continue;
             }
-            let mut sender = pooled.sender;
-            if sender.ready().await.is_ok() {
-                return Some(sender);
+            if conn.sender.ready().await.is_ok() {
+                return Some(conn);
             }
         }
     }
@@ -308,15 +321,19 @@ impl Lean {
     /// (the end is still on its way). A connection whose body was dropped half read is
     /// closed by `hyper` and never comes back.
     fn release(&self, origin: Origin, mut sender: SendRequest<Full<Bytes>>) {
+        let served = |sender| Conn {
+            sender,
+            served: true,
+        };
         if sender.is_ready() {
-            self.checkin(origin, sender);
+            self.checkin(origin, served(sender));
         } else if !sender.is_closed()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
             let lean = self.clone();
             runtime.spawn(async move {
                 if sender.ready().await.is_ok() {
-                    lean.checkin(origin, sender);
+                    lean.checkin(origin, served(sender));
                 }
             });
         }
@@ -324,20 +341,20 @@ impl Lean {
 
     /// Hands a connection that is ready for a request to the request that has waited
     /// longest for one to `origin`, else puts it in the pool.
-    fn checkin(&self, origin: Origin, mut sender: SendRequest<Full<Bytes>>) {
-        if sender.is_closed() {
+    fn checkin(&self, origin: Origin, mut conn: Conn) {
+        if conn.sender.is_closed() {
             return;
         }
         self.slot(&origin, |slot| {
             while let Some(waiter) = slot.waiting.pop_front() {
-                match waiter.send(sender) {
+                match waiter.send(conn) {
                     Ok(()) => return,
                     // That request is gone (its time ran out, say).
-                    Err(back) => sender = back,
+                    Err(back) => conn = back,
                 }
             }
             slot.links.push(Pooled {
-                sender,
+                conn,
                 since: Instant::now(),
             });
         });
@@ -1017,6 +1034,30 @@ mod tests {
             1,
             "the first connection served both"
         );
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn a_server_that_closes_every_new_connection_is_an_error_not_a_loop() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        let server = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                drop(stream);
+            }
+        });
+        let sent = tokio::time::timeout(
+            Duration::from_secs(3),
+            lean(None).send(request(Method::GET, &format!("http://{addr}/echo"), None)),
+        )
+        .await
+        .expect("a closing server ends the request");
+        let error = sent.unwrap_err();
+        assert!(!error.is_connect(), "the connection was made: {error:?}");
+        assert_eq!(accepted.load(Ordering::SeqCst), 1, "never sent again");
         server.abort();
     }
 
