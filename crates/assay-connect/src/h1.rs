@@ -110,12 +110,14 @@ struct Slot {
     waiting: std::collections::VecDeque<tokio::sync::oneshot::Sender<Conn>>,
 }
 
-/// A connection ready for a request, and whether it has answered one before (only
-/// such a connection is replaced when it turns out closed: a new one that closes before
-/// a request is written is the server's answer, not a race).
+/// A connection ready for a request, and whether it is reused: it has answered a
+/// request before or waited in the pool. Only a reused connection is replaced when it
+/// turns out closed before a request was written (a race with the server's closing of
+/// an idle connection, as `hyper-util`'s pool has it); a new one that closes at once is
+/// the server's answer.
 struct Conn {
     sender: SendRequest<Full<Bytes>>,
-    served: bool,
+    reused: bool,
 }
 
 /// An idle connection, and since when.
@@ -224,7 +226,7 @@ impl Lean {
             .map(Bytes::copy_from_slice)
             .unwrap_or_default();
         loop {
-            let Conn { mut sender, served } = self.acquire(&origin).await?;
+            let Conn { mut sender, reused } = self.acquire(&origin).await?;
             let mut sent = http::Request::from_parts(head.clone(), Full::new(body.clone()));
             *sent.version_mut() = http::Version::HTTP_11;
             let answer = self.within_idle(sender.send_request(sent)).await;
@@ -245,7 +247,7 @@ impl Lean {
                 // A pooled connection that closed before the request was written:
                 // nothing reached the server, so it goes again on a fresh connection.
                 // (One that closed after is an error: the server may have acted on it.)
-                Err(LeanError::Http(e)) if served && e.is_canceled() => continue,
+                Err(LeanError::Http(e)) if reused && e.is_canceled() => continue,
                 Err(e) => return Err(e),
             }
         }
@@ -276,7 +278,7 @@ impl Lean {
                     new,
                     Conn {
                         sender,
-                        served: false,
+                        reused: false,
                     },
                 ),
                 Err(error) => {
@@ -310,7 +312,10 @@ impl Lean {
                 continue;
             }
             if conn.sender.ready().await.is_ok() {
-                return Some(conn);
+                return Some(Conn {
+                    reused: true,
+                    ..conn
+                });
             }
         }
     }
@@ -323,7 +328,7 @@ impl Lean {
     fn release(&self, origin: Origin, mut sender: SendRequest<Full<Bytes>>) {
         let served = |sender| Conn {
             sender,
-            served: true,
+            reused: true,
         };
         if sender.is_ready() {
             self.checkin(origin, served(sender));
