@@ -301,6 +301,10 @@ impl Lean {
     /// `change` made to `origin`'s slot of the pool.
     fn slot<T>(&self, origin: &Origin, change: impl FnOnce(&mut Slot) -> T) -> T {
         let mut idle = self.inner.idle.lock().unwrap_or_else(|e| e.into_inner());
+        // The origin is copied only the first time: this runs twice a request.
+        if let Some(slot) = idle.get_mut(origin) {
+            return change(slot);
+        }
         change(idle.entry(origin.clone()).or_default())
     }
 

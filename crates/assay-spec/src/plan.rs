@@ -349,24 +349,30 @@ fn canonical(value: &serde_json::Value) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// Writes an object as [`write_canonical`] does: its keys sorted.
+fn write_canonical_map(
+    map: &serde_json::Map<String, serde_json::Value>,
+    out: &mut impl std::io::Write,
+) {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    let _ = out.write_all(b"{");
+    for (i, k) in keys.into_iter().enumerate() {
+        if i > 0 {
+            let _ = out.write_all(b",");
+        }
+        let _ = serde_json::to_writer(&mut *out, k);
+        let _ = out.write_all(b":");
+        write_canonical(&map[k], out);
+    }
+    let _ = out.write_all(b"}");
+}
+
 /// Writes `value` as JSON with object keys sorted and no spaces: `{"a":1,"b":[true]}`.
 fn write_canonical(value: &serde_json::Value, out: &mut impl std::io::Write) {
     // Writing to a hash or a vector cannot fail, nor can serializing a key or a scalar.
     match value {
-        serde_json::Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let _ = out.write_all(b"{");
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    let _ = out.write_all(b",");
-                }
-                let _ = serde_json::to_writer(&mut *out, k);
-                let _ = out.write_all(b":");
-                write_canonical(&map[k], out);
-            }
-            let _ = out.write_all(b"}");
-        }
+        serde_json::Value::Object(map) => write_canonical_map(map, out),
         serde_json::Value::Array(items) => {
             let _ = out.write_all(b"[");
             for (i, item) in items.iter().enumerate() {

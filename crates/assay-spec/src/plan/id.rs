@@ -9,11 +9,9 @@
 //! ([`write_inputs`]). The bytes hashed are the same as the generic way's, which the
 //! tests check field by field.
 
-use std::io::Write;
-
 use sha2::{Digest, Sha256};
 
-use super::{HashWriter, canonical_field, short_id, write_canonical};
+use super::{HashWriter, canonical_field, short_id, write_canonical_map};
 use crate::model::data_driven::JsonMap;
 use crate::model::provider::ProviderName;
 use crate::model::sentinel::{Framework, InputSpec, ModelConfig, TestSpec, Tool};
@@ -127,7 +125,7 @@ pub(super) fn write_inputs(inputs: &InputSpec, out: &mut Vec<u8>) {
     out.push(b'{');
     if let Some(context) = context {
         key(out, b"context");
-        write_map(context, out);
+        write_canonical_map(context, out);
     }
     if let Some(messages) = messages {
         key(out, b"messages");
@@ -155,26 +153,11 @@ pub(super) fn write_inputs(inputs: &InputSpec, out: &mut Vec<u8>) {
     out.push(b'}');
 }
 
-/// An object as canonical JSON, its keys sorted.
-fn write_map(map: &JsonMap, out: &mut Vec<u8>) {
-    let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort();
-    out.push(b'{');
-    for (i, key) in keys.into_iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        let _ = serde_json::to_writer(&mut *out, key);
-        let _ = out.write_all(b":");
-        write_canonical(&map[key], out);
-    }
-    out.push(b'}');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::sentinel::{Message, Role};
+    use crate::plan::write_canonical;
 
     /// `inputs`'s canonical JSON the generic way, through a `serde_json::Value`.
     fn generic(inputs: &InputSpec) -> Vec<u8> {
