@@ -260,3 +260,41 @@ async fn a_plan_given_to_the_run_runs_as_one_lent_to_it() {
     assert_eq!(given, lent);
     assert_eq!(given.0, (2, 1, 1), "{given:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_case_is_handed_to_the_sink_once_after_its_last_unit() {
+    // One case over two connections, one unit each, the second slower: the case is
+    // handed over once, by whichever unit ends last.
+    let slow = from_fn(|_: AgentRequest| async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        answer("right")
+    });
+    let quick = from_fn(|_: AgentRequest| async move { answer("right") });
+    let connectors = Connectors::new()
+        .with(
+            Connection::Direct,
+            Arc::new(Registry::new().with("a", Arc::new(quick))),
+        )
+        .with(
+            Connection::Http,
+            Arc::new(Registry::new().with("a", Arc::new(slow))),
+        );
+    let plan = plan_of_text(
+        "two.hocon",
+        r#"agent = a, connections = [direct, http]
+           interactions = [{ text = hi, response.text.keywords = right }]"#,
+    );
+    let id = plan.cases[0].id.clone();
+    let handed = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&handed);
+    let options = RunOptions {
+        finished_cases: Some(Arc::new(move |case: assay_spec::plan::Case| {
+            sink.lock().unwrap().push(case.id);
+        })),
+        ..RunOptions::default()
+    };
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let summary = run_plan(plan, &connectors, &options, tx).await;
+    assert_eq!(summary.passed, 2, "{summary:?}");
+    assert_eq!(*handed.lock().unwrap(), [id]);
+}

@@ -52,6 +52,7 @@
 //! # });
 //! ```
 
+mod apart;
 mod cache;
 mod cassettes;
 mod compare;
@@ -72,6 +73,7 @@ mod session;
 mod settings;
 pub mod watch;
 
+pub use apart::prepare_apart;
 pub use cache::MODELS_CACHE_DIR;
 pub use cassettes::{CassetteFlags, mode_name};
 pub use compare::RunQuery;

@@ -17,9 +17,9 @@ use std::path::PathBuf;
 use anyhow::Context;
 use assay_report::format::{RunInfo, Suite};
 use assay_report::{Github, Human, HumanOptions, JsonLines, MatrixReport, Reporters, Verbosity};
-use assay_run::Summary;
+use assay_run::{CaseSink, Summary};
 use assay_settings::history::git_state;
-use assay_settings::{Prepared, Session, Settings, SettingsError, fit_open_files, prepare};
+use assay_settings::{Prepared, Session, Settings, SettingsError, fit_open_files, prepare_apart};
 
 use super::report_empty;
 use crate::args::{RunArgs, RunFormat, TargetArgs};
@@ -65,43 +65,26 @@ pub(crate) fn settings_error(e: &SettingsError, color: bool) -> ExitCode {
 
 /// Loads the files (printing diagnostics, and with `annotate` GitHub annotations of
 /// them on stdout) and applies the selection. `Err` holds the exit code when the files
-/// cannot run (an invalid file, a bad filter). `Ok` holds the plan and whether an empty
-/// run fails.
+/// cannot run (an invalid file, a bad filter). `Ok` holds the plan, whether an empty
+/// run fails, and where the run hands its finished cases back to be freed.
 pub(crate) fn prepared(
     settings: &Settings,
     target: &TargetArgs,
     color: bool,
     annotate: bool,
-) -> Result<(Prepared, bool), ExitCode> {
+) -> Result<(Prepared, bool, Option<CaseSink>), ExitCode> {
     let selection = target.selection().map_err(|e| {
         output::stderr(&format!("error: {e}\n"));
         ExitCode::INVALID
     })?;
-    // Loaded on a thread of its own, with the main thread's stack: what loading leaves
-    // behind (each file's tree, its document) is freed when the thread ends, rather
-    // than staying in pages of the main thread's heap among the cases (10,000 tests at
-    // -j 200 peaked 6 MB lower, measured with `docs/performance.md`'s fake server).
-    let load = || {
-        prepare(
-            settings,
-            &target.paths,
-            &selection,
-            target.no_tests.map(Into::into),
-        )
-    };
-    let prepared = std::thread::scope(|scope| {
-        match std::thread::Builder::new()
-            .name("load".into())
-            .stack_size(8 << 20)
-            .spawn_scoped(scope, load)
-        {
-            Ok(loading) => loading
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            // No thread to be had: load here.
-            Err(_) => load(),
-        }
-    });
+    // Loaded on a thread of its own, which then frees the cases the run hands back
+    // (`prepare_apart` says why).
+    let (prepared, sink) = prepare_apart(
+        settings,
+        &target.paths,
+        &selection,
+        target.no_tests.map(Into::into),
+    );
     let reports = prepared.inputs.reports();
     output::stderr(&output::render(&reports, color));
     if annotate {
@@ -128,7 +111,7 @@ pub(crate) fn prepared(
         return Err(ExitCode::INVALID);
     }
     let empty_fails = prepared.empty.as_ref().is_some_and(report_empty);
-    Ok((prepared, empty_fails))
+    Ok((prepared, empty_fails, sink))
 }
 
 /// The name of the reporter that writes `.assay/last-run.json`.
@@ -159,7 +142,8 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         .overrides(args.habits.overrides(settings.overrides.clone()));
     let settings = settings.with_overrides(habits);
     let annotate = stdout_format == RunFormat::Github;
-    let (mut prepared, empty_fails) = match prepared(&settings, &args.target, color, annotate) {
+    let (mut prepared, empty_fails, sink) = match prepared(&settings, &args.target, color, annotate)
+    {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
@@ -197,10 +181,11 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let ran = runtime.block_on(async {
-        let session = match Session::new(&settings, &prepared.plan).await {
+        let mut session = match Session::new(&settings, &prepared.plan).await {
             Ok(session) => session,
             Err(e) => return Err(settings_error(&e, color)),
         };
+        session.options.finished_cases = sink;
         for note in session.notes.iter().filter(|n| shown(n, args.quiet)) {
             output::stderr(&format!("{note}\n"));
         }
