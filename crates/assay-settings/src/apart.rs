@@ -54,6 +54,17 @@ pub fn prepare_apart(
     selection: &Selection,
     no_tests: Option<NoTests>,
 ) -> (Prepared, Option<CaseSink>) {
+    apart_from(settings, paths, selection, no_tests, HAND_BACK_FROM)
+}
+
+/// [`prepare_apart`], handing cases back from `hand_back_from` cases on.
+fn apart_from(
+    settings: &Settings,
+    paths: &[PathBuf],
+    selection: &Selection,
+    no_tests: Option<NoTests>,
+    hand_back_from: usize,
+) -> (Prepared, Option<CaseSink>) {
     let (give, prepared) = mpsc::sync_channel::<Prepared>(1);
     let (alive, ended) = mpsc::channel::<()>();
     let handed: Arc<Mutex<Vec<Case>>> = Arc::default();
@@ -76,7 +87,7 @@ pub fn prepare_apart(
     match prepared.recv() {
         // A small plan: the thread ends now, and with it what loading left in its heap,
         // before the run starts.
-        Ok(prepared) if prepared.plan.cases.len() < HAND_BACK_FROM => {
+        Ok(prepared) if prepared.plan.cases.len() < hand_back_from => {
             drop(alive);
             let _ = thread.join();
             (prepared, None)
@@ -131,6 +142,53 @@ fn free_until_ended(handed: &Mutex<Vec<Case>>, ended: &mpsc::Receiver<()>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::Overrides;
+
+    /// A project of two Sentinel tests, and its settings.
+    fn project() -> (tempfile::TempDir, Settings) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("suite.yaml"),
+            "name: s\ndefaults: {model: m, provider: openai}\ntests:\n  - name: one\n    inputs: {query: one}\n    assertions: [{must_contain: a}]\n  - name: two\n    inputs: {query: two}\n    assertions: [{must_contain: a}]\n",
+        )
+        .unwrap();
+        let settings = Settings::load_from(
+            dir.path(),
+            None,
+            assay_spec::Env::default(),
+            Overrides::default(),
+        )
+        .unwrap();
+        (dir, settings)
+    }
+
+    #[test]
+    fn a_small_plan_is_the_plan_prepare_makes_and_gets_no_sink() {
+        let (dir, settings) = project();
+        let paths = [dir.path().to_path_buf()];
+        let (apart, sink) = prepare_apart(&settings, &paths, &Selection::all(), None);
+        let here = prepare(&settings, &paths, &Selection::all(), None);
+        assert_eq!(apart.plan.cases.len(), 2, "{:?}", apart.inputs.reports());
+        assert_eq!(apart.plan, here.plan);
+        assert!(
+            sink.is_none(),
+            "2 cases are under the hand-back's threshold"
+        );
+    }
+
+    #[test]
+    fn a_large_plan_gets_a_sink_that_takes_its_cases() {
+        let (dir, settings) = project();
+        let paths = [dir.path().to_path_buf()];
+        let (mut prepared, sink) = apart_from(&settings, &paths, &Selection::all(), None, 2);
+        assert_eq!(prepared.plan.cases.len(), 2);
+        let sink = sink.expect("a plan at the threshold gets a sink");
+        for case in std::mem::take(&mut prepared.plan.cases) {
+            sink(case);
+        }
+        // The loading thread ends with the last clone of the sink; nothing waits for it.
+        drop(sink);
+    }
 
     #[test]
     fn the_thread_frees_what_it_is_handed_and_ends_with_the_sink() {
