@@ -1,10 +1,10 @@
 //! The `cargo test` harness as a program: one test per case of a folder, with libtest's
 //! arguments (`--list`, a filter, `--exact`, ...). In a project it is a test target
-//! with `harness = false`; see `assay_settings::harness`.
+//! with `harness = false`; see `prill_settings::harness`.
 //!
-//! `cargo run -p assay-examples --example harness -- [LIBTEST ARGS]`
+//! `cargo run -p prill-examples --example harness -- [LIBTEST ARGS]`
 
-use assay_settings::harness::{Agents, Harness};
+use prill_settings::harness::{Agents, Harness};
 
 fn main() -> std::process::ExitCode {
     Harness::new("fixtures/quickstart")

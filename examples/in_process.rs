@@ -1,15 +1,15 @@
 //! A Rust function as the agent under test: a data-driven spec runs against it over
 //! `direct`, through the same engine as a neuro-san server. No server, no network.
 //!
-//! `cargo run -p assay-examples --example in_process`
+//! `cargo run -p prill-examples --example in_process`
 
 use std::path::Path;
 use std::sync::Arc;
 
-use assay_run::{Connectors, Event, RunOptions, run_plan};
-use assay_spec::model::data_driven::Connection;
-use assay_spec::{Env, Plan, Unrecognized, load_str};
-use assay_target::{AgentRequest, AgentResponse, Registry, from_fn};
+use prill_run::{Connectors, Event, RunOptions, run_plan};
+use prill_spec::model::data_driven::Connection;
+use prill_spec::{Env, Plan, Unrecognized, load_str};
+use prill_target::{AgentRequest, AgentResponse, Registry, from_fn};
 use serde_json::json;
 
 const SPEC: &str = r#"

@@ -1,16 +1,16 @@
-//! Runs a folder through the settings layer, as `assay run --demo` would, and prints a
+//! Runs a folder through the settings layer, as `prill run --demo` would, and prints a
 //! JUnit report to stdout.
 //!
-//! `cargo run -p assay-examples --example junit -- [DIR]` (default: the quickstart
-//! folder). `assay.toml` is read from the working directory or a folder above it, and
+//! `cargo run -p prill-examples --example junit -- [DIR]` (default: the quickstart
+//! folder). `prill.toml` is read from the working directory or a folder above it, and
 //! the environment as the CLI reads it; the agents are the built-in demo agents.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use assay_report::{Junit, Output, Reporters};
-use assay_run::Selection;
-use assay_settings::{Overrides, Session, Settings, prepare};
+use prill_report::{Junit, Output, Reporters};
+use prill_run::Selection;
+use prill_settings::{Overrides, Session, Settings, prepare};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -40,7 +40,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let path = std::env::temp_dir().join(format!("assay-example-{}.xml", std::process::id()));
+    let path = std::env::temp_dir().join(format!("prill-example-{}.xml", std::process::id()));
     let mut reporters = Reporters::new();
     reporters.push(
         "junit",

@@ -1,19 +1,19 @@
 //! A reporter of your own on the engine's event stream: it counts checks and prints
 //! the slowest unit, next to the built-in JSON Lines reporter, both fed by one run.
 //!
-//! `cargo run -p assay-examples --example reporter`
+//! `cargo run -p prill-examples --example reporter`
 
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use assay_report::{Reporter, Reporters};
-use assay_run::{Connectors, Event};
-use assay_settings::{Overrides, Session, Settings};
-use assay_spec::model::data_driven::Connection;
-use assay_spec::{Env, Plan, Unrecognized, load_str};
-use assay_target::{AgentRequest, AgentResponse, Registry, from_fn};
+use prill_report::{Reporter, Reporters};
+use prill_run::{Connectors, Event};
+use prill_settings::{Overrides, Session, Settings};
+use prill_spec::model::data_driven::Connection;
+use prill_spec::{Env, Plan, Unrecognized, load_str};
+use prill_target::{AgentRequest, AgentResponse, Registry, from_fn};
 
 /// Counts checks by status and remembers the slowest unit.
 #[derive(Default)]

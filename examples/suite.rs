@@ -1,15 +1,15 @@
 //! `run_test_suite`, shaped like the Autoblocks testing SDK: a test case type of your
 //! own, two evaluators (one scored against a threshold, one that reports metadata), grid
 //! search over two parameters, both concurrency limits, and the engine's events into the
-//! human reporter, as `assay run` prints them. No network, no server, no HTTP client.
+//! human reporter, as `prill run` prints them. No network, no server, no HTTP client.
 //!
-//! `cargo run -p assay-examples --example suite`
+//! `cargo run -p prill-examples --example suite`
 
 use std::sync::Arc;
 
-use assay_check::{BoxFuture, Evaluation, Evaluator, EvaluatorError, Threshold};
-use assay_report::{Human, HumanOptions, Reporters, Verbosity};
-use assay_run::{
+use prill_check::{BoxFuture, Evaluation, Evaluator, EvaluatorError, Threshold};
+use prill_report::{Human, HumanOptions, Reporters, Verbosity};
+use prill_run::{
     GridSearchParams, Status, SuiteOptions, TestCase, async_fn, grid_search_ctx, run_test_suite,
 };
 use serde_json::json;
@@ -105,7 +105,7 @@ async fn main() {
                 _ if style == "full" => "red, blue and yellow".to_owned(),
                 _ => "red".to_owned(),
             };
-            Ok::<_, assay_run::BoxError>(reply)
+            Ok::<_, prill_run::BoxError>(reply)
         }
     });
     let grid: GridSearchParams = [

@@ -1,15 +1,15 @@
-//! Validates spec files with `assay-spec` alone: no runtime, no network.
+//! Validates spec files with `prill-spec` alone: no runtime, no network.
 //!
-//! `cargo run -p assay-examples --example validate -- FILE...` (default: the quickstart
+//! `cargo run -p prill-examples --example validate -- FILE...` (default: the quickstart
 //! folder). Prints every problem with its file, line and column; exits 1 when a file is
 //! invalid.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use assay_spec::Env;
-use assay_spec::inputs::load_paths;
-use assay_spec::limits::Limits;
+use prill_spec::Env;
+use prill_spec::inputs::load_paths;
+use prill_spec::limits::Limits;
 
 fn main() -> ExitCode {
     let mut paths: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();

@@ -12,7 +12,7 @@ fn run(example: &str, args: &[&str]) -> Output {
             "--quiet",
             "--locked",
             "-p",
-            "assay-examples",
+            "prill-examples",
             "--example",
             example,
             "--",

@@ -1,5 +1,5 @@
-//! AFL target: a HOCON test file through the whole loader (`assay_fuzz::spec::hocon`).
+//! AFL target: a HOCON test file through the whole loader (`prill_fuzz::spec::hocon`).
 
 fn main() {
-    afl::fuzz!(|data: &[u8]| assay_fuzz::spec::hocon(data));
+    afl::fuzz!(|data: &[u8]| prill_fuzz::spec::hocon(data));
 }

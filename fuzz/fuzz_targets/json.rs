@@ -1,5 +1,5 @@
-//! AFL target: a JSON test file through the whole loader (`assay_fuzz::spec::json`).
+//! AFL target: a JSON test file through the whole loader (`prill_fuzz::spec::json`).
 
 fn main() {
-    afl::fuzz!(|data: &[u8]| assay_fuzz::spec::json(data));
+    afl::fuzz!(|data: &[u8]| prill_fuzz::spec::json(data));
 }

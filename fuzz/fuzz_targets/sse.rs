@@ -1,5 +1,5 @@
-//! AFL target: a stream body through its decoder (`assay_fuzz::connect::sse`).
+//! AFL target: a stream body through its decoder (`prill_fuzz::connect::sse`).
 
 fn main() {
-    afl::fuzz!(|data: &[u8]| assay_fuzz::connect::sse(data));
+    afl::fuzz!(|data: &[u8]| prill_fuzz::connect::sse(data));
 }

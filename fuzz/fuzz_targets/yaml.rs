@@ -1,5 +1,5 @@
-//! AFL target: a YAML test file through the whole loader (`assay_fuzz::spec::yaml`).
+//! AFL target: a YAML test file through the whole loader (`prill_fuzz::spec::yaml`).
 
 fn main() {
-    afl::fuzz!(|data: &[u8]| assay_fuzz::spec::yaml(data));
+    afl::fuzz!(|data: &[u8]| prill_fuzz::spec::yaml(data));
 }

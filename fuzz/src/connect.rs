@@ -2,9 +2,9 @@
 //! collector that picks the answer) and server-sent events, fed in chunks whose sizes
 //! the input's first byte chooses, so that splits at every place get tried.
 
-use assay_connect::decode::LineDecoder;
-use assay_connect::provider::transport::SseDecoder;
-use assay_connect::wire::Collector;
+use prill_connect::decode::LineDecoder;
+use prill_connect::provider::transport::SseDecoder;
+use prill_connect::wire::Collector;
 
 /// The cap the decoders get: small, so that the cap's own path is reached too.
 const LIMIT: u64 = 64 * 1024;

@@ -6,9 +6,9 @@
 
 use std::path::Path;
 
-use assay_spec::limits::Limits;
-use assay_spec::load::load_str_with;
-use assay_spec::{Env, Unrecognized};
+use prill_spec::limits::Limits;
+use prill_spec::load::load_str_with;
+use prill_spec::{Env, Unrecognized};
 
 /// The most bytes one rendered report may take, whatever the input.
 const MAX_REPORT_BYTES: usize = 16 * 1024;

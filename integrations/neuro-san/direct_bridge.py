@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Assay's bridge to neuro-san's `direct` connection.
+"""Prill's bridge to neuro-san's `direct` connection.
 
-Assay starts this program once per conversation, with the agent's name as its only
+Prill starts this program once per conversation, with the agent's name as its only
 argument, and talks to it in the JSON-lines protocol of docs/direct-agents.md: one
 request per stdin line, answer lines on stdout, the last of each answer an
 AGENT_FRAMEWORK message. On the other side it runs the agent network in this process
@@ -9,8 +9,8 @@ through neuro-san's own library (`AgentSessionFactory().create_session("direct",
 exactly as neuro-san's data-driven test driver does for a file that names no connection.
 
 neuro-san finds the agent networks and coded tools from its usual environment variables
-(AGENT_MANIFEST_FILE, AGENT_TOOL_PATH, PYTHONPATH, the model's keys), which Assay passes
-on from `[neuro_san]` in assay.toml or from its own environment.
+(AGENT_MANIFEST_FILE, AGENT_TOOL_PATH, PYTHONPATH, the model's keys), which Prill passes
+on from `[neuro_san]` in prill.toml or from its own environment.
 
 What is honoured, per conversation (read from its first request):
 - `use_direct`: how external agents (`/name` tools) are reached;
@@ -30,7 +30,7 @@ import sys
 import traceback
 
 # The protocol's lines go to the real stdout; anything the library prints goes to
-# stderr instead, where Assay keeps it for error messages.
+# stderr instead, where Prill keeps it for error messages.
 PROTOCOL = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
 os.dup2(2, 1)
 sys.stdout = sys.stderr
@@ -70,7 +70,7 @@ def send(response):
 
 def answer(session, request):
     """Streams one answer. Every message goes out as it comes except the AGENT_FRAMEWORK
-    ones: Assay reads the first of those as the end of the answer, so they are held
+    ones: Prill reads the first of those as the end of the answer, so they are held
     back and only the last, neuro-san's final message, goes out, at the end."""
     chat_request = {key: request[key] for key in REQUEST_FIELDS if key in request}
     final = None
@@ -122,6 +122,6 @@ if __name__ == "__main__":
     try:
         sys.exit(main())
     except Exception:  # pylint: disable=broad-exception-caught
-        # Assay reports the end of stderr with the error; the traceback says what broke.
+        # Prill reports the end of stderr with the error; the traceback says what broke.
         traceback.print_exc(file=sys.stderr)
         sys.exit(1)

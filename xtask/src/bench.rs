@@ -1,15 +1,15 @@
-//! `cargo xtask bench`: Assay side by side with promptfoo on the same generated suites,
+//! `cargo xtask bench`: Prill side by side with promptfoo on the same generated suites,
 //! against the same fake OpenAI-compatible server (issue 21; `docs/performance.md`).
 //!
-//! It builds `assay` and `fake-openai` in release, writes a Sentinel suite and a
+//! It builds `prill` and `fake-openai` in release, writes a Sentinel suite and a
 //! promptfoo config of N tests each (every test one model call and three checks),
 //! starts `fake-openai --latency-ms 20` (in a network namespace of its own where the
 //! machine allows: [`server::Sandbox`]), and measures each tool as a whole process
-//! ([`mod@measure`]): `assay run SUITE -j C` `--runs` times per workload, `assay list SUITE`
+//! ([`mod@measure`]): `prill run SUITE -j C` `--runs` times per workload, `prill list SUITE`
 //! per size, and with `--with-promptfoo` the pinned promptfoo ([`promptfoo`]). Every
 //! run must exit 0 and pass all N tests, or the benchmark fails. It prints a Markdown
 //! report ([`mod@report`]), with `--write-docs` puts it in `docs/performance.md`, and exits
-//! non-zero when Assay misses one of its [`targets::TARGETS`].
+//! non-zero when Prill misses one of its [`targets::TARGETS`].
 
 mod measure;
 mod promptfoo;
@@ -41,7 +41,7 @@ pub(crate) struct Options {
     /// Also 100,000 tests at -j 500
     #[arg(long)]
     large: bool,
-    /// Runs of each Assay workload (the median is reported)
+    /// Runs of each Prill workload (the median is reported)
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
     runs: u16,
     /// Run the pinned promptfoo on the same workloads (installed with npm on first use)
@@ -50,13 +50,13 @@ pub(crate) struct Options {
     /// Runs of each promptfoo workload [default: --runs]
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     promptfoo_runs: Option<u16>,
-    /// Where promptfoo is installed [default: $HOME/.cache/assay-bench/promptfoo]
+    /// Where promptfoo is installed [default: $HOME/.cache/prill-bench/promptfoo]
     #[arg(long)]
     promptfoo_dir: Option<PathBuf>,
     /// Put the report between the bench markers of docs/performance.md
     #[arg(long)]
     write_docs: bool,
-    /// Do not build: use the `assay` and `fake-openai` already in the target folder
+    /// Do not build: use the `prill` and `fake-openai` already in the target folder
     #[arg(long)]
     no_build: bool,
 }
@@ -115,7 +115,7 @@ pub(crate) fn run(options: &Options, repo: &Path) -> Result<(), String> {
     let server = FakeServer::start(&binaries.fake_openai, LATENCY_MS, sandbox)?;
     eprintln!("fake server at {} ({sandbox:?})", server.url);
     let bench = Bench {
-        assay: binaries.assay,
+        prill: binaries.prill,
         promptfoo,
         server: &server,
         dir: scratch.path.clone(),
@@ -136,7 +136,7 @@ fn report(
     write_docs: bool,
 ) -> Result<(), String> {
     let outcomes = targets::check(&TARGETS, |subject| match subject {
-        Subject::Run { tests, jobs } => results.find(tests, jobs, Tool::Assay),
+        Subject::Run { tests, jobs } => results.find(tests, jobs, Tool::Prill),
         Subject::List { tests } => results.lists.iter().find(|l| l.0 == tests).map(|l| l.1),
     });
     let text = report::render(results, &outcomes, LATENCY_MS, &bench.preamble(repo));
@@ -160,7 +160,7 @@ fn report(
         Ok(())
     } else {
         Err(format!(
-            "Assay missed {} target(s):\n{}",
+            "Prill missed {} target(s):\n{}",
             missed.len(),
             missed.join("\n")
         ))
@@ -169,7 +169,7 @@ fn report(
 
 /// The release binaries the benchmark runs.
 struct Binaries {
-    assay: PathBuf,
+    prill: PathBuf,
     fake_openai: PathBuf,
 }
 
@@ -185,13 +185,13 @@ impl Binaries {
                 .map_err(|e| format!("cannot copy {}: {e}", from.display()))
         };
         Ok(Binaries {
-            assay: copy(&self.assay, "assay")?,
+            prill: copy(&self.prill, "prill")?,
             fake_openai: copy(&self.fake_openai, "fake-openai")?,
         })
     }
 }
 
-/// Builds `assay` and `fake-openai` in release into the caller's target folder (unless
+/// Builds `prill` and `fake-openai` in release into the caller's target folder (unless
 /// not `wanted`) and finds them there.
 fn build(repo: &Path, wanted: bool) -> Result<Binaries, String> {
     if wanted {
@@ -205,10 +205,10 @@ fn build(repo: &Path, wanted: bool) -> Result<Binaries, String> {
     };
     let release = target.join("release");
     let binaries = Binaries {
-        assay: release.join("assay"),
+        prill: release.join("prill"),
         fake_openai: release.join("fake-openai"),
     };
-    for binary in [&binaries.assay, &binaries.fake_openai] {
+    for binary in [&binaries.prill, &binaries.fake_openai] {
         if !binary.is_file() {
             return Err(format!("{} is missing", binary.display()));
         }
@@ -219,14 +219,14 @@ fn build(repo: &Path, wanted: bool) -> Result<Binaries, String> {
 /// `cargo build --release` of the two binaries.
 fn cargo_build(repo: &Path) -> Result<(), String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    eprintln!("building assay and fake-openai (release)");
+    eprintln!("building prill and fake-openai (release)");
     let status = Command::new(cargo)
         .arg("build")
         .arg("--release")
         .arg("--manifest-path")
         .arg(repo.join("Cargo.toml"))
-        .args(["-p", "assay-cli", "-p", "assay-testkit"])
-        .args(["--bin", "assay", "--bin", "fake-openai"])
+        .args(["-p", "prill-cli", "-p", "prill-testkit"])
+        .args(["--bin", "prill", "--bin", "fake-openai"])
         .stdin(Stdio::null())
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
@@ -243,7 +243,7 @@ struct Scratch {
 
 impl Scratch {
     fn new() -> Result<Scratch, String> {
-        let path = std::env::temp_dir().join(format!("assay-bench-{}", std::process::id()));
+        let path = std::env::temp_dir().join(format!("prill-bench-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
         std::fs::create_dir_all(path.join("home"))
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
@@ -259,10 +259,10 @@ impl Drop for Scratch {
 
 /// What every measured run shares.
 struct Bench<'a> {
-    assay: PathBuf,
+    prill: PathBuf,
     promptfoo: Option<PathBuf>,
     server: &'a FakeServer,
-    /// The temporary folder: suites, `.assay/`, promptfoo's config folder, `HOME`.
+    /// The temporary folder: suites, `.prill/`, promptfoo's config folder, `HOME`.
     dir: PathBuf,
     sandbox: Sandbox,
     runs: usize,
@@ -270,13 +270,13 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    /// Measures every workload of `pairs`, size by size, and `assay list` of each size:
-    /// all of Assay's runs first, then promptfoo's, so that promptfoo's long CPU-bound
-    /// runs never come just before an Assay measurement (on a shared virtual machine, a
+    /// Measures every workload of `pairs`, size by size, and `prill list` of each size:
+    /// all of Prill's runs first, then promptfoo's, so that promptfoo's long CPU-bound
+    /// runs never come just before a Prill measurement (on a shared virtual machine, a
     /// minute of full load slows what follows it).
     fn measure_all(&self, pairs: &[(usize, usize)]) -> Result<Results, String> {
         let mut results = Results::default();
-        self.write("assay.toml", &suites::assay_config())?;
+        self.write("prill.toml", &suites::prill_config())?;
         let mut sizes: Vec<usize> = pairs.iter().map(|p| p.0).collect();
         let mut seen = std::collections::HashSet::new();
         sizes.retain(|tests| seen.insert(*tests));
@@ -292,19 +292,19 @@ impl Bench<'_> {
                 })
             };
         for &tests in &sizes {
-            let suite = self.write(&format!("assay-{tests}.yaml"), &suites::assay_suite(tests))?;
+            let suite = self.write(&format!("prill-{tests}.yaml"), &suites::prill_suite(tests))?;
             self.validate(&suite)?;
             let samples = self.repeat(
                 self.runs,
-                &format!("assay list, {} tests", thousands(tests)),
-                || self.assay_list(&suite, tests),
+                &format!("prill list, {} tests", thousands(tests)),
+                || self.prill_list(&suite, tests),
             )?;
             results.lists.push((tests, summarize(&samples)?));
             for &(_, jobs) in pairs.iter().filter(|p| p.0 == tests) {
                 results
                     .rows
-                    .push(row(tests, jobs, Tool::Assay, self.runs, "Assay", &|| {
-                        self.assay_run(&suite, tests, jobs)
+                    .push(row(tests, jobs, Tool::Prill, self.runs, "Prill", &|| {
+                        self.prill_run(&suite, tests, jobs)
                     })?);
             }
         }
@@ -322,7 +322,7 @@ impl Bench<'_> {
                     "promptfoo",
                     &|| self.promptfoo_eval(promptfoo, &config, tests, jobs),
                 )?;
-                // Each promptfoo row goes right after Assay's on the same workload.
+                // Each promptfoo row goes right after Prill's on the same workload.
                 let at = results
                     .rows
                     .iter()
@@ -396,7 +396,7 @@ impl Bench<'_> {
         self.dir.join("time.txt")
     }
 
-    /// `assay validate SUITE`, which must pass.
+    /// `prill validate SUITE`, which must pass.
     fn validate(&self, suite: &Path) -> Result<(), String> {
         let args = vec![
             "validate".into(),
@@ -404,33 +404,33 @@ impl Bench<'_> {
             "never".into(),
             suite.into(),
         ];
-        let finished = measure(&self.invocation(&self.assay, args, true), &self.time_file())?;
-        finished.require_success(&format!("assay validate {}", suite.display()))
+        let finished = measure(&self.invocation(&self.prill, args, true), &self.time_file())?;
+        finished.require_success(&format!("prill validate {}", suite.display()))
     }
 
-    /// One `assay list SUITE`, which must list `tests` cases.
-    fn assay_list(&self, suite: &Path, tests: usize) -> Result<Sample, String> {
+    /// One `prill list SUITE`, which must list `tests` cases.
+    fn prill_list(&self, suite: &Path, tests: usize) -> Result<Sample, String> {
         let args = vec![
             "list".into(),
             "--color".into(),
             "never".into(),
             suite.into(),
         ];
-        let finished = measure(&self.invocation(&self.assay, args, true), &self.time_file())?;
-        finished.require_success("assay list")?;
+        let finished = measure(&self.invocation(&self.prill, args, true), &self.time_file())?;
+        finished.require_success("prill list")?;
         let listed = finished
             .stdout
             .lines()
             .filter(|l| !l.trim().is_empty())
             .count();
         if listed != tests {
-            return Err(format!("assay list listed {listed} cases, not {tests}"));
+            return Err(format!("prill list listed {listed} cases, not {tests}"));
         }
         Ok(finished.sample)
     }
 
-    /// One `assay run SUITE -j JOBS`, which must pass all `tests` tests.
-    fn assay_run(&self, suite: &Path, tests: usize, jobs: usize) -> Result<Sample, String> {
+    /// One `prill run SUITE -j JOBS`, which must pass all `tests` tests.
+    fn prill_run(&self, suite: &Path, tests: usize, jobs: usize) -> Result<Sample, String> {
         let args: Vec<OsString> = vec![
             "run".into(),
             suite.into(),
@@ -442,14 +442,14 @@ impl Bench<'_> {
             "never".into(),
         ];
         let finished = measure(
-            &self.invocation(&self.assay, args, false),
+            &self.invocation(&self.prill, args, false),
             &self.time_file(),
         )?;
-        finished.require_success("assay run")?;
-        match assay_summary(&finished.stderr) {
+        finished.require_success("prill run")?;
+        match prill_summary(&finished.stderr) {
             Some(counts) if counts == [tests, 0, 0, 0] => Ok(finished.sample),
             counts => Err(format!(
-                "assay run did not pass all {tests} tests: {counts:?} (passed, failed, errored, skipped)\n{}",
+                "prill run did not pass all {tests} tests: {counts:?} (passed, failed, errored, skipped)\n{}",
                 measure::tail(&finished.stderr, 2000)
             )),
         }
@@ -510,7 +510,7 @@ impl Bench<'_> {
         };
         let promptfoo = match &self.promptfoo {
             Some(_) => format!(
-                "promptfoo {} on Node {} ran {} per workload, after all of Assay's runs",
+                "promptfoo {} on Node {} ran {} per workload, after all of Prill's runs",
                 promptfoo::VERSION,
                 output("node", &["--version"]).unwrap_or_else(|| "?".to_owned()),
                 times(self.promptfoo_runs)
@@ -518,8 +518,8 @@ impl Bench<'_> {
             None => "promptfoo did not run (no `--with-promptfoo`)".to_owned(),
         };
         format!(
-            "Measured by `cargo xtask bench` on {date}, Assay at commit `{commit}`{dirty}: {cpus} CPUs ({model}), \
-             {memory} of memory. The fake server answers every call after {LATENCY_MS} ms. Assay ran {} \
+            "Measured by `cargo xtask bench` on {date}, Prill at commit `{commit}`{dirty}: {cpus} CPUs ({model}), \
+             {memory} of memory. The fake server answers every call after {LATENCY_MS} ms. Prill ran {} \
              per workload; {promptfoo}. Wall time is the median of the runs (min–max); CPU (user + system) \
              and peak RSS are medians, of the whole process with what it waited for. The sandbox: {}.\n",
             times(self.runs),
@@ -554,9 +554,9 @@ fn summarize(samples: &[Sample]) -> Result<Summary, String> {
     Summary::of(samples).ok_or_else(|| "no runs".to_owned())
 }
 
-/// The counts of `assay run`'s summary line on stderr, `N passed, N failed, N errored,
+/// The counts of `prill run`'s summary line on stderr, `N passed, N failed, N errored,
 /// N skipped in 1.2s`: `[passed, failed, errored, skipped]`.
-pub(crate) fn assay_summary(stderr: &str) -> Option<[usize; 4]> {
+pub(crate) fn prill_summary(stderr: &str) -> Option<[usize; 4]> {
     let line = stderr.lines().rev().find(|l| l.contains(" passed, "))?;
     let mut counts = [0; 4];
     for (slot, word) in counts
@@ -588,11 +588,11 @@ mod tests {
     }
 
     #[test]
-    fn assay_summaries_are_read() {
+    fn prill_summaries_are_read() {
         let stderr = "warning: x\n10000 passed, 0 failed, 0 errored, 0 skipped in 1.21s\n";
-        assert_eq!(assay_summary(stderr), Some([10_000, 0, 0, 0]));
+        assert_eq!(prill_summary(stderr), Some([10_000, 0, 0, 0]));
         let failed = "9998 passed, 1 failed, 1 errored, 0 skipped in 1.21s";
-        assert_eq!(assay_summary(failed), Some([9998, 1, 1, 0]));
-        assert_eq!(assay_summary("error: no test files"), None);
+        assert_eq!(prill_summary(failed), Some([9998, 1, 1, 0]));
+        assert_eq!(prill_summary("error: no test files"), None);
     }
 }

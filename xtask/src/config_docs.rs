@@ -1,5 +1,5 @@
-//! `docs/config.md`: the reference page of `assay.toml`, written from its JSON Schema
-//! (`assay_spec::schema`), so that every key, type, default and example on the page is
+//! `docs/config.md`: the reference page of `prill.toml`, written from its JSON Schema
+//! (`prill_spec::schema`), so that every key, type, default and example on the page is
 //! the model's own.
 //!
 //! The page has one heading per table (`[judge]`, `[agents.<name>]`, ...) and one entry
@@ -12,22 +12,22 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 /// The page's first line: where it comes from and how to regenerate it.
-const HEADER: &str = "<!-- Generated from the model of `assay.toml` (schemas/config.schema.json) by `cargo run -p xtask -- schemas`; do not edit by hand. -->";
+const HEADER: &str = "<!-- Generated from the model of `prill.toml` (schemas/config.schema.json) by `cargo run -p xtask -- schemas`; do not edit by hand. -->";
 
 /// The name a key of a table of tables stands for, in headings.
 const ANY_NAME: &str = "<name>";
 
-/// The reference page of `assay.toml`, from its schema.
+/// The reference page of `prill.toml`, from its schema.
 pub(crate) fn config_reference(schema: &Value) -> String {
     let mut page = Page {
         defs: schema.get("$defs").and_then(Value::as_object),
         out: String::new(),
     };
     page.out.push_str(HEADER);
-    page.out.push_str("\n\n# `assay.toml` reference\n\n");
+    page.out.push_str("\n\n# `prill.toml` reference\n\n");
     page.paragraph(schema);
     page.out.push_str(
-        "Assay reads `--config FILE`, else the first `assay.toml` in the working directory or a \
+        "Prill reads `--config FILE`, else the first `prill.toml` in the working directory or a \
          folder above it (`docs/running.md`, \"Settings, once\"). Every top-level key is \
          optional; a key its table cannot go without says so in its type. Each \
          entry below gives the key's type, its default (what applies when the key is not \
@@ -329,7 +329,7 @@ mod tests {
     use super::*;
 
     fn page() -> String {
-        let schema = assay_spec::schema::schema_for(assay_spec::plan::Dialect::Config).to_value();
+        let schema = prill_spec::schema::schema_for(prill_spec::plan::Dialect::Config).to_value();
         config_reference(&schema)
     }
 
@@ -372,7 +372,7 @@ mod tests {
     }
 
     #[test]
-    fn every_example_is_a_valid_assay_toml() {
+    fn every_example_is_a_valid_prill_toml() {
         let page = page();
         let mut blocks = page.split("```toml\n").skip(1);
         let mut seen = 0;
@@ -384,13 +384,13 @@ mod tests {
                 .lines()
                 .map(|l| format!("{}\n", l.trim_start()))
                 .collect();
-            let loaded = assay_spec::load::load_str(
-                std::path::Path::new("assay.toml"),
+            let loaded = prill_spec::load::load_str(
+                std::path::Path::new("prill.toml"),
                 &text,
-                &assay_spec::Env::default(),
-                assay_spec::load::Unrecognized::Error,
+                &prill_spec::Env::default(),
+                prill_spec::load::Unrecognized::Error,
             )
-            .expect("read as assay.toml");
+            .expect("read as prill.toml");
             assert!(loaded.is_valid(), "{text}: {:?}", loaded.reports());
             seen += 1;
         }

@@ -2,71 +2,71 @@
 //! `[dependencies]` and fails when one of ours depends on a crate it may not.
 
 /// For each of our crates, the crates of ours it may depend on (normal dependencies;
-/// dev-dependencies may also use `assay-testkit`).
+/// dev-dependencies may also use `prill-testkit`).
 #[cfg(test)]
 pub(crate) const ALLOWED: [(&str, &[&str]); 14] = [
-    ("assay-spec", &[]),
-    ("assay-check", &["assay-spec"]),
-    ("assay-target", &["assay-spec"]),
-    // The replaying server (`assay serve --replay`) reads cassettes
-    // (`assay_connect::cassette`); assay-connect uses assay-demo only in its tests.
-    ("assay-demo", &["assay-target", "assay-connect"]),
-    ("assay-connect", &["assay-spec", "assay-target"]),
+    ("prill-spec", &[]),
+    ("prill-check", &["prill-spec"]),
+    ("prill-target", &["prill-spec"]),
+    // The replaying server (`prill serve --replay`) reads cassettes
+    // (`prill_connect::cassette`); prill-connect uses prill-demo only in its tests.
+    ("prill-demo", &["prill-target", "prill-connect"]),
+    ("prill-connect", &["prill-spec", "prill-target"]),
     (
-        "assay-judge",
-        &["assay-spec", "assay-check", "assay-target", "assay-connect"],
+        "prill-judge",
+        &["prill-spec", "prill-check", "prill-target", "prill-connect"],
     ),
-    ("assay-assess", &["assay-spec", "assay-check"]),
-    ("assay-run", &["assay-spec", "assay-check", "assay-target"]),
+    ("prill-assess", &["prill-spec", "prill-check"]),
+    ("prill-run", &["prill-spec", "prill-check", "prill-target"]),
     (
-        "assay-report",
-        &["assay-spec", "assay-check", "assay-run", "assay-assess"],
+        "prill-report",
+        &["prill-spec", "prill-check", "prill-run", "prill-assess"],
     ),
     (
-        "assay-history",
+        "prill-history",
         &[
-            "assay-spec",
-            "assay-check",
-            "assay-run",
-            "assay-assess",
-            "assay-report",
+            "prill-spec",
+            "prill-check",
+            "prill-run",
+            "prill-assess",
+            "prill-report",
         ],
     ),
     (
-        "assay-settings",
+        "prill-settings",
         &[
-            "assay-history",
-            "assay-spec",
-            "assay-check",
-            "assay-target",
-            "assay-connect",
-            "assay-judge",
-            "assay-run",
-            "assay-report",
-            "assay-assess",
-            "assay-demo",
+            "prill-history",
+            "prill-spec",
+            "prill-check",
+            "prill-target",
+            "prill-connect",
+            "prill-judge",
+            "prill-run",
+            "prill-report",
+            "prill-assess",
+            "prill-demo",
         ],
     ),
     (
-        "assay-cli",
+        "prill-cli",
         &[
-            "assay-history",
-            "assay-spec",
-            "assay-check",
-            "assay-target",
-            "assay-connect",
-            "assay-demo",
-            "assay-judge",
-            "assay-run",
-            "assay-report",
-            "assay-assess",
-            "assay-settings",
+            "prill-history",
+            "prill-spec",
+            "prill-check",
+            "prill-target",
+            "prill-connect",
+            "prill-demo",
+            "prill-judge",
+            "prill-run",
+            "prill-report",
+            "prill-assess",
+            "prill-settings",
         ],
     ),
-    ("assay-testkit", &["assay-demo"]),
-    // For the report schemas (`assay_report::format`) and the cassette format's
-    // (`assay_connect::cassette`).
-    ("xtask", &["assay-spec", "assay-report", "assay-connect"]),
+    ("prill-testkit", &["prill-demo"]),
+    // For the report schemas (`prill_report::format`) and the cassette format's
+    // (`prill_connect::cassette`).
+    ("xtask", &["prill-spec", "prill-report", "prill-connect"]),
 ];
 
 #[cfg(test)]
@@ -75,7 +75,7 @@ mod tests {
 
     use super::ALLOWED;
 
-    /// The `assay-*` names in one table of a Cargo.toml.
+    /// The `prill-*` names in one table of a Cargo.toml.
     fn ours(manifest: &str, table: &str) -> Vec<String> {
         let mut inside = false;
         let mut out = Vec::new();
@@ -87,7 +87,7 @@ mod tests {
             }
             if inside
                 && let Some(name) = line.split(['.', ' ', '=']).next()
-                && name.starts_with("assay-")
+                && name.starts_with("prill-")
             {
                 out.push(name.to_owned());
             }
@@ -116,7 +116,7 @@ mod tests {
                 }
             }
             for dep in ours(&manifest, "dev-dependencies") {
-                if dep != "assay-testkit" && !allowed.contains(&dep.as_str()) {
+                if dep != "prill-testkit" && !allowed.contains(&dep.as_str()) {
                     problems.push(format!("{krate} dev-depends on {dep}"));
                 }
             }
@@ -133,14 +133,14 @@ mod tests {
 
     #[test]
     fn the_reader_sees_dependencies() {
-        let manifest = "[package]\nname = \"x\"\n[dependencies]\nassay-spec.workspace = true\nserde = \"1\"\n[dev-dependencies]\nassay-testkit = { path = \"..\" }\n";
-        assert_eq!(ours(manifest, "dependencies"), ["assay-spec"]);
-        assert_eq!(ours(manifest, "dev-dependencies"), ["assay-testkit"]);
+        let manifest = "[package]\nname = \"x\"\n[dependencies]\nprill-spec.workspace = true\nserde = \"1\"\n[dev-dependencies]\nprill-testkit = { path = \"..\" }\n";
+        assert_eq!(ours(manifest, "dependencies"), ["prill-spec"]);
+        assert_eq!(ours(manifest, "dev-dependencies"), ["prill-testkit"]);
     }
 
     /// A Rust user who only wants `run_test_suite` (with their own function and
     /// evaluators) and the reporters builds no HTTP client, TLS stack or server:
-    /// `cargo tree -e normal -p assay-run -p assay-report` names none of them
+    /// `cargo tree -e normal -p prill-run -p prill-report` names none of them
     /// (`docs/architecture.md`).
     #[test]
     fn the_suite_api_and_the_reporters_build_no_network_stack() {
@@ -151,9 +151,9 @@ mod tests {
                 "-e",
                 "normal",
                 "-p",
-                "assay-run",
+                "prill-run",
                 "-p",
-                "assay-report",
+                "prill-report",
                 "--prefix",
                 "none",
                 "--offline",
@@ -172,7 +172,7 @@ mod tests {
             .lines()
             .filter_map(|line| line.split_whitespace().next())
             .collect();
-        assert!(names.contains(&"assay-run"), "{tree}");
+        assert!(names.contains(&"prill-run"), "{tree}");
         let forbidden = [
             "reqwest",
             "hyper",
@@ -182,8 +182,8 @@ mod tests {
             "tokio-rustls",
             "ring",
             "aws-sigv4",
-            "assay-connect",
-            "assay-demo",
+            "prill-connect",
+            "prill-demo",
         ];
         let found: Vec<&&str> = forbidden.iter().filter(|f| names.contains(*f)).collect();
         assert!(found.is_empty(), "the suite API pulls in {found:?}");

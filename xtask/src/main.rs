@@ -1,13 +1,13 @@
 //! Repository chores, run as `cargo xtask <task>`.
 //!
 //! - `cargo xtask schemas` writes `schemas/*.schema.json`: every dialect's from the
-//!   model (`assay_spec::schema`), and the JSON report's and one JSON Lines record's
-//!   from the report format (`assay_report::format`), and a cassette line's
-//!   (`assay_connect::cassette`, `schemas/cassette.schema.json`).
-//!   It also writes `docs/config.md`, the reference page of `assay.toml`, from the
+//!   model (`prill_spec::schema`), and the JSON report's and one JSON Lines record's
+//!   from the report format (`prill_report::format`), and a cassette line's
+//!   (`prill_connect::cassette`, `schemas/cassette.schema.json`).
+//!   It also writes `docs/config.md`, the reference page of `prill.toml`, from the
 //!   configuration's schema ([`config_docs`]).
 //! - `cargo xtask schemas --check` fails when any of them is out of date.
-//! - `cargo xtask bench` measures Assay side by side with promptfoo against a fake
+//! - `cargo xtask bench` measures Prill side by side with promptfoo against a fake
 //!   OpenAI-compatible server ([`mod@bench`], `docs/performance.md`).
 
 mod bench;
@@ -34,14 +34,14 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Task {
     /// Write the JSON Schema of every dialect and of the reports to `schemas/`, and the
-    /// `assay.toml` reference page, `docs/config.md`
+    /// `prill.toml` reference page, `docs/config.md`
     Schemas {
         /// Change nothing; fail when a file is out of date
         #[arg(long)]
         check: bool,
     },
-    /// Measure Assay (and with --with-promptfoo, promptfoo) on generated suites against a
-    /// fake OpenAI server; print a Markdown report; fail when Assay misses a target
+    /// Measure Prill (and with --with-promptfoo, promptfoo) on generated suites against a
+    /// fake OpenAI server; print a Markdown report; fail when Prill misses a target
     Bench(bench::Options),
 }
 
@@ -77,21 +77,21 @@ fn repo_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// Writes (or checks) every schema of [`assay_spec::schema::SCHEMAS`] and of
-/// [`assay_report::format::schema_files`], and the cassette format's
-/// ([`assay_connect::cassette::schema_text`]), under `dir`, reporting every file that is out
+/// Writes (or checks) every schema of [`prill_spec::schema::SCHEMAS`] and of
+/// [`prill_report::format::schema_files`], and the cassette format's
+/// ([`prill_connect::cassette::schema_text`]), under `dir`, reporting every file that is out
 /// of date, not just the first.
 fn schemas(dir: &Path, mode: Mode) -> Result<(), String> {
     let mut problems = Vec::new();
-    let dialects = assay_spec::schema::SCHEMAS
+    let dialects = prill_spec::schema::SCHEMAS
         .into_iter()
-        .map(|(dialect, file)| (file, assay_spec::schema::schema_text(dialect)));
+        .map(|(dialect, file)| (file, prill_spec::schema::schema_text(dialect)));
     let cassette = (
         "cassette.schema.json",
-        assay_connect::cassette::schema_text(),
+        prill_connect::cassette::schema_text(),
     );
     for (file, text) in dialects
-        .chain(assay_report::format::schema_files())
+        .chain(prill_report::format::schema_files())
         .chain([cassette])
     {
         let path = dir.join(file);
@@ -108,12 +108,12 @@ fn schemas(dir: &Path, mode: Mode) -> Result<(), String> {
     }
 }
 
-/// The reference page of `assay.toml`, from the repository's root.
+/// The reference page of `prill.toml`, from the repository's root.
 const CONFIG_REFERENCE: &str = "docs/config.md";
 
-/// Writes (or checks) the reference page of `assay.toml` at `path`.
+/// Writes (or checks) the reference page of `prill.toml` at `path`.
 fn config_reference(path: &Path, mode: Mode) -> Result<(), String> {
-    let schema = assay_spec::schema::schema_for(assay_spec::plan::Dialect::Config).to_value();
+    let schema = prill_spec::schema::schema_for(prill_spec::plan::Dialect::Config).to_value();
     let page = config_docs::config_reference(&schema);
     match ensure_file_contents(path, &page, mode) {
         Ok(true) => {

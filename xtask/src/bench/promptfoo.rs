@@ -11,10 +11,10 @@ use std::process::{Command, Stdio};
 pub(crate) const VERSION: &str = "0.121.20";
 
 /// Where it is installed when `--promptfoo-dir` is not given:
-/// `$HOME/.cache/assay-bench/promptfoo`.
+/// `$HOME/.cache/prill-bench/promptfoo`.
 pub(crate) fn default_dir() -> PathBuf {
     let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
-    home.join(".cache/assay-bench/promptfoo")
+    home.join(".cache/prill-bench/promptfoo")
 }
 
 /// The `promptfoo` command in `dir`, installing the pinned release there first unless

@@ -1,4 +1,4 @@
-//! The benchmark's report: a Markdown table of every workload and tool, `assay list`'s
+//! The benchmark's report: a Markdown table of every workload and tool, `prill list`'s
 //! loading and planning, the targets, and the machine it ran on; and the section of
 //! `docs/performance.md` it replaces with `--write-docs`.
 
@@ -15,14 +15,14 @@ pub(crate) const END: &str = "<!-- bench:end -->";
 /// A tool measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Tool {
-    Assay,
+    Prill,
     Promptfoo,
 }
 
 impl Tool {
     fn name(self) -> &'static str {
         match self {
-            Tool::Assay => "Assay",
+            Tool::Prill => "Prill",
             Tool::Promptfoo => "promptfoo",
         }
     }
@@ -40,9 +40,9 @@ pub(crate) struct Row {
 /// Everything a run of the benchmark measured.
 #[derive(Debug, Default)]
 pub(crate) struct Results {
-    /// `assay run` and `promptfoo eval`, workload by workload.
+    /// `prill run` and `promptfoo eval`, workload by workload.
     pub(crate) rows: Vec<Row>,
-    /// `assay list` by number of tests.
+    /// `prill list` by number of tests.
     pub(crate) lists: Vec<(usize, Summary)>,
 }
 
@@ -57,7 +57,7 @@ impl Results {
 }
 
 /// The whole report, in Markdown: `preamble` (the machine and the set-up), the table of
-/// runs, the table of `assay list`, and the targets.
+/// runs, the table of `prill list`, and the targets.
 pub(crate) fn render(
     results: &Results,
     outcomes: &[Outcome],
@@ -68,7 +68,7 @@ pub(crate) fn render(
     out.push_str(preamble.trim_end());
     out.push_str("\n\n");
     out.push_str(&runs_table(results, latency_ms));
-    out.push_str("\nLoading and planning (`assay list` of the same suite):\n\n");
+    out.push_str("\nLoading and planning (`prill list` of the same suite):\n\n");
     out.push_str("| tests | wall s, median (min–max) | CPU s | peak RSS MB |\n|---|---|---|---|\n");
     for (tests, s) in &results.lists {
         let _ = writeln!(
@@ -81,7 +81,7 @@ pub(crate) fn render(
         );
     }
     out.push_str(
-        "\nAssay's targets (medians; `cargo xtask bench` exits non-zero when one is missed):\n\n",
+        "\nPrill's targets (medians; `cargo xtask bench` exits non-zero when one is missed):\n\n",
     );
     out.push_str("| workload | measure | target | measured | |\n|---|---|---|---|---|\n");
     for outcome in outcomes {
@@ -108,13 +108,13 @@ pub(crate) fn render(
 /// The table of runs: one row per workload and tool.
 fn runs_table(results: &Results, latency_ms: u64) -> String {
     let mut out = String::from(
-        "| workload | tool | wall s, median (min–max) | CPU s | peak RSS MB | wall / ideal | promptfoo wall / Assay wall |\n|---|---|---|---|---|---|---|\n",
+        "| workload | tool | wall s, median (min–max) | CPU s | peak RSS MB | wall / ideal | promptfoo wall / Prill wall |\n|---|---|---|---|---|---|---|\n",
     );
     for row in &results.rows {
         let s = &row.summary;
         let ideal = ideal(row.tests, row.jobs, latency_ms);
         let versus = match row.tool {
-            Tool::Assay => results
+            Tool::Prill => results
                 .find(row.tests, row.jobs, Tool::Promptfoo)
                 .map_or(String::new(), |p| {
                     format!("{:.1}×", p.wall_median / s.wall_median)
@@ -203,7 +203,7 @@ mod tests {
     #[test]
     fn the_report_has_ratios_and_targets() {
         let mut results = Results::default();
-        for (tool, wall) in [(Tool::Assay, 1.25), (Tool::Promptfoo, 50.0)] {
+        for (tool, wall) in [(Tool::Prill, 1.25), (Tool::Promptfoo, 50.0)] {
             let summary = summary(wall);
             results.rows.push(Row {
                 tests: 10_000,
@@ -217,7 +217,7 @@ mod tests {
         let text = render(&results, &outcomes, 20, "Machine: test\n");
         assert!(text.starts_with("Machine: test\n\n| workload |"), "{text}");
         assert!(text.contains(
-            "| 10,000 tests, -j 200 (ideal 1.00 s) | Assay | 1.25 (0.75–1.75) | 0.75 | 20.0 | 1.25 | 40.0× |"
+            "| 10,000 tests, -j 200 (ideal 1.00 s) | Prill | 1.25 (0.75–1.75) | 0.75 | 20.0 | 1.25 | 40.0× |"
         ), "{text}");
         assert!(
             text.contains("| promptfoo | 50.00 (49.50–50.50) | 0.75 | 20.0 | 50.00 |  |"),
@@ -228,7 +228,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("| `assay run`, 10,000 tests, -j 200 | CPU | ≤ 1.20 s | not run |  |"),
+            text.contains("| `prill run`, 10,000 tests, -j 200 | CPU | ≤ 1.20 s | not run |  |"),
             "{text}"
         );
     }

@@ -1,4 +1,4 @@
-//! The fake OpenAI-compatible server (`assay-testkit`'s `fake-openai`) and the network
+//! The fake OpenAI-compatible server (`prill-testkit`'s `fake-openai`) and the network
 //! sandbox both tools run in.
 //!
 //! Where the machine allows it (root, `unshare` and `nsenter` from util-linux, `ip`),

@@ -1,4 +1,4 @@
-//! Assay's targets (issue 21), checked against the medians of a run of the benchmark.
+//! Prill's targets (issue 21), checked against the medians of a run of the benchmark.
 
 use std::fmt;
 
@@ -7,9 +7,9 @@ use super::stats::Summary;
 /// What a target is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Subject {
-    /// `assay run` of `tests` tests at `-j jobs`.
+    /// `prill run` of `tests` tests at `-j jobs`.
     Run { tests: usize, jobs: usize },
-    /// `assay list` of `tests` tests: loading and planning.
+    /// `prill list` of `tests` tests: loading and planning.
     List { tests: usize },
 }
 
@@ -17,9 +17,9 @@ impl fmt::Display for Subject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Subject::Run { tests, jobs } => {
-                write!(f, "`assay run`, {} tests, -j {jobs}", thousands(*tests))
+                write!(f, "`prill run`, {} tests, -j {jobs}", thousands(*tests))
             }
-            Subject::List { tests } => write!(f, "`assay list`, {} tests", thousands(*tests)),
+            Subject::List { tests } => write!(f, "`prill list`, {} tests", thousands(*tests)),
         }
     }
 }
@@ -92,7 +92,7 @@ const RUN_100K_500: Subject = Subject::Run {
 };
 const LIST_10K: Subject = Subject::List { tests: 10_000 };
 
-/// Assay's targets against the fake server at 20 ms (the 100,000-test one runs only
+/// Prill's targets against the fake server at 20 ms (the 100,000-test one runs only
 /// with `--large`).
 pub(crate) const TARGETS: [Target; 8] = [
     target(RUN_10K_200, Measure::Wall, 1.3),
@@ -118,7 +118,7 @@ impl Outcome {
         self.value.map(|v| v <= self.target.limit)
     }
 
-    /// `wall of `assay run`, 10,000 tests, -j 200: 1.45 s > 1.30 s`.
+    /// `wall of `prill run`, 10,000 tests, -j 200: 1.45 s > 1.30 s`.
     pub(crate) fn describe(&self) -> String {
         let t = &self.target;
         let value = self
@@ -201,11 +201,11 @@ mod tests {
         );
         assert_eq!(
             outcomes[1].describe(),
-            "CPU of `assay run`, 10,000 tests, -j 200: 1.50 s > 1.20 s"
+            "CPU of `prill run`, 10,000 tests, -j 200: 1.50 s > 1.20 s"
         );
         assert_eq!(
             outcomes[4].describe(),
-            "wall of `assay run`, 100,000 tests, -j 500: not measured vs 5.50 s"
+            "wall of `prill run`, 100,000 tests, -j 500: not measured vs 5.50 s"
         );
     }
 

@@ -1,0 +1,255 @@
+//! The trajectory assertions (Prill's extension to Sentinel's DSL), over the tool
+//! calls of a response in the order they were made: `tool_sequence`,
+//! `must_not_call_tool`, `tool_args`, `max_tool_calls`, `min_tool_calls`, and
+//! `max_iterations_used` over the number of model calls.
+//!
+//! A failure names what was expected and the calls that were made, as
+//! `search → summarize`.
+
+use prill_spec::model::sentinel::{ArgMatcher, ToolArgs, ToolSequence};
+use serde_json::{Value, json};
+
+use super::AssertionError;
+use crate::evaluation::Evaluation;
+use crate::response::ToolCall;
+use crate::text::cut;
+
+/// What the tool-call assertions look at.
+pub(super) const TARGET: &str = "tool_calls";
+
+/// What `max_iterations_used` looks at.
+pub(super) const ITERATIONS_TARGET: &str = "iterations";
+
+/// The most characters of a call's arguments a message shows.
+const ARGS_CHARS: usize = 200;
+
+/// The calls as `a → b → c`, or `no tool calls`.
+pub(super) fn arrow(calls: &[&str]) -> String {
+    if calls.is_empty() {
+        "no tool calls".to_owned()
+    } else {
+        calls.join(" → ")
+    }
+}
+
+fn names(calls: &[ToolCall]) -> Vec<&str> {
+    calls.iter().map(|c| c.name.as_str()).collect()
+}
+
+/// `tool_sequence`: the tools were called in this order; strict, the calls were
+/// exactly these.
+pub(super) fn sequence(seq: &ToolSequence, calls: &[ToolCall]) -> (Evaluation, String) {
+    let called = names(calls);
+    let wanted: Vec<&str> = seq.tools.iter().map(String::as_str).collect();
+    // How many of the wanted tools were found in order (a greedy subsequence match,
+    // which finds the longest prefix there is).
+    let mut matched = 0;
+    for name in &called {
+        if matched < wanted.len() && *name == wanted[matched] {
+            matched += 1;
+        }
+    }
+    let passed = if seq.strict {
+        called == wanted
+    } else {
+        matched == wanted.len()
+    };
+    let message = match (passed, seq.strict) {
+        (true, true) => format!("called exactly {}", arrow(&wanted)),
+        (true, false) => format!("called {} in order", arrow(&wanted)),
+        (false, true) => format!(
+            "expected exactly the calls {}, found {}",
+            arrow(&wanted),
+            arrow(&called)
+        ),
+        (false, false) => format!(
+            "expected calls in the order {}, found {} (no call to {} after {})",
+            arrow(&wanted),
+            arrow(&called),
+            wanted[matched],
+            if matched == 0 {
+                "the start".to_owned()
+            } else {
+                wanted[..matched].join(" → ")
+            }
+        ),
+    };
+    let evaluation = Evaluation::pass_fail(passed)
+        .with("called", json!(called))
+        .with("expected", json!(wanted))
+        .with("strict", seq.strict)
+        .with("matched", matched);
+    (evaluation, message)
+}
+
+/// `must_not_call_tool`: none of the tools was called.
+pub(super) fn must_not(tools: &[String], calls: &[ToolCall]) -> (Evaluation, String) {
+    let called = names(calls);
+    let forbidden: Vec<&str> = tools
+        .iter()
+        .map(String::as_str)
+        .filter(|t| called.contains(t))
+        .collect();
+    let message = if forbidden.is_empty() {
+        format!("no call to {}", tools.join(", "))
+    } else {
+        format!(
+            "expected no call to {}, found {}",
+            forbidden.join(", "),
+            arrow(&called)
+        )
+    };
+    (
+        Evaluation::pass_fail(forbidden.is_empty())
+            .with("called", json!(called))
+            .with("forbidden_called", json!(forbidden)),
+        message,
+    )
+}
+
+/// `tool_args`: some call of the tool had arguments matching every matcher.
+pub(super) fn args(want: &ToolArgs, calls: &[ToolCall]) -> (Evaluation, String) {
+    let expected = serde_json::to_value(want)
+        .ok()
+        .and_then(|v| v.get("args").cloned())
+        .unwrap_or(Value::Null);
+    let of_tool: Vec<Value> = calls
+        .iter()
+        .filter(|c| c.name == want.tool)
+        .map(|c| arguments(&c.arguments))
+        .collect();
+    let matching = of_tool.iter().position(|a| {
+        want.args
+            .iter()
+            .all(|(name, m)| a.get(name).is_some_and(|v| matches(m, v)))
+    });
+    let message = match (matching, of_tool.is_empty()) {
+        (Some(i), _) => format!(
+            "call {} of {} had arguments matching {expected}",
+            i + 1,
+            want.tool
+        ),
+        (None, true) => format!(
+            "expected a call to {} with arguments matching {expected}, found {}",
+            want.tool,
+            arrow(&names(calls))
+        ),
+        (None, false) => {
+            let found: Vec<String> = of_tool
+                .iter()
+                .map(|a| format!("{}({})", want.tool, cut(&a.to_string(), ARGS_CHARS)))
+                .collect();
+            format!(
+                "expected a call to {} with arguments matching {expected}, found {}",
+                want.tool,
+                found.join(", ")
+            )
+        }
+    };
+    (
+        Evaluation::pass_fail(matching.is_some())
+            .with("tool", want.tool.clone())
+            .with("calls_of_tool", Value::Array(of_tool)),
+        message,
+    )
+}
+
+/// A call's arguments as an object: some providers hand them over as a JSON text.
+fn arguments(value: &Value) -> Value {
+    match value {
+        Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| value.clone()),
+        other => other.clone(),
+    }
+}
+
+/// Whether one argument's value satisfies its matcher.
+pub(super) fn matches(m: &ArgMatcher, value: &Value) -> bool {
+    match m {
+        ArgMatcher::Equals(want) => json_equal(want, value),
+        ArgMatcher::Regex(p) => value.as_str().is_some_and(|s| p.regex().is_match(s)),
+        ArgMatcher::Contains(want) => match (value, want) {
+            (Value::String(s), Value::String(text)) => s.contains(text.as_str()),
+            (Value::Array(items), _) => items.iter().any(|i| json_equal(want, i)),
+            _ => false,
+        },
+        ArgMatcher::Schema(schema) => schema.is_valid(value),
+    }
+}
+
+/// JSON equality, with numbers compared by value (`1` equals `1.0`).
+fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_equal(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Which way a count is bounded.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Bound {
+    /// `min_tool_calls`.
+    AtLeast,
+    /// `max_tool_calls`.
+    AtMost,
+}
+
+/// `max_tool_calls` / `min_tool_calls`: the number of tool calls against `n`.
+pub(super) fn count(bound: Bound, n: u64, calls: &[ToolCall]) -> (Evaluation, String) {
+    let called = names(calls);
+    let made = called.len() as u64;
+    let (passed, word) = match bound {
+        Bound::AtLeast => (made >= n, "at least"),
+        Bound::AtMost => (made <= n, "at most"),
+    };
+    let s = if made == 1 { "" } else { "s" };
+    let message = if passed {
+        format!("made {made} tool call{s}, {word} {n}")
+    } else {
+        let ns = if n == 1 { "" } else { "s" };
+        format!(
+            "expected {word} {n} tool call{ns}, found {made}: {}",
+            arrow(&called)
+        )
+    };
+    (
+        Evaluation::pass_fail(passed)
+            .with("tool_calls", made)
+            .with("called", json!(called)),
+        message,
+    )
+}
+
+/// `max_iterations_used`: the model was called at most `max` times. A response that
+/// does not say how many times (an agent behind a connection) cannot be checked.
+pub(super) fn iterations(
+    max: u64,
+    iterations: Option<u32>,
+) -> Result<(Evaluation, String), AssertionError> {
+    let used = u64::from(iterations.ok_or(AssertionError::IterationsNotRecorded)?);
+    let passed = used <= max;
+    let s = if used == 1 { "" } else { "s" };
+    let message = if passed {
+        format!("used {used} model call{s}, within {max}")
+    } else {
+        format!("expected at most {max} model calls, used {used}")
+    };
+    Ok((
+        Evaluation::pass_fail(passed).with("iterations", used),
+        message,
+    ))
+}
+
+#[cfg(test)]
+#[path = "trajectory_tests.rs"]
+mod tests;

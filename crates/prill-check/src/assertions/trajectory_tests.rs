@@ -1,0 +1,208 @@
+//! Tests of the trajectory assertions: each rule passing and failing.
+
+use prill_spec::model::sentinel::{ArgSchema, Pattern};
+
+use super::*;
+use crate::status::Status;
+
+fn call(name: &str, arguments: Value) -> ToolCall {
+    ToolCall {
+        name: name.to_owned(),
+        arguments,
+    }
+}
+
+fn calls(names: &[&str]) -> Vec<ToolCall> {
+    names.iter().map(|n| call(n, json!({}))).collect()
+}
+
+fn seq(tools: &[&str], strict: bool) -> ToolSequence {
+    ToolSequence {
+        tools: tools.iter().map(|s| (*s).to_owned()).collect(),
+        strict,
+    }
+}
+
+#[test]
+fn a_sequence_allows_other_calls_around_and_between() {
+    let made = calls(&[
+        "plan",
+        "search",
+        "search",
+        "fetch",
+        "log",
+        "summarize",
+        "end",
+    ]);
+    let (e, m) = sequence(&seq(&["search", "fetch", "summarize"], false), &made);
+    assert_eq!(e.status(), Status::Passed, "{m}");
+    assert_eq!(m, "called search → fetch → summarize in order");
+}
+
+#[test]
+fn a_sequence_fails_on_a_missing_call_or_the_wrong_order() {
+    let want = seq(&["search", "fetch", "summarize"], false);
+    let (e, m) = sequence(&want, &calls(&["search", "summarize"]));
+    assert_eq!(e.status(), Status::Failed);
+    assert_eq!(
+        m,
+        "expected calls in the order search → fetch → summarize, found search → summarize \
+         (no call to fetch after search)"
+    );
+    assert_eq!(e.metadata["matched"], json!(1));
+    let (e, m) = sequence(&want, &calls(&["fetch", "search", "summarize"]));
+    assert_eq!(e.status(), Status::Failed, "{m}");
+    let (e, m) = sequence(&want, &[]);
+    assert_eq!(e.status(), Status::Failed);
+    assert!(
+        m.ends_with("found no tool calls (no call to search after the start)"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_strict_sequence_is_exactly_the_calls() {
+    let want = seq(&["search", "fetch"], true);
+    let (e, m) = sequence(&want, &calls(&["search", "fetch"]));
+    assert_eq!(e.status(), Status::Passed);
+    assert_eq!(m, "called exactly search → fetch");
+    for made in [
+        &["search", "log", "fetch"][..],
+        &["plan", "search", "fetch"],
+        &["search", "fetch", "end"],
+        &["search"],
+    ] {
+        let (e, m) = sequence(&want, &calls(made));
+        assert_eq!(e.status(), Status::Failed, "{made:?}");
+        assert_eq!(
+            m,
+            format!(
+                "expected exactly the calls search → fetch, found {}",
+                made.join(" → ")
+            )
+        );
+    }
+}
+
+#[test]
+fn must_not_call_tool_names_the_forbidden_call_and_the_calls_made() {
+    let forbid = vec!["delete_user".to_owned(), "drop_table".to_owned()];
+    let (e, m) = must_not(&forbid, &calls(&["search"]));
+    assert_eq!(e.status(), Status::Passed);
+    assert_eq!(m, "no call to delete_user, drop_table");
+    let (e, m) = must_not(&forbid, &calls(&["search", "delete_user"]));
+    assert_eq!(e.status(), Status::Failed);
+    assert_eq!(
+        m,
+        "expected no call to delete_user, found search → delete_user"
+    );
+    assert_eq!(e.metadata["forbidden_called"], json!(["delete_user"]));
+}
+
+fn tool_args(args: Vec<(&str, ArgMatcher)>) -> ToolArgs {
+    ToolArgs {
+        tool: "search".into(),
+        args: args.into_iter().map(|(k, m)| (k.to_owned(), m)).collect(),
+    }
+}
+
+#[test]
+fn tool_args_passes_when_some_call_of_the_tool_matches() {
+    let want = tool_args(vec![(
+        "query",
+        ArgMatcher::Regex(Pattern::new("lap(top)?").unwrap()),
+    )]);
+    let made = vec![
+        call("search", json!({"query": "phones"})),
+        call("fetch", json!({"query": "laptop"})),
+        call("search", json!({"query": "cheap laptops", "limit": 3})),
+    ];
+    let (e, m) = args(&want, &made);
+    assert_eq!(e.status(), Status::Passed, "{m}");
+    assert_eq!(
+        m,
+        r#"call 2 of search had arguments matching {"query":{"regex":"lap(top)?"}}"#
+    );
+}
+
+#[test]
+fn tool_args_fails_naming_the_calls_of_the_tool_or_the_calls_made() {
+    let want = tool_args(vec![("query", ArgMatcher::Contains(json!("laptop")))]);
+    let (e, m) = args(&want, &[call("search", json!({"query": "phones"}))]);
+    assert_eq!(e.status(), Status::Failed);
+    assert_eq!(
+        m,
+        r#"expected a call to search with arguments matching {"query":{"contains":"laptop"}}, found search({"query":"phones"})"#
+    );
+    let (e, m) = args(&want, &calls(&["fetch"]));
+    assert_eq!(e.status(), Status::Failed);
+    assert!(m.ends_with("found fetch"), "{m}");
+    // A missing argument does not match, whatever the matcher.
+    let (e, _) = args(&want, &[call("search", json!({"q": "laptop"}))]);
+    assert_eq!(e.status(), Status::Failed);
+}
+
+#[test]
+fn arguments_given_as_json_text_are_read_as_json() {
+    let want = tool_args(vec![("limit", ArgMatcher::Equals(json!(3)))]);
+    let (e, m) = args(&want, &[call("search", json!(r#"{"limit": 3.0}"#))]);
+    assert_eq!(e.status(), Status::Passed, "{m}");
+}
+
+#[test]
+fn each_matcher_on_both_sides() {
+    let eq = ArgMatcher::Equals(json!({"a": [1, "x"]}));
+    assert!(matches(&eq, &json!({"a": [1.0, "x"]})));
+    assert!(!matches(&eq, &json!({"a": [1, "x"], "b": 2})));
+    let re = ArgMatcher::Regex(Pattern::new("^lap").unwrap());
+    assert!(matches(&re, &json!("laptop")));
+    assert!(!matches(&re, &json!("a laptop")));
+    assert!(!matches(&re, &json!(3)), "a regex matches strings only");
+    let text = ArgMatcher::Contains(json!("top"));
+    assert!(matches(&text, &json!("laptop")));
+    assert!(!matches(&text, &json!("LAPTOP")), "letter case counts");
+    assert!(matches(&text, &json!(["top", "x"])));
+    assert!(
+        !matches(&text, &json!(["laptop"])),
+        "an item equals, not contains"
+    );
+    assert!(!matches(&text, &json!(7)));
+    let schema = ArgMatcher::Schema(
+        ArgSchema::new(json!({"type": "integer", "minimum": 1, "maximum": 10})).unwrap(),
+    );
+    assert!(matches(&schema, &json!(5)));
+    assert!(!matches(&schema, &json!(50)));
+    assert!(!matches(&schema, &json!("5")));
+}
+
+#[test]
+fn tool_call_counts_on_both_sides_of_the_bound() {
+    let made = calls(&["a", "b", "c"]);
+    let (e, m) = count(Bound::AtMost, 3, &made);
+    assert_eq!(e.status(), Status::Passed);
+    assert_eq!(m, "made 3 tool calls, at most 3");
+    let (e, m) = count(Bound::AtMost, 2, &made);
+    assert_eq!(e.status(), Status::Failed);
+    assert_eq!(m, "expected at most 2 tool calls, found 3: a → b → c");
+    let (e, _) = count(Bound::AtMost, 0, &[]);
+    assert_eq!(e.status(), Status::Passed);
+    let (e, m) = count(Bound::AtLeast, 3, &made);
+    assert_eq!(e.status(), Status::Passed, "{m}");
+    let (e, m) = count(Bound::AtLeast, 1, &[]);
+    assert_eq!(e.status(), Status::Failed);
+    assert_eq!(m, "expected at least 1 tool call, found 0: no tool calls");
+}
+
+#[test]
+fn iterations_on_both_sides_and_unknown_is_an_error() {
+    let (e, m) = iterations(1, Some(1)).unwrap();
+    assert_eq!(e.status(), Status::Passed);
+    assert_eq!(m, "used 1 model call, within 1");
+    let (e, m) = iterations(3, Some(4)).unwrap();
+    assert_eq!(e.status(), Status::Failed);
+    assert_eq!(m, "expected at most 3 model calls, used 4");
+    assert_eq!(
+        iterations(3, None).unwrap_err(),
+        AssertionError::IterationsNotRecorded
+    );
+}

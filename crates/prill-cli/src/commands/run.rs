@@ -1,0 +1,387 @@
+//! `prill run`: the flags become [`Settings`]; the library loads, selects, runs and
+//! reports; this module prints what the library says and picks the exit code.
+//!
+//! Exit codes: 0 all passed (or nothing to run, when `--no-tests` allows it); 1 some
+//! failed; 2 invalid input or usage (nothing runs when any file is invalid, or when
+//! nothing is selected and `--no-tests` does not allow it, or cassettes that cannot be
+//! opened); 3 errors (unreachable agents, timeouts, a request `--replay` has no
+//! cassette for) and no failures, or a report or cassette that could not be written; 130
+//! cancelled with Ctrl-C (the reports are still written).
+//!
+//! `--fail-fast` exits as the failures call for (1, or 3 for an error); `--rerun-failed`
+//! with nothing to rerun exits 0 with a note. Every run also writes
+//! `.prill/last-run.json` for `--rerun-failed`; when it cannot, that is a warning.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use prill_report::format::{RunInfo, Suite};
+use prill_report::{Github, Human, HumanOptions, JsonLines, MatrixReport, Reporters, Verbosity};
+use prill_run::{CaseSink, Summary};
+use prill_settings::history::git_state;
+use prill_settings::{Prepared, Session, Settings, SettingsError, fit_open_files, prepare_apart};
+
+use super::report_empty;
+use crate::args::{RunArgs, RunFormat, TargetArgs};
+use crate::exit::ExitCode;
+use crate::output;
+
+/// The settings of `target`, printed as the user needs to see them: `prill.toml`'s
+/// warnings and which file was read. `Err` holds the exit code of an invalid one.
+pub(crate) fn settings(target: &TargetArgs, color: bool) -> Result<Settings, ExitCode> {
+    settings_quiet(target, color, false)
+}
+
+/// [`settings`]; `quiet` (`-q`) leaves out which file was read, keeping the warnings.
+pub(crate) fn settings_quiet(
+    target: &TargetArgs,
+    color: bool,
+    quiet: bool,
+) -> Result<Settings, ExitCode> {
+    match Settings::load(target.config.as_deref(), target.overrides()) {
+        Ok(settings) => {
+            output::stderr(&output::render(&settings.reports, color));
+            if !quiet {
+                output::stderr(&format!("{}\n", settings.found));
+            }
+            if let Some(warning) = fit_open_files(settings.run_options(None).jobs) {
+                output::stderr(&format!("{warning}\n"));
+            }
+            Ok(settings)
+        }
+        Err(e) => Err(settings_error(&e, color)),
+    }
+}
+
+/// Prints why the settings could not be resolved; the exit code is [`ExitCode::INVALID`].
+pub(crate) fn settings_error(e: &SettingsError, color: bool) -> ExitCode {
+    if let SettingsError::InvalidConfig { reports, .. } = e {
+        output::stderr(&output::render(reports, color));
+    } else {
+        output::stderr(&format!("error: {e}\n"));
+    }
+    ExitCode::INVALID
+}
+
+/// Loads the files (printing diagnostics, and with `annotate` GitHub annotations of
+/// them on stdout) and applies the selection. `Err` holds the exit code when the files
+/// cannot run (an invalid file, a bad filter). `Ok` holds the plan, whether an empty
+/// run fails, and where the run hands its finished cases back to be freed.
+pub(crate) fn prepared(
+    settings: &Settings,
+    target: &TargetArgs,
+    color: bool,
+    annotate: bool,
+) -> Result<(Prepared, bool, Option<CaseSink>), ExitCode> {
+    let selection = target.selection().map_err(|e| {
+        output::stderr(&format!("error: {e}\n"));
+        ExitCode::INVALID
+    })?;
+    // Loaded on a thread of its own, which then frees the cases the run hands back
+    // (`prepare_apart` says why).
+    let (prepared, sink) = prepare_apart(
+        settings,
+        &target.paths,
+        &selection,
+        target.no_tests.map(Into::into),
+    );
+    let reports = prepared.inputs.reports();
+    output::stderr(&output::render(&reports, color));
+    if annotate {
+        let base = output::run_dir();
+        // A closed stdout is no reason to stop: the diagnostics are on stderr too.
+        let _ = output::stdout(&prill_report::github::diagnostics(
+            &reports,
+            base.as_deref(),
+        ));
+    }
+    for note in &prepared.notes {
+        output::stderr(&format!("note: {note}\n"));
+    }
+    let invalid = prepared.inputs.invalid();
+    if invalid > 0 {
+        let why = if settings.strict() {
+            " (strict: every warning is an error)"
+        } else {
+            ""
+        };
+        output::stderr(&format!(
+            "error: {invalid} invalid file(s); nothing was run{why}\n"
+        ));
+        return Err(ExitCode::INVALID);
+    }
+    let empty_fails = prepared.empty.as_ref().is_some_and(report_empty);
+    Ok((prepared, empty_fails, sink))
+}
+
+/// The name of the reporter that writes `.prill/last-run.json`.
+const LAST_RUN: &str = "last-run";
+
+/// The name of the reporter that keeps the run in the history.
+const HISTORY: &str = "history";
+
+/// Runs the cases under `args.target.paths` and returns the exit code the results call for.
+pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
+    // The report files first: a bad path fails before anything else, and an earlier
+    // run's reports are gone from now on, whatever happens to this run.
+    // `--format`, else `github` in GitHub Actions: the environment is read here, once.
+    let stdout_format = RunFormat::resolve(args.format, output::in_github_actions());
+    let (mut reporters, jsonl, page_run) = match reporters(args, color, stdout_format) {
+        Ok(reporters) => reporters,
+        Err(e) => {
+            output::stderr(&format!("error: {e:#}\n"));
+            return Ok(ExitCode::INVALID);
+        }
+    };
+    let settings = match settings_quiet(&args.target, color, args.quiet) {
+        Ok(settings) => settings,
+        Err(code) => return Ok(code),
+    };
+    let habits = args
+        .cassettes
+        .overrides(args.habits.overrides(settings.overrides.clone()));
+    let settings = settings.with_overrides(habits);
+    let annotate = stdout_format == RunFormat::Github;
+    let (mut prepared, empty_fails, sink) = match prepared(&settings, &args.target, color, annotate)
+    {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    let runs_something = !prepared.plan.cases.is_empty();
+    // The files' texts (and whatever else their diagnostics needed) are not needed once
+    // the diagnostics are shown: not held through the run.
+    drop(std::mem::take(&mut prepared.inputs));
+    // After `prepared` has read the last run (`--rerun-failed`): this replaces it. A run
+    // of nothing leaves it as it is.
+    if runs_something {
+        match settings.last_run_report() {
+            Ok(report) => {
+                reporters.push(LAST_RUN, report);
+            }
+            Err(e) => output::stderr(&format!(
+                "warning: {e}; --rerun-failed will not know this run\n"
+            )),
+        }
+    }
+    match history_and_stream(&settings, args, &prepared, &mut reporters, jsonl) {
+        Ok(info) => {
+            if let (Some(slot), Some(info)) = (&page_run, info) {
+                let _ = slot.set(info);
+            }
+        }
+        Err(code) => return Ok(code),
+    }
+    let models = settings.models();
+    if models.len() > 1 {
+        let columns = models.into_iter().map(|m| m.shown).collect();
+        reporters.push("matrix", MatrixReport::new(columns, std::io::stderr()));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let ran = runtime.block_on(async {
+        let mut session = match Session::new(&settings, &prepared.plan).await {
+            Ok(session) => session,
+            Err(e) => return Err(settings_error(&e, color)),
+        };
+        session.options.finished_cases = sink;
+        for note in session.notes.iter().filter(|n| shown(n, args.quiet)) {
+            output::stderr(&format!("{note}\n"));
+        }
+        let ctrl_c = crate::signals::cancel_on_ctrl_c(session.cancel_token());
+        // The plan is given to the run, which frees each case once it has run.
+        let plan = std::mem::take(&mut prepared.plan);
+        let ran = session.run_reported(plan, reporters).await;
+        ctrl_c.abort();
+        let cassette_failure = session.cassette_failure();
+        session.shutdown().await;
+        Ok((ran, cassette_failure))
+    });
+    let (ran, cassette_failure) = match ran {
+        Ok(ran) => ran,
+        Err(code) => return Ok(code),
+    };
+    // A report that could not be written fails the run; the human one on stderr (a
+    // closed pipe), the matrix after it, the last run (for `--rerun-failed`) and the
+    // history do not.
+    let mut unwritten = 0;
+    for failure in &ran.unwritten {
+        if failure.reporter == LAST_RUN {
+            output::stderr(&format!(
+                "warning: {failure}; --rerun-failed will not know this run\n"
+            ));
+            continue;
+        }
+        if failure.reporter == HISTORY {
+            output::stderr(&format!(
+                "warning: {failure}; the history keeps only what was written before\n"
+            ));
+            continue;
+        }
+        output::stderr(&format!("error: {failure}\n"));
+        unwritten += usize::from(!["human", "matrix"].contains(&failure.reporter.as_str()));
+    }
+    if unwritten > 0 && !ran.summary.cancelled {
+        output::stderr(&format!(
+            "error: {unwritten} report(s) could not be written; the run fails whatever the tests did\n"
+        ));
+        return Ok(ExitCode::ERROR);
+    }
+    // A cassette that could not be written leaves the recording incomplete: the run
+    // fails as for a report that cannot be written.
+    if let Some(failure) = cassette_failure
+        && !ran.summary.cancelled
+    {
+        output::stderr(&format!(
+            "error: {failure}; the cassettes are incomplete and the run fails whatever the tests did\n"
+        ));
+        return Ok(ExitCode::ERROR);
+    }
+    // The history keeps the newest runs; pruning it is housekeeping, never a failure.
+    if runs_something {
+        prune_history(&settings);
+    }
+    if empty_fails {
+        return Ok(ExitCode::INVALID);
+    }
+    Ok(exit_code(&ran.summary))
+}
+
+/// Prunes the history as `[history]` says (`keep`, `max_age_days`); a history that
+/// cannot be pruned is a warning, never a failure.
+pub(crate) fn prune_history(settings: &Settings) {
+    if let Err(e) = settings.prune_history() {
+        output::stderr(&format!("warning: the history was not pruned: {e}\n"));
+    }
+}
+
+/// Adds the reporter that keeps the run in the history, when it runs something, and the
+/// `--jsonl` stream, both starting with the run's `run` line, which is returned (for
+/// the HTML page). `Err` holds the exit code when the stream cannot be written.
+fn history_and_stream(
+    settings: &Settings,
+    args: &RunArgs,
+    prepared: &Prepared,
+    reporters: &mut Reporters,
+    jsonl: Option<(PathBuf, JsonLines)>,
+) -> Result<Option<RunInfo>, ExitCode> {
+    // What chose the units, with the suite they came from (the same in every shard of
+    // it): the `run` line of the history's file and of `--jsonl`.
+    let run_settings = args.target.selection().ok().map(|selection| {
+        let mut run = settings.run_settings(&args.target.paths, &selection);
+        run.suite = prepared
+            .suite
+            .as_ref()
+            .map(|s| Suite::new(s.fingerprint.clone(), s.units as u64));
+        run
+    });
+    // The history keeps every run that runs something (`.prill/runs/<id>.jsonl`); one
+    // that cannot be kept is a warning, as the last run is.
+    let mut info = None;
+    if !prepared.plan.cases.is_empty()
+        && let Some(run) = &run_settings
+    {
+        match settings.history_report(run.clone()) {
+            Ok((report, kept)) => {
+                reporters.push(HISTORY, report);
+                info = Some(kept);
+            }
+            Err(e) => output::stderr(&format!(
+                "warning: this run is not kept in the history: {e}\n"
+            )),
+        }
+    }
+    // `--jsonl` starts with the history's `run` line (a new one when the history keeps
+    // no file of this run), so the stream says which run and suite it is on its own.
+    if let Some((path, lines)) = jsonl {
+        let stream_info = info.clone().unwrap_or_else(|| {
+            RunInfo::starting(
+                "run",
+                git_state(&settings.project_dir()),
+                run_settings.unwrap_or_default(),
+            )
+        });
+        let written = lines.with_run(&stream_info).map(JsonLines::batched);
+        info = Some(stream_info);
+        match written {
+            Ok(lines) => {
+                reporters.push("jsonl", lines);
+            }
+            Err(e) => {
+                output::stderr(&format!("error: cannot write {}: {e}\n", path.display()));
+                return Err(ExitCode::ERROR);
+            }
+        }
+    }
+    Ok(info)
+}
+
+/// Whether a note of the session is printed: with `-q` only warnings are (not where
+/// the demo agents listen, nor which judge was picked).
+fn shown(note: &str, quiet: bool) -> bool {
+    !quiet || note.starts_with("warning:")
+}
+
+/// The exit code for a run's summary.
+fn exit_code(summary: &Summary) -> ExitCode {
+    if summary.cancelled {
+        ExitCode::CANCELLED
+    } else if summary.failed > 0 {
+        ExitCode::FAILURES
+    } else if summary.errored > 0 {
+        ExitCode::ERROR
+    } else {
+        ExitCode::OK
+    }
+}
+
+/// What [`reporters`] makes: the reporters, the `--jsonl` stream apart (it gets its
+/// `run` line once the run's settings are known), and the HTML page's slot for the run.
+type Made = (Reporters, Option<(PathBuf, JsonLines)>, Option<PageRun>);
+
+/// The HTML page's slot for what the history knows of the run.
+type PageRun = std::sync::Arc<std::sync::OnceLock<RunInfo>>;
+
+/// The reporters `args` ask for (the report files made now, so that a bad path fails
+/// before anything else).
+fn reporters(args: &RunArgs, color: bool, stdout_format: RunFormat) -> anyhow::Result<Made> {
+    let mut reporters = Reporters::new();
+    let verbosity = if args.quiet {
+        Verbosity::Quiet
+    } else if args.verbose {
+        Verbosity::Verbose
+    } else {
+        Verbosity::Normal
+    };
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    reporters.push(
+        "human",
+        Human::stderr(HumanOptions {
+            verbosity,
+            color,
+            terminal,
+            transcripts: args.show_transcript,
+        }),
+    );
+    let jsonl = match &args.files.jsonl {
+        Some(path) => Some((
+            path.clone(),
+            JsonLines::create(path).with_context(|| format!("cannot write {}", path.display()))?,
+        )),
+        None => None,
+    };
+    let page_run = super::push_file_reports(&args.files, &mut reporters)?;
+    let base = output::run_dir();
+    if stdout_format == RunFormat::Github {
+        let github = Github::stdout();
+        reporters.push(
+            "github",
+            match &base {
+                Some(base) => github.relative_to(base),
+                None => github,
+            },
+        );
+    }
+    Ok((reporters, jsonl, page_run))
+}

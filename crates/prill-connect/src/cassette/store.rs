@@ -1,0 +1,336 @@
+//! [`Cassettes`]: the cassettes of one run, shared by every connector of it. It says
+//! whether a request is answered from a recording, and writes what a live request got.
+//!
+//! A case's exchanges go to a file of its own, `DIR/<case name>-<id>.jsonl`, named
+//! after the [`SampleScope`] the engine runs the sample in; a request made outside any
+//! sample (listing agents, `prill serve`) goes to `DIR/run.jsonl`. Every exchange is
+//! appended as one whole line as soon as its response is complete.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use prill_target::scope::{self, SampleScope};
+use serde_json::Value;
+
+use super::format::{CASSETTE_VERSION, Exchange, RecordedRequest, RecordedResponse};
+use super::matching::{Cassette, CassetteError};
+use super::normalize::Normalizer;
+use crate::error::ConnectError;
+
+/// What a run does with its cassettes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Mode {
+    /// `--record DIR`: every exchange goes live and is written; a folder that already
+    /// holds cassettes is refused (`--re-record` replaces them).
+    Record,
+    /// `--replay DIR`: every exchange is answered from the cassettes, with no network;
+    /// a request none recorded is an error ([`ConnectError::NoCassette`]).
+    Replay,
+    /// `--replay-or-record DIR`: answered from the cassettes where they have it, live
+    /// and recorded where not; existing cassettes are left alone.
+    ReplayOrRecord,
+    /// `--re-record DIR`: like [`Mode::Record`], replacing the cassette of every case
+    /// the run records.
+    ReRecord,
+}
+
+/// How a replayed response is paced.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Latency {
+    /// Each chunk at its recorded time from the request (the default): latency and
+    /// time-to-first-token assertions still mean something.
+    #[default]
+    Recorded,
+    /// Every chunk at once.
+    Zero,
+}
+
+/// How [`Cassettes`] are set up (`--record`/`--replay`/... and `[cassettes]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CassetteOptions {
+    /// The folder of the cassette files.
+    pub dir: PathBuf,
+    /// What the run does with them.
+    pub mode: Mode,
+    /// How replayed responses are paced.
+    pub latency: Latency,
+    /// Body fields to ignore beyond the defaults (`[cassettes] ignore`).
+    pub ignore: Vec<String>,
+    /// Default volatile fields to match on after all (`[cassettes] keep`).
+    pub keep: Vec<String>,
+    /// Values never written to a cassette (keys, `${VAR}` values).
+    pub secrets: Vec<String>,
+}
+
+impl CassetteOptions {
+    /// `mode` on the cassettes of `dir`, with the default normalization.
+    pub fn new(dir: impl Into<PathBuf>, mode: Mode) -> CassetteOptions {
+        CassetteOptions {
+            dir: dir.into(),
+            mode,
+            latency: Latency::Recorded,
+            ignore: Vec::new(),
+            keep: Vec::new(),
+            secrets: Vec::new(),
+        }
+    }
+}
+
+/// The cassettes of a run: cheap to clone, shared by all its connectors.
+#[derive(Debug, Clone)]
+pub struct Cassettes {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    dir: PathBuf,
+    mode: Mode,
+    latency: Latency,
+    normalizer: Normalizer,
+    /// The recordings read at the start (replaying modes), with what was served.
+    recorded: Mutex<Cassette>,
+    /// The files this run wrote to: `--re-record` empties each before its first line.
+    written: Mutex<HashSet<PathBuf>>,
+    /// The first recording that could not be written, as a sentence.
+    failure: Mutex<Option<String>>,
+}
+
+impl PartialEq for Cassettes {
+    fn eq(&self, other: &Cassettes) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl Eq for Cassettes {}
+
+impl Cassettes {
+    /// Opens the cassettes `options` name: reads them to replay, or checks that
+    /// `--record` would not mix new recordings into old ones.
+    pub fn open(options: CassetteOptions) -> Result<Cassettes, CassetteError> {
+        let recorded = match options.mode {
+            Mode::Replay | Mode::ReplayOrRecord => Cassette::read_dir(&options.dir)?,
+            Mode::ReRecord => Cassette::default(),
+            Mode::Record => {
+                if !Cassette::read_dir(&options.dir)?.exchanges().is_empty() {
+                    return Err(CassetteError::NotEmpty { dir: options.dir });
+                }
+                Cassette::default()
+            }
+        };
+        let normalizer =
+            Normalizer::new(&options.ignore, &options.keep).with_secrets(options.secrets);
+        Ok(Cassettes {
+            inner: Arc::new(Inner {
+                dir: options.dir,
+                mode: options.mode,
+                latency: options.latency,
+                normalizer,
+                recorded: Mutex::new(recorded),
+                written: Mutex::new(HashSet::new()),
+                failure: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// The folder of the cassette files.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// What the run does with them.
+    pub fn mode(&self) -> Mode {
+        self.inner.mode
+    }
+
+    /// How replayed responses are paced.
+    pub fn latency(&self) -> Latency {
+        self.inner.latency
+    }
+
+    /// The normalization in use.
+    pub fn normalizer(&self) -> &Normalizer {
+        &self.inner.normalizer
+    }
+
+    /// The request as the cassettes key it, sent by `connector` to `method url` with
+    /// `body` (`Value::Null` for none) from the current sample ([`scope::current`]).
+    pub fn request(
+        &self,
+        connector: &str,
+        method: &str,
+        url: &str,
+        body: &Value,
+    ) -> RecordedRequest {
+        let scope = scope::current();
+        self.inner
+            .normalizer
+            .request(
+                connector,
+                method,
+                url,
+                body,
+                scope.as_ref().map(|s| s.sample),
+            )
+            .in_case(scope.map(|s| s.case.to_string()))
+    }
+
+    /// The recorded answer to `request`: `Ok(Some)` to replay it, `Ok(None)` to go live
+    /// (and [`Cassettes::record`] what comes back), or the error of a replay that has
+    /// no recording of it.
+    pub fn replay(&self, request: &RecordedRequest) -> Result<Option<Exchange>, ConnectError> {
+        if matches!(self.inner.mode, Mode::Record | Mode::ReRecord) {
+            return Ok(None);
+        }
+        let mut recorded = self
+            .inner
+            .recorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match recorded.next(request) {
+            Ok(exchange) => Ok(Some(exchange.clone())),
+            Err(_) if self.inner.mode == Mode::ReplayOrRecord => Ok(None),
+            Err(miss) => Err(ConnectError::NoCassette {
+                message: miss.to_string(),
+            }),
+        }
+    }
+
+    /// Whether live answers are written.
+    pub fn records(&self) -> bool {
+        self.inner.mode != Mode::Replay
+    }
+
+    /// Writes what `request` got live (the secrets of its chunks, headers and break
+    /// blanked) to the file of the current sample's case.
+    pub fn record(
+        &self,
+        request: RecordedRequest,
+        response: RecordedResponse,
+    ) -> Result<(), CassetteError> {
+        self.record_in(scope::current().as_ref(), request, response)
+    }
+
+    /// [`Cassettes::record`] for the case of `scope` (the sample that sent the request,
+    /// when the response ends elsewhere), remembering a failure to write
+    /// ([`Cassettes::failure`]).
+    pub fn record_in(
+        &self,
+        scope: Option<&SampleScope>,
+        request: RecordedRequest,
+        response: RecordedResponse,
+    ) -> Result<(), CassetteError> {
+        let written = self.write(scope, request, response);
+        if let Err(error) = &written {
+            let mut failure = self.inner.failure.lock().unwrap_or_else(|e| e.into_inner());
+            failure.get_or_insert_with(|| {
+                format!("a cassette could not be written ({error}); the recording is incomplete")
+            });
+        }
+        written
+    }
+
+    /// The first recording this run could not write, as a sentence, if any: a run that
+    /// records checks it at its end and fails when there is one, since its cassettes miss
+    /// an exchange. Recordings end when a response's body does, where no error can be
+    /// returned to the request, so they are kept here.
+    pub fn failure(&self) -> Option<String> {
+        self.inner
+            .failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn write(
+        &self,
+        scope: Option<&SampleScope>,
+        request: RecordedRequest,
+        mut response: RecordedResponse,
+    ) -> Result<(), CassetteError> {
+        let normalizer = &self.inner.normalizer;
+        for chunk in &mut response.chunks {
+            if let Some(text) = &chunk.text {
+                chunk.text = Some(normalizer.scrub_text(text));
+            }
+        }
+        for (_, value) in &mut response.headers {
+            *value = normalizer.scrub_text(value);
+        }
+        if let Some(reason) = &response.broke_off {
+            response.broke_off = Some(normalizer.scrub_text(reason));
+        }
+        let path = self.file(scope);
+        let exchange = Exchange {
+            cassette_version: CASSETTE_VERSION,
+            request,
+            response,
+        };
+        let mut written = self.inner.written.lock().unwrap_or_else(|e| e.into_inner());
+        if written.insert(path.clone()) && self.inner.mode == Mode::ReRecord && path.exists() {
+            std::fs::remove_file(&path).map_err(|source| CassetteError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        Cassette::append(&path, &exchange)
+    }
+
+    /// The file that keeps the exchanges of `scope`'s case.
+    pub fn file(&self, scope: Option<&SampleScope>) -> PathBuf {
+        let Some(scope) = scope else {
+            return self.inner.dir.join("run.jsonl");
+        };
+        let slug: String = scope
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let slug: Vec<&str> = slug.split('-').filter(|p| !p.is_empty()).collect();
+        let slug: String = slug.join("-").chars().take(60).collect();
+        let id: String = scope
+            .case
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(12)
+            .collect();
+        self.inner.dir.join(format!("{slug}-{id}.jsonl"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cassette::Chunk;
+
+    #[test]
+    fn a_recording_that_cannot_be_written_is_remembered() {
+        let dir = tempfile::tempdir().unwrap();
+        // A file where the folder should be: nothing can be written under it.
+        let blocked = dir.path().join("blocked");
+        std::fs::write(&blocked, "").unwrap();
+        let cassettes = Cassettes::open(CassetteOptions::new(&blocked, Mode::ReRecord)).unwrap();
+        assert_eq!(cassettes.failure(), None);
+        let request = cassettes.request("openai", "POST", "http://h/v1", &Value::Null);
+        let response = RecordedResponse {
+            status: 200,
+            headers: Vec::new(),
+            chunks: vec![Chunk::new(0, b"{}".to_vec())],
+            broke_off: None,
+        };
+        assert!(cassettes.record(request.clone(), response.clone()).is_err());
+        let first = cassettes.failure().unwrap();
+        assert!(first.contains("could not be written"), "{first}");
+        assert!(first.contains("blocked"), "{first}");
+        assert!(cassettes.record(request, response).is_err());
+        assert_eq!(cassettes.failure(), Some(first));
+    }
+}

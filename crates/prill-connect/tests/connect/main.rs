@@ -1,0 +1,36 @@
+//! Integration tests of every connector against real processes and real sockets on
+//! 127.0.0.1: the demo server of `prill-testkit` (`demo.rs`), a scripted http server
+//! (`server.rs`) for faults the demo cannot make and for exact request checks, and small
+//! Python agents for stdio. Nothing here reaches beyond loopback.
+
+mod cassettes;
+mod demo;
+mod http;
+mod langgraph;
+mod mcp;
+mod mcp_chat_filter;
+mod neuro_san_direct;
+mod providers_anthropic;
+mod providers_bedrock;
+mod providers_errors;
+mod providers_fakes;
+mod providers_huggingface;
+mod providers_ollama;
+mod providers_openai;
+mod providers_structured;
+mod providers_tool_turns;
+mod server;
+mod stdio;
+mod stdio_cassettes;
+mod tls_ca_cert;
+mod tools_command;
+mod trajectory;
+
+/// A text of `n` words, each streamed as its own delta by the fakes (the long-stream
+/// tests of every provider).
+fn long_text(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,191 @@
+//! Request routing and the small endpoints: health, the agent list and `function`.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header::{CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use serde_json::{Value, json};
+
+use crate::body::{Body, empty, full};
+use crate::server::Shared;
+use crate::{DemoAgent, chat, mcp, model, pyjson, replay};
+
+/// The largest request body read, 16 MiB.
+const MAX_REQUEST_BODY: usize = 16 * 1024 * 1024;
+
+/// Routes one request.
+pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
+    if let Some(recordings) = shared.replay.clone() {
+        return replay::handle(shared, recordings, request).await;
+    }
+    let path = request.uri().path();
+    let method = request.method();
+    match path {
+        "/" | "/healthz" | "/readyz" | "/livez" => match *method {
+            Method::GET | Method::HEAD => health(),
+            _ => status_only(StatusCode::METHOD_NOT_ALLOWED),
+        },
+        "/api/v1/list" => match *method {
+            Method::GET | Method::POST => list(),
+            _ => status_only(StatusCode::METHOD_NOT_ALLOWED),
+        },
+        "/mcp" => match *method {
+            Method::POST => mcp::handle(shared, request).await,
+            _ => status_only(StatusCode::METHOD_NOT_ALLOWED),
+        },
+        "/v1/chat/completions" => match *method {
+            Method::POST => model::handle(request).await,
+            _ => status_only(StatusCode::METHOD_NOT_ALLOWED),
+        },
+        _ => {
+            let Some(rest) = path.strip_prefix("/api/v1/") else {
+                return status_only(StatusCode::NOT_FOUND);
+            };
+            if let Some(name) = rest.strip_suffix("/streaming_chat") {
+                let Some(agent) = find_agent(name) else {
+                    return status_only(StatusCode::NOT_FOUND);
+                };
+                match *method {
+                    Method::POST => chat::handle(shared, agent, request).await,
+                    _ => status_only(StatusCode::METHOD_NOT_ALLOWED),
+                }
+            } else if let Some(name) = rest.strip_suffix("/function") {
+                let Some(agent) = find_agent(name) else {
+                    return status_only(StatusCode::NOT_FOUND);
+                };
+                match *method {
+                    Method::GET | Method::POST => {
+                        json_response(StatusCode::OK, &json!({"function": agent.function()}))
+                    }
+                    _ => status_only(StatusCode::METHOD_NOT_ALLOWED),
+                }
+            } else {
+                status_only(StatusCode::NOT_FOUND)
+            }
+        }
+    }
+}
+
+/// The agent a url names (percent-decoded; it may contain `/`).
+fn find_agent(name: &str) -> Option<DemoAgent> {
+    if name.is_empty() {
+        return None;
+    }
+    DemoAgent::from_name(&percent_decode(name)?)
+}
+
+/// `%XX`-decodes `text`; `None` when the result is not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return Some(text.to_owned());
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = bytes
+            .get(at + 1..at + 3)
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match (bytes[at], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                at += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+pub(crate) fn health() -> Response<Body> {
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "service": "neuro-san.Agent",
+            "status": "ok",
+            "versions": {"prill-demo": env!("CARGO_PKG_VERSION")}
+        }),
+    )
+}
+
+fn list() -> Response<Body> {
+    let agents: Vec<Value> = DemoAgent::ALL
+        .iter()
+        .map(|agent| {
+            json!({
+                "agent_name": agent.name(),
+                "description": agent.description(),
+                "tags": agent.tags(),
+            })
+        })
+        .collect();
+    json_response(StatusCode::OK, &json!({"agents": agents}))
+}
+
+/// Reads a whole request body (at most 16 MiB); `Err` is the response to send instead.
+pub(crate) async fn read_body(body: Incoming) -> Result<Bytes, Response<Body>> {
+    match Limited::new(body, MAX_REQUEST_BODY).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "Request body too large",
+        )),
+        Err(_) => Err(error_response(
+            StatusCode::BAD_REQUEST,
+            "Cannot read the request body",
+        )),
+    }
+}
+
+/// A response with a status and an empty body.
+pub(crate) fn status_only(status: StatusCode) -> Response<Body> {
+    let mut response = Response::new(empty());
+    *response.status_mut() = status;
+    response
+}
+
+/// A response with a JSON body written as Python writes it.
+pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
+    let mut response = Response::new(full(pyjson::to_vec(value)));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// neuro-san's error shape, `{"error": message}`.
+pub(crate) fn error_response(status: StatusCode, message: &str) -> Response<Body> {
+    json_response(status, &json!({"error": message}))
+}
+
+/// An error with `Retry-After: 1`.
+pub(crate) fn retry_after(status: StatusCode, message: &str) -> Response<Body> {
+    let mut response = error_response(status, message);
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_percent_escapes() {
+        assert_eq!(
+            percent_decode("deep%2Fmath_guy").as_deref(),
+            Some("deep/math_guy")
+        );
+        assert_eq!(percent_decode("a%zzb%").as_deref(), Some("a%zzb%"));
+        assert_eq!(percent_decode("%ff"), None);
+    }
+}

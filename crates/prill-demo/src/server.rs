@@ -1,0 +1,302 @@
+//! The listener: one port for http and https (told apart by the first byte a client
+//! sends), one task per connection, and a graceful shutdown.
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+use tokio_rustls::TlsAcceptor;
+
+use crate::replay::Recordings;
+use crate::{DemoError, TlsIdentity, routes};
+
+/// The first byte of a TLS record carrying a handshake (a ClientHello).
+const TLS_HANDSHAKE: u8 = 0x16;
+/// How long a client may take to send its request head or finish its TLS handshake.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long in-flight requests get to finish at shutdown, by default.
+const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+
+/// The entry point: `DemoServer::builder()`.
+#[derive(Debug)]
+pub struct DemoServer;
+
+impl DemoServer {
+    /// A builder for a demo server (plain http only until [`DemoServerBuilder::tls`]).
+    pub fn builder() -> DemoServerBuilder {
+        DemoServerBuilder {
+            tls: None,
+            grace: DEFAULT_GRACE,
+            replay: None,
+        }
+    }
+}
+
+/// How to start a demo server.
+#[derive(Debug, Clone)]
+pub struct DemoServerBuilder {
+    tls: Option<TlsIdentity>,
+    grace: Duration,
+    replay: Option<Arc<Recordings>>,
+}
+
+impl DemoServerBuilder {
+    /// The certificate for https on the same port; `None` serves plain http only (a TLS
+    /// client is then disconnected).
+    pub fn tls(mut self, tls: Option<TlsIdentity>) -> DemoServerBuilder {
+        self.tls = tls;
+        self
+    }
+
+    /// How long in-flight requests get to finish at shutdown before their connections are
+    /// closed (5 s by default). Streams of the `hang` fault mode stop at once.
+    pub fn grace(mut self, grace: Duration) -> DemoServerBuilder {
+        self.grace = grace;
+        self
+    }
+
+    /// Serves `recordings` instead of the demo agents (`prill serve --replay DIR`; see
+    /// [`crate::replay`]).
+    pub fn replay(mut self, recordings: Recordings) -> DemoServerBuilder {
+        self.replay = Some(Arc::new(recordings));
+        self
+    }
+
+    /// Binds `addr` (e.g. `"127.0.0.1:0"`) and starts serving on the current tokio runtime.
+    pub async fn bind(self, addr: impl ToSocketAddrs) -> Result<RunningServer, DemoError> {
+        let acceptor = match &self.tls {
+            Some(identity) => Some(TlsAcceptor::from(identity.server_config()?)),
+            None => None,
+        };
+        let listener = TcpListener::bind(addr).await.map_err(DemoError::Bind)?;
+        let addr = listener.local_addr().map_err(DemoError::Bind)?;
+        let (sender, receiver) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            shutdown: receiver,
+            active: AtomicUsize::new(0),
+            once_keys: Mutex::new(HashSet::new()),
+            replay: self.replay,
+        });
+        let task = tokio::spawn(accept_loop(
+            listener,
+            acceptor,
+            Arc::clone(&shared),
+            self.grace,
+        ));
+        Ok(RunningServer {
+            addr,
+            tls: self.tls,
+            shared,
+            shutdown: sender,
+            task: Some(task),
+        })
+    }
+}
+
+/// A demo server serving on a port; it stops on [`RunningServer::shutdown`] or when dropped.
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    tls: Option<TlsIdentity>,
+    shared: Arc<Shared>,
+    shutdown: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl RunningServer {
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://<ip>:<port>`, with a loopback ip when the server listens on all addresses.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.host_port())
+    }
+
+    /// `https://<ip>:<port>` (the same port as [`RunningServer::base_url`]) when the server
+    /// has a certificate.
+    pub fn https_base_url(&self) -> Option<String> {
+        self.tls
+            .as_ref()
+            .map(|_| format!("https://{}", self.host_port()))
+    }
+
+    /// The server's certificate, when it serves https.
+    pub fn tls(&self) -> Option<&TlsIdentity> {
+        self.tls.as_ref()
+    }
+
+    /// How many streamed responses (`streaming_chat`, streamed MCP faults) and waiting MCP
+    /// `slow` calls are in flight. Each stops counting when it ends or its client goes
+    /// away, so tests can check that a disconnect stops the work behind it.
+    pub fn active_streams(&self) -> usize {
+        self.shared.active.load(Ordering::Relaxed)
+    }
+
+    /// Stops accepting, lets in-flight requests finish within the grace period, closes
+    /// every connection and waits until all of the server's tasks have ended.
+    pub async fn shutdown(mut self) {
+        self.shutdown.send_replace(true);
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+
+    fn host_port(&self) -> String {
+        let ip = match self.addr.ip() {
+            IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            ip => ip,
+        };
+        SocketAddr::new(ip, self.addr.port()).to_string()
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        // The accept loop sees this, drains within the grace period and ends by itself.
+        self.shutdown.send_replace(true);
+    }
+}
+
+/// What every request handler shares: the shutdown signal, the active-stream count and
+/// the keys of `503-once` faults already failed. Nothing here is locked on the hot path.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    shutdown: watch::Receiver<bool>,
+    /// Streamed responses in flight.
+    pub(crate) active: AtomicUsize,
+    /// Keys of `503-once:<key>` requests that already got their 503.
+    pub(crate) once_keys: Mutex<HashSet<String>>,
+    /// The recordings served instead of the demo agents, when replaying.
+    pub(crate) replay: Option<Arc<Recordings>>,
+}
+
+impl Shared {
+    /// A receiver of the shutdown signal (`true` once the server is shutting down).
+    pub(crate) fn shutdown_signal(&self) -> watch::Receiver<bool> {
+        self.shutdown.clone()
+    }
+
+    /// Whether `key` is seen for the first time (and remembers it).
+    pub(crate) fn first_time(&self, key: &str) -> bool {
+        let mut keys = self
+            .once_keys
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        keys.insert(key.to_owned())
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    acceptor: Option<TlsAcceptor>,
+    shared: Arc<Shared>,
+    grace: Duration,
+) {
+    let mut shutdown = shared.shutdown_signal();
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    connections.spawn(serve_connection(stream, acceptor.clone(), Arc::clone(&shared)));
+                }
+                Err(error) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::debug!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            },
+            // Reap finished connections so the set stays small.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            _ = shutting_down(&mut shutdown) => break,
+        }
+    }
+    drop(listener);
+    let drain = async { while connections.join_next().await.is_some() {} };
+    if tokio::time::timeout(grace, drain).await.is_err() {
+        connections.abort_all();
+        while connections.join_next().await.is_some() {}
+    }
+}
+
+/// Serves one connection: TLS when its first byte starts a TLS handshake, else plain http.
+async fn serve_connection(stream: TcpStream, acceptor: Option<TlsAcceptor>, shared: Arc<Shared>) {
+    let mut shutdown = shared.shutdown_signal();
+    let mut first = [0u8; 1];
+    let peeked = tokio::select! {
+        peeked = stream.peek(&mut first) => peeked,
+        _ = shutting_down(&mut shutdown) => return,
+    };
+    if !matches!(peeked, Ok(1..)) {
+        return;
+    }
+    if first[0] != TLS_HANDSHAKE {
+        serve_http(stream, shared).await;
+        return;
+    }
+    let Some(acceptor) = acceptor else {
+        tracing::debug!("a tls client connected to a server without a certificate");
+        return;
+    };
+    let handshake = tokio::select! {
+        handshake = tokio::time::timeout(HEAD_TIMEOUT, acceptor.accept(stream)) => handshake,
+        _ = shutting_down(&mut shutdown) => return,
+    };
+    match handshake {
+        Ok(Ok(tls)) => serve_http(tls, shared).await,
+        Ok(Err(error)) => tracing::debug!(%error, "tls handshake failed"),
+        Err(_) => tracing::debug!("tls handshake timed out"),
+    }
+}
+
+/// Serves http/1.1 on `io` until the client leaves or the server shuts down.
+async fn serve_http<I>(io: I, shared: Arc<Shared>)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let mut shutdown = shared.shutdown_signal();
+    let service = service_fn(move |request| {
+        let shared = Arc::clone(&shared);
+        async move { Ok::<_, Infallible>(routes::handle(shared, request).await) }
+    });
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT);
+    let mut connection = pin!(builder.serve_connection(TokioIo::new(io), service));
+    tokio::select! {
+        result = connection.as_mut() => {
+            if let Err(error) = result {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+            return;
+        }
+        _ = shutting_down(&mut shutdown) => {}
+    }
+    // Finish the request in flight, if any, then close.
+    connection.as_mut().graceful_shutdown();
+    if let Err(error) = connection.await {
+        tracing::debug!(%error, "connection ended with an error");
+    }
+}
+
+/// Resolves once the server is shutting down (or gone).
+async fn shutting_down(signal: &mut watch::Receiver<bool>) {
+    // The guard `wait_for` returns is dropped here, never held across an await.
+    let _ = signal.wait_for(|down| *down).await;
+}

@@ -1,0 +1,105 @@
+//! The history as `prill runs` prints it: a table of runs, newest first, and one case's
+//! units across runs, so that a flaky case shows as a pattern.
+
+use std::fmt::Write as _;
+
+use crate::{CaseRow, RunRow};
+
+/// One line per run: id, start, commit (short, `+` when dirty), the command (`run`,
+/// `assess`), the totals and the
+/// duration (`(unfinished)` for a run that did not finish), then its cost where known,
+/// and the cassettes it recorded or replayed (`cassettes: replay tests/cassettes`).
+pub fn runs(rows: &[RunRow]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        let commit = match &r.commit {
+            Some(c) => format!(
+                "{}{}",
+                &c[..c.len().min(10)],
+                if r.dirty { "+" } else { "" }
+            ),
+            None => "-".to_owned(),
+        };
+        let duration = match r.duration {
+            Some(d) if r.finished => format!("{d:.2}s"),
+            _ => "(unfinished)".to_owned(),
+        };
+        let cost = r
+            .cost
+            .map(|c| format!("  cost ${c:.6}"))
+            .unwrap_or_default();
+        let cassettes = r
+            .cassettes
+            .as_deref()
+            .map(|c| format!("  cassettes: {c}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{}  {}  {:<11}  {:<6}  {} passed, {} failed, {} errored, {} skipped  {duration}{cost}{cassettes}",
+            r.id, r.started_at, commit, r.command, r.passed, r.failed, r.errored, r.skipped
+        );
+    }
+    out
+}
+
+/// One line per unit of the case, newest run first, with its metrics where known
+/// (the mean latency and time to first token of its interactions, its tokens in and
+/// out, its cost), then a line of its verdicts
+/// oldest to newest (`P` passed, `F` failed, `E` errored, `S` skipped), which shows a
+/// flaky case at a glance.
+pub fn case(rows: &[CaseRow]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        let commit = r.commit.as_deref().map_or("-", |c| &c[..c.len().min(10)]);
+        let _ = writeln!(
+            out,
+            "{}  {:<11}  {:<7}  {}/{} samples  {:.2}s{}  {} [{}]",
+            r.run_id,
+            commit,
+            r.verdict,
+            r.passed,
+            r.samples,
+            r.duration,
+            metrics(r),
+            r.name,
+            r.connection
+        );
+    }
+    let pattern: String = rows
+        .iter()
+        .rev()
+        .map(|r| match r.verdict.as_str() {
+            "passed" => 'P',
+            "failed" => 'F',
+            "errored" => 'E',
+            _ => 'S',
+        })
+        .collect();
+    if !pattern.is_empty() {
+        let _ = writeln!(out, "oldest to newest: {pattern}");
+    }
+    out
+}
+
+/// A unit's metrics, each where known: `  latency 0.120s  ttft 0.050s  tokens 40 in 12
+/// out  cost $0.000123`.
+fn metrics(r: &CaseRow) -> String {
+    let mut out = String::new();
+    if let Some(latency) = r.latency {
+        let _ = write!(out, "  latency {latency:.3}s");
+    }
+    if let Some(ttft) = r.time_to_first_token {
+        let _ = write!(out, "  ttft {ttft:.3}s");
+    }
+    match (r.input_tokens, r.output_tokens) {
+        (None, None) => {}
+        (input, output) => {
+            let n = |v: Option<u64>| v.map_or("?".to_owned(), |v| v.to_string());
+            let _ = write!(out, "  tokens {} in {} out", n(input), n(output));
+        }
+    }
+    if let Some(cost) = r.cost {
+        let _ = write!(out, "  cost ${cost:.6}");
+    }
+    out
+}

@@ -1,0 +1,637 @@
+//! The stable, versioned formats of the machine-readable reports: the JSON report
+//! ([`Report`], written by [`JsonReport`](crate::JsonReport)) and one record of the JSON
+//! Lines stream ([`Line`], written by [`JsonLines`](crate::JsonLines)).
+//!
+//! These types belong to the reports, not to the engine: the reporters convert the
+//! engine's [`Event`](prill_run::Event)s into them (the `From` impls in this module), so
+//! renaming a field inside the engine cannot change what CI reads. The conversion also
+//! runs backwards ([`Line::to_event`], [`Record::to_event`], `TryFrom<&Unit>` for
+//! [`UnitReport`](prill_run::UnitReport)) so that a stored run can be fed to the
+//! reporters again ([`crate::rebuild`]). Every document
+//! carries `schema_version` ([`SCHEMA_VERSION`], now 1); a change that could break a
+//! reader (a field renamed, removed or retyped) raises it, while new fields and new enum
+//! values may appear within a version, which is why the types are `#[non_exhaustive]`.
+//! Durations are seconds, as numbers (`1.234`).
+//!
+//! Their JSON Schemas (draft 2020-12) are [`report_schema`] and [`line_schema`],
+//! checked in as `schemas/report.schema.json` and `schemas/report-line.schema.json` by
+//! `cargo xtask schemas`.
+//!
+//! # Example
+//!
+//! ```
+//! use prill_report::format::{Line, Record, SCHEMA_VERSION};
+//! use prill_run::Event;
+//!
+//! let line = Line::from(&Event::RunStarted { units: 2 });
+//! assert_eq!(line.schema_version, SCHEMA_VERSION);
+//! assert!(matches!(line.record, Record::RunStarted { units: 2 }));
+//! assert_eq!(
+//!     serde_json::to_string(&line)?,
+//!     r#"{"schema_version":1,"event":"run_started","units":2}"#
+//! );
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+
+mod convert;
+mod revert;
+
+pub use revert::RevertError;
+
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The version of the formats in this module, the `schema_version` of every document.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The JSON report: the summary and every unit, in the order they finished.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "PrillReport")]
+#[non_exhaustive]
+pub struct Report {
+    /// The version of this format: 1.
+    #[schemars(extend("const" = 1))]
+    pub schema_version: u32,
+    /// The run's totals.
+    pub summary: Summary,
+    /// Every unit that finished, in the order it finished.
+    pub units: Vec<Unit>,
+}
+
+/// One record of the JSON Lines stream: one event, with the format's version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "PrillReportLine")]
+#[non_exhaustive]
+pub struct Line {
+    /// The version of this format: 1.
+    #[schemars(extend("const" = 1))]
+    pub schema_version: u32,
+    /// The event, tagged by `event`.
+    #[serde(flatten)]
+    pub record: Record,
+}
+
+/// What happened, tagged by `event`: `run` (a stored run's first line: what ran, where
+/// and how), `run_started`, `unit_started`, `sample_finished`, `unit_finished`,
+/// `run_finished`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Record {
+    /// Which run this is: the first line of a run kept in the history
+    /// (`.prill/runs/<id>.jsonl`) and of `prill run --jsonl`'s stream (the same line
+    /// in both); a stream written by an older Prill, or by a reporter fed events alone,
+    /// does not have it.
+    Run(RunInfo),
+    /// The run starts.
+    RunStarted {
+        /// How many units will run.
+        units: u64,
+    },
+    /// A unit's first sample starts.
+    UnitStarted {
+        /// The unit.
+        unit: UnitId,
+    },
+    /// A sample finished.
+    SampleFinished {
+        /// The unit.
+        unit: UnitId,
+        /// The sample.
+        sample: Sample,
+    },
+    /// A unit has its verdict; its fields are those of a [`Unit`].
+    UnitFinished(Unit),
+    /// The run is over; its fields are those of a [`Summary`].
+    RunFinished(Summary),
+}
+
+/// A run as the history keeps it: its id, when it started, the commit it ran on, and
+/// the settings that shaped it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct RunInfo {
+    /// The run's id: its start time (UTC, to the millisecond) and a random suffix,
+    /// `20261125T001530.042Z-3f9a2c`, so that ids sort by time.
+    pub id: String,
+    /// When it started: RFC 3339, UTC.
+    pub started_at: String,
+    /// The command: `run`, `assess`, or `merge` for the shards of a suite made one
+    /// run by `prill report merge`.
+    pub command: String,
+    /// The git commit of the project folder, when it is in a git work tree.
+    pub git: Option<GitState>,
+    /// The settings that chose and shaped the units.
+    pub settings: RunSettings,
+}
+
+/// The state of the git work tree a run ran in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GitState {
+    /// The commit checked out (`HEAD`), 40 hex digits.
+    pub commit: String,
+    /// Whether tracked files differed from it.
+    pub dirty: bool,
+    /// The branch checked out, when it is one (not a detached `HEAD`).
+    pub branch: Option<String>,
+}
+
+/// What chose and shaped a run's units, as given on the command line and resolved
+/// from `prill.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunSettings {
+    /// The files and folders given.
+    pub paths: Vec<String>,
+    /// `--filter` patterns.
+    pub filters: Vec<String>,
+    /// `--tag`s.
+    pub tags: Vec<String>,
+    /// `--partition` / `--shard`, as `kind:i/n`.
+    pub partition: Option<String>,
+    /// The suite the units were selected from, before the partition: the same for every
+    /// part of one suite split with `--shard`, so `prill report merge` can tell that
+    /// shards belong together and which part is missing. Absent in runs written by an
+    /// older Prill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<Suite>,
+    /// `--connection` overrides.
+    pub connections: Vec<String>,
+    /// `--samples`.
+    pub samples: Option<u32>,
+    /// `--model` overrides.
+    pub models: Vec<String>,
+    /// The judge asked for (`--judge` or `[judge] model`), when one was.
+    pub judge: Option<String>,
+    /// `--fail-fast`.
+    pub fail_fast: bool,
+    /// `--rerun-failed`.
+    pub rerun_failed: bool,
+    /// The cassettes the run recorded into or replayed from (`--record DIR`,
+    /// `--replay DIR`, ...), when it did: a replayed run shows as one. Absent
+    /// otherwise, and in runs written by an older Prill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassettes: Option<RunCassettes>,
+}
+
+/// The cassettes of a run (`docs/cassettes.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunCassettes {
+    /// `record`, `replay`, `replay-or-record` or `re-record`: the flag given.
+    pub mode: String,
+    /// Their folder, as given.
+    pub dir: String,
+}
+
+/// The suite a run's units were selected from (by files, filters and tags), before
+/// `--partition` / `--shard` kept its part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Suite {
+    /// 16 hex digits: a hash of the selected units' ids (case id and connection).
+    pub fingerprint: String,
+    /// How many units the whole suite has.
+    pub units: u64,
+}
+
+impl Suite {
+    /// The suite with this `fingerprint` and `units`.
+    pub fn new(fingerprint: impl Into<String>, units: u64) -> Suite {
+        Suite {
+            fingerprint: fingerprint.into(),
+            units,
+        }
+    }
+}
+
+impl RunInfo {
+    /// A run starting now, with `id` and `started_at` filled in.
+    pub fn starting(command: &str, git: Option<GitState>, settings: RunSettings) -> RunInfo {
+        let now = time::OffsetDateTime::now_utc();
+        let stamp = time::macros::format_description!(
+            "[year][month][day]T[hour][minute][second].[subsecond digits:3]Z"
+        );
+        let rfc3339 = now
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        let suffix = {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(now.unix_timestamp_nanos().unsigned_abs());
+            h.write_u32(std::process::id());
+            h.finish() & 0xff_ffff
+        };
+        RunInfo {
+            id: format!("{}-{suffix:06x}", now.format(&stamp).unwrap_or_default()),
+            started_at: rfc3339,
+            command: command.to_owned(),
+            git,
+            settings,
+        }
+    }
+}
+
+/// Totals of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Summary {
+    /// Units that passed.
+    pub passed: u64,
+    /// Units that failed.
+    pub failed: u64,
+    /// Units that errored.
+    pub errored: u64,
+    /// Units that did not run.
+    pub skipped: u64,
+    /// Whether the run was cancelled (Ctrl-C), or its event stream ended early.
+    pub cancelled: bool,
+    /// Whether `--fail-fast` stopped the run after its first failure, leaving units
+    /// that never started (counted in `skipped`). Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
+    /// How long the run took, in seconds.
+    pub duration: f64,
+}
+
+/// How something came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Status {
+    /// Every threshold held; enough samples passed.
+    Passed,
+    /// The answer was wrong.
+    Failed,
+    /// The answer could not be judged (unreachable, timeout, protocol, a check error).
+    Errored,
+    /// A score with no threshold: neither passed nor failed (checks only).
+    Unscored,
+    /// It did not run (units only).
+    Skipped,
+}
+
+/// Which dialect a unit's case was written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Dialect {
+    /// A neuro-san data-driven test case.
+    DataDriven,
+    /// A Sentinel TestSpec.
+    SentinelSpec,
+    /// A Sentinel TestSuite.
+    SentinelSuite,
+    /// The project configuration (never a unit's).
+    Config,
+    /// No file: a suite run from Rust code (`prill_run::run_test_suite`).
+    RustSuite,
+}
+
+/// A unit of work: one case over one connection (or one model call, or one case of a
+/// Rust suite under one grid combination).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct UnitId {
+    /// The case's id (a Rust suite's case: its hash).
+    pub case_id: String,
+    /// The case's name.
+    pub name: String,
+    /// The file the case came from (a Rust suite: the suite's id).
+    pub file: String,
+    /// The dialect.
+    pub dialect: Dialect,
+    /// The connection (`direct`, `http`, ...), the provider for a model case, `fn` for
+    /// a Rust suite.
+    pub connection: String,
+    /// The agent or model under test (a Rust suite: the suite's id).
+    pub target: String,
+    /// The case's tags (its own, its suite's, a Sentinel spec's `category`); absent
+    /// when it has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+}
+
+/// A unit's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Unit {
+    /// The unit.
+    pub unit: UnitId,
+    /// Its verdict: passed, failed, errored or skipped.
+    pub verdict: Status,
+    /// The ratio it was held to, `k/n`: at least `k` of `n` samples must pass.
+    #[schemars(extend("pattern" = "^[0-9]+/[0-9]+$"))]
+    pub success_ratio: String,
+    /// Counts of the samples that ran.
+    pub tally: Tally,
+    /// The samples that ran, in the order they finished.
+    pub samples: Vec<Sample>,
+    /// From its first sample's start to its verdict, in seconds.
+    pub duration: f64,
+}
+
+/// Counts of the samples that ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Tally {
+    /// Samples that passed.
+    pub passed: u32,
+    /// Samples that failed.
+    pub failed: u32,
+    /// Samples that errored.
+    pub errored: u32,
+}
+
+/// One sample of a unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Sample {
+    /// Which sample (from 0).
+    pub index: u32,
+    /// How it came out: passed, failed or errored.
+    pub status: Status,
+    /// How long it took, in seconds.
+    pub duration: f64,
+    /// Its interactions, up to the one that errored if one did.
+    pub interactions: Vec<Interaction>,
+    /// An error outside any interaction (the sample timed out, or could not start).
+    pub error: Option<Error>,
+}
+
+/// One interaction of a sample: what was sent, what came back, how the checks came out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Interaction {
+    /// Its position in the case (from 0).
+    pub index: u64,
+    /// The text sent.
+    pub sent: Option<String>,
+    /// The sly_data sent with the text (the interaction's own, or the one carried from
+    /// the interaction before), as it went to the agent; absent when none was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_sly_data: Option<Value>,
+    /// The answer's text.
+    pub answer: Option<String>,
+    /// The structure returned.
+    pub structure: Option<Value>,
+    /// The sly_data returned.
+    pub sly_data: Option<Value>,
+    /// How long it took, in seconds.
+    pub duration: f64,
+    /// Every check's result, in order.
+    pub checks: Vec<Check>,
+    /// Why the interaction could not complete, when it could not.
+    pub error: Option<Error>,
+    /// Token usage of the call, as the provider or agent reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Seconds from the request to the first byte (the first token of a stream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_first_token: Option<f64>,
+    /// What the call cost, in US dollars, from `usage` and the model's price in
+    /// `prill.toml` (`[prices]`); absent when either is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+    /// Why the model stopped, in the provider's words: `stop`, `end_turn`, `length`,
+    /// `max_tokens`, `content_filter`, `refusal`, `guardrail_intervened`, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// Whether the answer was cut short by a token limit (`length`, `max_tokens`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// Whether `answer` is the model's refusal rather than an answer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refusal: bool,
+    /// Whether the answer came from the model response cache (`[cache] models` of
+    /// `prill.toml`) rather than from the provider; its `cost` is then 0.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
+    /// What the provider changed about the request so that the model would take it
+    /// (a sampling parameter the model refuses, not sent; turns merged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Each model call of a tool loop or LangGraph run, in order (absent for a single
+    /// call); `usage`, `time_to_first_token` and `stop_reason` above are then the
+    /// run's totals, its first call's and its last call's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<Turn>,
+    /// Every tool call, in order, with its result and the turn that asked for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trajectory: Vec<TrajectoryCall>,
+    /// Every message of the run, raw, when the test asked for them
+    /// (`framework_config.intermediate_steps: true`) or the run ended at
+    /// `max_iterations`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Value>,
+}
+
+/// One model call of a tool loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Turn {
+    /// Which call (from 1).
+    pub turn: u32,
+    /// Its token usage, as reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// From its request to its end, in seconds.
+    pub duration: f64,
+    /// Seconds from its request to its first byte.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_first_token: Option<f64>,
+    /// Why the model stopped, in the provider's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// How many tools it called.
+    pub tool_calls: u64,
+}
+
+/// One tool call of a trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct TrajectoryCall {
+    /// Which model call (from 1) asked for it; for a neuro-san agent, the position of
+    /// the message that showed it.
+    pub turn: u32,
+    /// The tool (for neuro-san: the agent or tool invoked).
+    pub tool: String,
+    /// Its arguments.
+    pub arguments: Value,
+    /// What it returned, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// Whether it failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+/// Token counts of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Usage {
+    /// Tokens sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<u64>,
+    /// Tokens generated, hidden reasoning included where the provider counts it there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<u64>,
+    /// Of `output`, the hidden reasoning tokens, where the provider reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
+    /// The visible answer's tokens: `output` less `reasoning` (what `max_tokens` and
+    /// `min_tokens` checks count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<u64>,
+}
+
+/// Why something could not complete.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Error {
+    /// A stable id in snake case: `unreachable`, `unknown_agent`, `status`, `protocol`,
+    /// `timeout`, `too_large`, `tls`, `io`, `spawn`, `config`, `max_iterations`, `panic`,
+    /// `function`; more may come.
+    pub kind: String,
+    /// What happened.
+    pub message: String,
+}
+
+/// One check's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Check {
+    /// Where the check is written in its case, e.g.
+    /// `interactions[0].response.text.keywords`, or `assertions[1].must_contain` in a
+    /// Sentinel test (a suite's test is a case of its own, so the path does not name
+    /// `tests[i]`: `location` gives its line); for a Rust suite, `evaluators.<id>`.
+    pub path: String,
+    /// The check's name: `keywords`, `not_gist`, `must_contain`, an evaluator's id, ...
+    pub name: String,
+    /// What it looked at: `text`, `structure.answer`, `output`, `tool_calls`, ...
+    pub target: String,
+    /// The value it was given, if any.
+    pub expected: Option<Value>,
+    /// The value it looked at, when there was one (a short preview of long text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<Value>,
+    /// How it came out: passed, failed, unscored or errored.
+    pub status: Status,
+    /// Its evaluation, or why it could not be evaluated; tagged by `outcome`.
+    #[serde(flatten)]
+    pub outcome: CheckOutcome,
+    /// Where the check is written in the unit's file, when it came from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+}
+
+/// A place in a test file, as editors count: line and column from 1 (columns in
+/// characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Location {
+    /// The line, from 1.
+    pub line: u32,
+    /// The column, from 1.
+    pub column: u32,
+}
+
+/// How a check came out, tagged by `outcome`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CheckOutcome {
+    /// The check ran.
+    Evaluated {
+        /// The score and threshold.
+        evaluation: Evaluation,
+        /// What was checked, expected and found.
+        message: String,
+    },
+    /// The check could not run.
+    Errored {
+        /// Why.
+        message: String,
+    },
+}
+
+/// A score from 0 to 1, the threshold it was held to, and context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Evaluation {
+    /// A number from 0 to 1.
+    pub score: f64,
+    /// Which scores pass; without one the check is unscored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<Threshold>,
+    /// Context, typically why the evaluation failed.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub metadata: Map<String, Value>,
+}
+
+/// The range a score must fall in to pass; every bound that is set must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Threshold {
+    /// The score must be less than this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lt: Option<f64>,
+    /// The score must be at most this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lte: Option<f64>,
+    /// The score must be greater than this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gt: Option<f64>,
+    /// The score must be at least this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gte: Option<f64>,
+}
+
+/// The JSON Schema (draft 2020-12) of the JSON report, [`Report`].
+pub fn report_schema() -> Schema {
+    generate::<Report>()
+}
+
+/// The JSON Schema (draft 2020-12) of one JSON Lines record, [`Line`].
+pub fn line_schema() -> Schema {
+    generate::<Line>()
+}
+
+/// Every schema of this module as the pretty JSON text written to `schemas/`, ending
+/// in a newline, with its file name there.
+pub fn schema_files() -> [(&'static str, String); 2] {
+    [
+        ("report.schema.json", text(&report_schema())),
+        ("report-line.schema.json", text(&line_schema())),
+    ]
+}
+
+fn text(schema: &Schema) -> String {
+    let mut text = serde_json::to_string_pretty(schema).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn generate<T: JsonSchema>() -> Schema {
+    SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schemas_pin_the_current_version() {
+        for schema in [report_schema(), line_schema()] {
+            let schema = serde_json::to_value(&schema).unwrap();
+            assert_eq!(
+                schema["properties"]["schema_version"]["const"], SCHEMA_VERSION,
+                "the `const` of `schema_version` follows SCHEMA_VERSION"
+            );
+            let required = schema["required"].as_array().unwrap();
+            assert!(required.contains(&"schema_version".into()));
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! GitHub Actions annotations: workflow commands that GitHub shows on the pull request,
+//! at the line of the spec that failed.
+//!
+//! [`Github`] prints, as each unit finishes, one `::error` line per distinct failing
+//! check and per error of a unit that did not pass; [`diagnostics`] does the same for
+//! the problems found while loading test files (`::error` for what makes a file
+//! invalid, `::warning` for the rest):
+//!
+//! ```text
+//! ::error file=tests/greet.hocon,line=8,col=13,title=greets [http] failed::text: expected to contain ["hello"], found "bye" (2 samples)%0A  at tests/greet.hocon:8:13, interaction 0, samples 0, 2%0A  expected: ["hello"]%0A  found: "bye"
+//! ::error file=tests/lookup.yaml,title=looks up [http] errored::error: interaction 0: cannot reach http://127.0.0.1:9/: connection refused
+//! ::error file=tests/bad.yaml,line=3,col=1,title=error[missing-field]::interactions: ...
+//! ```
+//!
+//! An error with no place in the file (an agent that cannot be reached) names the file
+//! alone; a Rust suite's units, which have no file, name none. Messages and property values are escaped as GitHub's workflow commands
+//! require: `%`, `\r` and `\n` everywhere, and `:` and `,` in property values, so an
+//! agent's answer can neither end a command early nor start another one.
+//!
+//! `prill run --format github` writes these lines to stdout, and so does a run in
+//! GitHub Actions (`GITHUB_ACTIONS=true`) unless told otherwise; the human report stays
+//! on stderr.
+//!
+//! # Example
+//!
+//! ```
+//! use prill_report::{Github, Reporter};
+//! use prill_run::{Event, Summary};
+//!
+//! let mut out = Vec::new();
+//! let mut github = Github::new(&mut out);
+//! github.event(&Event::RunFinished(Summary::default()))?;
+//! github.finish()?;
+//! drop(github);
+//! assert!(out.is_empty(), "a run where nothing failed annotates nothing");
+//!
+//! assert_eq!(
+//!     prill_report::github::command("error", &[("file", "a,b.yaml"), ("line", "3")], "50% of\nit"),
+//!     "::error file=a%2Cb.yaml,line=3::50%25 of%0Ait\n"
+//! );
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use prill_run::{Event, Status, UnitReport};
+use prill_spec::Report;
+use prill_spec::diag::Severity;
+
+use crate::Reporter;
+use crate::ci::{expected_found, in_a_file, relative};
+use crate::digest::{Problem, problems};
+
+/// The GitHub annotations reporter. See the [module documentation](self).
+#[derive(Debug)]
+pub struct Github<W: Write> {
+    out: W,
+    base: Option<PathBuf>,
+}
+
+impl<W: Write> Github<W> {
+    /// Annotations written to `out` (stdout, for GitHub to read), each line flushed as
+    /// its unit finishes.
+    pub fn new(out: W) -> Github<W> {
+        Github { out, base: None }
+    }
+
+    /// Names the files that lie under `base` (the run's directory, the repository's
+    /// checkout) relative to it, as GitHub needs them.
+    pub fn relative_to(mut self, base: impl Into<PathBuf>) -> Github<W> {
+        self.base = Some(base.into());
+        self
+    }
+}
+
+impl Github<io::Stdout> {
+    /// Annotations written to stdout.
+    pub fn stdout() -> Github<io::Stdout> {
+        Github::new(io::stdout())
+    }
+}
+
+impl<W: Write> Reporter for Github<W> {
+    fn event(&mut self, event: &Event) -> io::Result<()> {
+        let Event::UnitFinished(unit) = event else {
+            return Ok(());
+        };
+        let text = annotations(unit, self.base.as_deref());
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// The annotations of one finished unit: none when it passed or did not run.
+fn annotations(unit: &UnitReport, base: Option<&Path>) -> String {
+    let verdict = match unit.verdict {
+        Status::Failed => "failed",
+        Status::Errored => "errored",
+        Status::Passed | Status::Skipped | Status::Unscored => return String::new(),
+    };
+    let file = relative(&unit.unit.file, base);
+    let title = format!("{} {verdict}", unit.unit.label());
+    problems(unit)
+        .iter()
+        .map(|problem| {
+            let line = problem.location.map(|at| at.line.to_string());
+            let col = problem.location.map(|at| at.column.to_string());
+            let mut properties = Vec::new();
+            if in_a_file(unit) {
+                properties.push(("file", file.as_str()));
+                if let (Some(line), Some(col)) = (&line, &col) {
+                    properties.push(("line", line));
+                    properties.push(("col", col));
+                }
+            }
+            properties.push(("title", &title));
+            command("error", &properties, &message(unit, problem, &file))
+        })
+        .collect()
+}
+
+/// A problem's message: what happened, then where, and what was expected and found.
+fn message(unit: &UnitReport, problem: &Problem, file: &str) -> String {
+    let mut text = problem.shown();
+    let whereabouts = problem.whereabouts(Path::new(file));
+    if !whereabouts.is_empty() {
+        text.push_str(&format!("\n  {whereabouts}"));
+    }
+    let (expected, found) = expected_found(unit, problem);
+    for (what, value) in [("expected", expected), ("found", found)] {
+        if let Some(value) = value {
+            text.push_str(&format!("\n  {what}: {value}"));
+        }
+    }
+    text
+}
+
+/// The annotations of the problems found while loading test files: `::error` for each
+/// that makes its file invalid, `::warning` for the others, at the problem's line and
+/// column when it has a place. Files under `base` are named relative to it.
+pub fn diagnostics(reports: &[Report], base: Option<&Path>) -> String {
+    reports
+        .iter()
+        .map(|report| {
+            let d = &report.diagnostic;
+            let file = relative(&report.source.path, base);
+            let place = d.span.map(|span| report.source.line_col(span.start));
+            let (line, col) = match place {
+                Some((line, col)) => (Some(line.to_string()), Some(col.to_string())),
+                None => (None, None),
+            };
+            let mut properties = vec![("file", file.as_str())];
+            if let (Some(line), Some(col)) = (&line, &col) {
+                properties.push(("line", line));
+                properties.push(("col", col));
+            }
+            let title = format!("{}[{}]", d.severity.name(), d.code);
+            properties.push(("title", &title));
+            // The plain form's first line is `file:line:col: error[code]: headline`:
+            // the annotation has the place and the title already.
+            let mut text = d.headline();
+            for line in report.plain().lines().skip(1) {
+                text.push('\n');
+                text.push_str(line);
+            }
+            let level = match d.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            };
+            command(level, &properties, &text)
+        })
+        .collect()
+}
+
+/// One workflow command, `::level key=value,...::message`, ending in a newline, with the
+/// message and the values escaped as GitHub requires.
+pub fn command(level: &str, properties: &[(&str, &str)], message: &str) -> String {
+    let properties: Vec<String> = properties
+        .iter()
+        .map(|(key, value)| format!("{key}={}", escape_property(value)))
+        .collect();
+    let separator = if properties.is_empty() { "" } else { " " };
+    format!(
+        "::{level}{separator}{}::{}\n",
+        properties.join(","),
+        escape_data(message)
+    )
+}
+
+/// A message: `%`, `\r` and `\n` escaped.
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A property value: as a message, and `:` and `,` escaped too.
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_and_properties_are_escaped() {
+        assert_eq!(escape_data("100%\r\nnext"), "100%25%0D%0Anext");
+        assert_eq!(escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+        // A message may hold `::` and `,`: only the properties' separators matter.
+        assert_eq!(
+            command("error", &[("title", "x::y")], "a::b, c"),
+            "::error title=x%3A%3Ay::a::b, c\n"
+        );
+        assert_eq!(command("warning", &[], "w"), "::warning::w\n");
+    }
+}

@@ -1,0 +1,375 @@
+//! What the engine reports as it runs. Reporters consume these events, in the order the
+//! engine sends them; several reporters can consume one stream.
+//!
+//! These types are the engine's, free to change with it; they are deliberately not
+//! `Serialize`. What reports write is `prill_report::format`, a stable, versioned format
+//! that the reporters build from these events.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use prill_check::CheckResult;
+use prill_spec::model::data_driven::SuccessRatio;
+use prill_spec::plan::Dialect;
+use prill_spec::redact::Redactor;
+pub use prill_target::ErrorKind;
+use serde_json::Value;
+
+use crate::ratio::{Status, Tally};
+
+/// A unit of work: one case over one connection (or one model call for Sentinel cases).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UnitId {
+    /// The case's id.
+    pub case_id: String,
+    /// The case's name.
+    pub name: String,
+    /// The file the case came from.
+    pub file: PathBuf,
+    /// The dialect.
+    pub dialect: Dialect,
+    /// The connection (`direct`, `http`, ...), or the provider for a model case.
+    pub connection: String,
+    /// The agent or model under test.
+    pub target: String,
+    /// The case's tags: its own, its suite's and a Sentinel spec's `category`, as
+    /// `--tag` selects by them.
+    pub tags: Vec<String>,
+}
+
+impl UnitId {
+    /// `name [connection]`, as reports show a unit.
+    pub fn label(&self) -> String {
+        format!("{} [{}]", self.name, self.connection)
+    }
+
+    fn redact(&mut self, secrets: &Redactor) {
+        secrets.in_place(&mut self.name);
+        secrets.in_place(&mut self.target);
+    }
+}
+
+/// Why an interaction could not complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorInfo {
+    /// The kind, serialized as a stable id: `unreachable`, `timeout`, `protocol`,
+    /// `status`, ...
+    pub kind: ErrorKind,
+    /// What happened.
+    pub message: String,
+}
+
+/// What the model or agent said about one call itself, beyond its answer: tokens,
+/// time to the first token, why it stopped, and what the provider changed about the
+/// request. Empty where the agent reports none of it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallInfo {
+    /// Token usage, as reported (hidden reasoning tokens apart, where reported).
+    pub usage: Option<prill_check::TokenUsage>,
+    /// From the request to the first byte (the first token of a stream).
+    pub time_to_first_byte: Option<Duration>,
+    /// Why the model stopped, in the provider's words.
+    pub stop_reason: Option<String>,
+    /// Whether the answer is the model's refusal.
+    pub refusal: bool,
+    /// What the provider changed about the request so the model would take it.
+    pub notes: Vec<String>,
+    /// Each model call of a tool loop (a framework's run), in order; empty for a single
+    /// call. The fields above are then the loop's totals (usage summed, the last call's
+    /// stop reason, the first call's time to first token).
+    pub turns: Vec<TurnInfo>,
+    /// Every tool call, in order, with its result and the turn that asked for it: from
+    /// a tool loop, a LangGraph run, or a neuro-san agent's intermediate messages.
+    pub trajectory: Vec<TrajectoryStep>,
+    /// Every message of the loop or run, raw, when the test asked for them
+    /// (`framework_config.intermediate_steps: true`); empty otherwise.
+    pub steps: Vec<Value>,
+    /// What the call cost, in US dollars, from `usage` and the model's price; the
+    /// engine knows no prices, so it leaves this `None` and whoever does fills it in
+    /// (`prill_settings`' session, from `prill.toml`'s `[prices]`). An answer from the
+    /// cache costs nothing.
+    pub cost: Option<f64>,
+    /// Whether the answer came from the model response cache (`[cache] models`), not
+    /// from the provider.
+    pub cached: bool,
+}
+
+/// One model call of a tool loop.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TurnInfo {
+    /// Which call (from 1).
+    pub turn: u32,
+    /// Its token usage, as reported.
+    pub usage: Option<prill_check::TokenUsage>,
+    /// From its request to its end.
+    pub latency: Duration,
+    /// From its request to its first byte.
+    pub time_to_first_byte: Option<Duration>,
+    /// Why the model stopped, in the provider's words.
+    pub stop_reason: Option<String>,
+    /// How many tools it called.
+    pub tool_calls: usize,
+}
+
+/// One tool call of a trajectory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrajectoryStep {
+    /// Which model call (from 1) asked for it; for a neuro-san agent, the position of
+    /// the intermediate message that showed it.
+    pub turn: u32,
+    /// The tool (or, for neuro-san, the agent or tool invoked).
+    pub tool: String,
+    /// Its arguments.
+    pub arguments: Value,
+    /// What it returned, where known.
+    pub result: Option<Value>,
+    /// Whether it failed.
+    pub is_error: bool,
+}
+
+impl CallInfo {
+    /// What `response` says about its call, with the provider's `notes`.
+    pub fn of(response: &prill_check::Response, notes: Vec<String>) -> CallInfo {
+        CallInfo {
+            usage: response.usage,
+            time_to_first_byte: response.time_to_first_byte,
+            stop_reason: response.stop_reason.clone(),
+            refusal: response.refusal,
+            notes,
+            ..CallInfo::default()
+        }
+    }
+
+    /// Whether the answer was cut short by a token limit.
+    pub fn truncated(&self) -> bool {
+        matches!(
+            self.stop_reason.as_deref(),
+            Some("length" | "max_tokens" | "model_context_window_exceeded")
+        )
+    }
+}
+
+/// One interaction of a sample: what came back and how the checks came out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InteractionReport {
+    /// Its position in the case.
+    pub index: usize,
+    /// The text sent.
+    pub sent: Option<String>,
+    /// The sly_data sent with it, as it went on the wire (its own, or the one carried
+    /// from the interaction before); `None` when none was sent (an empty one is not).
+    pub sent_sly_data: Option<Value>,
+    /// The answer text.
+    pub answer: Option<String>,
+    /// The structure returned.
+    pub structure: Option<Value>,
+    /// The sly_data returned.
+    pub sly_data: Option<Value>,
+    /// How long it took.
+    pub duration: Duration,
+    /// Every check's result, in order.
+    pub checks: Vec<CheckResult>,
+    /// Why the interaction could not complete, when it could not.
+    pub error: Option<ErrorInfo>,
+    /// Usage, time to first token, stop reason and notes of the call.
+    pub call: CallInfo,
+}
+
+/// One sample of a unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleReport {
+    /// Which sample (from 0).
+    pub index: u32,
+    /// How it came out.
+    pub status: Status,
+    /// How long it took.
+    pub duration: Duration,
+    /// Its interactions, up to the one that errored if one did.
+    pub interactions: Vec<InteractionReport>,
+    /// An error outside any interaction (the sample timed out, or could not start).
+    pub error: Option<ErrorInfo>,
+}
+
+impl ErrorInfo {
+    fn redact(&mut self, secrets: &Redactor) {
+        secrets.in_place(&mut self.message);
+    }
+}
+
+impl InteractionReport {
+    /// Hides every value `secrets` holds in what was sent, what came back, the checks'
+    /// results and the error.
+    pub fn redact(&mut self, secrets: &Redactor) {
+        for text in [&mut self.sent, &mut self.answer].into_iter().flatten() {
+            secrets.in_place(text);
+        }
+        for value in [
+            &mut self.sent_sly_data,
+            &mut self.structure,
+            &mut self.sly_data,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            secrets.json(value);
+        }
+        self.checks.iter_mut().for_each(|c| c.redact(secrets));
+        if let Some(error) = &mut self.error {
+            error.redact(secrets);
+        }
+        for note in &mut self.call.notes {
+            secrets.in_place(note);
+        }
+    }
+}
+
+impl SampleReport {
+    /// Hides every value `secrets` holds in everything the sample reports.
+    pub fn redact(&mut self, secrets: &Redactor) {
+        if secrets.is_empty() {
+            return;
+        }
+        self.interactions.iter_mut().for_each(|i| i.redact(secrets));
+        if let Some(error) = &mut self.error {
+            error.redact(secrets);
+        }
+    }
+
+    /// The checks that failed, across interactions.
+    pub fn failures(&self) -> impl Iterator<Item = &CheckResult> {
+        self.interactions
+            .iter()
+            .flat_map(|i| &i.checks)
+            .filter(|c| c.status() == prill_check::Status::Failed)
+    }
+
+    /// Every error: interactions', checks' and the sample's own, as messages.
+    pub fn errors(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for i in &self.interactions {
+            if let Some(e) = &i.error {
+                out.push(format!("interaction {}: {}", i.index, e.message));
+            }
+            for c in &i.checks {
+                if c.status() == prill_check::Status::Errored {
+                    out.push(c.message().to_owned());
+                }
+            }
+        }
+        if let Some(e) = &self.error {
+            out.push(e.message.clone());
+        }
+        out
+    }
+}
+
+/// A unit's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitReport {
+    /// The unit.
+    pub unit: UnitId,
+    /// Its verdict.
+    pub verdict: Status,
+    /// The ratio it was held to.
+    pub success_ratio: SuccessRatio,
+    /// Counts of the samples that ran.
+    pub tally: Tally,
+    /// The samples that ran, in the order they finished.
+    pub samples: Vec<SampleReport>,
+    /// From its first sample's start to its verdict.
+    pub duration: Duration,
+}
+
+impl UnitReport {
+    /// Hides every value `secrets` holds in everything the unit reports.
+    pub fn redact(&mut self, secrets: &Redactor) {
+        if secrets.is_empty() {
+            return;
+        }
+        self.unit.redact(secrets);
+        self.samples.iter_mut().for_each(|s| s.redact(secrets));
+    }
+}
+
+/// Totals of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Summary {
+    /// Units that passed.
+    pub passed: usize,
+    /// Units that failed.
+    pub failed: usize,
+    /// Units that errored.
+    pub errored: usize,
+    /// Units that did not run.
+    pub skipped: usize,
+    /// Whether the run was cancelled (Ctrl-C).
+    pub cancelled: bool,
+    /// Whether the run stopped after its first failure ([`crate::RunOptions::fail_fast`])
+    /// with units left that never started (they are counted as skipped).
+    pub stopped: bool,
+    /// How long the run took.
+    pub duration: Duration,
+}
+
+impl Summary {
+    /// Counts one unit's verdict.
+    pub fn add(&mut self, verdict: Status) {
+        match verdict {
+            Status::Passed => self.passed += 1,
+            Status::Failed => self.failed += 1,
+            Status::Errored => self.errored += 1,
+            // A unit is never unscored; a verdict is one of the other four.
+            Status::Skipped | Status::Unscored => self.skipped += 1,
+        }
+    }
+
+    /// Every unit counted.
+    pub fn total(&self) -> usize {
+        self.passed + self.failed + self.errored + self.skipped
+    }
+}
+
+/// One thing that happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The run starts.
+    RunStarted {
+        /// How many units will run.
+        units: usize,
+    },
+    /// A unit's first sample starts.
+    UnitStarted {
+        /// The unit.
+        unit: UnitId,
+    },
+    /// A sample finished.
+    SampleFinished {
+        /// The unit.
+        unit: UnitId,
+        /// The sample.
+        sample: SampleReport,
+    },
+    /// A unit has its verdict.
+    UnitFinished(UnitReport),
+    /// The run is over.
+    RunFinished(Summary),
+}
+
+impl Event {
+    /// Hides every value `secrets` holds (`${VAR}` values of a test file, keys) in
+    /// everything the event reports, so that no reporter can show one.
+    pub fn redact(&mut self, secrets: &Redactor) {
+        if secrets.is_empty() {
+            return;
+        }
+        match self {
+            Event::RunStarted { .. } | Event::RunFinished(_) => {}
+            Event::UnitStarted { unit } => unit.redact(secrets),
+            Event::SampleFinished { unit, sample } => {
+                unit.redact(secrets);
+                sample.redact(secrets);
+            }
+            Event::UnitFinished(report) => report.redact(secrets),
+        }
+    }
+}

@@ -1,0 +1,397 @@
+//! The built-in tool loop of `openai-sdk`, `claude-sdk` and `strands`.
+//!
+//! 1. The model is called with the case's request (its inputs, its tools).
+//! 2. An answer without tool calls is the final answer: the checks run on it.
+//! 3. Otherwise the model's turn (its text and calls) joins the conversation, every
+//!    call of the turn is answered, in order, before the next model call
+//!    (`tool_results`, then `tool_command`; [`super::fixed::SpecTools`]), each answer
+//!    joins the conversation as a tool result in the provider's own shape, and the
+//!    model is called again.
+//! 4. When `max_iterations` model calls were made and the last still asked for tools,
+//!    the sample errors (`max_iterations`), with the steps so far in the report.
+//!
+//! The checks see the whole loop: every tool call of every turn (`must_call_tool`, the
+//! trajectory assertions), the token usage summed over the turns, the latency from the
+//! first request to the final answer (tool time included), and the number of model
+//! calls (`max_iterations_used`). The report keeps each turn's own figures and the
+//! trajectory; every message too with `intermediate_steps: true`.
+//!
+//! A turn cut short by the token limit while it calls tools errors the sample (the
+//! calls' arguments may be cut too). A model call that fails errors the sample, after the retries `retry_policy` asks
+//! for (only for errors worth retrying: the provider unreachable, or an error status
+//! it sends for a temporary condition). A tool that cannot answer (no result
+//! configured, its program broken) errors the sample; a tool that answers with an
+//! error is told to the model, and the loop goes on.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use prill_check::{Response, TokenUsage, ToolCall, run_checks};
+use prill_spec::model::framework::{LoopConfig, RetryPolicy, describe};
+use prill_spec::plan::Target;
+use prill_target::model::{
+    ChatMessage, ModelRequest, ModelResponse, ModelToolCall, Provider, ToolResult,
+};
+use prill_target::tools::{ToolCallRequest, ToolProgram, ToolSession};
+use prill_target::{ConnectError, DEFAULT_TIMEOUT, ErrorKind};
+use serde_json::{Value, json};
+
+use super::fixed::{SpecTools, arguments};
+use crate::engine::{SampleCtx, config_error, error_info, note_truncation};
+use crate::events::{CallInfo, ErrorInfo, InteractionReport, TrajectoryStep, TurnInfo};
+
+/// How many steps an error message lists before it says how many more there were.
+const STEPS_SHOWN: usize = 12;
+
+/// Runs the case's tool loop and checks its final answer.
+pub(crate) async fn call(
+    ctx: &SampleCtx,
+    provider: &Arc<dyn Provider>,
+    config: &LoopConfig,
+    out: &mut Vec<InteractionReport>,
+) -> Result<(), ErrorInfo> {
+    let case = &ctx.case;
+    if !matches!(case.target, Target::Model { .. }) {
+        return Ok(());
+    }
+    let request = crate::model::model_request(case).map_err(|e| config_error(e.to_string()))?;
+    let mut tools = start_tools(ctx, config)?;
+    let step = &case.interactions[0];
+    let limit = step.timeout.or(case.timeout).unwrap_or(DEFAULT_TIMEOUT);
+    let mut run = Run::new(request, config.intermediate_steps);
+    let outcome = run.go(provider.as_ref(), &mut tools, config, limit).await;
+    let (final_answer, error) = match outcome {
+        Ok(answer) => (Some(answer), None),
+        Err(error) => (None, Some(error)),
+    };
+    let response = run.check_response(final_answer.as_ref());
+    let call = run.call_info(&response, error.is_some());
+    let checks = match (&error, &final_answer) {
+        (None, Some(_)) => {
+            let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
+            note_truncation(&mut checks, &call);
+            checks
+        }
+        _ => Vec::new(),
+    };
+    out.push(InteractionReport {
+        index: 0,
+        sent: step.input.text.clone(),
+        sent_sly_data: None,
+        answer: final_answer.map(|a| a.text),
+        structure: None,
+        sly_data: None,
+        duration: run.started.elapsed(),
+        checks,
+        error,
+        call,
+    });
+    Ok(())
+}
+
+/// The tools of one sample: `tool_results`, then the `tool_command` program, started
+/// in the spec file's directory.
+fn start_tools(ctx: &SampleCtx, config: &LoopConfig) -> Result<SpecTools, ErrorInfo> {
+    let session = match &config.tool_command {
+        None => None,
+        Some(command) => {
+            let Some(launcher) = &ctx.frameworks.tools else {
+                return Err(config_error(format!(
+                    "`framework_config.tool_command` ({}) cannot run: this run has no way to start tool programs",
+                    command.display()
+                )));
+            };
+            let dir = ctx.case.file.parent().filter(|d| !d.as_os_str().is_empty());
+            let program = ToolProgram::new(command.argv(), dir, command.display());
+            Some(launcher.start(&program).map_err(|e| error_info(&e))?)
+        }
+    };
+    Ok(SpecTools::new(config.tool_results.clone(), session))
+}
+
+/// A loop as it runs: the conversation so far and what the report keeps.
+struct Run {
+    request: ModelRequest,
+    started: Instant,
+    turns: Vec<TurnInfo>,
+    trajectory: Vec<TrajectoryStep>,
+    calls: Vec<ToolCall>,
+    usage: Option<TokenUsage>,
+    notes: Vec<String>,
+    first_byte: Option<Duration>,
+    last: Option<ModelResponse>,
+    keep_steps: bool,
+}
+
+impl Run {
+    fn new(request: ModelRequest, keep_steps: bool) -> Run {
+        Run {
+            request,
+            started: Instant::now(),
+            turns: Vec::new(),
+            trajectory: Vec::new(),
+            calls: Vec::new(),
+            usage: None,
+            notes: Vec::new(),
+            first_byte: None,
+            last: None,
+            keep_steps,
+        }
+    }
+
+    /// Calls the model until it answers without tools; the final answer, or why the
+    /// loop could not end.
+    async fn go(
+        &mut self,
+        provider: &dyn Provider,
+        tools: &mut dyn ToolSession,
+        config: &LoopConfig,
+        limit: Duration,
+    ) -> Result<ModelResponse, ErrorInfo> {
+        for turn in 1..=config.max_iterations {
+            let called = Instant::now();
+            let response = complete(provider, &self.request, config.retry_policy)
+                .await
+                .map_err(|e| self.failed_at(turn, &e))?;
+            self.record(turn, &response, called.elapsed());
+            if response.tool_calls.is_empty() {
+                self.request
+                    .messages
+                    .push(ChatMessage::assistant(response.text.clone()));
+                return Ok(response);
+            }
+            if response.truncated() {
+                let reason = response.stop_reason.clone().unwrap_or_default();
+                return Err(config_error(format!(
+                    "model call {turn} was cut short by its token limit (stop reason `{reason}`) while it was calling tools, so their arguments may be cut too: raise model_config.max_tokens"
+                )));
+            }
+            let calls = response.tool_calls.clone();
+            self.request.messages.push(ChatMessage::tool_calls(
+                response.text.clone(),
+                calls.clone(),
+            ));
+            self.last = Some(response);
+            for call in calls {
+                self.answer(turn, call, tools, limit).await?;
+            }
+        }
+        Err(self.out_of_iterations(config.max_iterations))
+    }
+
+    /// Answers one call and adds the answer to the conversation.
+    async fn answer(
+        &mut self,
+        turn: u32,
+        call: ModelToolCall,
+        tools: &mut dyn ToolSession,
+        limit: Duration,
+    ) -> Result<(), ErrorInfo> {
+        let request = ToolCallRequest {
+            name: call.name.clone(),
+            arguments: arguments(&call.arguments),
+            call_id: call.id.clone(),
+            turn,
+        };
+        let answer = tools.call(&request, Some(limit)).await.map_err(|e| {
+            self.trajectory.push(TrajectoryStep {
+                turn,
+                tool: call.name.clone(),
+                arguments: request.arguments.clone(),
+                result: None,
+                is_error: true,
+            });
+            let mut info = error_info(&e);
+            info.message = format!("tool `{}` (turn {turn}): {}", call.name, info.message);
+            info
+        })?;
+        let result = match &answer.output {
+            prill_target::model::ToolOutput::Json(v) => v.clone(),
+            prill_target::model::ToolOutput::Text(t) => Value::String(t.clone()),
+        };
+        self.trajectory.push(TrajectoryStep {
+            turn,
+            tool: call.name.clone(),
+            arguments: request.arguments,
+            result: Some(result),
+            is_error: answer.is_error,
+        });
+        self.request
+            .messages
+            .push(ChatMessage::ToolResult(ToolResult {
+                call_id: call.id,
+                name: call.name,
+                output: answer.output,
+                is_error: answer.is_error,
+            }));
+        Ok(())
+    }
+
+    /// Keeps one model call's figures, calls and notes.
+    fn record(&mut self, turn: u32, response: &ModelResponse, latency: Duration) {
+        let usage = response.usage.map(|u| TokenUsage {
+            input: u.input,
+            output: u.output,
+            reasoning: u.reasoning,
+        });
+        self.usage = TokenUsage::sum(self.usage, usage);
+        if turn == 1 {
+            self.first_byte = response.timings.first_byte;
+        }
+        for note in &response.notes {
+            if !self.notes.contains(note) {
+                self.notes.push(note.clone());
+            }
+        }
+        self.calls
+            .extend(response.tool_calls.iter().map(|c| ToolCall {
+                name: c.name.clone(),
+                arguments: arguments(&c.arguments),
+            }));
+        self.turns.push(TurnInfo {
+            turn,
+            usage,
+            latency,
+            time_to_first_byte: response.timings.first_byte,
+            stop_reason: response.stop_reason.clone(),
+            tool_calls: response.tool_calls.len(),
+        });
+    }
+
+    /// A model call that failed at `turn`: its error, saying which turn when it was
+    /// not the first.
+    fn failed_at(&self, turn: u32, e: &ConnectError) -> ErrorInfo {
+        let mut info = error_info(e);
+        if turn > 1 {
+            info.message = format!("model call {turn} of the tool loop: {}", info.message);
+        }
+        info
+    }
+
+    /// The error of a loop that reached `max_iterations`, with its steps.
+    fn out_of_iterations(&self, max: u32) -> ErrorInfo {
+        let shown: Vec<String> = self
+            .trajectory
+            .iter()
+            .take(STEPS_SHOWN)
+            .map(|t| format!("turn {}: {}({})", t.turn, t.tool, describe(&t.arguments)))
+            .collect();
+        let more = self.trajectory.len().saturating_sub(STEPS_SHOWN);
+        let tail = if more > 0 {
+            format!("; and {more} more")
+        } else {
+            String::new()
+        };
+        ErrorInfo {
+            kind: ErrorKind::MaxIterations,
+            message: format!(
+                "the model was still calling tools after {max} model call{} (framework_config.max_iterations): {}{tail}; raise max_iterations, or check why the model does not finish",
+                if max == 1 { "" } else { "s" },
+                shown.join(", ")
+            ),
+        }
+    }
+
+    /// What the checks see: the final answer, with the whole loop's calls and totals.
+    fn check_response(&self, last: Option<&ModelResponse>) -> Response {
+        let last = last.or(self.last.as_ref());
+        Response {
+            text: last.map(|r| r.text.clone()),
+            sly_data: None,
+            structure: None,
+            tool_calls: self.calls.clone(),
+            latency: Some(self.started.elapsed()),
+            time_to_first_byte: self.first_byte,
+            usage: self.usage,
+            stop_reason: last.and_then(|r| r.stop_reason.clone()),
+            iterations: u32::try_from(self.turns.len()).ok(),
+            refusal: last.is_some_and(|r| r.refusal),
+            messages: last.map(|r| r.raw.values()).unwrap_or_default(),
+        }
+    }
+
+    /// The report's call info: totals, turns, trajectory, and the steps (always
+    /// gathered; the caller drops them when they were not asked for and nothing failed).
+    fn call_info(&self, response: &Response, failed: bool) -> CallInfo {
+        let mut call = CallInfo::of(response, self.notes.clone());
+        call.turns = self.turns.clone();
+        call.trajectory = self.trajectory.clone();
+        if self.keep_steps || failed {
+            call.steps = self.request.messages.iter().map(step_json).collect();
+        }
+        call
+    }
+}
+
+/// Calls the model, retrying as `policy` says on errors worth retrying.
+async fn complete(
+    provider: &dyn Provider,
+    request: &ModelRequest,
+    policy: Option<RetryPolicy>,
+) -> Result<ModelResponse, ConnectError> {
+    let retries = policy.map_or(0, |p| p.max_retries);
+    let mut attempt = 0;
+    loop {
+        match provider.complete(request).await {
+            Err(e) if attempt < retries && worth_retrying(&e) => {
+                attempt += 1;
+                let wait = policy.map(|p| p.backoff.delay(attempt)).unwrap_or_default();
+                tokio::time::sleep(wait).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Whether a failed model call may succeed if tried again: the provider could not be
+/// reached, or answered with a status that means "later" (408, 409, 429, 5xx).
+fn worth_retrying(e: &ConnectError) -> bool {
+    match e.kind() {
+        ErrorKind::Unreachable => true,
+        ErrorKind::Status => matches!(
+            e,
+            ConnectError::Status { status, .. } if matches!(status, 408 | 409 | 429) || *status >= 500
+        ),
+        _ => false,
+    }
+}
+
+/// One message of the conversation as the report shows it.
+fn step_json(message: &ChatMessage) -> Value {
+    match message {
+        ChatMessage::User(text) => json!({"role": "user", "content": text}),
+        ChatMessage::Assistant { text, tool_calls } => {
+            let calls: Vec<Value> = tool_calls
+                .iter()
+                .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+                .collect();
+            json!({"role": "assistant", "content": text, "tool_calls": calls})
+        }
+        ChatMessage::ToolResult(r) => json!({
+            "role": "tool",
+            "tool_call_id": r.call_id,
+            "name": r.name,
+            "content": r.output.to_text(),
+            "is_error": r.is_error,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_errors_that_may_pass_are_retried() {
+        let status = |status| ConnectError::Status {
+            server: "s".into(),
+            status,
+            body: String::new(),
+            attempts: 3,
+        };
+        assert!(worth_retrying(&status(503)));
+        assert!(worth_retrying(&status(429)));
+        assert!(!worth_retrying(&status(400)));
+        assert!(!worth_retrying(&ConnectError::config("bad")));
+    }
+}

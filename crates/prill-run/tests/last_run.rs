@@ -1,0 +1,84 @@
+//! `--rerun-failed`'s selection from the library: the last run's failed units, by case
+//! id and connection, narrow a plan's cases to those units only.
+
+use std::path::Path;
+
+use prill_run::last_run::{LastRun, LastUnit};
+use prill_spec::model::data_driven::Connection;
+use prill_spec::plan::Target;
+use prill_spec::{Case, Env, Plan, Unrecognized};
+
+fn cases(name: &str, text: &str) -> Vec<Case> {
+    let loaded =
+        prill_spec::load_str(Path::new(name), text, &Env::default(), Unrecognized::Error).unwrap();
+    assert!(loaded.is_valid(), "{:?}", loaded.outcome);
+    Plan::new(loaded.cases()).cases
+}
+
+fn agent_case() -> Vec<Case> {
+    cases(
+        "echo.yaml",
+        "agent: echo\nconnections: [direct, http]\ninteractions:\n  - text: hi\n    response:\n      text: {keywords: hi}\n",
+    )
+}
+
+fn unit(case: &Case, connection: &str, verdict: &str) -> LastUnit {
+    LastUnit {
+        case_id: case.id.to_string(),
+        file: case.file.to_path_buf(),
+        name: case.name.to_string(),
+        connection: connection.to_owned(),
+        verdict: verdict.to_owned(),
+    }
+}
+
+fn connections(case: &Case) -> Vec<Connection> {
+    match &case.target {
+        Target::Agent { connections, .. } => connections.clone(),
+        Target::Model { .. } => Vec::new(),
+    }
+}
+
+#[test]
+fn a_case_reruns_over_the_connections_it_failed_over_only() {
+    let loaded = agent_case();
+    let last = LastRun::new(vec![
+        unit(&loaded[0], "direct", "passed"),
+        unit(&loaded[0], "http", "errored"),
+    ]);
+    let rerun = LastRun::parse(&last.to_json()).unwrap().rerun();
+    assert_eq!(rerun.len(), 1);
+    let kept = rerun.apply(agent_case(), None);
+    assert_eq!(kept.len(), 1);
+    assert_eq!(connections(&kept[0]), [Connection::Http]);
+    // `--connection direct` replaces the case's own: nothing failed over it.
+    assert!(
+        rerun
+            .apply(agent_case(), Some(&[Connection::Direct]))
+            .is_empty()
+    );
+}
+
+#[test]
+fn passed_and_skipped_units_are_not_rerun_and_other_versions_are_refused() {
+    let loaded = agent_case();
+    let last = LastRun::new(vec![
+        unit(&loaded[0], "direct", "passed"),
+        unit(&loaded[0], "http", "skipped"),
+    ]);
+    assert!(last.rerun().is_empty());
+    let newer = last
+        .to_json()
+        .replace("\"schema_version\": 1", "\"schema_version\": 2");
+    assert!(LastRun::parse(&newer).is_err());
+}
+
+#[test]
+fn a_model_case_is_matched_by_its_provider() {
+    let spec = "name: s\ntests:\n  - name: hello\n    model: gpt-4o-mini\n    inputs: {query: hi}\n    assertions:\n      - must_contain: hi\n";
+    let loaded = cases("suite.yaml", spec);
+    let failed = LastRun::new(vec![unit(&loaded[0], "openai", "failed")]).rerun();
+    assert_eq!(failed.apply(cases("suite.yaml", spec), None).len(), 1);
+    let elsewhere = LastRun::new(vec![unit(&loaded[0], "anthropic", "failed")]).rerun();
+    assert!(elsewhere.apply(cases("suite.yaml", spec), None).is_empty());
+}

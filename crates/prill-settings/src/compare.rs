@@ -1,0 +1,163 @@
+//! What `prill compare` compares: two runs picked from the history (by id, the start
+//! of one, the newest, or the newest of a branch's commit) or read from report files,
+//! and the thresholds of `[compare]` in `prill.toml`.
+
+use prill_history::RunRow;
+use prill_history::compare::{CompareError, Side, Thresholds, newest_on, pick};
+use prill_report::stored::StoredRun;
+
+use crate::history::git;
+use crate::settings::Settings;
+
+/// Which runs to compare, as given on the command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunQuery {
+    /// The base run: a kept run's id (or the start of one) or a report file; the
+    /// newest kept run other than the head when not given.
+    pub base: Option<String>,
+    /// The head run, likewise; the newest kept run when not given.
+    pub head: Option<String>,
+    /// Take as the base the newest kept run of this branch's tip commit, else of its
+    /// merge base with `HEAD` (`--base-branch`).
+    pub base_branch: Option<String>,
+}
+
+impl Settings {
+    /// The thresholds of `[compare]`, each defaulted ([`Thresholds::default`]).
+    pub fn compare_thresholds(&self) -> Thresholds {
+        let mut t = Thresholds::default();
+        if let Some(c) = self.config.as_ref().and_then(|c| c.compare) {
+            t.latency_percent = c.latency_percent.unwrap_or(t.latency_percent);
+            t.tokens_percent = c.tokens_percent.unwrap_or(t.tokens_percent);
+            t.cost_percent = c.cost_percent.unwrap_or(t.cost_percent);
+            t.alpha = c.alpha.unwrap_or(t.alpha);
+        }
+        t
+    }
+
+    /// The base and head runs `query` names, read.
+    pub fn compare_sides(&self, query: &RunQuery) -> Result<(Side, Side), CompareError> {
+        let mut kept = Kept {
+            settings: self,
+            rows: None,
+        };
+        let too_few = |found, command: Option<&str>| CompareError::TooFew {
+            found,
+            command: command.map(str::to_owned),
+            dir: self.runs_dir(),
+        };
+        let head = match &query.head {
+            Some(q) => kept.side(q)?,
+            None => {
+                let rows = kept.rows()?;
+                let newest = rows.first().ok_or_else(|| too_few(0, None))?.clone();
+                kept.read(&newest)?
+            }
+        };
+        let head_id = head.info.as_ref().map(|i| i.id.clone());
+        // A base picked for the head is a run of the same command (`run`, `assess`).
+        let command = head.info.as_ref().map(|i| i.command.clone());
+        let base = match (&query.base_branch, &query.base) {
+            (Some(branch), _) => {
+                let rows = kept.of_command(command.as_deref())?;
+                let row = self.branch_run(branch, &rows, head_id.as_deref())?;
+                kept.read(&row)?
+            }
+            (None, Some(q)) => kept.side(q)?,
+            (None, None) => {
+                let rows = kept.of_command(command.as_deref())?;
+                let row = rows
+                    .iter()
+                    .find(|r| Some(r.id.as_str()) != head_id.as_deref())
+                    .cloned()
+                    .ok_or_else(|| too_few(rows.len(), command.as_deref()))?;
+                kept.read(&row)?
+            }
+        };
+        Ok((base, head))
+    }
+
+    /// The newest kept run of `branch`'s tip, else of its merge base with `HEAD`.
+    fn branch_run(
+        &self,
+        branch: &str,
+        rows: &[RunRow],
+        except: Option<&str>,
+    ) -> Result<RunRow, CompareError> {
+        let dir = self.project_dir();
+        let tip = git(
+            &dir,
+            &["rev-parse", "--verify", &format!("{branch}^{{commit}}")],
+        )
+        .map(|s| s.trim().to_owned())
+        .ok_or_else(|| CompareError::NoBranch {
+            branch: branch.to_owned(),
+        })?;
+        let merge_base = git(&dir, &["merge-base", &tip, "HEAD"])
+            .map(|s| s.trim().to_owned())
+            .filter(|m| *m != tip);
+        let mut commits = vec![tip.as_str()];
+        commits.extend(merge_base.as_deref());
+        newest_on(rows, &commits, except)
+            .cloned()
+            .ok_or_else(|| CompareError::NoBranchRun {
+                branch: branch.to_owned(),
+                tip: tip.clone(),
+                merge_base: merge_base.clone(),
+            })
+    }
+}
+
+/// The kept runs, listed from the index only when needed.
+struct Kept<'s> {
+    settings: &'s Settings,
+    rows: Option<Vec<RunRow>>,
+}
+
+impl Kept<'_> {
+    fn rows(&mut self) -> Result<&[RunRow], CompareError> {
+        if self.rows.is_none() {
+            self.rows = Some(self.settings.history()?.runs()?);
+        }
+        Ok(self.rows.as_deref().unwrap_or_default())
+    }
+
+    /// The run `query` names: a file when one is there, else a kept run's id or the
+    /// start of one.
+    fn side(&mut self, query: &str) -> Result<Side, CompareError> {
+        let path = std::path::Path::new(query);
+        if path.is_file() {
+            return Ok(Side::new(query, StoredRun::read(path)?));
+        }
+        let row = pick(self.rows()?, query)?.clone();
+        self.read(&row)
+    }
+
+    /// The kept runs of `command` (all of them when it is not known), newest first.
+    fn of_command(&mut self, command: Option<&str>) -> Result<Vec<RunRow>, CompareError> {
+        let rows = self.rows()?.to_vec();
+        let Some(command) = command else {
+            return Ok(rows);
+        };
+        Ok(rows
+            .into_iter()
+            .filter(|r| self.command(r).is_none_or(|c| c == command))
+            .collect())
+    }
+
+    /// The command of a kept run, from its first line alone.
+    fn command(&self, row: &RunRow) -> Option<String> {
+        use std::io::BufRead as _;
+        let path = self.settings.runs_dir().join(format!("{}.jsonl", row.id));
+        let mut line = String::new();
+        std::io::BufReader::new(std::fs::File::open(path).ok()?)
+            .read_line(&mut line)
+            .ok()?;
+        Some(StoredRun::parse(&line).ok()?.info?.command)
+    }
+
+    fn read(&self, row: &RunRow) -> Result<Side, CompareError> {
+        let path = self.settings.runs_dir().join(format!("{}.jsonl", row.id));
+        Ok(Side::new(row.id.clone(), StoredRun::read(&path)?))
+    }
+}
