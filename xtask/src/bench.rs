@@ -191,7 +191,7 @@ impl Binaries {
     }
 }
 
-/// Builds `prill` and `fake-openai` in release into the caller's target folder (unless
+/// Builds `prill` and `fake-openai` with the `dist` profile into the caller's target folder (unless
 /// not `wanted`) and finds them there.
 fn build(repo: &Path, wanted: bool) -> Result<Binaries, String> {
     if wanted {
@@ -203,10 +203,10 @@ fn build(repo: &Path, wanted: bool) -> Result<Binaries, String> {
             .join(dir),
         _ => repo.join("target"),
     };
-    let release = target.join("release");
+    let dist = target.join("dist");
     let binaries = Binaries {
-        prill: release.join("prill"),
-        fake_openai: release.join("fake-openai"),
+        prill: dist.join("prill"),
+        fake_openai: dist.join("fake-openai"),
     };
     for binary in [&binaries.prill, &binaries.fake_openai] {
         if !binary.is_file() {
@@ -216,13 +216,13 @@ fn build(repo: &Path, wanted: bool) -> Result<Binaries, String> {
     Ok(binaries)
 }
 
-/// `cargo build --release` of the two binaries.
+/// `cargo build --profile dist` of the two binaries: the profile of the shipped binaries.
 fn cargo_build(repo: &Path) -> Result<(), String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    eprintln!("building prill and fake-openai (release)");
+    eprintln!("building prill and fake-openai (profile dist)");
     let status = Command::new(cargo)
         .arg("build")
-        .arg("--release")
+        .args(["--profile", "dist"])
         .arg("--manifest-path")
         .arg(repo.join("Cargo.toml"))
         .args(["-p", "prill-cli", "-p", "prill-testkit"])
@@ -231,7 +231,7 @@ fn cargo_build(repo: &Path) -> Result<(), String> {
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !status.success() {
-        return Err(format!("cargo build --release failed: {status}"));
+        return Err(format!("cargo build --profile dist failed: {status}"));
     }
     Ok(())
 }
