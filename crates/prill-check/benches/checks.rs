@@ -6,11 +6,11 @@
 use std::hint::black_box;
 use std::time::Duration;
 
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use prill_check::{BoxFuture, Judge, JudgeError, JudgeVerdict, Response, run_checks};
 use prill_spec::model::data_driven::StockTest;
 use prill_spec::model::sentinel::{Assertion, OutputType, Pattern, TextMatch};
 use prill_spec::plan::{Check, CheckKind, Part};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
 
 /// A judge that answers at once, so the benchmark measures the engine, not a model.

@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use prill_run::Selection;
 use prill_run::select::{NoTests, Partition, SelectError};
 use prill_settings::{CassetteFlags, Overrides};
 use prill_spec::model::data_driven::Connection;
-use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Test AI agents from data-driven test files.
 #[derive(Debug, Parser)]

@@ -18,7 +18,7 @@ use prill_testkit::providers::bedrock::FakeBedrock;
 use prill_testkit::providers::ollama::FakeOllama;
 use prill_testkit::providers::openai::FakeOpenAi;
 use serde_json::{Value, json};
-use support::{prill_isolated, fixtures, runtime, text, verdicts};
+use support::{fixtures, prill_isolated, runtime, text, verdicts};
 
 /// A key distinctive enough to grep the cassettes for.
 const OPENAI_KEY: &str = "sk-cassette-openai-7f3e9a1c";

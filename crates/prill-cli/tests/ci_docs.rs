@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use prill_cli::args::Cli;
 use clap::Parser as _;
+use prill_cli::args::Cli;
 use saphyr_parser::{Event, Parser};
 
 fn examples() -> Vec<PathBuf> {

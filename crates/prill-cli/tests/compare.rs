@@ -12,7 +12,7 @@ use prill_testkit::providers::openai::FakeOpenAi;
 use serde_json::{Value, json};
 
 mod support;
-use support::{prill, prill_isolated, git, runtime, text};
+use support::{git, prill, prill_isolated, runtime, text};
 
 /// A case against the demo `echo` agent that sends `sent` and expects `expected` back
 /// (so it passes when they are the same). Cases with different `sent` have different

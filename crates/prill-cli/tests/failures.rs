@@ -4,7 +4,7 @@
 //! report (`prill show`), and the sly_data sent, in the JSON report.
 
 mod support;
-use support::{prill, fixtures, text};
+use support::{fixtures, prill, text};
 
 /// A scratch folder holding the two-turn case whose second turn fails, and the line
 /// and column of its failing check (`keywords = Manchester`).

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod support;
-use support::{prill, fixtures, git, text};
+use support::{fixtures, git, prill, text};
 
 /// A passing case against the demo `echo` agent.
 const PASSING: &str = "agent: echo\nconnections: [direct]\ninteractions:\n  - text: hi\n    response: {text: {value: hi}}\n";

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod support;
-use support::{prill, fixtures, text};
+use support::{fixtures, prill, text};
 
 /// A passing case against the demo `echo` agent.
 const PASSING: &str = "agent: echo\nconnections: [direct]\ninteractions:\n  - text: hi\n    response: {text: {value: hi}}\n";

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod support;
-use support::{prill, fixtures, text};
+use support::{fixtures, prill, text};
 
 #[test]
 fn the_quickstart_passes_against_the_demo_agents_and_writes_every_report() {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod support;
-use support::{prill, fixtures, text, verdicts};
+use support::{fixtures, prill, text, verdicts};
 
 /// A project with the quickstart's cases (6 passing units) and one that fails.
 fn project() -> tempfile::TempDir {

@@ -156,10 +156,10 @@ pub use prill_target::{
     Timings, TokenUsage, from_fn,
 };
 // The modules of `prill-target`, under the paths this crate's own code uses.
-pub(crate) use prill_target::{error, types, with_timeout};
 pub use http::{HttpOptions, INFO_TIMEOUT, NeuroSanHttp};
 pub use mcp::{MCP_PROTOCOL_VERSION, NeuroSanMcp};
 pub use neuro_san_direct::{ConfigSource, DirectConnector, NeuroSanDirect};
+pub(crate) use prill_target::{error, types, with_timeout};
 pub use process::{GROUP_GRACE, STDERR_KEPT, end_pending_groups};
 pub use reqwest::Url;
 pub use retry::{RetryPolicy, Statuses};

@@ -17,8 +17,8 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use prill_spec::redact::{KEY_VARIABLES, Redactor};
 use futures_util::FutureExt;
+use prill_spec::redact::{KEY_VARIABLES, Redactor};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::task::JoinHandle;

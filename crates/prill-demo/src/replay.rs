@@ -26,14 +26,14 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use prill_connect::cassette::{
-    Cassette, CassetteError, Exchange, Latency, Normalizer, RecordedRequest,
-};
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
+use prill_connect::cassette::{
+    Cassette, CassetteError, Exchange, Latency, Normalizer, RecordedRequest,
+};
 use serde_json::{Value, json};
 
 use crate::body::{Body, BodyError, streamed};

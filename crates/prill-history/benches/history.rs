@@ -8,10 +8,10 @@
 use std::hint::black_box;
 use std::path::Path;
 
+use criterion::{Criterion, criterion_group, criterion_main};
 use prill_history::History;
 use prill_history::compare::{Side, Thresholds, compare};
 use prill_report::stored::StoredRun;
-use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
 /// How many runs the history holds: ten times `[history] keep`'s default.

@@ -31,9 +31,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use futures_util::StreamExt;
 use prill_check::{Judge, JudgeError};
 use prill_spec::Source;
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 /// The labeled set built into Prill (`crates/prill-judge/data/labeled.yaml`): what

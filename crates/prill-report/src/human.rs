@@ -42,8 +42,8 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use prill_run::{Event, Status, Summary, UnitId, UnitReport};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
+use prill_run::{Event, Status, Summary, UnitId, UnitReport};
 
 use crate::Reporter;
 use crate::ansi::{Colour, paint};

@@ -25,9 +25,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::future::join_all;
 use prill_check::{BoxFuture, Evaluation, Evaluator, EvaluatorError, Status};
 use prill_target::scope::{SampleScope, in_sample};
-use futures_util::future::join_all;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::Semaphore;

@@ -31,12 +31,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use libtest_mimic::{Arguments, Failed, Trial};
 use prill_report::human::unit_text;
 use prill_report::{HumanOptions, Verbosity};
 use prill_run::{Connectors, Event, RunOptions, Status, UnitReport, run_plan};
 use prill_spec::model::data_driven::Connection;
 use prill_spec::{Env, Plan, Unrecognized};
-use libtest_mimic::{Arguments, Failed, Trial};
 use tokio::sync::mpsc;
 
 use crate::error::SettingsError;

@@ -6,11 +6,11 @@
 use std::hint::black_box;
 use std::path::Path;
 
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use prill_spec::Syntax;
 use prill_spec::load::{self, Unrecognized};
 use prill_spec::node::{Node, Span};
 use prill_spec::syntax::{Env, emit::emit};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
 /// A suite of `n` tests that uses most of the DSL.

@@ -34,9 +34,9 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use prill_testkit::TlsProxy;
 use prill_testkit::providers::openai::FakeOpenAi;
-use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::Value;
 
 use crate::server::{NeuroSanEnv, NeuroSanServer, run, tail};

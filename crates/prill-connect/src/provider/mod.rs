@@ -20,8 +20,8 @@ pub mod transport;
 
 use serde_json::Value;
 
-pub use prill_spec::{ProviderKind, infer_provider};
 pub use limits::Limits;
+pub use prill_spec::{ProviderKind, infer_provider};
 pub use settings::{ANTHROPIC_AUTH_TOKEN, AwsCredentials, ChatSettings, ProviderSettings, Secret};
 
 pub use prill_target::model::{

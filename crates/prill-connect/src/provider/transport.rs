@@ -29,8 +29,8 @@
 
 use std::time::{Duration, Instant};
 
-use prill_spec::redact::Redactor;
 use futures_util::StreamExt;
+use prill_spec::redact::Redactor;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Response, Url};
 use serde_json::Value;

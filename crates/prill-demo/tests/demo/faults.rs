@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use prill_demo::FAULT_HEADER;
 use http::{Method, StatusCode};
 use http_body_util::BodyExt;
+use prill_demo::FAULT_HEADER;
 use serde_json::{Value, json};
 
 use crate::common::{Client, eventually, start, within};

@@ -1,7 +1,7 @@
 //! The MCP endpoint.
 
-use prill_demo::FAULT_HEADER;
 use http::{Method, StatusCode};
+use prill_demo::FAULT_HEADER;
 use serde_json::{Value, json};
 
 use crate::common::{Client, Reply, start};

@@ -1,7 +1,7 @@
 //! https on the same port as http.
 
-use prill_demo::{DemoServer, TlsIdentity};
 use http::StatusCode;
+use prill_demo::{DemoServer, TlsIdentity};
 use serde_json::json;
 
 use crate::common::{Client, only_line, start, tls_connector, within};
