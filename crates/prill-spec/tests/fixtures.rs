@@ -1,11 +1,17 @@
 //! The fixture corpus: every valid fixture validates and its schema accepts it; every
 //! invalid fixture gives exactly the diagnostics in its `.expected` snapshot, and its
-//! schema rejects it unless the rule is one JSON Schema cannot express.
+//! schema rejects it unless the rule is one JSON Schema cannot express. `yamlls` checks
+//! the YAML ones in the real yaml-language-server, as editors show them
+//! (ignored unless run by name: see `fixtures/yamlls.rs`).
 //!
 //! To accept new snapshots: `PRILL_UPDATE_SNAPSHOTS=1 cargo test -p prill-spec --test fixtures`,
 //! then read the diff.
 
 use std::path::{Path, PathBuf};
+
+// The same fixtures in the real yaml-language-server, as editors see them.
+#[path = "fixtures/yamlls.rs"]
+mod yamlls;
 
 use prill_spec::load::{self, Loaded, Unrecognized};
 use prill_spec::schema::schema_for;

@@ -389,18 +389,18 @@ pub struct ToolSpec {
     /// What the tool does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// A JSON Schema for the tool's arguments.
+    /// A JSON Schema for the tool's arguments. The editor schema accepts any object
+    /// here; `prill validate` checks that it is a valid JSON Schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "parameters_schema")]
     pub parameters: Option<JsonMap>,
 }
 
+/// Any object, not a `$ref` to the remote meta-schema: an editor that cannot fetch a
+/// reference skips the whole file, so every schema stands alone. `prill validate` checks
+/// that the object is a valid JSON Schema (`validate::sentinel::json_schema_problem`).
 fn parameters_schema(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "description": "A JSON Schema for the tool's arguments.",
-        "$ref": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object"
-    })
+    json_schema!({"type": "object"})
 }
 
 /// One check on a model's output, written as a single-key object.

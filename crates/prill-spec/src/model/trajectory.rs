@@ -189,7 +189,12 @@ impl JsonSchema for ArgMatcher {
                 one("equals", serde_json::json!(true)),
                 one("regex", serde_json::json!({"type": "string", "minLength": 1, "format": "regex"})),
                 one("contains", serde_json::json!(true)),
-                one("schema", serde_json::json!({"$ref": "https://json-schema.org/draft/2020-12/schema"})),
+                // Any object or boolean, not a `$ref` to the remote meta-schema: the
+                // schema stays self-contained, and `prill validate` checks the rest.
+                one("schema", serde_json::json!({
+                    "description": "A JSON Schema (an object or a boolean). The editor schema accepts any here; `prill validate` checks that it is a valid JSON Schema.",
+                    "type": ["object", "boolean"]
+                })),
                 true
             ]
         })

@@ -924,6 +924,68 @@ mod tests {
         );
     }
 
+    /// The spec's JSON Schema accepts any object as a tool's `parameters` (it stays
+    /// self-contained, see `crate::schema`); this is the check that it is a JSON Schema.
+    #[test]
+    fn tool_parameters_must_be_a_valid_json_schema() {
+        use crate::load::{Document, load_str};
+        let load = |parameters: &str| {
+            let text = format!(
+                "name: s\nmodel: m\nprovider: openai\ninputs: {{query: q}}\n\
+                 assertions: [{{must_call_tool: [t]}}]\ntools: [{{name: t, parameters: {parameters}}}]\n"
+            );
+            load_str(
+                std::path::Path::new("s.yaml"),
+                &text,
+                &crate::Env::default(),
+                crate::Unrecognized::Error,
+            )
+            .unwrap()
+            .outcome
+        };
+        for valid in [
+            "{type: object, properties: {q: {type: string, maxLength: 50}}, required: [q]}",
+            "{type: object, properties: {n: {$ref: '#/$defs/n'}}, $defs: {n: {type: integer}}}",
+            "{$schema: 'http://json-schema.org/draft-07/schema#', type: object}",
+            "{}",
+        ] {
+            let outcome = load(valid);
+            assert!(
+                matches!(outcome, Ok(Document::SentinelSpec(_))),
+                "{valid}: {outcome:?}"
+            );
+        }
+        for (invalid, why) in [
+            ("{type: objekt}", "at `/type`"),
+            (
+                "{type: object, properties: {q: {minLength: -1}}}",
+                "at `/properties/q/minLength`",
+            ),
+            ("{type: object, required: q}", "at `/required`"),
+            (
+                "{$schema: 'https://example.com/my-draft', type: object}",
+                "unknown `$schema`",
+            ),
+        ] {
+            let Err(errors) = load(invalid) else {
+                panic!("{invalid} was accepted");
+            };
+            assert_eq!(errors.len(), 1, "{invalid}: {errors:?}");
+            let e = &errors[0];
+            assert_eq!(
+                (e.code, e.path.as_str()),
+                ("invalid-json-schema", "tools[0].parameters")
+            );
+            assert!(
+                e.message
+                    .starts_with("parameters is not a valid JSON Schema: ")
+                    && e.message.contains(why),
+                "{invalid}: {}",
+                e.message
+            );
+        }
+    }
+
     #[test]
     fn sentinel_s_providers_are_prill_s_in_another_order() {
         let mut ours = ProviderKind::NAMES;
