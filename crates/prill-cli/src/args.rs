@@ -350,6 +350,21 @@ pub struct RunArgs {
     /// Record or replay the exchanges with agents and models (docs/cassettes.md)
     #[command(flatten)]
     pub cassettes: CassetteArgs,
+    /// List the units, run nothing; run only listed units
+    #[command(flatten)]
+    pub units: UnitArgs,
+}
+
+/// `prill run`'s units for tools that drive it (the pytest plugin): list the units a run
+/// would run, or run only some of them.
+#[derive(Debug, Default, Args)]
+pub struct UnitArgs {
+    /// Print the units this run would run, one JSON object per line on stdout (the `unit` objects of `--jsonl`), and run nothing: no agent is reached, no report or history written
+    #[arg(long)]
+    pub list: bool,
+    /// Run only the units of FILE: JSON Lines, each an object with a unit's `case_id` and `connection` (as `--list` prints them); the filters and tags apply on top
+    #[arg(long, value_name = "FILE")]
+    pub units: Option<PathBuf>,
 }
 
 /// `prill run`'s cassettes: record every exchange with agents and models, or answer

@@ -1,13 +1,17 @@
 //! Partitions, empty runs and `--strict`, end to end: an empty bucket of a CI matrix
 //! passes with a note and still writes every report; `count:` partitions are never
 //! empty; `--no-tests` decides what an empty run, validation or listing comes to; and
-//! `--strict` (or `strict = true`) turns every warning into an error.
+//! `--strict` (or `strict = true`) turns every warning into an error. `units`: `prill
+//! run --list` and `--units FILE`, which the pytest plugin selects with.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod support;
 use support::prill;
+
+#[path = "selection/units.rs"]
+mod units;
 
 fn quickstart() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/quickstart")

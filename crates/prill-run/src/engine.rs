@@ -306,6 +306,25 @@ fn units_of<'a>(
     })
 }
 
+/// Every unit a run of `plan` would run, in the order it starts them: each agent case
+/// over each of its connections (`connections` when given, which replace every case's
+/// own), each model case once, as the run's events name them (the plan's secrets
+/// hidden). This is what `prill run --list` prints, with nothing run.
+pub fn plan_units(plan: &Plan, connections: Option<&[Connection]>) -> Vec<UnitId> {
+    plan.cases
+        .iter()
+        .flat_map(|case| {
+            connections_of(case, connections)
+                .into_iter()
+                .map(move |connection| {
+                    let mut unit = unit_id(case, connection);
+                    unit.redact(&plan.secrets);
+                    unit
+                })
+        })
+        .collect()
+}
+
 /// The connections `case` runs over: an agent case's own, or `connections` when given;
 /// a model case's one unit has none.
 pub(crate) fn connections_of(

@@ -43,7 +43,7 @@ impl UnitId {
         format!("{} [{}]", self.name, self.connection)
     }
 
-    fn redact(&mut self, secrets: &Redactor) {
+    pub(crate) fn redact(&mut self, secrets: &Redactor) {
         secrets.in_place(&mut self.name);
         secrets.in_place(&mut self.target);
     }

@@ -177,10 +177,20 @@ impl LastRun {
     }
 }
 
-/// The units to run again: each by its case id and connection.
+/// The units to run again: each by its case id and connection. Made from the last run
+/// ([`LastRun::rerun`]) or from any list of units (`prill run --units FILE`), by
+/// collecting `(case_id, connection)` pairs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rerun {
     units: HashSet<(String, String)>,
+}
+
+impl FromIterator<(String, String)> for Rerun {
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(units: I) -> Rerun {
+        Rerun {
+            units: units.into_iter().collect(),
+        }
+    }
 }
 
 impl Rerun {

@@ -1,9 +1,11 @@
 //! `--rerun-failed`'s selection from the library: the last run's failed units, by case
-//! id and connection, narrow a plan's cases to those units only.
+//! id and connection, narrow a plan's cases to those units only; so does a list of
+//! units (`--units`), and [`prill_run::plan_units`] lists a plan's units (`--list`).
 
 use std::path::Path;
 
-use prill_run::last_run::{LastRun, LastUnit};
+use prill_run::last_run::{LastRun, LastUnit, Rerun};
+use prill_run::plan_units;
 use prill_spec::model::data_driven::Connection;
 use prill_spec::plan::Target;
 use prill_spec::{Case, Env, Plan, Unrecognized};
@@ -81,4 +83,36 @@ fn a_model_case_is_matched_by_its_provider() {
     assert_eq!(failed.apply(cases("suite.yaml", spec), None).len(), 1);
     let elsewhere = LastRun::new(vec![unit(&loaded[0], "anthropic", "failed")]).rerun();
     assert!(elsewhere.apply(cases("suite.yaml", spec), None).is_empty());
+}
+
+#[test]
+fn a_list_of_units_narrows_as_the_last_run_does() {
+    // `prill run --units FILE`: the pairs come from a list, not from verdicts.
+    let loaded = agent_case();
+    let listed: Rerun = [(loaded[0].id.to_string(), "http".to_owned())]
+        .into_iter()
+        .collect();
+    let kept = listed.apply(agent_case(), None);
+    assert_eq!(connections(&kept[0]), [Connection::Http]);
+}
+
+#[test]
+fn plan_units_are_the_units_a_run_runs() {
+    let spec = "name: s\ntests:\n  - name: hello\n    model: gpt-4o-mini\n    inputs: {query: hi}\n    assertions:\n      - must_contain: hi\n";
+    let mut all = agent_case();
+    all.extend(cases("suite.yaml", spec));
+    let plan = Plan::new(all);
+    let shown = |units: Vec<prill_run::UnitId>| -> Vec<String> {
+        units.iter().map(prill_run::UnitId::label).collect()
+    };
+    // Each agent case over each of its connections, each model case on its provider.
+    assert_eq!(
+        shown(plan_units(&plan, None)),
+        ["echo [direct]", "echo [http]", "hello [openai]"]
+    );
+    // `--connection` replaces an agent case's own, and leaves model cases alone.
+    assert_eq!(
+        shown(plan_units(&plan, Some(&[Connection::Mcp]))),
+        ["echo [mcp]", "hello [openai]"]
+    );
 }

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use crate::error::SettingsError;
 use crate::models::{runs_on_a_model, with_models};
 use crate::parts::Providers;
-use crate::rerun::rerun_failed;
+use crate::rerun::{only_units, rerun_failed};
 use crate::session::Session;
 use crate::settings::Settings;
 
@@ -46,7 +46,8 @@ pub struct Prepared {
 /// Before the selection, each model case becomes one case per `--model`
 /// ([`crate::with_models`]), and under `--rerun-failed` only the units that failed or
 /// errored in the last run are kept ([`Settings::last_run_path`]); with none, the plan is
-/// empty and [`Prepared::empty`] says why.
+/// empty and [`Prepared::empty`] says why. [`crate::Overrides::units`] narrows the
+/// cases to the units it names the same way (`prill run --units FILE`).
 pub fn prepare(
     settings: &Settings,
     paths: &[PathBuf],
@@ -83,6 +84,23 @@ pub fn prepare(
             Ok((kept, note)) => {
                 cases = kept;
                 notes.push(note);
+            }
+            Err(empty) => {
+                return Prepared {
+                    inputs,
+                    plan: Plan::default(),
+                    empty: Some(empty),
+                    notes,
+                    suite: None,
+                };
+            }
+        }
+    }
+    if let Some(units) = &settings.overrides.units {
+        match only_units(settings, units, cases, no_tests) {
+            Ok((kept, note)) => {
+                cases = kept;
+                notes.extend(note);
             }
             Err(empty) => {
                 return Prepared {

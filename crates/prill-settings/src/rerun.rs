@@ -7,11 +7,15 @@
 //! note and passes, as pytest's `--lf` says "no previously failed tests" (an explicit
 //! `--no-tests` decides instead). A last run that cannot be read is the same, with a
 //! warning: the next run writes it again.
+//!
+//! `--units FILE` narrows the cases the same way to the units a list names (as `prill
+//! run --list` prints them; the pytest plugin writes the items pytest selected): when
+//! none of them is among the cases loaded, the run is empty, which fails by default.
 
 use std::path::PathBuf;
 
 use prill_report::{LastRunReport, Output};
-use prill_run::last_run::{LAST_RUN_FILE, LastRun};
+use prill_run::last_run::{LAST_RUN_FILE, LastRun, Rerun};
 use prill_run::select::{EmptyRun, Level, NoTests};
 use prill_spec::plan::{Case, Target};
 
@@ -100,6 +104,49 @@ pub(crate) fn rerun_failed(
         "rerunning {units} of the {} unit(s) that failed or errored in the last run ({shown})",
         rerun.len()
     );
+    Ok((kept, note))
+}
+
+/// `cases` narrowed to `units` (case id and connection, [`crate::Overrides::units`]),
+/// with a note when some of them are not among the cases loaded; or what the run being
+/// empty comes to when none is (an error unless `no_tests` says otherwise: the units
+/// were asked for by name).
+pub(crate) fn only_units(
+    settings: &Settings,
+    units: &[(String, String)],
+    cases: Vec<Case>,
+    no_tests: Option<NoTests>,
+) -> Result<(Vec<Case>, Option<String>), EmptyRun> {
+    let wanted: Rerun = units.iter().cloned().collect();
+    // Under `--rerun-failed` the cases' own connections are already narrowed (and
+    // `--connection` applied): keep to them.
+    let connections = (!settings.overrides.connections.is_empty()
+        && !settings.overrides.rerun_failed)
+        .then_some(settings.overrides.connections.as_slice());
+    let kept = wanted.apply(cases, connections);
+    let found: usize = kept.iter().map(units_of).sum();
+    let missing = wanted.len().saturating_sub(found);
+    let why = "a changed case has another id; give the paths, --connection and --model the list was made with";
+    if found == 0 {
+        let level = match no_tests {
+            Some(NoTests::Pass) => Level::Silent,
+            Some(NoTests::Warn) => Level::Warning,
+            Some(NoTests::Fail) | None => Level::Error,
+        };
+        return Err(EmptyRun {
+            level,
+            message: format!(
+                "--units: none of the {} unit(s) asked for is among the cases loaded ({why}); nothing to run",
+                wanted.len()
+            ),
+        });
+    }
+    let note = (missing > 0).then(|| {
+        format!(
+            "--units: {missing} of the {} unit(s) asked for are not among the cases loaded ({why}); running the other {found}",
+            wanted.len()
+        )
+    });
     Ok((kept, note))
 }
 

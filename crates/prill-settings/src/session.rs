@@ -194,7 +194,7 @@ impl Settings {
 
     /// The run options: `jobs` (the override, else `[concurrency] jobs`, else 32),
     /// `[concurrency] max_test_case_concurrency`, `samples`, `connections` (left to the
-    /// plan under `rerun_failed`: [`crate::prepare`] narrowed each case's own),
+    /// plan under `rerun_failed` and `units`: [`crate::prepare`] narrowed each case's own),
     /// `fail_fast`, and `judge`.
     pub fn run_options(&self, judge: Option<Arc<dyn Judge>>) -> RunOptions {
         let defaults = RunOptions::default();
@@ -208,8 +208,10 @@ impl Settings {
             jobs: self.overrides.jobs.or(configured).unwrap_or(defaults.jobs),
             max_cases: self.max_cases(),
             samples: self.overrides.samples,
-            connections: (!self.overrides.connections.is_empty() && !self.overrides.rerun_failed)
-                .then(|| self.overrides.connections.clone()),
+            connections: (!self.overrides.connections.is_empty()
+                && !self.overrides.rerun_failed
+                && self.overrides.units.is_none())
+            .then(|| self.overrides.connections.clone()),
             fail_fast: self.overrides.fail_fast,
             judge,
             ..defaults

@@ -53,6 +53,10 @@ pub struct Overrides {
     /// Run only the units that failed or errored in the last run (`--rerun-failed`,
     /// read from [`Settings::last_run_path`]).
     pub rerun_failed: bool,
+    /// Run only these units, each a case id (with `@model` on a `--model` run) and a
+    /// connection (the provider of a model case), as `prill run --list` names them
+    /// (`--units FILE`); the filters, tags and partition apply on top.
+    pub units: Option<Vec<(String, String)>>,
     /// Run every Sentinel spec on each of these models instead of its own (`--model`):
     /// `model` or `provider:model`.
     pub models: Vec<String>,

@@ -11,6 +11,10 @@
 //! `--fail-fast` exits as the failures call for (1, or 3 for an error); `--rerun-failed`
 //! with nothing to rerun exits 0 with a note. Every run also writes
 //! `.prill/last-run.json` for `--rerun-failed`; when it cannot, that is a warning.
+//!
+//! `--list` prints the units the run would run (JSON Lines on stdout) and runs nothing;
+//! `--units FILE` runs only the units a list names. Together they let a tool (the pytest
+//! plugin) collect the units, let its user choose, and run exactly the chosen ones.
 
 use std::path::PathBuf;
 
@@ -19,7 +23,9 @@ use prill_report::format::{RunInfo, Suite};
 use prill_report::{Github, Human, HumanOptions, JsonLines, MatrixReport, Reporters, Verbosity};
 use prill_run::{CaseSink, Summary};
 use prill_settings::history::git_state;
-use prill_settings::{Prepared, Session, Settings, SettingsError, fit_open_files, prepare_apart};
+use prill_settings::{
+    Overrides, Prepared, Session, Settings, SettingsError, fit_open_files, prepare_apart,
+};
 
 use super::report_empty;
 use crate::args::{RunArgs, RunFormat, TargetArgs};
@@ -120,8 +126,86 @@ const LAST_RUN: &str = "last-run";
 /// The name of the reporter that keeps the run in the history.
 const HISTORY: &str = "history";
 
+/// The settings of a run: [`settings_quiet`] with the flags only `prill run` has
+/// (`--fail-fast`, `--rerun-failed`, the cassettes, `--units`). `Err` holds the exit code
+/// of invalid settings or a `--units` file that cannot be read.
+fn run_settings(args: &RunArgs, color: bool) -> Result<Settings, ExitCode> {
+    let settings = settings_quiet(&args.target, color, args.quiet)?;
+    let units = match &args.units.units {
+        Some(path) => Some(read_units(path).map_err(|e| {
+            output::stderr(&format!("error: {e}\n"));
+            ExitCode::INVALID
+        })?),
+        None => None,
+    };
+    let overrides = args
+        .cassettes
+        .overrides(args.habits.overrides(settings.overrides.clone()));
+    Ok(settings.with_overrides(Overrides { units, ..overrides }))
+}
+
+/// The units of a `--units` file: each non-blank line a JSON object with the unit's
+/// `case_id` and `connection` (other fields, such as those `--list` prints, are ignored).
+fn read_units(path: &std::path::Path) -> Result<Vec<(String, String)>, String> {
+    let shown = path.display();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read --units {shown}: {e}"))?;
+    let mut units = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("{shown}:{}: not JSON: {e}", n + 1))?;
+        let field = |name: &str| value.get(name).and_then(serde_json::Value::as_str);
+        match (field("case_id"), field("connection")) {
+            (Some(id), Some(connection)) => units.push((id.to_owned(), connection.to_owned())),
+            _ => {
+                return Err(format!(
+                    "{shown}:{}: expected an object with the `case_id` and `connection` of a unit, as `prill run --list` prints them",
+                    n + 1
+                ));
+            }
+        }
+    }
+    Ok(units)
+}
+
+/// `prill run --list`: the units the run would run, one JSON object per line on stdout
+/// (the `unit` objects of `--jsonl`), chosen exactly as the run chooses them. Nothing
+/// runs: no agent is started or reached, and no report, last run or history is written.
+/// The exit code is the one the run would have before it starts: 2 for an invalid file
+/// or an empty selection that `--no-tests` does not allow, else 0.
+fn list(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
+    let settings = match run_settings(args, color) {
+        Ok(settings) => settings,
+        Err(code) => return Ok(code),
+    };
+    let (prepared, empty_fails, _sink) = match prepared(&settings, &args.target, color, false) {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    let connections = settings.run_options(None).connections;
+    let mut text = String::new();
+    for unit in prill_run::plan_units(&prepared.plan, connections.as_deref()) {
+        text.push_str(&serde_json::to_string(
+            &prill_report::format::UnitId::from(&unit),
+        )?);
+        text.push('\n');
+    }
+    output::stdout(&text)?;
+    Ok(if empty_fails {
+        ExitCode::INVALID
+    } else {
+        ExitCode::OK
+    })
+}
+
 /// Runs the cases under `args.target.paths` and returns the exit code the results call for.
 pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
+    if args.units.list {
+        return list(args, color);
+    }
     // The report files first: a bad path fails before anything else, and an earlier
     // run's reports are gone from now on, whatever happens to this run.
     // `--format`, else `github` in GitHub Actions: the environment is read here, once.
@@ -133,14 +217,10 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::INVALID);
         }
     };
-    let settings = match settings_quiet(&args.target, color, args.quiet) {
+    let settings = match run_settings(args, color) {
         Ok(settings) => settings,
         Err(code) => return Ok(code),
     };
-    let habits = args
-        .cassettes
-        .overrides(args.habits.overrides(settings.overrides.clone()));
-    let settings = settings.with_overrides(habits);
     let annotate = stdout_format == RunFormat::Github;
     let (mut prepared, empty_fails, sink) = match prepared(&settings, &args.target, color, annotate)
     {

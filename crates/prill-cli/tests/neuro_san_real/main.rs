@@ -23,6 +23,12 @@
 //! Each file's name says Prill's verdict; the driver must agree except for the lines of
 //! `fixtures/neuro-san-real/deviations.tsv`, and every one of those lines must still
 //! happen (see `verdicts.rs`).
+//!
+//! `PRILL_NEURO_SAN_PRILL` names another `prill` binary to run instead of the one cargo
+//! built, and `PRILL_NEURO_SAN_CONNECTIONS` (comma-separated) runs only some of the
+//! connections, the others' trials showing as ignored: `.ci/wheel` runs the `direct`
+//! trial through the binary `pip install prill` put in the neuro-san venv (its bridge is
+//! compiled in; the other connections do not depend on how the binary was installed).
 
 mod brain;
 mod server;
@@ -44,6 +50,30 @@ use crate::verdicts::{CONNECTIONS, Line, Seen, Verdict, compare, read_table};
 
 /// The variable that names the Python with neuro-san.
 const PYTHON_ENV: &str = "PRILL_NEURO_SAN_PYTHON";
+
+/// The variable that names another `prill` binary to test (the wheel's).
+const PRILL_ENV: &str = "PRILL_NEURO_SAN_PRILL";
+
+/// The `prill` binary the trials run: `PRILL_NEURO_SAN_PRILL`, else cargo's.
+fn prill_binary() -> PathBuf {
+    std::env::var_os(PRILL_ENV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_prill")))
+}
+
+/// The variable that narrows the connections run.
+const CONNECTIONS_ENV: &str = "PRILL_NEURO_SAN_CONNECTIONS";
+
+/// The connections to run: `PRILL_NEURO_SAN_CONNECTIONS` of [`CONNECTIONS`], else all.
+fn chosen_connections() -> Vec<&'static str> {
+    match std::env::var(CONNECTIONS_ENV) {
+        Ok(list) if !list.trim().is_empty() => CONNECTIONS
+            .into_iter()
+            .filter(|c| list.split(',').any(|given| given.trim() == *c))
+            .collect(),
+        _ => CONNECTIONS.to_vec(),
+    }
+}
 
 /// A limit on each `prill run` and driver run.
 const STEP_LIMIT: Duration = Duration::from_secs(1200);
@@ -106,7 +136,19 @@ fn main() {
             .iter()
             .map(|c| format!("verdicts_agree_with_neuro_san_s_driver_over_{c}")),
     );
+    let chosen = chosen_connections();
     for name in names {
+        let left_out = name
+            .strip_prefix("verdicts_agree_with_neuro_san_s_driver_over_")
+            .is_some_and(|c| !chosen.contains(&c));
+        if left_out {
+            trials.push(Trial::ignorable_test(name, || {
+                Ok(Completion::ignored_with(format!(
+                    "not among {CONNECTIONS_ENV}"
+                )))
+            }));
+            continue;
+        }
         let trial = match &gate {
             Gate::Skip(reason) => {
                 let reason = reason.clone();
@@ -271,9 +313,10 @@ impl World {
         };
         world.invalid = world.refused()?;
         eprintln!(
-            "neuro-san {installed} serving at {} after {:.1}s",
+            "neuro-san {installed} serving at {} after {:.1}s; prill is {}",
             world.server.url(),
-            started.elapsed().as_secs_f64()
+            started.elapsed().as_secs_f64(),
+            prill_binary().display()
         );
         world.seen = world.run_everything();
         eprintln!(
@@ -297,7 +340,7 @@ impl World {
         let (parallel_driver, serial_driver): (Vec<&PathBuf>, Vec<&PathBuf>) =
             self.cases.iter().partition(|c| !name(c).contains(SERIAL));
         let mut out = BTreeMap::new();
-        for c in CONNECTIONS {
+        for c in chosen_connections() {
             let step = Instant::now();
             let (mut prill, mut driver) = std::thread::scope(|scope| {
                 let prill = scope.spawn(|| self.run_prill(c, &parallel, "all", None));
@@ -356,7 +399,7 @@ impl World {
     }
 
     fn prill(&self) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_prill"));
+        let mut command = Command::new(prill_binary());
         command
             .current_dir(self.dir.path())
             .envs(self.env.vars())
