@@ -13,6 +13,7 @@
 mod bench;
 mod config_docs;
 mod files;
+mod home;
 mod layering;
 mod msrv;
 
