@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::process::Output;
 
-use serde_json::Value;
 use crate::support::{fixtures, prill, text};
+use serde_json::Value;
 
 fn quickstart() -> String {
     fixtures("quickstart").display().to_string()
