@@ -22,8 +22,7 @@ use serde_json::Value;
 use crate::cassette::{Cassettes, seam};
 use crate::decode::{DEFAULT_MAX_BODY_BYTES, DecodeError, LineDecoder};
 use crate::error::ConnectError;
-use crate::h1::{Lean, LeanError};
-use crate::retry::{RetryPolicy, Statuses};
+use crate::retry::{Attempt, RetryPolicy, Statuses};
 use crate::server::{endpoint, label, with_scheme};
 use crate::tls::{TlsOptions, client_config, explain};
 use crate::types::{AgentFunction, AgentInfo, AgentRequest, AgentResponse, Timings};
@@ -86,46 +85,10 @@ pub(crate) struct HttpClient {
     /// `openai`, `langgraph`, ...).
     pub(crate) connector: Arc<str>,
     pub(crate) cassettes: Option<Cassettes>,
-    /// The lean HTTP/1.1 client that sends what it takes ([`Lean::takes`]); `None` when
-    /// a proxy is configured.
-    lean: Option<Lean>,
 }
 
 /// What `prill` says it is.
 const USER_AGENT: &str = concat!("prill/", env!("CARGO_PKG_VERSION"));
-
-/// Why a request got no response, from whichever client sent it.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    Reqwest(reqwest::Error),
-    Lean(LeanError),
-}
-
-impl Failure {
-    /// Whether the connection could not be made.
-    fn is_connect(&self) -> bool {
-        match self {
-            Failure::Reqwest(e) => e.is_connect(),
-            Failure::Lean(e) => e.is_connect(),
-        }
-    }
-
-    /// Whether a time limit ran out.
-    fn is_timeout(&self) -> bool {
-        match self {
-            Failure::Reqwest(e) => e.is_timeout(),
-            Failure::Lean(e) => e.is_timeout(),
-        }
-    }
-
-    /// The error itself, to walk its causes.
-    fn error(&self) -> &(dyn StdError + 'static) {
-        match self {
-            Failure::Reqwest(e) => e,
-            Failure::Lean(e) => e,
-        }
-    }
-}
 
 /// A response, with when the attempt that got it began and how many attempts it took.
 #[derive(Debug)]
@@ -142,12 +105,8 @@ impl HttpClient {
     /// The client of `connector` (its kind, for the cassettes' keys).
     pub(crate) fn new(options: &HttpOptions, connector: &str) -> Result<HttpClient, ConnectError> {
         let tls = client_config(&options.tls)?;
-        let lean = Lean::new(
-            &tls,
-            options.connect_timeout,
-            options.idle_timeout,
-            USER_AGENT,
-        );
+        // reqwest's defaults stand for the rest: the proxy variables (`HTTPS_PROXY`,
+        // `NO_PROXY`, ...), TCP keepalive, and idle pooled connections dropped after 90 s.
         let mut builder = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .connect_timeout(options.connect_timeout)
@@ -167,7 +126,6 @@ impl HttpClient {
             idle: options.idle_timeout,
             connector: connector.into(),
             cassettes: options.cassettes.clone(),
-            lean,
         })
     }
 
@@ -207,7 +165,7 @@ impl HttpClient {
         };
         let request = build()
             .build()
-            .map_err(|e| self.request_error(&Failure::Reqwest(e), server, 1))?;
+            .map_err(|e| self.request_error(&e, server, 1))?;
         let keyed = seam::key(cassettes, &self.connector, &request);
         if let Some((response, started)) = seam::replay(cassettes, &keyed, server)? {
             return Ok(Answered {
@@ -239,7 +197,8 @@ impl HttpClient {
         Ok(answered.response)
     }
 
-    /// The live exchange: the request sent, and sent again by `retry`.
+    /// The live exchange: the request sent, and sent again when [`RetryPolicy::next`]
+    /// says so.
     async fn live<P: Future<Output = ()>>(
         &self,
         server: &str,
@@ -252,51 +211,38 @@ impl HttpClient {
         loop {
             pace().await;
             let started = Instant::now();
-            match self.send_once(build()).await {
-                Ok(response) => {
-                    let status = response.status();
-                    if !status.is_success()
-                        && statuses.retried(status.as_u16())
-                        && retry.may_retry(attempt)
-                    {
-                        // The body is never read: nothing of it counts.
-                        let wait = retry.delay_after(attempt, response.headers());
-                        drop(response);
-                        tracing::debug!(%server, %status, attempt, ?wait, "asked to come back later; trying again");
-                        tokio::time::sleep(wait).await;
-                        attempt += 1;
-                        continue;
-                    }
-                    return Ok(Answered {
+            let sent = build().send().await;
+            let outcome = match &sent {
+                Ok(response) => Attempt::Answered {
+                    status: response.status().as_u16(),
+                    headers: response.headers(),
+                },
+                Err(error) if never_reached_server(error) => Attempt::NotConnected,
+                Err(_) => Attempt::Failed,
+            };
+            let Some(wait) = retry.next(statuses, attempt, outcome) else {
+                return match sent {
+                    Ok(response) => Ok(Answered {
                         response,
                         started,
                         attempts: attempt,
-                    });
+                    }),
+                    Err(error) => Err(self.request_error(&error, server, attempt)),
+                };
+            };
+            match sent {
+                // The body is never read: nothing of it counts.
+                Ok(response) => {
+                    let status = response.status();
+                    drop(response);
+                    tracing::debug!(%server, %status, attempt, ?wait, "asked to come back later; trying again");
                 }
                 Err(error) => {
-                    if never_reached_server(&error) && retry.may_retry(attempt) {
-                        let wait = retry.backoff(attempt);
-                        tracing::debug!(%server, attempt, ?wait, cause = %root_cause(error.error()), "cannot connect; trying again");
-                        tokio::time::sleep(wait).await;
-                        attempt += 1;
-                        continue;
-                    }
-                    return Err(self.request_error(&error, server, attempt));
+                    tracing::debug!(%server, attempt, ?wait, cause = %root_cause(&error), "cannot connect; trying again");
                 }
             }
-        }
-    }
-
-    /// One request sent once: by the lean client when it takes it, else by reqwest.
-    async fn send_once(&self, builder: RequestBuilder) -> Result<Response, Failure> {
-        let Some(lean) = &self.lean else {
-            return builder.send().await.map_err(Failure::Reqwest);
-        };
-        let request = builder.build().map_err(Failure::Reqwest)?;
-        if lean.takes(&request) {
-            lean.send(request).await.map_err(Failure::Lean)
-        } else {
-            self.client.execute(request).await.map_err(Failure::Reqwest)
+            tokio::time::sleep(wait).await;
+            attempt += 1;
         }
     }
 
@@ -318,7 +264,7 @@ impl HttpClient {
     /// The error for a request that got no response.
     pub(crate) fn request_error(
         &self,
-        error: &Failure,
+        error: &reqwest::Error,
         server: &str,
         attempts: u32,
     ) -> ConnectError {
@@ -349,8 +295,8 @@ impl HttpClient {
 /// Whether a request that failed with `error` certainly never reached the server: the
 /// connection could not be made (refused, no such host, reset during the handshake).
 /// A timeout and a certificate that could not be verified are not worth another try.
-fn never_reached_server(error: &Failure) -> bool {
-    error.is_connect() && !error.is_timeout() && find_rustls(error.error()).is_none()
+fn never_reached_server(error: &reqwest::Error) -> bool {
+    error.is_connect() && !error.is_timeout() && find_rustls(error).is_none()
 }
 
 /// The error for a response with an error status.
@@ -395,12 +341,12 @@ pub(crate) async fn error_body(response: Response) -> Vec<u8> {
 /// The error for a request that got no response after `attempts` attempts; a read
 /// timeout is the `idle` limit running out.
 pub(crate) fn request_error(
-    error: &Failure,
+    error: &reqwest::Error,
     server: &str,
     attempts: u32,
     idle: Option<Duration>,
 ) -> ConnectError {
-    if let Some(tls) = find_rustls(error.error()) {
+    if let Some(tls) = find_rustls(error) {
         return ConnectError::Tls {
             server: server.to_owned(),
             reason: explain(tls),
@@ -412,7 +358,7 @@ pub(crate) fn request_error(
             limit,
         };
     }
-    let cause = root_cause(error.error());
+    let cause = root_cause(error);
     if error.is_connect() {
         let reason = if attempts > 1 {
             format!("{cause} (after {attempts} attempts)")

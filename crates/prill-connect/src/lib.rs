@@ -135,7 +135,6 @@
 pub mod cache;
 pub mod cassette;
 pub mod decode;
-mod h1;
 mod http;
 pub mod langgraph;
 mod mcp;

@@ -1,6 +1,6 @@
 //! [`RetryPolicy`] and [`Statuses`]: when and how long to wait before trying a request
-//! again. This is the one place that says it; `docs/architecture.md` states it as an
-//! invariant.
+//! again. This is the one place that decides it ([`RetryPolicy::next`]); the http
+//! exchange only asks. `docs/architecture.md` states it as an invariant.
 //!
 //! A request is tried again only when the earlier attempt cannot have done anything:
 //! - **the connection could not be made** (refused, no such host, reset during the
@@ -12,13 +12,21 @@
 //!   5xx.
 //!
 //! The wait is the server's `Retry-After` (seconds or an HTTP date; `retry-after-ms` too,
-//! which OpenAI-compatible servers send) when it gives one, else an exponential backoff;
-//! either is capped at [`RetryPolicy::max_delay`].
+//! which OpenAI-compatible servers send) when it gives one, else an exponential backoff
+//! with full jitter (a random wait between zero and the exponential ceiling, so that
+//! clients turned away together do not all come back together); either is capped at
+//! [`RetryPolicy::max_delay`].
+//!
+//! Below this policy, the HTTP client's own pool (reqwest's, `hyper-util`'s) sends a
+//! request once more on a new connection only when a pooled connection was found closed
+//! before any byte of the request was written to it.
 //!
 //! Never after any byte of a successful response arrived, never on a timeout, never on
 //! any other status. An error after retries says how many attempts were made.
 
 use std::time::{Duration, SystemTime};
+
+use reqwest::header::HeaderMap;
 
 /// How often and how patiently to retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +76,45 @@ impl Statuses {
     }
 }
 
+/// What one attempt came to, as far as sending it again goes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Attempt<'a> {
+    /// An answer with this status and these headers, its body not read.
+    Answered {
+        /// The answer's status.
+        status: u16,
+        /// The answer's headers (`Retry-After`).
+        headers: &'a HeaderMap,
+    },
+    /// The connection could not be made: no byte of the request reached the server.
+    NotConnected,
+    /// Anything else (a connection that broke after the request was written, a time
+    /// limit, a certificate refused): the server may have acted on the request.
+    Failed,
+}
+
 impl RetryPolicy {
+    /// The wait before sending a request again after attempt number `attempt`
+    /// (counting from 1) came to `outcome`, or `None` when it must not be sent again.
+    pub(crate) fn next(
+        &self,
+        statuses: Statuses,
+        attempt: u32,
+        outcome: Attempt<'_>,
+    ) -> Option<Duration> {
+        if !self.may_retry(attempt) {
+            return None;
+        }
+        match outcome {
+            Attempt::Answered { status, headers } => {
+                let asks_again = !(200..300).contains(&status) && statuses.retried(status);
+                asks_again.then(|| self.delay_after(attempt, headers))
+            }
+            Attempt::NotConnected => Some(self.backoff(attempt)),
+            Attempt::Failed => None,
+        }
+    }
+
     /// A policy that tries once and never again.
     pub fn never() -> RetryPolicy {
         RetryPolicy {
@@ -82,9 +128,15 @@ impl RetryPolicy {
         attempt < self.max_attempts.max(1)
     }
 
-    /// The exponential backoff after attempt number `attempt` (counting from 1):
-    /// `base_delay * 2^(attempt - 1)`, at most `max_delay`.
+    /// The backoff after attempt number `attempt` (counting from 1), with full jitter:
+    /// a random wait between zero and [`RetryPolicy::ceiling`].
     pub fn backoff(&self, attempt: u32) -> Duration {
+        self.ceiling(attempt).mul_f64(fastrand::f64())
+    }
+
+    /// The most the backoff after attempt number `attempt` (counting from 1) may wait:
+    /// `base_delay * 2^(attempt - 1)`, at most `max_delay`.
+    pub fn ceiling(&self, attempt: u32) -> Duration {
         let factor = 1u32 << attempt.saturating_sub(1).min(20);
         self.base_delay
             .checked_mul(factor)
@@ -104,7 +156,7 @@ impl RetryPolicy {
     /// The wait before another attempt after an answer with `headers`: its
     /// `retry-after-ms` or `Retry-After` when it has a readable one (capped), else the
     /// backoff.
-    pub fn delay_after(&self, attempt: u32, headers: &reqwest::header::HeaderMap) -> Duration {
+    pub fn delay_after(&self, attempt: u32, headers: &HeaderMap) -> Duration {
         let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
         let retry_after = header("retry-after-ms")
             .and_then(parse_retry_after_ms)
@@ -179,8 +231,8 @@ mod tests {
     #[test]
     fn retry_after_headers_are_honoured_and_capped() {
         let policy = RetryPolicy::default();
-        let mut headers = reqwest::header::HeaderMap::new();
-        assert_eq!(policy.delay_after(2, &headers), policy.backoff(2));
+        let mut headers = HeaderMap::new();
+        assert!(policy.delay_after(2, &headers) <= policy.ceiling(2));
         headers.insert("retry-after", "3".parse().unwrap());
         assert_eq!(policy.delay_after(1, &headers), Duration::from_secs(3));
         headers.insert("retry-after-ms", "250".parse().unwrap());
@@ -190,12 +242,12 @@ mod tests {
     }
 
     #[test]
-    fn backoff_doubles_and_caps() {
+    fn the_backoff_ceiling_doubles_and_caps() {
         let policy = RetryPolicy::default();
-        assert_eq!(policy.backoff(1), Duration::from_millis(200));
-        assert_eq!(policy.backoff(2), Duration::from_millis(400));
-        assert_eq!(policy.backoff(3), Duration::from_millis(800));
-        assert_eq!(policy.backoff(100), Duration::from_secs(10));
+        assert_eq!(policy.ceiling(1), Duration::from_millis(200));
+        assert_eq!(policy.ceiling(2), Duration::from_millis(400));
+        assert_eq!(policy.ceiling(3), Duration::from_millis(800));
+        assert_eq!(policy.ceiling(100), Duration::from_secs(10));
         assert_eq!(
             policy.delay(1, Some(Duration::from_secs(3))),
             Duration::from_secs(3)
@@ -203,6 +255,65 @@ mod tests {
         assert_eq!(
             policy.delay(1, Some(Duration::from_secs(3600))),
             Duration::from_secs(10)
+        );
+    }
+
+    #[test]
+    fn the_backoff_is_fully_jittered() {
+        // Full jitter: anywhere from zero to the ceiling, and not the same each time,
+        // so that clients turned away together spread out.
+        let policy = RetryPolicy::default();
+        let waits: Vec<Duration> = (0..200).map(|_| policy.backoff(3)).collect();
+        assert!(waits.iter().all(|w| *w <= policy.ceiling(3)), "{waits:?}");
+        let low = waits.iter().filter(|w| **w < policy.ceiling(3) / 4).count();
+        let high = waits
+            .iter()
+            .filter(|w| **w > policy.ceiling(3) * 3 / 4)
+            .count();
+        assert!(
+            low > 10 && high > 10,
+            "not spread over the range: {waits:?}"
+        );
+    }
+
+    #[test]
+    fn next_decides_every_retry() {
+        let policy = RetryPolicy::default();
+        let none = HeaderMap::new();
+        let mut later = HeaderMap::new();
+        later.insert("retry-after", "2".parse().unwrap());
+        let answered = |status, headers| Attempt::Answered { status, headers };
+        // A connection that could not be made: the jittered backoff.
+        let wait = policy
+            .next(Statuses::Agent, 1, Attempt::NotConnected)
+            .unwrap();
+        assert!(wait <= policy.ceiling(1));
+        // The request may have reached the server: never again, whoever answered.
+        for statuses in [Statuses::Agent, Statuses::Provider] {
+            assert_eq!(policy.next(statuses, 1, Attempt::Failed), None);
+        }
+        // A status that asks to come back: the server's wait, else the backoff.
+        assert_eq!(
+            policy.next(Statuses::Agent, 1, answered(503, &later)),
+            Some(Duration::from_secs(2))
+        );
+        assert!(
+            policy
+                .next(Statuses::Provider, 2, answered(500, &none))
+                .unwrap()
+                <= policy.ceiling(2)
+        );
+        // A status that may follow a run, a success, or the last attempt: no.
+        assert_eq!(policy.next(Statuses::Agent, 1, answered(500, &none)), None);
+        assert_eq!(
+            policy.next(Statuses::Provider, 1, answered(200, &later)),
+            None
+        );
+        assert_eq!(policy.next(Statuses::Agent, 3, Attempt::NotConnected), None);
+        assert_eq!(policy.next(Statuses::Agent, 3, answered(429, &later)), None);
+        assert_eq!(
+            RetryPolicy::never().next(Statuses::Provider, 1, Attempt::NotConnected),
+            None
         );
     }
 

@@ -150,16 +150,7 @@ pub struct RunOptions {
     /// Start no new unit after the first one that fails or errors (`--fail-fast`): the
     /// units in flight finish, the others are reported skipped.
     pub fail_fast: bool,
-    /// Where each case goes once its last unit has ended, rather than being freed on
-    /// whichever worker ran that unit ([`CaseSink`]); `None` frees it there.
-    pub finished_cases: Option<CaseSink>,
 }
-
-/// Takes each case of a run once its last unit has ended ([`RunOptions::finished_cases`]),
-/// from the worker that ran that unit: to free it elsewhere, or to keep it. `prill run`
-/// hands its cases back to the thread that loaded them, so that the allocator gives
-/// their memory back as the run goes (`prill_settings::prepare_apart`).
-pub type CaseSink = Arc<dyn Fn(Case) + Send + Sync>;
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -172,7 +163,6 @@ impl Default for RunOptions {
             cancel: CancellationToken::new(),
             exhaustive: false,
             fail_fast: false,
-            finished_cases: None,
         }
     }
 }
@@ -251,14 +241,8 @@ pub async fn run_plan<'p>(
             continue;
         };
         let stop = options.fail_fast.then(|| stop.clone());
-        let finished = options.finished_cases.clone();
         tasks.spawn(async move {
             let report = run_unit(&ctx).await;
-            // Give way once before the slot is given back: the HTTP client returns the
-            // unit's connection to its pool from a task of its own, and a unit started
-            // before that task has run opens a connection more (at -j 200, the pool
-            // grew to about 380 connections).
-            tokio::task::yield_now().await;
             if let Some(stop) = stop
                 && matches!(report.verdict, Status::Failed | Status::Errored)
             {
@@ -267,12 +251,6 @@ pub async fn run_plan<'p>(
             drop(permit);
             let verdict = report.verdict;
             let _ = ctx.events.send(Event::UnitFinished(report));
-            // The case's last unit (of its connections) is the one that gets it.
-            if let Some(sink) = finished
-                && let Some(case) = Arc::into_inner(ctx.case)
-            {
-                sink(case);
-            }
             verdict
         });
     }

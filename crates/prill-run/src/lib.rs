@@ -59,7 +59,7 @@ pub mod ratio;
 pub mod select;
 pub mod suite;
 
-pub use engine::{CaseSink, Connectors, Frameworks, RunOptions, plan_units, run_plan};
+pub use engine::{Connectors, Frameworks, RunOptions, plan_units, run_plan};
 pub use events::{CallInfo, Event, Summary, TrajectoryStep, TurnInfo, UnitId, UnitReport};
 pub use ratio::{Status, Tally};
 pub use select::{NoTests, Partition, Selected, Selection};

@@ -52,7 +52,6 @@
 //! # });
 //! ```
 
-mod apart;
 mod cache;
 mod cassettes;
 mod compare;
@@ -73,7 +72,6 @@ mod session;
 mod settings;
 pub mod watch;
 
-pub use apart::prepare_apart;
 pub use cache::MODELS_CACHE_DIR;
 pub use cassettes::{CassetteFlags, mode_name};
 pub use compare::RunQuery;

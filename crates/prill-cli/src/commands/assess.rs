@@ -63,7 +63,7 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
         Ok(settings) => settings,
         Err(code) => return Ok(code),
     };
-    let (prepared, empty_fails, _) = match prepared(&settings, &args.target, color, false) {
+    let (prepared, empty_fails) = match prepared(&settings, &args.target, color, false) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };

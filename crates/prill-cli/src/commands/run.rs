@@ -21,10 +21,10 @@ use std::path::PathBuf;
 use anyhow::Context;
 use prill_report::format::{RunInfo, Suite};
 use prill_report::{Github, Human, HumanOptions, JsonLines, MatrixReport, Reporters, Verbosity};
-use prill_run::{CaseSink, Summary};
+use prill_run::Summary;
 use prill_settings::history::git_state;
 use prill_settings::{
-    Overrides, Prepared, Session, Settings, SettingsError, fit_open_files, prepare_apart,
+    Overrides, Prepared, Session, Settings, SettingsError, fit_open_files, prepare,
 };
 
 use super::report_empty;
@@ -71,21 +71,19 @@ pub(crate) fn settings_error(e: &SettingsError, color: bool) -> ExitCode {
 
 /// Loads the files (printing diagnostics, and with `annotate` GitHub annotations of
 /// them on stdout) and applies the selection. `Err` holds the exit code when the files
-/// cannot run (an invalid file, a bad filter). `Ok` holds the plan, whether an empty
-/// run fails, and where the run hands its finished cases back to be freed.
+/// cannot run (an invalid file, a bad filter). `Ok` holds the plan and whether an empty
+/// run fails.
 pub(crate) fn prepared(
     settings: &Settings,
     target: &TargetArgs,
     color: bool,
     annotate: bool,
-) -> Result<(Prepared, bool, Option<CaseSink>), ExitCode> {
+) -> Result<(Prepared, bool), ExitCode> {
     let selection = target.selection().map_err(|e| {
         output::stderr(&format!("error: {e}\n"));
         ExitCode::INVALID
     })?;
-    // Loaded on a thread of its own, which then frees the cases the run hands back
-    // (`prepare_apart` says why).
-    let (prepared, sink) = prepare_apart(
+    let prepared = prepare(
         settings,
         &target.paths,
         &selection,
@@ -117,7 +115,7 @@ pub(crate) fn prepared(
         return Err(ExitCode::INVALID);
     }
     let empty_fails = prepared.empty.as_ref().is_some_and(report_empty);
-    Ok((prepared, empty_fails, sink))
+    Ok((prepared, empty_fails))
 }
 
 /// The name of the reporter that writes `.prill/last-run.json`.
@@ -181,7 +179,7 @@ fn list(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         Ok(settings) => settings,
         Err(code) => return Ok(code),
     };
-    let (prepared, empty_fails, _sink) = match prepared(&settings, &args.target, color, false) {
+    let (prepared, empty_fails) = match prepared(&settings, &args.target, color, false) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
@@ -222,8 +220,7 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let annotate = stdout_format == RunFormat::Github;
-    let (mut prepared, empty_fails, sink) = match prepared(&settings, &args.target, color, annotate)
-    {
+    let (mut prepared, empty_fails) = match prepared(&settings, &args.target, color, annotate) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
@@ -261,11 +258,10 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let ran = runtime.block_on(async {
-        let mut session = match Session::new(&settings, &prepared.plan).await {
+        let session = match Session::new(&settings, &prepared.plan).await {
             Ok(session) => session,
             Err(e) => return Err(settings_error(&e, color)),
         };
-        session.options.finished_cases = sink;
         for note in session.notes.iter().filter(|n| shown(n, args.quiet)) {
             output::stderr(&format!("{note}\n"));
         }

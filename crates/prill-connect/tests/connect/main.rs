@@ -10,6 +10,7 @@ mod langgraph;
 mod mcp;
 mod mcp_chat_filter;
 mod neuro_san_direct;
+mod pool;
 mod providers_anthropic;
 mod providers_bedrock;
 mod providers_errors;

@@ -222,7 +222,7 @@ async fn wait_until_gone(socket: &mut TcpStream) {
 }
 
 /// Reads a request head and a `Content-Length` body.
-async fn read_request(socket: &mut TcpStream) -> Option<Request> {
+pub(crate) async fn read_request(socket: &mut TcpStream) -> Option<Request> {
     let mut data = Vec::new();
     let mut buf = [0u8; 4096];
     let head_end = loop {
