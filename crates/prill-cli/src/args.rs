@@ -15,6 +15,9 @@ pub struct Cli {
     /// When to colour diagnostics; `auto` colours only a terminal and honours `NO_COLOR`.
     #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
     pub color: Color,
+    /// Log what Prill does (retries and their waits, cache and cassette decisions, programs started and ended) to stderr at this level and above [default: `PRILL_LOG`, else `RUST_LOG`, else warn]
+    #[arg(long, value_enum, value_name = "LEVEL", global = true)]
+    pub log_level: Option<LogLevel>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -610,6 +613,37 @@ pub enum Color {
     Always,
     /// Never colour
     Never,
+}
+
+/// How much `--log-level` logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevel {
+    /// Nothing
+    Off,
+    /// Errors only
+    Error,
+    /// Errors and warnings
+    Warn,
+    /// And what Prill decided along the way
+    Info,
+    /// And every retry, cache and cassette decision, program started and ended
+    Debug,
+    /// And everything the libraries underneath say
+    Trace,
+}
+
+impl LogLevel {
+    /// The filter directive for the level.
+    pub fn directive(self) -> &'static str {
+        match self {
+            LogLevel::Off => "off",
+            LogLevel::Error => "error",
+            LogLevel::Warn => "warn",
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+            LogLevel::Trace => "trace",
+        }
+    }
 }
 
 /// A dialect that has a schema.

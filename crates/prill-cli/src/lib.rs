@@ -26,6 +26,7 @@
 pub mod args;
 mod commands;
 mod exit;
+mod logging;
 mod output;
 mod signals;
 
@@ -60,6 +61,7 @@ pub fn main() -> ExitCode {
 /// Runs a parsed command line.
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let color = output::use_color(cli.color);
+    logging::init(cli.log_level, color);
     match cli.command {
         Command::Validate(args) => commands::validate::run(&args, color),
         Command::List(args) => commands::list::run(&args, color),

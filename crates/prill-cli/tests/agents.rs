@@ -12,7 +12,9 @@ fn prill(dir: &Path, env_server: Option<&str>, args: &[&str]) -> Output {
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
-        .env_remove("PRILL_SERVER");
+        .env_remove("PRILL_SERVER")
+        .env_remove("PRILL_LOG")
+        .env_remove("RUST_LOG");
     if let Some(server) = env_server {
         command.env("PRILL_SERVER", server);
     }
@@ -139,6 +141,63 @@ fn an_unreachable_server_is_an_error() {
     let out = prill(dir.path(), None, &["agents", "--server", "ftp://x"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("must start with http:// or https://"));
+}
+
+#[test]
+fn retries_are_logged_at_debug_and_not_by_default() {
+    // Nothing listens: the connection is tried three times (the default policy), and
+    // each retry is a debug line with its attempt, its wait and its cause.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    drop(listener);
+    let dir = tempfile::tempdir().unwrap();
+    let retries = |stderr: &str| {
+        stderr
+            .lines()
+            .filter(|l| l.contains("cannot connect; trying again"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let quiet = prill(dir.path(), None, &["agents", "--server", &server]);
+    assert_eq!(quiet.status.code(), Some(3));
+    let stderr = text(&quiet.stderr);
+    assert!(retries(&stderr).is_empty(), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "only the error: {stderr}");
+
+    let flag = ["agents", "--server", &server, "--log-level", "debug"];
+    let logged = prill(dir.path(), None, &flag);
+    assert_eq!(logged.status.code(), Some(3));
+    let stderr = text(&logged.stderr);
+    let lines = retries(&stderr);
+    assert_eq!(lines.len(), 2, "{stderr}");
+    for (line, attempt) in lines.iter().zip(["attempt=1", "attempt=2"]) {
+        assert!(line.contains(" DEBUG prill_connect::http:"), "{line}");
+        assert!(
+            line.contains(attempt) && line.contains("wait=") && line.contains("cause="),
+            "{line}"
+        );
+    }
+    assert!(stderr.contains("error: cannot reach"), "{stderr}");
+
+    // The variables, when the flag is not given: PRILL_LOG before RUST_LOG.
+    for (name, value, shown) in [
+        ("PRILL_LOG", "prill_connect=debug", 2),
+        ("RUST_LOG", "prill_connect=debug", 2),
+        ("RUST_LOG", "warn", 0),
+    ] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_prill"));
+        command
+            .args(["agents", "--server", &server])
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .env_remove("PRILL_SERVER")
+            .env_remove("PRILL_LOG")
+            .env_remove("RUST_LOG")
+            .env(name, value);
+        let out = command.output().unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(retries(&stderr).len(), shown, "{name}={value}: {stderr}");
+    }
 }
 
 #[test]

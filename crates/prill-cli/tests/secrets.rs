@@ -121,8 +121,15 @@ fn values_from_the_environment_show_by_name_in_every_output_of_a_run() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("secret.hocon"), ECHO_SECRET).unwrap();
     let env = [("PRILL_TEST_SECRET", SECRET), ("PRILL_TEST_TOKEN", TOKEN)];
-    let run = run_reported(dir.path(), "secret.hocon", &["--demo"], &env);
+    // With every log on (`trace`: the HTTP and TLS libraries' too), on stderr.
+    let extra = ["--demo", "--log-level", "trace"];
+    let run = run_reported(dir.path(), "secret.hocon", &extra, &env);
     assert_eq!(run.code, Some(1), "the checks fail: {}", run.get("stderr"));
+    assert!(
+        run.get("stderr").contains(" TRACE "),
+        "no log: {}",
+        run.get("stderr")
+    );
     run.assert_none_holds(&[SECRET, TOKEN, "s3cr3t-Vx", "Qm55"]);
     run.assert_every_report_holds("${PRILL_TEST_SECRET}");
     // The failure says what it expected and found, by name.
@@ -263,7 +270,7 @@ fn a_refused_key_quoted_in_part_by_the_provider_shows_no_part_of_it() {
         ("OPENAI_API_KEY", wrong),
         ("OPENAI_BASE_URL", base.as_str()),
     ];
-    let run = run_reported(dir.path(), "spec.yaml", &[], &env);
+    let run = run_reported(dir.path(), "spec.yaml", &["--log-level", "trace"], &env);
     assert_eq!(
         run.code,
         Some(3),

@@ -151,6 +151,7 @@ impl ModelCache {
             .duration_since(modified)
             .is_ok_and(|age| age > self.0.options.max_age)
         {
+            tracing::debug!(entry = %path.display(), "model cache: too old, removed");
             let _ = fs::remove_file(&path);
             return None;
         }
@@ -158,6 +159,7 @@ impl ModelCache {
             .ok()
             .and_then(|bytes| serde_json::from_slice::<Exchange>(&bytes).ok());
         let Some(exchange) = exchange.filter(usable) else {
+            tracing::debug!(entry = %path.display(), "model cache: unreadable, removed");
             let _ = fs::remove_file(&path);
             return None;
         };
@@ -166,12 +168,14 @@ impl ModelCache {
             || exchange.request.body != key.request.body
             || exchange.request.sample != key.request.sample
         {
+            tracing::debug!(entry = %path.display(), "model cache: another request's, a miss");
             return None;
         }
         // Used now: the last to go when the cache is over its cap.
         if let Ok(file) = fs::File::options().append(true).open(&path) {
             let _ = file.set_times(fs::FileTimes::new().set_accessed(SystemTime::now()));
         }
+        tracing::debug!(entry = %path.display(), "model cache: answered from it");
         Some(exchange.response)
     }
 
@@ -180,6 +184,10 @@ impl ModelCache {
     /// over its cap. A failure to write is not an error: the entry is only not kept.
     pub fn store(&self, key: &CacheKey, response: RecordedResponse) {
         if !(200..300).contains(&response.status) || response.broke_off.is_some() {
+            tracing::debug!(
+                status = response.status,
+                "model cache: not kept (an error or a cut answer)"
+            );
             return;
         }
         let exchange = Exchange {
@@ -188,9 +196,10 @@ impl ModelCache {
             response,
         };
         if self.write(&key.hash, &exchange).is_err() {
-            tracing::debug!(dir = %self.dir().display(), "a model answer could not be cached");
+            tracing::debug!(dir = %self.dir().display(), "model cache: the answer could not be written");
             return;
         }
+        tracing::debug!(hash = %key.hash, "model cache: answer kept");
         self.trim();
     }
 

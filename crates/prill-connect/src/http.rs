@@ -661,7 +661,7 @@ impl NeuroSanHttp {
         let url = endpoint(&inner.base, &["api/v1", agent, "streaming_chat"]);
         let headers = metadata_headers(&request.metadata)?;
         let body = chat_request(request).to_string();
-        tracing::debug!(%url, agent, "streaming chat");
+        tracing::debug!(%server, agent, "streaming chat");
         let Answered {
             response, started, ..
         } = inner

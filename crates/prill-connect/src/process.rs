@@ -139,6 +139,7 @@ impl Process {
         };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let stderr_task = tokio::spawn(keep_tail(stderr, tail.clone()));
+        tracing::debug!(command = %launch.display, pid = ?child.id(), "started a program");
         Ok(Process {
             group: child.id(),
             child,
@@ -165,8 +166,10 @@ impl Process {
             use rustix::process::{Signal, kill_process_group};
             // An error means the group is gone already: nothing is left to end.
             if kill_process_group(pid, Signal::TERM).is_err() {
+                tracing::debug!(pid = pid.as_raw_nonzero().get(), "the program had ended");
                 return;
             }
+            tracing::debug!(pid = pid.as_raw_nonzero().get(), grace = ?GROUP_GRACE, "ending the program's process group");
             pending_groups().push(pid.as_raw_nonzero().get());
             let kill = move || {
                 let raw = pid.as_raw_nonzero().get();

@@ -161,7 +161,6 @@ impl StdioCommand {
             display: self.display(),
             secrets: self.secrets(),
         })?;
-        tracing::debug!(command = %self.display(), "started an agent command");
         Ok(process)
     }
 }

@@ -89,7 +89,8 @@ pub fn client_config(options: &TlsOptions) -> Result<ClientConfig, ConnectError>
         .with_safe_default_protocol_versions()
         .map_err(|e| ConnectError::config(format!("cannot set up tls: {e}")))?;
     if options.insecure {
-        tracing::warn!(
+        // The run says so once, as a note (`--insecure`); this is for the log.
+        tracing::debug!(
             "tls certificate verification is off: any server can pretend to be the one asked for"
         );
         return Ok(builder

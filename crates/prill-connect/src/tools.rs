@@ -96,7 +96,6 @@ impl CommandTools {
             display: name.clone(),
             secrets: secrets.clone(),
         })?;
-        tracing::debug!(program = %name, "started a tool program");
         Ok(CommandSession {
             peer: format!("tool program {name}"),
             process,

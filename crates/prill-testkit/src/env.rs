@@ -64,9 +64,10 @@ pub const VARIABLES: [&str; 39] = [
 ];
 
 /// What else changes what a child `prill` prints: `GITHUB_ACTIONS=true` adds
-/// annotations on stdout, so that a test run inside GitHub Actions would see output
-/// the same test does not see elsewhere.
-pub const OUTPUT_VARIABLES: [&str; 1] = ["GITHUB_ACTIONS"];
+/// annotations on stdout, and `PRILL_LOG` or `RUST_LOG` logs on stderr, so that a test
+/// run inside GitHub Actions, or by someone chasing a bug with logs on, would see
+/// output the same test does not see elsewhere.
+pub const OUTPUT_VARIABLES: [&str; 3] = ["GITHUB_ACTIONS", "PRILL_LOG", "RUST_LOG"];
 
 /// Removes every one of [`VARIABLES`] and [`OUTPUT_VARIABLES`] from `cmd`'s
 /// environment, points the Hugging Face token file and the AWS profile files into

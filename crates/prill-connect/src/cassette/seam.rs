@@ -48,6 +48,7 @@ pub(crate) fn replay(
     server: &str,
 ) -> Result<Option<(Response, Instant)>, ConnectError> {
     let Some(exchange) = cassettes.replay(&keyed.key)? else {
+        tracing::debug!(%server, endpoint = %keyed.key.endpoint, "sent live, not replayed from a cassette");
         return Ok(None);
     };
     let recorded = match jsonrpc::request_id(&keyed.body) {
@@ -77,8 +78,10 @@ pub(crate) fn record(
         response,
         started,
         Box::new(move |recorded| {
-            if let Err(error) = cassettes.record_in(sample.as_ref(), key, recorded) {
-                tracing::warn!(%error, "a cassette could not be written");
+            let endpoint = key.endpoint.clone();
+            match cassettes.record_in(sample.as_ref(), key, recorded) {
+                Ok(()) => tracing::debug!(%endpoint, "recorded into a cassette"),
+                Err(error) => tracing::warn!(%error, "a cassette could not be written"),
             }
         }),
     )

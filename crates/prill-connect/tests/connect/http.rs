@@ -160,6 +160,74 @@ async fn service_unavailable_is_retried_honouring_retry_after() {
     assert_eq!(requests[0].body, requests[1].body);
 }
 
+/// What `tracing` wrote at `level` and above while `run` ran on this thread.
+async fn logged<T>(
+    level: tracing::Level,
+    run: impl std::future::Future<Output = T>,
+) -> (T, String) {
+    let buffer = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&buffer);
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_ansi(false)
+        .with_writer(move || Captured(std::sync::Arc::clone(&sink)))
+        .finish();
+    let out = {
+        let _guard = tracing::subscriber::set_default(subscriber);
+        run.await
+    };
+    let text = String::from_utf8_lossy(&buffer.lock().unwrap()).into_owned();
+    (out, text)
+}
+
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn each_retry_is_logged_at_debug_with_its_reason_and_wait_and_nothing_above() {
+    // Two 503s, then the answer: two retries (the test runs on one thread, so the
+    // exchange logs into this test's subscriber).
+    let script = |n, _: &Request| match n {
+        0 | 1 => Reply::Status(503, vec![("Retry-After", "0".into())], b"busy".to_vec()),
+        _ => Reply::Stream(vec![final_line("after two retries")]),
+    };
+    let server = Server::start(script).await;
+    let (response, debug) = logged(
+        tracing::Level::DEBUG,
+        chat(&server, &AgentRequest::new("x")),
+    )
+    .await;
+    assert_eq!(response.unwrap().text.as_deref(), Some("after two retries"));
+    let retries: Vec<&str> = debug
+        .lines()
+        .filter(|l| l.contains("asked to come back later; trying again"))
+        .collect();
+    assert_eq!(retries.len(), 2, "{debug}");
+    for (line, attempt) in retries.iter().zip(["attempt=1", "attempt=2"]) {
+        assert!(line.contains("DEBUG"), "{line}");
+        assert!(
+            line.contains("status=503") && line.contains(attempt) && line.contains("wait=0ns"),
+            "{line}"
+        );
+    }
+
+    let server = Server::start(script).await;
+    let (response, info) =
+        logged(tracing::Level::INFO, chat(&server, &AgentRequest::new("x"))).await;
+    assert!(response.is_ok());
+    assert_eq!(info, "", "nothing above debug");
+}
+
 #[tokio::test]
 async fn statuses_that_may_follow_a_run_are_never_retried() {
     // A 500, 502 or 504 may come after the agent ran (and called its tools): asking
