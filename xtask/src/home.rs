@@ -83,6 +83,9 @@ fn every_artifact_names_the_one_home() {
     // A repository whose name is prill (or starts `prill-`), as a URL or an Action's `uses:`.
     let url = Regex::new(r"github\.com/([A-Za-z0-9_.-]+/prill(?:-[A-Za-z0-9_.-]+)?)\b").unwrap();
     let uses = Regex::new(r"uses:\s*([A-Za-z0-9_.-]+/prill)@([A-Za-z0-9_.-]+)").unwrap();
+    // The container image, with the version it is tagged with when one is given.
+    let image =
+        Regex::new(r"ghcr\.io/([A-Za-z0-9_.-]+/prill)\b(?::([0-9][A-Za-z0-9_.-]*))?").unwrap();
     let mut wrong = Vec::new();
     for (path, text) in text_files(&root) {
         let shown = path.strip_prefix(&root).unwrap().display().to_string();
@@ -91,6 +94,19 @@ fn every_artifact_names_the_one_home() {
             if slug != home.slug && !slug.starts_with(&format!("{}-", home.slug)) {
                 let line = line_of(&text, m.get(0).unwrap().start());
                 wrong.push(format!("{shown}:{line}: names github.com/{slug}"));
+            }
+        }
+        for m in image.captures_iter(&text) {
+            let line = line_of(&text, m.get(0).unwrap().start());
+            if m[1] != home.slug {
+                wrong.push(format!("{shown}:{line}: names the image ghcr.io/{}", &m[1]));
+            }
+            if let Some(tag) = m.get(2).filter(|t| t.as_str() != home.version) {
+                wrong.push(format!(
+                    "{shown}:{line}: tags the image {}, not {}",
+                    tag.as_str(),
+                    home.version
+                ));
             }
         }
         for m in uses.captures_iter(&text) {

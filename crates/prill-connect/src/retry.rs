@@ -78,7 +78,7 @@ impl Statuses {
 
 /// What one attempt came to, as far as sending it again goes.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Attempt<'a> {
+pub enum Attempt<'a> {
     /// An answer with this status and these headers, its body not read.
     Answered {
         /// The answer's status.
@@ -96,12 +96,7 @@ pub(crate) enum Attempt<'a> {
 impl RetryPolicy {
     /// The wait before sending a request again after attempt number `attempt`
     /// (counting from 1) came to `outcome`, or `None` when it must not be sent again.
-    pub(crate) fn next(
-        &self,
-        statuses: Statuses,
-        attempt: u32,
-        outcome: Attempt<'_>,
-    ) -> Option<Duration> {
+    pub fn next(&self, statuses: Statuses, attempt: u32, outcome: Attempt<'_>) -> Option<Duration> {
         if !self.may_retry(attempt) {
             return None;
         }

@@ -228,7 +228,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("| `prill run`, 10,000 tests, -j 200 | CPU | ≤ 1.20 s | not run |  |"),
+            text.contains("| `prill run`, 10,000 tests, -j 200 | CPU | ≤ 1.60 s | not run |  |"),
             "{text}"
         );
     }
