@@ -19,7 +19,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// Every variable Prill reads to find a provider, its key, the judge or a server.
-/// `crates/prill-cli/tests/env.rs` checks that every such name in the providers' and
+/// `crates/prill-cli/tests/it/env.rs` checks that every such name in the providers' and
 /// the settings' sources is here.
 pub const VARIABLES: [&str; 39] = [
     "OPENAI_API_KEY",

@@ -5,6 +5,7 @@
 
 mod cassettes;
 mod demo;
+mod fuzz_corpus;
 mod http;
 mod langgraph;
 mod mcp;

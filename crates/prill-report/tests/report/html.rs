@@ -1,7 +1,7 @@
 //! The HTML page: written whole at the end, self-contained, its data embedded as JSON
 //! that no text of a run can break out of, with each failure's checks and transcript,
 //! the judges' verdicts, the settings and a comparison's changes. (It is driven in a
-//! real browser by `crates/prill-cli/tests/html.rs`.)
+//! real browser by `crates/prill-cli/tests/it/html.rs`.)
 
 use prill_report::format::{Report, RunInfo, RunSettings};
 use prill_report::html::{CompareRow, CompareSection, render};

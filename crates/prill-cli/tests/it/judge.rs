@@ -1,0 +1,298 @@
+//! The gist judge through the command line, against a fake OpenAI server on 127.0.0.1:
+//! `prill run --demo --judge openai:gpt-4o-mini` passes or fails a gist check by the
+//! scripted verdict and shows the judge's reason; without a judge the check errors and
+//! says how to configure one; `prill judge check` prints the rates.
+
+use std::path::Path;
+
+use prill_testkit::providers::Reply;
+use prill_testkit::providers::openai::FakeOpenAi;
+use serde_json::json;
+
+use crate::support;
+use support::prill_isolated;
+
+const KEY: &str = "sk-cli-judge-test";
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn write_gist_case(dir: &Path) {
+    std::fs::write(
+        dir.join("trivia.hocon"),
+        r#"{
+  agent = music_nerd_pro
+  connections = [direct]
+  interactions = [
+    {
+      text = "Who did Yellow Submarine?"
+      response { text { gist = "Names the band that recorded Yellow Submarine" } }
+    }
+  ]
+}
+"#,
+    )
+    .unwrap();
+}
+
+fn openai_env(fake: &FakeOpenAi) -> Vec<(&'static str, String)> {
+    vec![
+        ("OPENAI_BASE_URL", fake.base_url()),
+        ("OPENAI_API_KEY", KEY.to_owned()),
+    ]
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn verdict(pass: bool, reason: &str) -> Reply {
+    Reply::structured(json!({"verdict": if pass { "pass" } else { "fail" }, "reason": reason}))
+}
+
+#[test]
+fn a_gist_check_follows_the_judge_s_verdict() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.expect_key(KEY);
+    let dir = tempfile::tempdir().unwrap();
+    write_gist_case(dir.path());
+    let args = [
+        "run",
+        "--demo",
+        "trivia.hocon",
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--no-cache",
+    ];
+
+    fake.script(verdict(true, "it names the Beatles"));
+    let out = prill_isolated(dir.path(), &args, &openai_env(&fake));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("judge: openai:gpt-4o-mini (from --judge, no cache)"),
+        "{stderr}"
+    );
+    assert_eq!(fake.requests().len(), 1);
+    assert!(
+        fake.last_body()
+            .to_string()
+            .contains("Names the band that recorded Yellow Submarine")
+    );
+
+    fake.script(verdict(false, "the sample never names a band"));
+    let out = prill_isolated(dir.path(), &args, &openai_env(&fake));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("judge: the sample never names a band"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(KEY), "{stderr}");
+    assert!(
+        !dir.path().join(".prill/cache").exists(),
+        "--no-cache writes no cache (the run writes only .prill/last-run.json)"
+    );
+}
+
+#[test]
+fn the_judge_is_picked_from_the_environment_and_cached() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.default_reply(verdict(true, "it names the Beatles"));
+    let dir = tempfile::tempdir().unwrap();
+    write_gist_case(dir.path());
+    let args = ["run", "--demo", "trivia.hocon"];
+
+    let out = prill_isolated(dir.path(), &args, &openai_env(&fake));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("judge: openai:gpt-4o-mini (picked because OPENAI_API_KEY is set)"),
+        "{stderr}"
+    );
+    assert_eq!(fake.requests().len(), 1);
+    assert!(dir.path().join(".prill/cache/judge").is_dir());
+
+    // The same sample again: answered from the cache, no request.
+    let out = prill_isolated(dir.path(), &args, &openai_env(&fake));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(fake.requests().len(), 1);
+}
+
+#[test]
+fn without_a_judge_a_gist_check_errors_and_says_how_to_configure_one() {
+    let dir = tempfile::tempdir().unwrap();
+    write_gist_case(dir.path());
+    let out = prill_isolated(dir.path(), &["run", "--demo", "trivia.hocon"], &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("--judge provider:model"), "{stderr}");
+    assert!(!stderr.contains("judge: openai"), "{stderr}");
+}
+
+#[test]
+fn no_judge_line_without_gist_checks() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("plain.hocon"),
+        r#"{ agent = music_nerd_pro, connections = [direct], interactions = [ { text = "Who did Yellow Submarine?", response { text { keywords = "Beatles" } } } ] }"#,
+    )
+    .unwrap();
+    let out = prill_isolated(
+        dir.path(),
+        &["run", "--demo", "plain.hocon"],
+        &openai_env(&fake),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("judge:"), "{stderr}");
+    assert!(fake.requests().is_empty());
+}
+
+#[test]
+fn a_bad_judge_name_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write_gist_case(dir.path());
+    let out = prill_isolated(
+        dir.path(),
+        &["run", "--demo", "trivia.hocon", "--judge", "gpt-4o-mini"],
+        &[],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--judge: `gpt-4o-mini` is not a judge"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn judge_check_prints_the_rates() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.on_message("The Beatles", verdict(true, "names the band"))
+        .on_message("Rolling Stones", verdict(true, "names a band"))
+        .on_message("Lyon", verdict(false, "says Lyon"))
+        .on_message("19481", verdict(false, "missed it"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("set.yaml"),
+        r#"- {sample: "The Beatles recorded it.", criteria: "Names the band.", expected: pass, kind: plain}
+- {sample: "The Rolling Stones recorded it.", criteria: "Names the band that recorded it.", expected: fail, kind: wrong fact}
+- {sample: "It is Lyon.", criteria: "Says Paris.", expected: fail, kind: plain}
+- {sample: "847 times 23 is 19481.", criteria: "Gives the product.", expected: pass, kind: numbers}
+"#,
+    )
+    .unwrap();
+    let out = prill_isolated(
+        dir.path(),
+        &[
+            "judge",
+            "check",
+            "set.yaml",
+            "--judge",
+            "openai:gpt-4o-mini",
+            "--no-cache",
+        ],
+        &openai_env(&fake),
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("4 items: agreement 50.0% (2 of 4)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("false-pass rate 50.0% (1 of 2 labeled fail)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("false-fail rate 50.0% (1 of 2 labeled pass)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("#2 [wrong fact] expected fail, judged pass: names a band"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("#4 [numbers] expected pass, judged fail: missed it"),
+        "{stdout}"
+    );
+
+    let out = prill_isolated(
+        dir.path(),
+        &[
+            "judge",
+            "check",
+            "set.yaml",
+            "--format",
+            "json",
+            "--no-cache",
+        ],
+        &openai_env(&fake),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["agreed"], 2);
+    assert_eq!(report["false_pass_rate"], 0.5);
+    assert_eq!(report["disagreements"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn judge_check_without_a_judge_explains_how_to_configure_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("set.yaml"),
+        "- {sample: a, criteria: b, expected: pass}\n",
+    )
+    .unwrap();
+    let out = prill_isolated(dir.path(), &["judge", "check", "set.yaml"], &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no judge is configured"), "{stderr}");
+    assert!(stderr.contains("--judge provider:model"), "{stderr}");
+}
+
+#[test]
+fn judge_check_warns_once_about_a_temperature_the_judge_does_not_take() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.default_reply(verdict(true, "names the band"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("prill.toml"),
+        "[judge]\nmodel = \"openai:o3-mini\"\ntemperature = 0.2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("set.yaml"),
+        r#"- {sample: "The Beatles recorded it.", criteria: "Names the band.", expected: pass, kind: plain}
+- {sample: "The Beatles again.", criteria: "Names the band.", expected: pass, kind: plain}
+"#,
+    )
+    .unwrap();
+    let out = prill_isolated(
+        dir.path(),
+        &["judge", "check", "set.yaml", "--no-cache"],
+        &openai_env(&fake),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let warning =
+        "warning: [judge] temperature 0.2 is not sent: openai:o3-mini is a reasoning model";
+    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+    for request in fake.requests() {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        assert!(body.get("temperature").is_none(), "{body}");
+    }
+    assert_eq!(fake.requests().len(), 2);
+}
