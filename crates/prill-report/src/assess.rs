@@ -146,11 +146,9 @@ pub fn assessment_markdown(cases: &[CaseAssessment]) -> String {
     out
 }
 
+/// `text` as HTML: the HTML report's one escaper.
 fn html(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    crate::html::escape(text)
 }
 
 /// A self-contained HTML page (no script, no external resource): a table of cases and,
