@@ -1,10 +1,10 @@
 //! The `cargo test` harness as a program: one test per case of a folder, with libtest's
 //! arguments (`--list`, a filter, `--exact`, ...). In a project it is a test target
-//! with `harness = false`; see `prill_settings::harness`.
+//! with `harness = false`; see `prill_app::harness`.
 //!
 //! `cargo run -p prill-examples --example harness -- [LIBTEST ARGS]`
 
-use prill_settings::harness::{Agents, Harness};
+use prill_app::harness::{Agents, Harness};
 
 fn main() -> std::process::ExitCode {
     Harness::new("fixtures/quickstart")

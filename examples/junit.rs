@@ -8,9 +8,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use prill_app::{Overrides, Session, Settings, prepare};
 use prill_report::{Junit, Output, Reporters};
 use prill_run::Selection;
-use prill_settings::{Overrides, Session, Settings, prepare};
 
 #[tokio::main]
 async fn main() -> ExitCode {

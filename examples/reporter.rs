@@ -8,9 +8,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use prill_app::{Overrides, Session, Settings};
 use prill_report::{Reporter, Reporters};
 use prill_run::{Connectors, Event};
-use prill_settings::{Overrides, Session, Settings};
 use prill_spec::model::data_driven::Connection;
 use prill_spec::{Env, Plan, Unrecognized, load_str};
 use prill_target::{AgentRequest, AgentResponse, Registry, from_fn};

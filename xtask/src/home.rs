@@ -133,7 +133,7 @@ fn every_artifact_names_the_one_home() {
     let action = format!("uses: {}@v{}", home.slug, home.version);
     for (file, needle) in [
         (
-            "crates/prill-settings/templates/.github/workflows/prill.yml",
+            "crates/prill-app/templates/.github/workflows/prill.yml",
             action.as_str(),
         ),
         ("README.md", action.as_str()),

@@ -33,7 +33,7 @@ pub(crate) const ALLOWED: [(&str, &[&str]); 14] = [
         ],
     ),
     (
-        "prill-settings",
+        "prill-app",
         &[
             "prill-history",
             "prill-spec",
@@ -60,7 +60,7 @@ pub(crate) const ALLOWED: [(&str, &[&str]); 14] = [
             "prill-run",
             "prill-report",
             "prill-assess",
-            "prill-settings",
+            "prill-app",
         ],
     ),
     ("prill-testkit", &["prill-demo"]),

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use prill_app::{CassetteFlags, Overrides};
 use prill_run::Selection;
 use prill_run::select::{NoTests, Partition, SelectError};
-use prill_settings::{CassetteFlags, Overrides};
 use prill_spec::model::data_driven::Connection;
 
 /// Test AI agents from data-driven test files.

@@ -27,7 +27,7 @@
 //! # Example
 //!
 //! Any [`Provider`](prill_connect::provider::Provider) can judge: here one written in
-//! a few lines that always gives the same verdict; `prill_settings` builds the real
+//! a few lines that always gives the same verdict; `prill_app` builds the real
 //! ones (`openai:gpt-4o-mini`, ...) from `prill.toml` and the environment.
 //!
 //! ```

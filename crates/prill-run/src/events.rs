@@ -86,7 +86,7 @@ pub struct CallInfo {
     pub steps: Vec<Value>,
     /// What the call cost, in US dollars, from `usage` and the model's price; the
     /// engine knows no prices, so it leaves this `None` and whoever does fills it in
-    /// (`prill_settings`' session, from `prill.toml`'s `[prices]`). An answer from the
+    /// (`prill_app`' session, from `prill.toml`'s `[prices]`). An answer from the
     /// cache costs nothing.
     pub cost: Option<f64>,
     /// Whether the answer came from the model response cache (`[cache] models`), not

@@ -12,7 +12,7 @@
 //!   units that failed in it (`--rerun-failed`).
 //!
 //! It reaches agents and models only through `prill-target`'s traits, so a program that
-//! uses it builds no HTTP client, TLS stack or server; `prill-settings` builds the real
+//! uses it builds no HTTP client, TLS stack or server; `prill-app` builds the real
 //! connectors and providers.
 //!
 //! # Example

@@ -71,7 +71,7 @@ pub struct Plan {
     pub cases: Vec<Case>,
     /// The values the cases' files read from the environment (`${VAR}`), which the
     /// cases send but nothing may show: a run hides them in every event it reports
-    /// (`prill_settings::Session`). Empty unless the loader fills it
+    /// (`prill_app::Session`). Empty unless the loader fills it
     /// ([`crate::inputs::Inputs::redactor`]).
     #[serde(skip)]
     pub secrets: Redactor,

@@ -7,8 +7,8 @@
 //! still says it could not).
 
 use anyhow::Context;
+use prill_app::Settings;
 use prill_connect::{AgentInfo, ConnectError, ErrorKind};
-use prill_settings::Settings;
 
 use crate::args::{AgentsArgs, Format};
 use crate::exit::ExitCode;

@@ -14,12 +14,12 @@
 //! history is pruned after it as after a run.
 
 use anyhow::Context;
+use prill_app::{Session, name_modes};
 use prill_assess::CaseAssessment;
 use prill_report::assess::{
     assessment_html, assessment_json, assessment_markdown, assessment_table,
 };
 use prill_report::{Output, Reporters};
-use prill_settings::{Session, name_modes};
 
 use super::run::{prepared, prune_history, settings, settings_error};
 use crate::args::{AssessArgs, Classify};
@@ -109,7 +109,7 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
 /// Runs the assessment of `plan` (its events to `reporters`) and names its failure
 /// modes when `--classify llm` asks. `Err` holds the exit code of what stopped it.
 async fn assessed(
-    settings: &prill_settings::Settings,
+    settings: &prill_app::Settings,
     plan: &prill_spec::Plan,
     reporters: Reporters,
     args: &AssessArgs,
@@ -150,7 +150,7 @@ async fn assessed(
 
 /// The reporter that keeps this assessment in the history, as `run` keeps a run; none
 /// (with a warning) when it cannot be.
-fn history(settings: &prill_settings::Settings, args: &AssessArgs) -> Reporters {
+fn history(settings: &prill_app::Settings, args: &AssessArgs) -> Reporters {
     let mut reporters = Reporters::new();
     let Ok(selection) = args.target.selection() else {
         return reporters;

@@ -5,10 +5,10 @@
 //! given; 2 when the settings are invalid or a run cannot be found or read; 3 when the
 //! `--html` page cannot be written.
 
+use prill_app::{Overrides, RunQuery, Settings};
 use prill_history::compare::{compare, render};
 use prill_report::Output;
 use prill_report::html::CompareSection;
-use prill_settings::{Overrides, RunQuery, Settings};
 
 use super::run::settings_error;
 use crate::args::{CompareArgs, CompareFormat};

@@ -1,10 +1,10 @@
-//! `prill init [DIR]`: writes the files a project starts from (`prill_settings::init`)
+//! `prill init [DIR]`: writes the files a project starts from (`prill_app::init`)
 //! and says what to run next.
 //!
 //! Exit codes: 0 once the files are written; 2 when any of them exists already
 //! (nothing is written; `--force` overwrites them); 3 when a file cannot be written.
 
-use prill_settings::init::{InitError, init};
+use prill_app::init::{InitError, init};
 
 use crate::args::InitArgs;
 use crate::exit::ExitCode;

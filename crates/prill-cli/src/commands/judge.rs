@@ -9,9 +9,9 @@
 //! is not a rate from 0 to 1, or no judge is available.
 
 use anyhow::Context;
+use prill_app::{Overrides, Settings};
 use prill_judge::calibrate::built_in;
 use prill_judge::{HOW_TO_CONFIGURE, calibrate, load_labeled};
-use prill_settings::{Overrides, Settings};
 
 use super::run::settings_error;
 use crate::args::{Format, JudgeCheckArgs};

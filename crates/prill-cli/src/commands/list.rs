@@ -1,7 +1,7 @@
 //! `prill list`: one line per case of every valid file.
 
+use prill_app::{Overrides, Settings};
 use prill_run::select::Emptied;
-use prill_settings::{Overrides, Settings};
 use prill_spec::inputs::{Entry, listing, listing_json, load_paths_for_cases};
 use prill_spec::{Env, Plan};
 

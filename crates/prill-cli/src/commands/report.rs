@@ -17,12 +17,12 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use prill_app::{Overrides, Settings};
 use prill_report::format::RunInfo;
 use prill_report::rebuild::{Shard, merge};
 use prill_report::stored::StoredRun;
 use prill_report::{Human, HumanOptions, JsonLines, Reporters, Verbosity};
 use prill_run::{Event, Summary};
-use prill_settings::{Overrides, Settings};
 
 use super::run::settings_error;
 use crate::args::{MergeArgs, ReportArgs, ReportCommand, ReportOutputs};

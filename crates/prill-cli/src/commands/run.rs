@@ -19,13 +19,11 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use prill_app::history::git_state;
+use prill_app::{Overrides, Prepared, Session, Settings, SettingsError, fit_open_files, prepare};
 use prill_report::format::{RunInfo, Suite};
 use prill_report::{Github, Human, HumanOptions, JsonLines, MatrixReport, Reporters, Verbosity};
 use prill_run::Summary;
-use prill_settings::history::git_state;
-use prill_settings::{
-    Overrides, Prepared, Session, Settings, SettingsError, fit_open_files, prepare,
-};
 
 use super::report_empty;
 use crate::args::{RunArgs, RunFormat, TargetArgs};

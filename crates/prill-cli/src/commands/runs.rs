@@ -4,8 +4,8 @@
 //! Exit codes: 0 when listed (an empty history lists nothing, with a note); 2 when the
 //! settings are invalid, the history cannot be read, or no kept run has the case.
 
+use prill_app::{Overrides, Settings};
 use prill_history::render;
-use prill_settings::{Overrides, Settings};
 
 use super::run::settings_error;
 use crate::args::{Format, RunsArgs};

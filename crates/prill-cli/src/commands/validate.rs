@@ -2,7 +2,7 @@
 
 use prill_run::select::Emptied;
 
-use prill_settings::{Overrides, Settings};
+use prill_app::{Overrides, Settings};
 use prill_spec::Env;
 use prill_spec::inputs::load_paths;
 

@@ -1,5 +1,5 @@
 //! `prill watch [run flags]`: runs the tests as `prill run` does, then waits for a
-//! change (`prill_settings::watch`) and runs again: only the test files that changed,
+//! change (`prill_app::watch`) and runs again: only the test files that changed,
 //! or everything when `prill.toml` changed. The screen is cleared before each run when
 //! stderr is a terminal. Ctrl-C during a run cancels it and stops watching; Ctrl-C while
 //! waiting stops watching.
@@ -15,8 +15,8 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use prill_settings::watch::{Rerun, Watch};
-use prill_settings::{CONFIG_FILE, Found, Settings};
+use prill_app::watch::{Rerun, Watch};
+use prill_app::{CONFIG_FILE, Found, Settings};
 
 use crate::args::WatchArgs;
 use crate::exit::ExitCode;

@@ -114,8 +114,8 @@ fn the_readme_shows_the_workflow_init_writes() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
             .unwrap();
     assert!(
-        readme.contains(prill_settings::init::WORKFLOW),
-        "README.md's CI snippet differs from crates/prill-settings/templates/.github/workflows/prill.yml: copy the template into README.md"
+        readme.contains(prill_app::init::WORKFLOW),
+        "README.md's CI snippet differs from crates/prill-app/templates/.github/workflows/prill.yml: copy the template into README.md"
     );
     assert!(readme.contains("cargo install --locked --path crates/prill-cli"));
 }

@@ -48,7 +48,7 @@ fn every_variable_the_providers_read_is_cleared_by_the_tests() {
     for dir in [
         "prill-connect/src/provider",
         "prill-connect/src/langgraph",
-        "prill-settings/src",
+        "prill-app/src",
         "prill-judge/src",
     ] {
         sources(&crates.join(dir), &mut code);

@@ -524,7 +524,7 @@ fn generated_report(n: usize) -> prill_report::format::Report {
 fn tagged_page() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let suite =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../prill-settings/templates/tests/suite.yaml");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../prill-app/templates/tests/suite.yaml");
     std::fs::copy(suite, dir.path().join("suite.yaml")).unwrap();
     let out = prill(dir.path(), &["run", "--demo", ".", "--html", "report.html"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -1,5 +1,5 @@
 //! The CLI gets its providers, limits and judge from the same settings layer as the
-//! library and the harness (`prill-settings/tests/it/limits.rs`): with
+//! library and the harness (`prill-app/tests/it/limits.rs`): with
 //! `requests_per_minute = 60`, the model cases and the judge together reach the provider
 //! once a second.
 

@@ -1,6 +1,6 @@
-//! `prill-settings` resolves everything a run needs, once, in one place, for every way
-//! Prill is driven: the `prill` CLI, the `cargo test` [`harness`], and Rust code that
-//! embeds the crates.
+//! `prill-app` is Prill's application layer: it resolves everything a run needs, once,
+//! in one place (settings are its [`Settings`] module), for every way Prill is driven:
+//! the `prill` CLI, the `cargo test` [`harness`], and Rust code that embeds the crates.
 //!
 //! - [`Settings`]: `prill.toml` (the one given, else the first found by walking up from
 //!   the working directory, as cargo and pytest do: [`Settings::found`] says which, or
@@ -35,7 +35,7 @@
 //!
 //! ```
 //! use prill_run::Selection;
-//! use prill_settings::{Overrides, Session, Settings, prepare};
+//! use prill_app::{Overrides, Session, Settings, prepare};
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let overrides = Overrides { demo: true, ..Overrides::default() };

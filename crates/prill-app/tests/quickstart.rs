@@ -3,5 +3,5 @@
 
 fn main() -> std::process::ExitCode {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/quickstart");
-    prill_settings::harness::main(dir, prill_settings::harness::Agents::Demo)
+    prill_app::harness::main(dir, prill_app::harness::Agents::Demo)
 }

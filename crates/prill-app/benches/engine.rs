@@ -2,7 +2,7 @@
 //! disk, against the demo server's `slow` agent with 20 ms latency, at 200 samples in
 //! flight. The ideal is 10,000 × 20 ms / 200 = 1.0 s.
 //!
-//! Run with `cargo bench -p prill-settings --bench engine` (a release build). It prints the
+//! Run with `cargo bench -p prill-app --bench engine` (a release build). It prints the
 //! wall time and its ratio to the ideal, the CPU seconds and the peak RSS of the whole
 //! process — which holds the demo server too, so the numbers are an upper bound for
 //! Prill's own share — and exits non-zero when a target is missed:
@@ -56,7 +56,7 @@ fn main() -> ExitCode {
     let cpu_before = cpu_seconds();
     let started = Instant::now();
     let summary = runtime.block_on(async {
-        let demo = prill_settings::demo::start(0)
+        let demo = prill_app::demo::start(0)
             .await
             .expect("the demo server starts");
         let options = over_http(JOBS);

@@ -90,7 +90,7 @@ impl Session {
             }
             #[cfg(not(feature = "demo"))]
             return Err(SettingsError::Demo(
-                "this build has no demo agents (the `demo` feature of prill-settings)".to_owned(),
+                "this build has no demo agents (the `demo` feature of prill-app)".to_owned(),
             ));
         } else {
             settings.agent_connectors()?

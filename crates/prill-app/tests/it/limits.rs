@@ -8,10 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use prill_app::harness::{Agents, Harness};
+use prill_app::{Overrides, Session, Settings, prepare};
 use prill_check::{BoxFuture, Evaluation, Evaluator, EvaluatorError};
 use prill_run::{Selection, SuiteOptions, TestCase, async_fn, run_test_suite};
-use prill_settings::harness::{Agents, Harness};
-use prill_settings::{Overrides, Session, Settings, prepare};
 use prill_spec::{Env, ProviderKind};
 use prill_target::model::{ChatMessage, ModelRequest, Role};
 use prill_testkit::providers::Reply;
@@ -87,7 +87,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// Every test file of `dir`, prepared, and a check that its three cases loaded.
-fn prepare_three(settings: &Settings, dir: &std::path::Path) -> prill_settings::Prepared {
+fn prepare_three(settings: &Settings, dir: &std::path::Path) -> prill_app::Prepared {
     let prepared = prepare(settings, &[dir.to_path_buf()], &Selection::all(), None);
     assert_eq!(
         prepared.plan.cases.len(),

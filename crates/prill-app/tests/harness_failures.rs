@@ -17,8 +17,8 @@ fn dir() -> PathBuf {
 
 fn main() -> ExitCode {
     if std::env::var_os(CHILD).is_some() {
-        return prill_settings::harness::Harness::new(dir())
-            .agents(prill_settings::harness::Agents::Demo)
+        return prill_app::harness::Harness::new(dir())
+            .agents(prill_app::harness::Agents::Demo)
             .main();
     }
     let trial = Trial::test("a_failure_says_where_it_happened", || {

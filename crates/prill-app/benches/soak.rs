@@ -4,7 +4,7 @@
 //! or errored, each as it should be) and reports, every half second, the cases done, the
 //! resident memory and the open file descriptors, so that a leak shows as a slope.
 //!
-//! Run with `cargo bench -p prill-settings --bench soak` (a release build);
+//! Run with `cargo bench -p prill-app --bench soak` (a release build);
 //! `PRILL_SOAK_CASES` sets the number of cases (default 100,000). Not in CI: it takes a
 //! minute or more. It exits non-zero when a case is unaccounted for or wrongly judged,
 //! or when memory or descriptors in the last quarter of the run are well above the
@@ -53,7 +53,7 @@ fn main() -> ExitCode {
     let cpu_before = cpu_seconds();
     let started = Instant::now();
     let (summary, readings) = runtime.block_on(async {
-        let demo = prill_settings::demo::start(0)
+        let demo = prill_app::demo::start(0)
             .await
             .expect("the demo server starts");
         let options = over_http(JOBS);

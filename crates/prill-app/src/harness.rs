@@ -20,7 +20,7 @@
 //!
 //! ```no_run
 //! fn main() -> std::process::ExitCode {
-//!     prill_settings::harness::Harness::new("tests/agents")
+//!     prill_app::harness::Harness::new("tests/agents")
 //!         .samples(5)
 //!         .judge("openai:gpt-4o-mini")
 //!         .main()

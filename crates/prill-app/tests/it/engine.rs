@@ -44,9 +44,7 @@ fn plan_of_text(name: &str, text: &str) -> Plan {
 }
 
 async fn run(plan: &Plan, options: RunOptions) -> (Summary, Vec<Event>) {
-    let demo = prill_settings::demo::start(0)
-        .await
-        .expect("the demo starts");
+    let demo = prill_app::demo::start(0).await.expect("the demo starts");
     let (tx, mut rx) = mpsc::unbounded_channel();
     let summary = run_plan(plan, &demo.connectors, &options, tx).await;
     let mut events = Vec::new();
@@ -272,7 +270,7 @@ async fn cancelling_stops_the_run_and_still_reports_every_unit() {
     let plan = plan_of_text("slow.yaml", text);
     let options = RunOptions::default();
     let cancel = options.cancel.clone();
-    let demo = prill_settings::demo::start(0).await.unwrap();
+    let demo = prill_app::demo::start(0).await.unwrap();
     let (tx, mut rx) = mpsc::unbounded_channel();
     let run = run_plan(&plan, &demo.connectors, &options, tx);
     let canceller = async {

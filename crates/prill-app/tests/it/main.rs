@@ -1,4 +1,4 @@
-//! `prill-settings`'s integration tests, one binary: settings resolution, the engine
+//! `prill-app`'s integration tests, one binary: settings resolution, the engine
 //! through a `Session`, limits and the judge. The two `cargo test` harness examples
 //! (`quickstart.rs`, `harness_failures.rs`) are binaries of their own: each is its
 //! own harness.

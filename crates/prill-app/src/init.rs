@@ -1,5 +1,5 @@
 //! `prill init`: the files a new project starts from, each kept under
-//! `crates/prill-settings/templates/` and compiled in: a commented `prill.toml`, one
+//! `crates/prill-app/templates/` and compiled in: a commented `prill.toml`, one
 //! example test per dialect (a neuro-san data-driven HOCON case, a Sentinel TestSpec
 //! and a Sentinel TestSuite) that pass under `prill run --demo`, and a GitHub Actions
 //! workflow that runs them, uploads the JUnit report and writes the Markdown summary.

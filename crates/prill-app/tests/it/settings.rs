@@ -1,7 +1,7 @@
 //! Settings resolved once: which `prill.toml` (walking up), what the environment and the
 //! overrides add, and what a run gets from them.
 
-use prill_settings::{Found, Overrides, Settings, SettingsError, find_config};
+use prill_app::{Found, Overrides, Settings, SettingsError, find_config};
 use prill_spec::Env;
 
 #[test]

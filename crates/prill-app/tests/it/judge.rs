@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use prill_settings::{Overrides, Settings};
+use prill_app::{Overrides, Settings};
 use prill_spec::Env;
 use prill_testkit::providers::Reply;
 use prill_testkit::providers::openai::FakeOpenAi;

@@ -3,7 +3,7 @@
 //! samples in flight. The first pass decides the unit, so the engine must start
 //! samples only as permits free up: memory is O(jobs), never O(n).
 //!
-//! Run with `cargo bench -p prill-settings --bench many_samples` (a release build). It
+//! Run with `cargo bench -p prill-app --bench many_samples` (a release build). It
 //! prints the samples that ran, the wall time and the peak RSS of the whole process
 //! (demo server included), and exits non-zero when the peak RSS passes 30 MB or more
 //! samples started than were in flight at once.
@@ -50,7 +50,7 @@ fn main() -> ExitCode {
     let cpu_before = cpu_seconds();
     let started = Instant::now();
     let summary = runtime.block_on(async {
-        let demo = prill_settings::demo::start(0)
+        let demo = prill_app::demo::start(0)
             .await
             .expect("the demo server starts");
         let options = over_http(JOBS);
