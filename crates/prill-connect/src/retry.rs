@@ -26,6 +26,7 @@
 
 use std::time::{Duration, SystemTime};
 
+pub use prill_target::retry::Statuses;
 use reqwest::header::HeaderMap;
 
 /// How often and how patiently to retry.
@@ -45,33 +46,6 @@ impl Default for RetryPolicy {
             max_attempts: 3,
             base_delay: Duration::from_millis(200),
             max_delay: Duration::from_secs(10),
-        }
-    }
-}
-
-/// Which error statuses are worth another attempt, by who answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Statuses {
-    /// A neuro-san agent (http, https, mcp): **429 and 503 only**. A chat runs an agent
-    /// network that may call tools with side effects, and a retried sample measures a
-    /// different run; only the statuses by which a server says it did not take the
-    /// request on are retried (429: a concurrency or rate limit turned it away; 503: the
-    /// server is shutting down or not ready; neuro-san's own chat timeout also answers
-    /// 503, for a run it abandoned, and asks for the same). A 500, 502 or 504 may come
-    /// after the agent ran, so it is reported, not repeated.
-    Agent,
-    /// A model provider: **408, 409, 429 and every 5xx** (Anthropic's 529 "overloaded"
-    /// included), the statuses the official OpenAI and Anthropic SDKs retry. A model
-    /// call has no side effects beyond its cost.
-    Provider,
-}
-
-impl Statuses {
-    /// Whether `status` asks for another attempt.
-    pub fn retried(self, status: u16) -> bool {
-        match self {
-            Statuses::Agent => matches!(status, 429 | 503),
-            Statuses::Provider => matches!(status, 408 | 409 | 429 | 500..=599),
         }
     }
 }

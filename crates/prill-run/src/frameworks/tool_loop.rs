@@ -32,6 +32,7 @@ use prill_spec::plan::Target;
 use prill_target::model::{
     ChatMessage, ModelRequest, ModelResponse, ModelToolCall, Provider, ToolResult,
 };
+use prill_target::retry::Statuses;
 use prill_target::tools::{ToolCallRequest, ToolProgram, ToolSession};
 use prill_target::{ConnectError, DEFAULT_TIMEOUT, ErrorKind};
 use serde_json::{Value, json};
@@ -323,7 +324,9 @@ impl Run {
     }
 }
 
-/// Calls the model, retrying as `policy` says on errors worth retrying.
+/// Calls the model, retrying as the spec's `retry_policy` says on errors worth
+/// retrying ([`Statuses::Provider`]). This comes on top of the transport's own retries
+/// (`prill_connect::RetryPolicy`): each call here is already a full set of attempts.
 async fn complete(
     provider: &dyn Provider,
     request: &ModelRequest,
@@ -333,26 +336,13 @@ async fn complete(
     let mut attempt = 0;
     loop {
         match provider.complete(request).await {
-            Err(e) if attempt < retries && worth_retrying(&e) => {
+            Err(e) if attempt < retries && Statuses::Provider.worth_retrying(&e) => {
                 attempt += 1;
                 let wait = policy.map(|p| p.backoff.delay(attempt)).unwrap_or_default();
                 tokio::time::sleep(wait).await;
             }
             other => return other,
         }
-    }
-}
-
-/// Whether a failed model call may succeed if tried again: the provider could not be
-/// reached, or answered with a status that means "later" (408, 409, 429, 5xx).
-fn worth_retrying(e: &ConnectError) -> bool {
-    match e.kind() {
-        ErrorKind::Unreachable => true,
-        ErrorKind::Status => matches!(
-            e,
-            ConnectError::Status { status, .. } if matches!(status, 408 | 409 | 429) || *status >= 500
-        ),
-        _ => false,
     }
 }
 
@@ -374,24 +364,5 @@ fn step_json(message: &ChatMessage) -> Value {
             "content": r.output.to_text(),
             "is_error": r.is_error,
         }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_errors_that_may_pass_are_retried() {
-        let status = |status| ConnectError::Status {
-            server: "s".into(),
-            status,
-            body: String::new(),
-            attempts: 3,
-        };
-        assert!(worth_retrying(&status(503)));
-        assert!(worth_retrying(&status(429)));
-        assert!(!worth_retrying(&status(400)));
-        assert!(!worth_retrying(&ConnectError::config("bad")));
     }
 }
