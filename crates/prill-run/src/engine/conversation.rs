@@ -1,0 +1,295 @@
+//! One sample of an agent case: its interactions in order over one conversation, what
+//! carries over between them (`chat_context`, sly_data), and the checks on each answer.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use prill_check::{CheckResult, Response, run_checks};
+use prill_spec::model::data_driven::{Connection, StockTest};
+use prill_spec::plan::{Case, Check, CheckKind, Part, Step, Target};
+use prill_target::{AgentRequest, AgentResponse, Conversation};
+use serde_json::Value;
+
+use super::model_call::model_call;
+use super::units::SampleCtx;
+use super::{SAMPLE_METADATA, error_info, note_truncation};
+use crate::events::{CallInfo, ErrorInfo, ErrorKind, InteractionReport, TrajectoryStep};
+
+/// One sample's conversation with its agent (or its model call): the interactions in
+/// order, each reported into `out`. `Err` is an error before any interaction could run.
+pub(super) async fn conversation(
+    ctx: &SampleCtx,
+    index: u32,
+    out: &mut Vec<InteractionReport>,
+) -> Result<(), ErrorInfo> {
+    let case = &ctx.case;
+    let Target::Agent {
+        agent,
+        metadata,
+        use_direct,
+        ..
+    } = &case.target
+    else {
+        return model_call(ctx, out).await;
+    };
+    let Some(connector) = &ctx.connector else {
+        let name = ctx.connection.map(|c| c.name()).unwrap_or("none");
+        return Err(ErrorInfo {
+            kind: ErrorKind::Config,
+            message: format!(
+                "no way to reach agents over `{name}`: configure it in prill.toml or pass --server"
+            ),
+        });
+    };
+    let headers = request_metadata(metadata.as_deref(), index);
+    let mut session: Option<Box<dyn Conversation>> = None;
+    let mut carry = Carry::default();
+    for (index, step) in case.interactions.iter().enumerate() {
+        let conv = match &mut session {
+            Some(conv) => conv,
+            None => session.insert(connector.open(agent).await.map_err(|e| error_info(&e))?),
+        };
+        let request = carry.request(case, step, &headers, *use_direct);
+        // What goes on the wire: an empty sly_data is not sent.
+        let sent_sly_data = request
+            .sly_data
+            .clone()
+            .filter(|m| !m.is_empty())
+            .map(Value::Object);
+        let started = Instant::now();
+        let response = match conv.send(&request).await {
+            Ok(response) => response,
+            Err(e) => {
+                out.push(InteractionReport {
+                    index,
+                    sent: step.input.text.clone(),
+                    sent_sly_data,
+                    answer: None,
+                    structure: None,
+                    sly_data: None,
+                    duration: started.elapsed(),
+                    checks: Vec::new(),
+                    error: Some(error_info(&e)),
+                    call: CallInfo::default(),
+                });
+                return Ok(());
+            }
+        };
+        let (response, returned_context, trajectory) = into_check_response(response);
+        let extra = pattern_checks(&case.failure_patterns, index);
+        let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
+        checks.extend(run_checks(&extra, &response, ctx.judge.as_deref()).await);
+        if ctx.connection == Some(Connection::Mcp) {
+            no_trajectory_over_mcp(&mut checks);
+        }
+        let call = CallInfo {
+            trajectory,
+            ..CallInfo::of(&response, Vec::new())
+        };
+        note_truncation(&mut checks, &call);
+        if !carry.after(
+            step,
+            request.sly_data,
+            returned_context,
+            response.sly_data.as_ref(),
+        ) {
+            // A clean conversation: a stdio agent gets a fresh process.
+            session = None;
+        }
+        out.push(InteractionReport {
+            index,
+            sent: step.input.text.clone(),
+            sent_sly_data,
+            answer: response.text,
+            structure: response.structure,
+            sly_data: response.sly_data,
+            duration: started.elapsed(),
+            checks,
+            error: None,
+            call,
+        });
+    }
+    Ok(())
+}
+
+/// The metadata every request of a sample carries: the case's, and the sample index
+/// (`x-prill-sample`), so that agents (the demo's `flaky`) can vary by sample and a run
+/// can be repeated exactly.
+fn request_metadata(
+    metadata: Option<&serde_json::Map<String, Value>>,
+    index: u32,
+) -> BTreeMap<String, String> {
+    let mut headers: BTreeMap<String, String> = metadata
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), prill_check::text::as_text(v)))
+        .collect();
+    headers
+        .entry(SAMPLE_METADATA.to_owned())
+        .or_insert_with(|| index.to_string());
+    headers
+}
+
+/// What one interaction hands the next: the `chat_context` and the sly_data, by
+/// upstream's carry rules.
+#[derive(Default)]
+struct Carry {
+    chat_context: Option<Value>,
+    sly_data: Option<serde_json::Map<String, Value>>,
+}
+
+impl Carry {
+    /// The request of `step`: its own sly_data, else the carried one; the carried
+    /// context.
+    fn request(
+        &self,
+        case: &Case,
+        step: &Step,
+        headers: &BTreeMap<String, String>,
+        use_direct: bool,
+    ) -> AgentRequest {
+        AgentRequest {
+            text: step.input.text.clone(),
+            sly_data: step
+                .input
+                .sly_data
+                .as_deref()
+                .or(self.sly_data.as_ref())
+                .cloned(),
+            chat_context: self.chat_context.clone(),
+            chat_filter: step.chat_filter,
+            metadata: headers.clone(),
+            // A case with a limit of its own is bounded by it (the sample's timeout):
+            // the connector's default must not cut short what the case allows.
+            timeout: step.timeout.or(case.timeout.map(|_| Duration::MAX)),
+            use_direct,
+        }
+    }
+
+    /// Takes in what `step` got back. On `continue_conversation` the returned context
+    /// carries on and the returned sly_data merges into the sent one; otherwise the next
+    /// interaction starts clean, and this returns `false`.
+    fn after(
+        &mut self,
+        step: &Step,
+        sent: Option<serde_json::Map<String, Value>>,
+        returned_context: Option<Value>,
+        returned_sly: Option<&Value>,
+    ) -> bool {
+        if step.continue_conversation {
+            self.chat_context = returned_context;
+            self.sly_data = merge(sent, returned_sly);
+            true
+        } else {
+            self.chat_context = None;
+            self.sly_data = step.input.sly_data.as_deref().cloned();
+            false
+        }
+    }
+}
+
+/// The response as the checks see it, the `chat_context` it returned, and its
+/// trajectory for the report. The checks see the agents and tools the agent invoked
+/// (its trajectory, read from a `MAXIMAL` stream) as its tool calls, in order.
+fn into_check_response(response: AgentResponse) -> (Response, Option<Value>, Vec<TrajectoryStep>) {
+    let AgentResponse {
+        text,
+        structure,
+        sly_data,
+        chat_context,
+        messages,
+        timings,
+        usage,
+        trajectory,
+    } = response;
+    let tool_calls = trajectory
+        .iter()
+        .map(|i| prill_check::ToolCall {
+            name: i.tool.clone(),
+            arguments: i.arguments.clone(),
+        })
+        .collect();
+    let steps = trajectory
+        .into_iter()
+        .map(|i| TrajectoryStep {
+            turn: u32::try_from(i.position).unwrap_or(u32::MAX),
+            tool: i.tool,
+            arguments: i.arguments,
+            result: i.result,
+            is_error: false,
+        })
+        .collect();
+    let response = Response {
+        text,
+        sly_data,
+        structure,
+        tool_calls,
+        latency: Some(timings.total),
+        time_to_first_byte: timings.first_byte,
+        usage: usage.map(|u| prill_check::TokenUsage {
+            input: u.input,
+            output: u.output,
+            reasoning: u.reasoning,
+        }),
+        stop_reason: None,
+        iterations: None,
+        refusal: false,
+        messages,
+    };
+    (response, chat_context, steps)
+}
+
+/// One `not_keywords` check on the text per failure pattern, as neuro-san's load tests
+/// apply them.
+fn pattern_checks(failure_patterns: &[String], index: usize) -> Vec<Check> {
+    failure_patterns
+        .iter()
+        .enumerate()
+        .map(|(i, pattern)| Check {
+            location: None,
+            path: format!("interactions[{index}] failure_patterns[{i}]").into(),
+            kind: CheckKind::Stock {
+                part: Part::Text,
+                field: Vec::new(),
+                test: StockTest::Keywords,
+                negated: true,
+                expected: Box::new(Value::String(pattern.clone())),
+            },
+        })
+        .collect()
+}
+
+fn merge(
+    sent: Option<serde_json::Map<String, Value>>,
+    returned: Option<&Value>,
+) -> Option<serde_json::Map<String, Value>> {
+    match (sent, returned) {
+        (sent, Some(Value::Object(returned))) => {
+            let mut merged = sent.unwrap_or_default();
+            for (k, v) in returned {
+                merged.insert(k.clone(), v.clone());
+            }
+            Some(merged)
+        }
+        (sent, _) => sent,
+    }
+}
+
+/// Makes every check of a data-driven `trajectory` part an error: neuro-san's MCP
+/// endpoint sends only the agent's final message, so nothing shows which agents and
+/// tools it invoked, and a `must_not_call_tool` would pass on nothing (a file that
+/// names `mcp` among its connections is refused by `prill validate`; this is for
+/// `--connection mcp`).
+fn no_trajectory_over_mcp(checks: &mut [CheckResult]) {
+    for check in checks
+        .iter_mut()
+        .filter(|c| c.path.contains(".response.trajectory."))
+    {
+        check.outcome = prill_check::Outcome::Errored {
+            message: format!(
+                "{}: the mcp connection carries only the agent's final message, so no trajectory can be read: check it over direct, http or https",
+                check.name
+            ),
+        };
+    }
+}
