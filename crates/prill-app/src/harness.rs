@@ -177,12 +177,7 @@ impl Harness {
         if let Some(warning) = crate::files::fit_open_files(settings.run_options(None).jobs) {
             eprintln!("{warning}");
         }
-        let runtime = Arc::new(
-            tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| SettingsError::Demo(format!("cannot start a runtime: {e}")))?,
-        );
+        let runtime = Arc::new(crate::runtime().map_err(|e| SettingsError::Demo(e.to_string()))?);
         let (mut trials, plan) = load(&self.dir, &settings);
         let mut session = runtime.block_on(Session::new(&settings, &plan))?;
         for note in &session.notes {

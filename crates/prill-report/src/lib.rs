@@ -153,8 +153,36 @@ impl<R: Reporter + ?Sized> Reporter for Box<R> {
 pub struct ReportError {
     /// The name the reporter was given in [`Reporters::push`].
     pub reporter: String,
+    /// What its failure means for the run.
+    pub stake: Stake,
     /// What went wrong.
     pub error: io::Error,
+}
+
+impl ReportError {
+    /// Whether this failure fails the run whatever the tests did: a report the user
+    /// asked for ([`Stake::Required`]) is missing.
+    pub fn fails_the_run(&self) -> bool {
+        self.stake == Stake::Required
+    }
+}
+
+/// What a reporter's failure means for the run, set when it is added
+/// ([`Reporters::push_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stake {
+    /// A report the user asked for (a file, `--jsonl`, stdout for a tool): if it cannot
+    /// be written the run fails, whatever the tests did.
+    Required,
+    /// Output for a person watching (the terminal on stderr): a failure, such as a
+    /// closed pipe, is an error message, not a failed run.
+    Shown,
+    /// Bookkeeping beside the run (the last run, the history): a failure is a warning
+    /// that says what is lost, here `lost` ("--rerun-failed will not know this run").
+    Kept {
+        /// What the user loses, in words.
+        lost: &'static str,
+    },
 }
 
 /// Several reporters fed one event stream.
@@ -169,6 +197,7 @@ pub struct Reporters {
 
 struct Entry {
     name: String,
+    stake: Stake,
     reporter: Box<dyn Reporter + Send>,
     broken: bool,
     finished: bool,
@@ -180,14 +209,26 @@ impl Reporters {
         Reporters::default()
     }
 
-    /// Adds a reporter; `name` (`human`, `json`, ...) names it in errors.
+    /// Adds a reporter whose failure fails the run ([`Stake::Required`]); `name`
+    /// (`json`, `junit`, ...) names it in errors.
     pub fn push(
         &mut self,
         name: impl Into<String>,
         reporter: impl Reporter + Send + 'static,
     ) -> &mut Reporters {
+        self.push_with(name, reporter, Stake::Required)
+    }
+
+    /// Adds a reporter, with what its failure means for the run.
+    pub fn push_with(
+        &mut self,
+        name: impl Into<String>,
+        reporter: impl Reporter + Send + 'static,
+        stake: Stake,
+    ) -> &mut Reporters {
         self.entries.push(Entry {
             name: name.into(),
+            stake,
             reporter: Box::new(reporter),
             broken: false,
             finished: false,
@@ -239,6 +280,7 @@ impl Reporters {
                 entry.broken = true;
                 errors.push(ReportError {
                     reporter: entry.name.clone(),
+                    stake: entry.stake,
                     error,
                 });
             }

@@ -1,9 +1,10 @@
 //! `prill-app`'s integration tests, one binary: settings resolution, the engine
-//! through a `Session`, limits and the judge. The two `cargo test` harness examples
+//! through a `Session`, what a run keeps, limits and the judge. The two `cargo test` harness examples
 //! (`quickstart.rs`, `harness_failures.rs`) are binaries of their own: each is its
 //! own harness.
 
 mod engine;
 mod judge;
+mod keep;
 mod limits;
 mod settings;

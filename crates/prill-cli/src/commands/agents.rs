@@ -6,7 +6,6 @@
 //! The command agents are listed even when the server cannot be reached (the exit code
 //! still says it could not).
 
-use anyhow::Context;
 use prill_app::Settings;
 use prill_connect::{AgentInfo, ConnectError, ErrorKind};
 
@@ -34,10 +33,7 @@ pub(crate) fn run(args: &AgentsArgs, color: bool) -> anyhow::Result<ExitCode> {
             "warning: --insecure: the server's certificate is not verified; anyone between you and it can read and change the traffic\n",
         );
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = prill_app::runtime()?;
     let commands = settings.command_agents();
     let listed = runtime.block_on(server.list_agents());
     let (agents, code) = match listed {

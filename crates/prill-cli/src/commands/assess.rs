@@ -14,7 +14,7 @@
 //! history is pruned after it as after a run.
 
 use anyhow::Context;
-use prill_app::{Session, name_modes};
+use prill_app::{HISTORY_LOST, Session, name_modes};
 use prill_assess::CaseAssessment;
 use prill_report::assess::{
     assessment_html, assessment_json, assessment_markdown, assessment_table,
@@ -73,10 +73,7 @@ pub(crate) fn run(args: &AssessArgs, color: bool) -> anyhow::Result<ExitCode> {
     } else {
         Reporters::new()
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = prill_app::runtime()?;
     let cases = runtime.block_on(assessed(&settings, &prepared.plan, reporters, args, color));
     let cases = match cases {
         Ok(cases) => cases,
@@ -131,9 +128,7 @@ async fn assessed(
         })
         .await;
     for failure in &unwritten {
-        output::stderr(&format!(
-            "warning: {failure}; the history keeps only what was written before\n"
-        ));
+        output::stderr(&format!("warning: {failure}; {HISTORY_LOST}\n"));
     }
     if args.classify == Classify::Llm {
         match name_modes(settings, &session.providers, &mut cases).await {
@@ -152,17 +147,11 @@ async fn assessed(
 /// (with a warning) when it cannot be.
 fn history(settings: &prill_app::Settings, args: &AssessArgs) -> Reporters {
     let mut reporters = Reporters::new();
-    let Ok(selection) = args.target.selection() else {
-        return reporters;
-    };
-    let run = settings.run_settings(&args.target.paths, &selection);
-    match settings.history_report_for("assess", run) {
-        Ok((report, _)) => {
-            reporters.push("history", report);
-        }
-        Err(e) => output::stderr(&format!(
-            "warning: this assessment is not kept in the history: {e}\n"
-        )),
+    if let Ok(selection) = args.target.selection()
+        && let Some(warning) =
+            settings.keep_assessment(&args.target.paths, &selection, &mut reporters)
+    {
+        output::stderr(&format!("{warning}\n"));
     }
     reporters
 }

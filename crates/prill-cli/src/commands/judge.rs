@@ -8,7 +8,6 @@
 //! gate is printed to stderr, after the result); 2 when the set cannot be read, a gate
 //! is not a rate from 0 to 1, or no judge is available.
 
-use anyhow::Context;
 use prill_app::{Overrides, Settings};
 use prill_judge::calibrate::built_in;
 use prill_judge::{HOW_TO_CONFIGURE, calibrate, load_labeled};
@@ -42,10 +41,7 @@ pub(crate) fn check(args: &JudgeCheckArgs, color: bool) -> anyhow::Result<ExitCo
     };
     output::stderr(&output::render(&settings.reports, color));
     output::stderr(&format!("{}\n", settings.found));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = prill_app::runtime()?;
     let result = runtime.block_on(async {
         let providers = settings.providers().map_err(|e| e.to_string())?;
         let judge = match settings.judge(&providers).await {

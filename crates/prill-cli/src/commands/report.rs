@@ -21,7 +21,7 @@ use prill_app::{Overrides, Settings};
 use prill_report::format::RunInfo;
 use prill_report::rebuild::{Shard, merge};
 use prill_report::stored::StoredRun;
-use prill_report::{Human, HumanOptions, JsonLines, Reporters, Verbosity};
+use prill_report::{Human, HumanOptions, JsonLines, Reporters, Stake, Verbosity};
 use prill_run::{Event, Summary};
 
 use super::run::settings_error;
@@ -182,7 +182,7 @@ fn write_with(
     let mut failed = 0;
     for failure in &unwritten {
         output::stderr(&format!("error: {failure}\n"));
-        failed += usize::from(failure.reporter != "human");
+        failed += usize::from(failure.fails_the_run());
     }
     if failed > 0 {
         output::stderr(&format!("error: {failed} report(s) could not be written\n"));
@@ -217,7 +217,7 @@ fn reporters(
     } else {
         Verbosity::Normal
     };
-    reporters.push(
+    reporters.push_with(
         "human",
         Human::stderr(HumanOptions {
             verbosity,
@@ -225,6 +225,7 @@ fn reporters(
             terminal: false,
             transcripts: false,
         }),
+        Stake::Shown,
     );
     if let Some(path) = &outputs.files.jsonl {
         let mut lines =

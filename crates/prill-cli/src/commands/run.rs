@@ -19,10 +19,11 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use prill_app::history::git_state;
 use prill_app::{Overrides, Prepared, Session, Settings, SettingsError, fit_open_files, prepare};
-use prill_report::format::{RunInfo, Suite};
-use prill_report::{Github, Human, HumanOptions, JsonLines, MatrixReport, Reporters, Verbosity};
+use prill_report::format::RunInfo;
+use prill_report::{
+    Github, Human, HumanOptions, JsonLines, MatrixReport, Reporters, Stake, Verbosity,
+};
 use prill_run::Summary;
 
 use super::report_empty;
@@ -115,12 +116,6 @@ pub(crate) fn prepared(
     let empty_fails = prepared.empty.as_ref().is_some_and(report_empty);
     Ok((prepared, empty_fails))
 }
-
-/// The name of the reporter that writes `.prill/last-run.json`.
-const LAST_RUN: &str = "last-run";
-
-/// The name of the reporter that keeps the run in the history.
-const HISTORY: &str = "history";
 
 /// The settings of a run: [`settings_quiet`] with the flags only `prill run` has
 /// (`--fail-fast`, `--rerun-failed`, the cassettes, `--units`). `Err` holds the exit code
@@ -226,36 +221,38 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
     // The files' texts (and whatever else their diagnostics needed) are not needed once
     // the diagnostics are shown: not held through the run.
     drop(std::mem::take(&mut prepared.inputs));
-    // After `prepared` has read the last run (`--rerun-failed`): this replaces it. A run
-    // of nothing leaves it as it is.
-    if runs_something {
-        match settings.last_run_report() {
-            Ok(report) => {
-                reporters.push(LAST_RUN, report);
+    // The last run, the history and `--jsonl`, each as the library says it is kept.
+    let selection = args.target.selection().ok();
+    match settings.keep_run(
+        &args.target.paths,
+        selection.as_ref(),
+        &prepared,
+        &mut reporters,
+        jsonl,
+    ) {
+        Ok(kept) => {
+            for warning in &kept.warnings {
+                output::stderr(&format!("{warning}\n"));
             }
-            Err(e) => output::stderr(&format!(
-                "warning: {e}; --rerun-failed will not know this run\n"
-            )),
-        }
-    }
-    match history_and_stream(&settings, args, &prepared, &mut reporters, jsonl) {
-        Ok(info) => {
-            if let (Some(slot), Some(info)) = (&page_run, info) {
+            if let (Some(slot), Some(info)) = (&page_run, kept.info) {
                 let _ = slot.set(info);
             }
         }
-        Err(code) => return Ok(code),
+        Err(e) => {
+            output::stderr(&format!("error: {e}\n"));
+            return Ok(ExitCode::ERROR);
+        }
     }
     let models = settings.models();
     if models.len() > 1 {
         let columns = models.into_iter().map(|m| m.shown).collect();
-        reporters.push("matrix", MatrixReport::new(columns, std::io::stderr()));
+        reporters.push_with(
+            "matrix",
+            MatrixReport::new(columns, std::io::stderr()),
+            Stake::Shown,
+        );
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let ran = runtime.block_on(async {
+    let ran = prill_app::runtime()?.block_on(async {
         let session = match Session::new(&settings, &prepared.plan).await {
             Ok(session) => session,
             Err(e) => return Err(settings_error(&e, color)),
@@ -276,26 +273,15 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         Ok(ran) => ran,
         Err(code) => return Ok(code),
     };
-    // A report that could not be written fails the run; the human one on stderr (a
-    // closed pipe), the matrix after it, the last run (for `--rerun-failed`) and the
-    // history do not.
-    let mut unwritten = 0;
+    // A report that could not be written fails the run; what each reporter's failure
+    // means was set when it was added (`Stake`).
     for failure in &ran.unwritten {
-        if failure.reporter == LAST_RUN {
-            output::stderr(&format!(
-                "warning: {failure}; --rerun-failed will not know this run\n"
-            ));
-            continue;
+        match failure.stake {
+            Stake::Kept { lost } => output::stderr(&format!("warning: {failure}; {lost}\n")),
+            Stake::Required | Stake::Shown => output::stderr(&format!("error: {failure}\n")),
         }
-        if failure.reporter == HISTORY {
-            output::stderr(&format!(
-                "warning: {failure}; the history keeps only what was written before\n"
-            ));
-            continue;
-        }
-        output::stderr(&format!("error: {failure}\n"));
-        unwritten += usize::from(!["human", "matrix"].contains(&failure.reporter.as_str()));
     }
+    let unwritten = ran.unwritten.iter().filter(|f| f.fails_the_run()).count();
     if unwritten > 0 && !ran.summary.cancelled {
         output::stderr(&format!(
             "error: {unwritten} report(s) could not be written; the run fails whatever the tests did\n"
@@ -328,67 +314,6 @@ pub(crate) fn prune_history(settings: &Settings) {
     if let Err(e) = settings.prune_history() {
         output::stderr(&format!("warning: the history was not pruned: {e}\n"));
     }
-}
-
-/// Adds the reporter that keeps the run in the history, when it runs something, and the
-/// `--jsonl` stream, both starting with the run's `run` line, which is returned (for
-/// the HTML page). `Err` holds the exit code when the stream cannot be written.
-fn history_and_stream(
-    settings: &Settings,
-    args: &RunArgs,
-    prepared: &Prepared,
-    reporters: &mut Reporters,
-    jsonl: Option<(PathBuf, JsonLines)>,
-) -> Result<Option<RunInfo>, ExitCode> {
-    // What chose the units, with the suite they came from (the same in every shard of
-    // it): the `run` line of the history's file and of `--jsonl`.
-    let run_settings = args.target.selection().ok().map(|selection| {
-        let mut run = settings.run_settings(&args.target.paths, &selection);
-        run.suite = prepared
-            .suite
-            .as_ref()
-            .map(|s| Suite::new(s.fingerprint.clone(), s.units as u64));
-        run
-    });
-    // The history keeps every run that runs something (`.prill/runs/<id>.jsonl`); one
-    // that cannot be kept is a warning, as the last run is.
-    let mut info = None;
-    if !prepared.plan.cases.is_empty()
-        && let Some(run) = &run_settings
-    {
-        match settings.history_report(run.clone()) {
-            Ok((report, kept)) => {
-                reporters.push(HISTORY, report);
-                info = Some(kept);
-            }
-            Err(e) => output::stderr(&format!(
-                "warning: this run is not kept in the history: {e}\n"
-            )),
-        }
-    }
-    // `--jsonl` starts with the history's `run` line (a new one when the history keeps
-    // no file of this run), so the stream says which run and suite it is on its own.
-    if let Some((path, lines)) = jsonl {
-        let stream_info = info.clone().unwrap_or_else(|| {
-            RunInfo::starting(
-                "run",
-                git_state(&settings.project_dir()),
-                run_settings.unwrap_or_default(),
-            )
-        });
-        let written = lines.with_run(&stream_info).map(JsonLines::batched);
-        info = Some(stream_info);
-        match written {
-            Ok(lines) => {
-                reporters.push("jsonl", lines);
-            }
-            Err(e) => {
-                output::stderr(&format!("error: cannot write {}: {e}\n", path.display()));
-                return Err(ExitCode::ERROR);
-            }
-        }
-    }
-    Ok(info)
 }
 
 /// Whether a note of the session is printed: with `-q` only warnings are (not where
@@ -429,7 +354,7 @@ fn reporters(args: &RunArgs, color: bool, stdout_format: RunFormat) -> anyhow::R
         Verbosity::Normal
     };
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    reporters.push(
+    reporters.push_with(
         "human",
         Human::stderr(HumanOptions {
             verbosity,
@@ -437,6 +362,7 @@ fn reporters(args: &RunArgs, color: bool, stdout_format: RunFormat) -> anyhow::R
             terminal,
             transcripts: args.show_transcript,
         }),
+        Stake::Shown,
     );
     let jsonl = match &args.files.jsonl {
         Some(path) => Some((

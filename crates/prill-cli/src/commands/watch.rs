@@ -14,7 +14,6 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use prill_app::watch::{Rerun, Watch};
 use prill_app::{CONFIG_FILE, Found, Settings};
 
@@ -48,10 +47,7 @@ pub(crate) fn run(mut args: WatchArgs, color: bool) -> anyhow::Result<ExitCode> 
             return Ok(ExitCode::INVALID);
         }
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = prill_app::runtime()?;
     let terminal = std::io::stderr().is_terminal();
     let watched = list(&roots);
     loop {

@@ -2,7 +2,9 @@
 
 use std::io::{self, Write};
 
-use prill_report::{Human, HumanOptions, JsonLines, JsonReport, Output, Reporter, Reporters};
+use prill_report::{
+    Human, HumanOptions, JsonLines, JsonReport, Output, Reporter, Reporters, Stake,
+};
 use prill_run::Event;
 
 use crate::fixtures::{Capture, run};
@@ -93,4 +95,27 @@ fn a_failing_reporter_is_reported_once_and_the_others_carry_on() {
 
     assert_eq!(*counts.lock().unwrap(), (events.len(), 1));
     assert_eq!(lines.text().lines().count(), events.len());
+}
+
+#[test]
+fn what_a_failure_means_is_set_when_the_reporter_is_added() {
+    let mut reporters = Reporters::new();
+    let lost = "the history keeps only what was written before";
+    reporters
+        .push("json", JsonLines::new(Broken))
+        .push_with("human", JsonLines::new(Broken), Stake::Shown)
+        .push_with("history", JsonLines::new(Broken), Stake::Kept { lost });
+    let errors = reporters.event(&run(false)[0]);
+    let stakes: Vec<(&str, Stake, bool)> = errors
+        .iter()
+        .map(|e| (e.reporter.as_str(), e.stake, e.fails_the_run()))
+        .collect();
+    assert_eq!(
+        stakes,
+        [
+            ("json", Stake::Required, true),
+            ("human", Stake::Shown, false),
+            ("history", Stake::Kept { lost }, false),
+        ]
+    );
 }
