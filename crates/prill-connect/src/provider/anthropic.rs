@@ -653,6 +653,7 @@ mod tests {
             let event = SseEvent {
                 event: e["type"].as_str().map(str::to_owned),
                 data: e.to_string(),
+                id: String::new(),
             };
             flows.push(s.take(&event, "p").unwrap());
         }
@@ -685,6 +686,7 @@ mod tests {
         let event = SseEvent {
             event: Some("error".into()),
             data: json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).to_string(),
+            id: String::new(),
         };
         let e = s.take(&event, "p").unwrap_err();
         assert_eq!(
@@ -695,6 +697,7 @@ mod tests {
         let start = SseEvent {
             event: None,
             data: json!({"type": "message_start", "message": {}}).to_string(),
+            id: String::new(),
         };
         s.take(&start, "p").unwrap();
         assert!(

@@ -16,6 +16,7 @@ mod limits;
 pub mod ollama;
 pub mod openai;
 mod settings;
+pub mod sse;
 pub mod transport;
 
 use serde_json::Value;

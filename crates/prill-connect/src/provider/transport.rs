@@ -7,10 +7,10 @@
 //! of the provider's own error type and message (or the start of the body) and, after
 //! retries, how many attempts were made; a `401`, and a `403` about the credentials
 //! rather than about access to a model, also says the key was refused and names the
-//! variable to check. The successful response is handed
-//! back for the caller to read: whole ([`Transport::read_json`]) or as it streams
-//! ([`Transport::read_sse`] for server-sent events, [`Transport::read_ndjson`] for JSON
-//! lines), each recording the time to the first byte from the start of the attempt
+//! variable to check. The successful response is handed back for the caller to read:
+//! whole ([`Transport::read_json`]) or as it streams ([`Transport::read_sse`] for
+//! server-sent events, which [`SseDecoder`] decodes, and [`Transport::read_ndjson`] for
+//! JSON lines), each recording the time to the first byte from the start of the attempt
 //! that got the answer. A body whose `Content-Type` ([`body_kind`]) is not what was
 //! asked for is an error that names it ([`Transport::unexpected_body`]).
 //!
@@ -37,6 +37,7 @@ use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::errors::{provider_said, refused_credentials};
+pub use super::sse::{SseDecoder, SseEvent};
 use super::{Limits, ProviderKind};
 use crate::cache::{ModelCache, Pending};
 use crate::cassette::Latency;
@@ -435,6 +436,9 @@ impl Transport {
     /// Reads a server-sent event stream, handing each event to `on_event` as it
     /// arrives, until the stream ends, an event's data is `[DONE]` (not handed on), or
     /// `on_event` says [`Flow::Stop`].
+    ///
+    /// A stream that ends mid-event (a line, or an event, it did not end) is an error:
+    /// the spec discards that event, so the answer was cut short ([`SseDecoder::finish`]).
     pub async fn read_sse(
         &self,
         response: Response,
@@ -454,7 +458,7 @@ impl Transport {
             limit,
         };
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| self.http.broke_off(&e, peer, decoder.received))?;
+            let chunk = chunk.map_err(|e| self.http.broke_off(&e, peer, decoder.received()))?;
             if end.first_byte.is_none() && !chunk.is_empty() {
                 end.first_byte = Some(started.elapsed());
             }
@@ -468,14 +472,10 @@ impl Transport {
                 }
             }
         }
-        if let Some(event) = decoder.finish() {
-            if event.data.trim() == "[DONE]" {
-                end.done = true;
-            } else {
-                on_event(event)?;
-            }
+        match decoder.finish() {
+            Some(rest) => Err(ended_mid_event(peer, &rest)),
+            None => Ok(end),
         }
-        Ok(end)
     }
 
     /// Reads a JSON-lines stream, handing each value to `on_value` as it arrives, until
@@ -511,6 +511,21 @@ impl Transport {
     }
 }
 
+/// The error for a server-sent event stream that ended mid-event, with what the event
+/// it cut held so far (`rest`, [`SseDecoder::finish`]).
+fn ended_mid_event(peer: &str, rest: &SseEvent) -> ConnectError {
+    let mut message = "the stream ended mid-event (no blank line after its last lines), \
+                       which discards that event: the answer was cut short"
+        .to_owned();
+    if !rest.data.trim().is_empty() {
+        message.push_str(&format!(
+            "; its data so far: {}",
+            cut(rest.data.trim(), 120)
+        ));
+    }
+    ConnectError::protocol(peer, message)
+}
+
 /// The keys the key headers of a request hold, to blank out of an error body: whole,
 /// after a `Bearer ` scheme, and in part ([`Redactor::secret`]).
 fn key_secrets(headers: &HeaderMap) -> Redactor {
@@ -521,124 +536,6 @@ fn key_secrets(headers: &HeaderMap) -> Redactor {
         .filter_map(|(_, v)| v.to_str().ok())
         .for_each(|key| secrets.secret("<redacted>", key));
     secrets
-}
-
-/// One server-sent event.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SseEvent {
-    /// The `event:` field, when there was one.
-    pub event: Option<String>,
-    /// The `data:` lines, joined with `\n`.
-    pub data: String,
-}
-
-/// Splits a server-sent event stream into events as it arrives: `field: value` lines,
-/// events ended by a blank line, `data:` lines joined with `\n`, comments (`:`) and
-/// other fields (`id`, `retry`) skipped; `\n`, `\r\n` and `\r` all end a line.
-#[derive(Debug, Clone)]
-pub struct SseDecoder {
-    line: Vec<u8>,
-    event: Option<String>,
-    data: Vec<String>,
-    received: u64,
-    limit: u64,
-    /// The last chunk ended in `\r`: a `\n` opening the next one belongs to it.
-    after_cr: bool,
-}
-
-impl SseDecoder {
-    /// A decoder that accepts at most `limit` bytes in all.
-    pub fn new(limit: u64) -> SseDecoder {
-        SseDecoder {
-            line: Vec::new(),
-            event: None,
-            data: Vec::new(),
-            received: 0,
-            limit,
-            after_cr: false,
-        }
-    }
-
-    /// Feeds the next chunk; returns every event it completed, in order. `None` means the
-    /// stream is over the size cap.
-    pub fn feed(&mut self, chunk: &[u8]) -> Option<Vec<SseEvent>> {
-        self.received = self.received.saturating_add(chunk.len() as u64);
-        if self.received > self.limit {
-            return None;
-        }
-        let mut events = Vec::new();
-        let mut rest = chunk;
-        while let Some((&first, after)) = rest.split_first() {
-            // A `\n` right after a `\r` ends no second line.
-            if self.after_cr && first == b'\n' {
-                self.after_cr = false;
-                rest = after;
-                continue;
-            }
-            self.after_cr = false;
-            let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') else {
-                self.line.extend_from_slice(rest);
-                break;
-            };
-            self.line.extend_from_slice(&rest[..end]);
-            self.after_cr = rest[end] == b'\r';
-            // The line's buffer is kept for the next line.
-            let mut line = std::mem::take(&mut self.line);
-            if let Some(event) = self.end_line(&line) {
-                events.push(event);
-            }
-            line.clear();
-            self.line = line;
-            rest = &rest[end + 1..];
-        }
-        Some(events)
-    }
-
-    /// Ends the stream: an event the server did not end with a blank line still counts.
-    pub fn finish(mut self) -> Option<SseEvent> {
-        let line = std::mem::take(&mut self.line);
-        if !line.is_empty()
-            && let Some(event) = self.end_line(&line)
-        {
-            return Some(event);
-        }
-        self.end_line(b"")
-    }
-
-    fn end_line(&mut self, line: &[u8]) -> Option<SseEvent> {
-        if line.is_empty() {
-            if self.data.is_empty() && self.event.is_none() {
-                return None;
-            }
-            let data = match self.data.len() {
-                1 => self.data.pop().unwrap_or_default(),
-                _ => std::mem::take(&mut self.data).join("\n"),
-            };
-            return Some(SseEvent {
-                event: self.event.take(),
-                data,
-            });
-        }
-        // Valid UTF-8 (every line a provider sends) is checked by the fast validator;
-        // only a broken line takes the slower lossy path.
-        let line = match std::str::from_utf8(line) {
-            Ok(line) => std::borrow::Cow::Borrowed(line),
-            Err(_) => String::from_utf8_lossy(line),
-        };
-        if line.starts_with(':') {
-            return None;
-        }
-        let (field, value) = match line.split_once(':') {
-            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (line.as_ref(), ""),
-        };
-        match field {
-            "data" => self.data.push(value.to_owned()),
-            "event" => self.event = Some(value.to_owned()),
-            _ => {}
-        }
-        None
-    }
 }
 
 /// Whether to read on after an event or a value.
@@ -653,83 +550,6 @@ pub enum Flow {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn events(chunks: &[&str]) -> Vec<SseEvent> {
-        let mut decoder = SseDecoder::new(1 << 20);
-        let mut all = Vec::new();
-        for chunk in chunks {
-            all.extend(decoder.feed(chunk.as_bytes()).unwrap());
-        }
-        all.extend(decoder.finish());
-        all
-    }
-
-    #[test]
-    fn sse_events_split_across_chunks() {
-        let got = events(&[
-            "data: {\"a\"",
-            ":1}\n\n: keep-alive\n\nevent: message_stop\r\ndata: x\r\n",
-            "\r\ndata: one\ndata: two\n\ndata: [DONE]\n\n",
-        ]);
-        assert_eq!(
-            got,
-            vec![
-                SseEvent {
-                    event: None,
-                    data: "{\"a\":1}".into()
-                },
-                SseEvent {
-                    event: Some("message_stop".into()),
-                    data: "x".into()
-                },
-                SseEvent {
-                    event: None,
-                    data: "one\ntwo".into()
-                },
-                SseEvent {
-                    event: None,
-                    data: "[DONE]".into()
-                },
-            ]
-        );
-    }
-
-    #[test]
-    fn sse_line_ends_are_read_alike_wherever_the_chunks_split() {
-        // `\r\n`, `\r` and `\n` each end a line, a `\r\n` split across two chunks
-        // included, and every split of the text gives the same events.
-        let text = "data: a\r\n\r\ndata: b\r\rdata: c\n\ndata: d\r\n\n";
-        let whole = events(&[text]);
-        assert_eq!(
-            whole.iter().map(|e| e.data.as_str()).collect::<Vec<_>>(),
-            ["a", "b", "c", "d"]
-        );
-        for at in 0..=text.len() {
-            let (a, b) = text.split_at(at);
-            assert_eq!(events(&[a, b]), whole, "split at {at}");
-        }
-        let bytes: Vec<String> = text.chars().map(String::from).collect();
-        let one_by_one: Vec<&str> = bytes.iter().map(String::as_str).collect();
-        assert_eq!(events(&one_by_one), whole);
-    }
-
-    #[test]
-    fn sse_last_event_without_blank_line_counts() {
-        assert_eq!(
-            events(&["data:no-space"]),
-            vec![SseEvent {
-                event: None,
-                data: "no-space".into()
-            }]
-        );
-        assert!(events(&["", "\n\n"]).is_empty());
-    }
-
-    #[test]
-    fn sse_cap_is_enforced() {
-        let mut decoder = SseDecoder::new(4);
-        assert!(decoder.feed(b"data: 12345").is_none());
-    }
 
     #[test]
     fn content_types_are_told_apart() {

@@ -786,6 +786,32 @@ async fn a_stream_cut_short_is_an_error_never_an_answer() {
 }
 
 #[tokio::test]
+async fn a_stream_that_ends_mid_event_is_an_error_never_an_answer() {
+    let fake = started().await;
+    let provider = openai(&fake, Some(KEY));
+    let chunk = |delta: serde_json::Value, finish: Option<&str>| {
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let events = [
+        chunk(json!({"role": "assistant", "content": "Paris"}), None),
+        chunk(json!({}), Some("stop")),
+    ];
+    // A byte order mark and `\r\n` line ends, as the spec allows: read alike.
+    let mut sse = "\u{FEFF}".to_owned();
+    sse.extend(events.iter().map(|e| format!("data: {e}\r\n\r\n")));
+    let whole = format!("{sse}data: [DONE]\r\n\r\n");
+    fake.script(Reply::raw(200, whole).content_type("text/event-stream"));
+    assert_eq!(provider.complete(&ask("hi")).await.unwrap().text, "Paris");
+    // `data: [DONE]` without its blank line is never dispatched: the stream was cut.
+    fake.script(Reply::raw(200, format!("{sse}data: [DONE]\n")).content_type("text/event-stream"));
+    let e = provider.complete(&ask("hi")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(e.to_string().contains("ended mid-event"), "{e}");
+    assert!(e.to_string().contains("its data so far: [DONE]"), "{e}");
+}
+
+#[tokio::test]
 async fn a_plain_json_answer_to_a_stream_request_is_read_whole_when_it_is_a_completion() {
     let fake = started().await;
     let provider = openai(&fake, Some(KEY));
