@@ -12,6 +12,9 @@
 //! A result with `isError` and a JSON-RPC error are errors. Unlike upstream, a result
 //! without `isError` is not taken for an error (MCP says it defaults to false). A reply
 //! whose `id` is not the request's is a protocol error, never taken for its answer.
+//! An answer may come as a `text/event-stream` body, read by the HTML standard's rules
+//! ([`SseDecoder`]) within the body cap; one that ends mid-event, or before the
+//! response, is an error: the answer was cut short.
 //!
 //! The timings of an answer are the `tools/call`'s last attempt's: the session's
 //! `initialize` does not count.
@@ -25,6 +28,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ConnectError, cut};
 use crate::http::{Answered, HttpClient, HttpOptions, metadata_headers, parse_json};
+use crate::provider::sse::SseDecoder;
 use crate::server::{endpoint, label};
 use crate::types::{AgentRequest, AgentResponse, Timings};
 use crate::wire::{Collector, chat_request};
@@ -281,23 +285,8 @@ impl McpConversation {
             .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
         let body = self.inner.http.read_body(response, server).await?;
         let message = if is_sse {
-            // Requests the server makes of the client, and notifications, have a
-            // `method`; the answer is the response with the request's id (else the
-            // first response, whose id is then reported).
-            let mut responses: Vec<Value> = sse_messages(&body)
-                .into_iter()
-                .filter(|m| m.get("method").is_none())
-                .collect();
-            match responses.iter().position(|m| answers(m.get("id"), id)) {
-                Some(at) => responses.swap_remove(at),
-                None if !responses.is_empty() => responses.swap_remove(0),
-                None => {
-                    return Err(ConnectError::protocol(
-                        server,
-                        format!("the event stream holds no answer to the {method} request"),
-                    ));
-                }
-            }
+            let limit = self.inner.http.max_body_bytes;
+            event_stream_answer(&body, limit, id, method, server)?
         } else {
             parse_json(&body, server)?
         };
@@ -357,29 +346,66 @@ impl McpConversation {
     }
 }
 
-/// The JSON messages in the `data:` fields of a server-sent event stream.
-fn sse_messages(body: &[u8]) -> Vec<Value> {
-    let text = String::from_utf8_lossy(body);
-    let mut messages = Vec::new();
-    let mut data = String::new();
-    let mut flush = |data: &mut String| {
-        if let Ok(value) = serde_json::from_str::<Value>(data) {
-            messages.push(value);
-        }
-        data.clear();
-    };
-    for line in text.lines() {
-        if line.is_empty() {
-            flush(&mut data);
-        } else if let Some(rest) = line.strip_prefix("data:") {
-            if !data.is_empty() {
-                data.push('\n');
-            }
-            data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
-        }
+/// The message of an event stream that answers request `id`: the response with its id,
+/// else the first response, whose id the caller then reports. Requests the server makes
+/// of the client, and notifications, have a `method`: they are no response.
+///
+/// A stream with no response is an error: it ended before the answer came. (One that
+/// ended mid-event is one already: [`event_stream_messages`].)
+fn event_stream_answer(
+    body: &[u8],
+    limit: u64,
+    id: u64,
+    method: &str,
+    server: &str,
+) -> Result<Value, ConnectError> {
+    let mut responses: Vec<Value> = event_stream_messages(body, limit, server)?
+        .into_iter()
+        .filter(|m| m.get("method").is_none())
+        .collect();
+    match responses.iter().position(|m| answers(m.get("id"), id)) {
+        Some(at) => Ok(responses.swap_remove(at)),
+        None if !responses.is_empty() => Ok(responses.swap_remove(0)),
+        None => Err(ConnectError::protocol(
+            server,
+            format!("the event stream holds no answer to the {method} request"),
+        )),
     }
-    flush(&mut data);
-    messages
+}
+
+/// The JSON messages of a `text/event-stream` body, in order: the data of each event
+/// that is JSON (the others are skipped), whatever the event's type. The body is read by
+/// the HTML standard's rules ([`SseDecoder`]: lines end with `\r\n`, `\n` or `\r`, a
+/// byte order mark opening it is dropped), within `limit` bytes.
+///
+/// A body that ends mid-event (a line, or an event, it did not end with a blank line)
+/// is an error: the spec discards that event, so the answer was cut short.
+fn event_stream_messages(
+    body: &[u8],
+    limit: u64,
+    server: &str,
+) -> Result<Vec<Value>, ConnectError> {
+    let mut decoder = SseDecoder::new(limit);
+    let events = decoder.feed(body).ok_or_else(|| ConnectError::TooLarge {
+        peer: server.to_owned(),
+        limit,
+    })?;
+    if let Some(rest) = decoder.finish() {
+        let mut message = "the event stream ended mid-event (no blank line after its last \
+                           lines), which discards that event: the answer was cut short"
+            .to_owned();
+        if !rest.data.trim().is_empty() {
+            message.push_str(&format!(
+                "; its data so far: {}",
+                cut(rest.data.trim(), 120)
+            ));
+        }
+        return Err(ConnectError::protocol(server, message));
+    }
+    Ok(events
+        .iter()
+        .filter_map(|event| serde_json::from_str(&event.data).ok())
+        .collect())
 }
 
 /// Whether a response's `id` answers request `id`. JSON-RPC wants the request's id
@@ -408,12 +434,95 @@ mod tests {
         assert!(!answers(None, 1));
     }
 
+    const LIMIT: u64 = 1 << 20;
+
+    /// The messages of an event stream body.
+    fn messages(body: &[u8]) -> Result<Vec<Value>, ConnectError> {
+        event_stream_messages(body, LIMIT, "http://h/mcp")
+    }
+
+    /// The message that answers request `id` in an event stream body.
+    fn answer(body: &[u8], id: u64) -> Result<Value, ConnectError> {
+        event_stream_answer(body, LIMIT, id, "tools/call", "http://h/mcp")
+    }
+
     #[test]
     fn sse_bodies() {
+        // A notification, a response in two `data` lines, a comment, and an event whose
+        // data is not JSON (skipped); `event` types are not looked at.
         let body = b"event: message\ndata: {\"jsonrpc\": \"2.0\", \"method\": \"note\"}\n\n\
-data: {\"jsonrpc\": \"2.0\",\ndata: \"id\": 2, \"result\": {}}\n\n: comment\ndata: not json\n";
-        let messages = sse_messages(body);
-        assert_eq!(messages.len(), 2);
-        assert_eq!(messages[1]["id"], json!(2));
+data: {\"jsonrpc\": \"2.0\",\ndata: \"id\": 2, \"result\": {}}\n\n: comment\ndata: not json\n\n";
+        let found = messages(body).unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[1]["id"], json!(2));
+        assert_eq!(answer(body, 2).unwrap()["result"], json!({}));
+        // CRLF line endings read the same.
+        let crlf = String::from_utf8_lossy(body).replace('\n', "\r\n");
+        assert_eq!(messages(crlf.as_bytes()).unwrap(), found);
+    }
+
+    #[test]
+    fn a_lone_cr_ends_a_line() {
+        let body = b"data: {\"jsonrpc\": \"2.0\", \"method\": \"note\"}\r\r\
+data: {\"jsonrpc\": \"2.0\",\rdata: \"id\": 1, \"result\": {\"n\": 1}}\r\r";
+        let found = messages(body).unwrap();
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(answer(body, 1).unwrap()["result"], json!({"n": 1}));
+    }
+
+    #[test]
+    fn a_byte_order_mark_opening_the_stream_is_dropped() {
+        // Else the first line is the field `\u{feff}data`, which is no data.
+        let body = b"\xEF\xBB\xBFdata: {\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {}}\n\n";
+        assert_eq!(answer(body, 1).unwrap()["id"], json!(1));
+        // Only the first one: one later on is part of its line.
+        let body = b"\xEF\xBB\xBF\n\xEF\xBB\xBFdata: {\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {}}\n\n";
+        assert!(messages(body).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_stream_that_ends_mid_event_is_an_error() {
+        let whole = "data: {\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {}}";
+        // The last event has no blank line after it, or its last line is not ended,
+        // or a later event is cut: the spec discards the rest, the answer is cut short.
+        for body in [
+            format!("{whole}\n"),
+            format!("{whole}\r"),
+            whole.to_owned(),
+            format!("{whole}\n\ndata: {{\"jsonrpc\": \"2.0\", \"method\": \"note\"}}\n"),
+            format!("{whole}\n\n: a comment cut short"),
+            // The old unit test's body, which ended so.
+            "data: {\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {}}\n\n: comment\ndata: not json\n"
+                .to_owned(),
+        ] {
+            let e = answer(body.as_bytes(), 1).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::Protocol, "{body:?}: {e}");
+            assert!(e.to_string().contains("ended mid-event"), "{body:?}: {e}");
+        }
+        let e = answer(whole.as_bytes(), 1).unwrap_err();
+        assert!(e.to_string().contains("its data so far: {"), "{e}");
+    }
+
+    #[test]
+    fn a_stream_without_the_answer_is_an_error() {
+        // It ended (well-formed) before the response to the request came.
+        let body = b"event: message\ndata: {\"jsonrpc\": \"2.0\", \"method\": \"note\"}\n\n";
+        let e = answer(body, 1).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("holds no answer to the tools/call request"),
+            "{e}"
+        );
+        assert!(answer(b"", 1).is_err());
+        assert!(answer(b": only a comment\n\n", 1).is_err());
+    }
+
+    #[test]
+    fn a_stream_over_the_limit_is_refused() {
+        let body = b"data: {\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {}}\n\n";
+        let e = event_stream_answer(body, 10, 1, "tools/call", "http://h/mcp").unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::TooLarge, "{e}");
+        let limit = body.len() as u64;
+        assert!(event_stream_answer(body, limit, 1, "tools/call", "http://h/mcp").is_ok());
     }
 }

@@ -197,6 +197,40 @@ async fn event_stream_answers_and_no_content() {
 }
 
 #[tokio::test]
+async fn a_cut_event_stream_is_a_protocol_error() {
+    // The answer's event has no blank line after it: the stream ended mid-event, which
+    // discards that event (the spec's rule), so the answer was cut short. A stream that
+    // ends before the answer came is no answer either.
+    for whole in [false, true] {
+        let server = mcp_server(move |request| {
+            let body = request.json();
+            let answer = json!({"jsonrpc": "2.0", "id": body["id"], "result": {"content": [
+                {"type": "text", "text": "cut"}]}});
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/message"});
+            let stream = if whole {
+                format!("event: message\ndata: {note}\n\n")
+            } else {
+                format!("event: message\ndata: {answer}\n")
+            };
+            Reply::Status(
+                200,
+                vec![("Content-Type", "text/event-stream".into())],
+                stream.into_bytes(),
+            )
+        })
+        .await;
+        let e = first_error(&server, &HttpOptions::default()).await;
+        assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+        let said = if whole {
+            "the event stream holds no answer to the tools/call request"
+        } else {
+            "the event stream ended mid-event"
+        };
+        assert!(e.to_string().contains(said), "{e}");
+    }
+}
+
+#[tokio::test]
 async fn wrong_protocol_version_is_a_protocol_error() {
     let server = Server::start(|_, request| {
         let body = request.json();
