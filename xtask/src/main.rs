@@ -3,7 +3,7 @@
 //! - `cargo xtask schemas` writes `schemas/*.schema.json`: every dialect's from the
 //!   model (`prill_spec::schema`), and the JSON report's and one JSON Lines record's
 //!   from the report format (`prill_report::format`), and a cassette line's
-//!   (`prill_connect::cassette`, `schemas/cassette.schema.json`).
+//!   (`prill_cassette`, `schemas/cassette.schema.json`).
 //!   It also writes `docs/config.md`, the reference page of `prill.toml`, from the
 //!   configuration's schema ([`config_docs`]).
 //! - `cargo xtask schemas --check` fails when any of them is out of date.
@@ -80,17 +80,14 @@ fn repo_root() -> PathBuf {
 
 /// Writes (or checks) every schema of [`prill_spec::schema::SCHEMAS`] and of
 /// [`prill_report::format::schema_files`], and the cassette format's
-/// ([`prill_connect::cassette::schema_text`]), under `dir`, reporting every file that is out
-/// of date, not just the first.
+/// ([`prill_cassette::schema_text`]), under `dir`, reporting every file that is out of
+/// date, not just the first.
 fn schemas(dir: &Path, mode: Mode) -> Result<(), String> {
     let mut problems = Vec::new();
     let dialects = prill_spec::schema::SCHEMAS
         .into_iter()
         .map(|(dialect, file)| (file, prill_spec::schema::schema_text(dialect)));
-    let cassette = (
-        "cassette.schema.json",
-        prill_connect::cassette::schema_text(),
-    );
+    let cassette = ("cassette.schema.json", prill_cassette::schema_text());
     for (file, text) in dialects
         .chain(prill_report::format::schema_files())
         .chain([cassette])

@@ -60,6 +60,8 @@
 //! fields, never by its headers; a replayed JSON-RPC answer is given the id of the
 //! request sent. A request with no recording is [`ConnectError::NoCassette`]; a
 //! recording that could not be written is kept by [`cassette::Cassettes::failure`].
+//! The file format, its normalization and matching are `prill-cassette`'s, re-exported
+//! in [`cassette`].
 //!
 //! **TLS.** https uses rustls with the `ring` provider, trusting the system roots and an
 //! optional extra CA ([`TlsOptions`]); an explicit insecure switch turns verification

@@ -2,7 +2,7 @@
 //! a neuro-san-compatible server, so that other tools can test against recorded agents.
 //!
 //! [`Recordings::read`] takes, from the cassette files of a folder
-//! ([`prill_connect::cassette`]), the exchanges whose endpoint is
+//! ([`prill_cassette`]), the exchanges whose endpoint is
 //! `POST /api/v1/{agent}/streaming_chat` (recorded over http, https or MCP's
 //! http transport alike), and those of `/api/v1/list` and `/api/v1/{agent}/function`
 //! when some were recorded. A server built with
@@ -31,9 +31,7 @@ use futures_util::StreamExt as _;
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
-use prill_connect::cassette::{
-    Cassette, CassetteError, Exchange, Latency, Normalizer, RecordedRequest,
-};
+use prill_cassette::{Cassette, CassetteError, Exchange, Latency, Normalizer, RecordedRequest};
 use serde_json::{Value, json};
 
 use crate::body::{Body, BodyError, streamed};

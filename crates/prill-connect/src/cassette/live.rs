@@ -8,10 +8,9 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
+use prill_cassette::{Chunk, Latency, RecordedResponse};
 use reqwest::Response;
 
-use super::format::{Chunk, RecordedResponse};
-use super::store::Latency;
 use crate::error::ConnectError;
 
 /// The headers a recording keeps: those that shape how a body is read or what the

@@ -1,51 +1,20 @@
-//! Cassettes: the exchanges of a run with its agents and models, recorded so that a
-//! later run can be answered from them with no network (`prill run --record DIR`,
-//! `--replay DIR`, `docs/cassettes.md` once the connectors use it).
+//! Cassettes on live traffic: the exchanges of a run with its agents and models,
+//! recorded so that a later run can be answered from them with no network
+//! (`prill run --record DIR`, `--replay DIR`, `docs/cassettes.md`).
 //!
-//! A cassette file is JSON Lines, one [`Exchange`] per line: the request as it is
-//! matched ([`RecordedRequest`]: the connector, the endpoint, the body with its
-//! volatile fields removed, the sample) and the response exactly as it streamed
-//! ([`RecordedResponse`]: the status, the headers that shape decoding, and each chunk's
-//! bytes with its time from the request). Replaying hands those chunks, at their times
-//! or at once, to the same decoders live traffic goes through.
-//!
-//! This module is the format, the normalization ([`Normalizer`]: what is volatile, what
-//! is secret) and the matching ([`Cassette::find`], whose miss names the closest
-//! recorded request and shows the difference). It does no I/O beyond reading and
-//! writing cassette files.
-//!
-//! ```
-//! use prill_connect::cassette::{Cassette, Normalizer, RecordedRequest};
-//! use serde_json::json;
-//!
-//! let normalizer = Normalizer::default();
-//! let request = |content: &str| {
-//!     normalizer.request(
-//!         "openai",
-//!         "POST",
-//!         "https://api.openai.com/v1/chat/completions",
-//!         &json!({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": content}]}),
-//!         Some(0),
-//!     )
-//! };
-//! let mut cassette = Cassette::default();
-//! cassette.push_exchange(request("Hello"), 200, vec![], vec![(0, b"data: {}\n\n".to_vec())]);
-//! assert!(cassette.find(&request("Hello")).is_ok());
-//! let miss = cassette.find(&request("Goodbye")).unwrap_err();
-//! assert!(miss.to_string().contains("\"Goodbye\""));
-//! ```
+//! The format, the normalization and the matching are `prill-cassette`'s
+//! ([`prill_cassette`]), re-exported here under the paths the rest of Prill uses. This
+//! module puts them on live traffic: [`Cassettes`], the cassettes of one run that every
+//! connector shares ([`Mode`], [`CassetteOptions`]); [`live`], a recorded response
+//! turned back into a streamed [`reqwest::Response`], and a live one kept as it
+//! streams; and the seam that `HttpClient::attempt_paced` sends every request through.
 
-mod format;
-pub(crate) mod jsonrpc;
 pub mod live;
-mod matching;
-mod normalize;
 pub(crate) mod seam;
 mod store;
 
-pub use format::{
-    CASSETTE_VERSION, Chunk, Exchange, RecordedRequest, RecordedResponse, schema_text,
+pub use prill_cassette::{
+    CASSETTE_VERSION, Cassette, CassetteError, Chunk, Exchange, Latency, NoMatch, Normalizer,
+    REDACTED, RecordedRequest, RecordedResponse, VOLATILE_FIELDS, schema_text,
 };
-pub use matching::{Cassette, CassetteError, NoMatch};
-pub use normalize::{Normalizer, REDACTED, VOLATILE_FIELDS};
-pub use store::{CassetteOptions, Cassettes, Latency, Mode};
+pub use store::{CassetteOptions, Cassettes, Mode};

@@ -4,13 +4,13 @@
 
 use std::time::Instant;
 
+use prill_cassette::{RecordedRequest, jsonrpc};
 use prill_target::scope;
 use reqwest::Response;
 use serde_json::Value;
 
-use super::format::RecordedRequest;
+use super::live;
 use super::store::Cassettes;
-use super::{jsonrpc, live};
 use crate::error::ConnectError;
 
 /// A request as the cassettes key it, with the body that was sent.

@@ -10,12 +10,13 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use prill_cassette::{
+    CASSETTE_VERSION, Cassette, CassetteError, Exchange, Latency, Normalizer, RecordedRequest,
+    RecordedResponse,
+};
 use prill_target::scope::{self, SampleScope};
 use serde_json::Value;
 
-use super::format::{CASSETTE_VERSION, Exchange, RecordedRequest, RecordedResponse};
-use super::matching::{Cassette, CassetteError};
-use super::normalize::Normalizer;
 use crate::error::ConnectError;
 
 /// What a run does with its cassettes.
@@ -34,17 +35,6 @@ pub enum Mode {
     /// `--re-record DIR`: like [`Mode::Record`], replacing the cassette of every case
     /// the run records.
     ReRecord,
-}
-
-/// How a replayed response is paced.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Latency {
-    /// Each chunk at its recorded time from the request (the default): latency and
-    /// time-to-first-token assertions still mean something.
-    #[default]
-    Recorded,
-    /// Every chunk at once.
-    Zero,
 }
 
 /// How [`Cassettes`] are set up (`--record`/`--replay`/... and `[cassettes]`).

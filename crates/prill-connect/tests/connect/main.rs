@@ -1,7 +1,8 @@
 //! Integration tests of every connector against real processes and real sockets on
-//! 127.0.0.1: the demo server of `prill-testkit` (`demo.rs`), a scripted http server
-//! (`server.rs`) for faults the demo cannot make and for exact request checks, and small
-//! Python agents for stdio. Nothing here reaches beyond loopback.
+//! 127.0.0.1: the demo server of `prill-testkit` (`demo.rs`) and its replaying server
+//! (`replay_server.rs`), a scripted http server (`server.rs`) for faults the demo cannot
+//! make and for exact request checks, and small Python agents for stdio. Nothing here
+//! reaches beyond loopback.
 
 mod cassettes;
 mod demo;
@@ -21,6 +22,7 @@ mod providers_ollama;
 mod providers_openai;
 mod providers_structured;
 mod providers_tool_turns;
+mod replay_server;
 mod server;
 mod stdio;
 mod stdio_cassettes;

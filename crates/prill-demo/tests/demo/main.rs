@@ -6,5 +6,4 @@ mod common;
 mod endpoints;
 mod faults;
 mod mcp;
-mod replay;
 mod tls;

@@ -10,8 +10,9 @@ use serde_json::Value;
 pub const CASSETTE_VERSION: u32 = 1;
 
 /// One request and the response it got.
+// Not `#[non_exhaustive]`, nor is `RecordedResponse`: `prill-connect` builds both (its
+// recordings, the model cache's entries). Their doc comments are the schema's text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
 pub struct Exchange {
     /// The format's version: 1.
     pub cassette_version: u32,
@@ -54,7 +55,6 @@ impl RecordedRequest {
 
 /// A response as it streamed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
 pub struct RecordedResponse {
     /// The HTTP status (0 for a stdio agent).
     pub status: u16,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::format::{CASSETTE_VERSION, Chunk, Exchange, RecordedRequest, RecordedResponse};
+use crate::format::{CASSETTE_VERSION, Chunk, Exchange, RecordedRequest, RecordedResponse};
 
 /// The exchanges of a cassette, in the order they were recorded.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -347,7 +347,7 @@ fn short(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassette::Normalizer;
+    use crate::Normalizer;
     use serde_json::json;
 
     fn request(content: &str, sample: u32) -> RecordedRequest {

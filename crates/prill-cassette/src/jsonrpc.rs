@@ -4,11 +4,11 @@
 
 use serde_json::Value;
 
-use super::format::{Chunk, RecordedResponse};
+use crate::format::{Chunk, RecordedResponse};
 
 /// The id of `body` when it is a JSON-RPC request (`"jsonrpc"` and an `id`): the id the
 /// replayed answer must carry.
-pub(crate) fn request_id(body: &Value) -> Option<&Value> {
+pub fn request_id(body: &Value) -> Option<&Value> {
     body.get("jsonrpc")?;
     body.get("id").filter(|id| !id.is_null())
 }
@@ -18,7 +18,7 @@ pub(crate) fn request_id(body: &Value) -> Option<&Value> {
 /// ids back as strings). The body becomes one chunk at the time of the last one, so it
 /// comes no sooner than recorded; a body that is not UTF-8, or holds no response, is
 /// left as it was.
-pub(crate) fn answering(recorded: &RecordedResponse, id: &Value) -> RecordedResponse {
+pub fn answering(recorded: &RecordedResponse, id: &Value) -> RecordedResponse {
     let mut bytes = Vec::new();
     for chunk in &recorded.chunks {
         match chunk.bytes() {

@@ -1,13 +1,14 @@
-//! The replaying server (`prill serve --replay`) answering prill-connect's neuro-san
-//! client from cassette files written here with the cassette API: recorded pace, a
-//! recorded break, recorded list and function answers, and the sample rule.
+//! `prill-demo`'s replaying server (`prill serve --replay`, reached through
+//! `prill-testkit`) answering the neuro-san client from cassette files written here with
+//! the cassette API: recorded pace, a recorded break, recorded list and function
+//! answers, and the sample rule.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use prill_connect::cassette::{Cassette, Latency, Normalizer};
 use prill_connect::{AgentRequest, Connector, ErrorKind, HttpOptions, NeuroSanHttp, Url};
-use prill_demo::{DemoServer, Recordings};
+use prill_testkit::prill_demo::{DemoServer, Recordings};
 use serde_json::json;
 
 /// The line of a streamed message.

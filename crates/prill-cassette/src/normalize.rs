@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::format::{Chunk, RecordedRequest};
+use crate::format::{Chunk, RecordedRequest};
 
 /// The body fields left out of matching by default, as dotted paths (`*` is any key
 /// or element): a JSON-RPC request's counter, request and trace ids, timestamps.
@@ -197,7 +197,7 @@ fn remove(value: &mut Value, path: &[String]) {
 /// `url` as an endpoint: its path and query, without credentials (the query parameters
 /// that carry keys blanked). A URL that does not parse is kept as it is.
 fn clean_url(url: &str) -> String {
-    let Ok(mut parsed) = reqwest::Url::parse(url) else {
+    let Ok(mut parsed) = url::Url::parse(url) else {
         return url.to_owned();
     };
     let _ = parsed.set_username("");
