@@ -1,52 +1,26 @@
-//! The JSON, JSON Lines, JUnit and GitHub annotation outputs of the fixture run, byte for byte, against
-//! the files under `tests/snapshots/`. The fixture events carry fixed durations and no
+//! The JSON, JSON Lines, JUnit and GitHub annotation outputs of the fixture run against
+//! insta snapshots in `snapshots/` beside this file (the human reporter's and `prill
+//! show`'s texts use the same helper). The fixture events carry fixed durations and no
 //! clock readings, so nothing in them depends on time. After a deliberate change,
-//! `UPDATE_SNAPSHOTS=1 cargo test -p prill-report --test report snapshots` rewrites them
-//! (review the diff: a change to the JSON shapes may need `SCHEMA_VERSION` raised).
-
-use std::path::PathBuf;
+//! `cargo insta review` accepts the `.snap.new` files the failing run left (or
+//! `INSTA_UPDATE=always cargo test -p prill-report --test report` rewrites the snapshots);
+//! read the diff: a change to the JSON shapes may need `SCHEMA_VERSION` raised.
 
 use prill_report::{Github, JsonLines, JsonReport, Junit, Output};
 
 use crate::fixtures::{Capture, feed, run};
 
-const UPDATE: &str = "UPDATE_SNAPSHOTS=1 cargo test -p prill-report --test report snapshots";
-
-/// Compares `actual` with `tests/snapshots/<name>`, or writes it there when
-/// `UPDATE_SNAPSHOTS` is set.
+/// Compares `actual` with the snapshot `snapshots/<name>.snap`.
 pub(crate) fn assert_snapshot(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots")
-        .join(name);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = match std::fs::read_to_string(&path) {
-        Ok(text) => text.replace("\r\n", "\n"),
-        Err(e) => panic!(
-            "cannot read {}: {e}; run `{UPDATE}` to create it",
-            path.display()
-        ),
-    };
-    if expected == actual {
-        return;
-    }
-    let (line, want, got) = expected
-        .lines()
-        .map(Some)
-        .chain(std::iter::repeat(None))
-        .zip(actual.lines().map(Some).chain(std::iter::repeat(None)))
-        .enumerate()
-        .find(|(_, (a, b))| a != b)
-        .map(|(i, (a, b))| (i + 1, a.unwrap_or("<end>"), b.unwrap_or("<end>")))
-        .unwrap_or((0, "<trailing newline>", "<different>"));
-    panic!(
-        "{} differs from the output at line {line}:\n  snapshot: {want}\n  output:   {got}\n\
-         if the change is intended, run `{UPDATE}` and review the diff",
-        path.display()
+    // insta compares without trailing whitespace, so the end is checked here: every
+    // output ends in exactly one newline.
+    assert!(
+        actual.ends_with('\n') && !actual.ends_with("\n\n"),
+        "{name} does not end in exactly one newline:\n{actual:?}"
     );
+    insta::with_settings!({prepend_module_to_snapshot => false, omit_expression => true}, {
+        insta::assert_snapshot!(name, actual);
+    });
 }
 
 #[test]

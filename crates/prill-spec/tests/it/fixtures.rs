@@ -1,11 +1,12 @@
 //! The fixture corpus: every valid fixture validates and its schema accepts it; every
-//! invalid fixture gives exactly the diagnostics in its `.expected` snapshot, and its
-//! schema rejects it unless the rule is one JSON Schema cannot express. `yamlls` checks
-//! the YAML ones in the real yaml-language-server, as editors show them
-//! (ignored unless run by name: see `fixtures/yamlls.rs`).
+//! invalid fixture gives exactly the diagnostics in its insta snapshot (`<file>.snap`
+//! beside it), and its schema rejects it unless the rule is one JSON Schema cannot
+//! express. `yamlls` checks the YAML ones in the real yaml-language-server, as editors
+//! show them (ignored unless run by name: see `fixtures/yamlls.rs`).
 //!
-//! To accept new snapshots: `PRILL_UPDATE_SNAPSHOTS=1 cargo test -p prill-spec --test it fixtures::`,
-//! then read the diff.
+//! After a deliberate change to the diagnostics, `cargo insta review` accepts the
+//! `.snap.new` files the failing run left (or `INSTA_UPDATE=always cargo test -p
+//! prill-spec --test it fixtures::` rewrites the snapshots); read the diff.
 
 use std::path::{Path, PathBuf};
 
@@ -186,13 +187,13 @@ const BEYOND_SCHEMA: [(&str, &str); 8] = [
 #[test]
 fn invalid_fixtures_give_their_snapshot_and_the_schema_rejects_them() {
     let dir = root().join("fixtures/invalid");
-    let update = std::env::var("PRILL_UPDATE_SNAPSHOTS").as_deref() == Ok("1");
     let mut failures = Vec::new();
+    let mut snapshots = Vec::new();
     let files = files_under(&dir);
     assert!(files.len() >= 45, "only {} invalid fixtures", files.len());
-    for path in files {
+    for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let loaded = load(&path, Unrecognized::Error).expect("named files are never skipped");
+        let loaded = load(path, Unrecognized::Error).expect("named files are never skipped");
         let reports = loaded.reports();
         // `warn-*` files are valid but have warnings; every other file has errors.
         let warn_only = name.starts_with("warn-");
@@ -211,19 +212,6 @@ fn invalid_fixtures_give_their_snapshot_and_the_schema_rejects_them() {
             actual.push_str("\n\n");
             actual.push_str(&r.render(false));
             actual.push('\n');
-        }
-        let snapshot = path.with_file_name(format!("{name}.expected"));
-        if update {
-            std::fs::write(&snapshot, &actual).unwrap();
-        } else {
-            match std::fs::read_to_string(&snapshot) {
-                Ok(expected) if expected == actual => {}
-                Ok(expected) => failures.push(format!(
-                    "{name}: diagnostics differ from {}\n--- expected\n{expected}\n--- actual\n{actual}",
-                    snapshot.display()
-                )),
-                Err(_) => failures.push(format!("{name}: no snapshot {}", snapshot.display())),
-            }
         }
         let exception = BEYOND_SCHEMA.iter().find(|(n, _)| *n == name);
         match (schema_errors(&loaded), exception) {
@@ -244,10 +232,27 @@ fn invalid_fixtures_give_their_snapshot_and_the_schema_rejects_them() {
                 "{name}: a secret written in the file is shown back"
             ));
         }
+        snapshots.push((path, actual));
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    for (path, actual) in &snapshots {
+        insta::with_settings!({
+            snapshot_path => path.parent().unwrap().canonicalize().unwrap(),
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(path.file_name().unwrap().to_str().unwrap(), actual);
+        });
+    }
+    // No snapshot outlives its fixture (renamed or deleted).
+    let orphans: Vec<PathBuf> = walk(&dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "snap"))
+        .filter(|p| !files.contains(&p.with_extension("")))
+        .map(|p| relative(&p))
+        .collect();
     assert!(
-        failures.is_empty(),
-        "{}\n\nto accept new snapshots run `PRILL_UPDATE_SNAPSHOTS=1 cargo test -p prill-spec --test it fixtures::` and read the diff",
-        failures.join("\n\n")
+        orphans.is_empty(),
+        "snapshots without a fixture: {orphans:?}"
     );
 }
