@@ -1,35 +1,14 @@
 //! `prill agents` against the real demo server on loopback, and against nothing.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
 use prill_testkit::start_demo_background;
 
-/// Runs `prill args...` in `dir` with `PRILL_SERVER` set to `env_server` (or unset).
-fn prill(dir: &Path, env_server: Option<&str>, args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_prill"));
-    command
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("PRILL_SERVER")
-        .env_remove("PRILL_LOG")
-        .env_remove("RUST_LOG");
-    if let Some(server) = env_server {
-        command.env("PRILL_SERVER", server);
-    }
-    command.output().expect("the prill binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use crate::support::{prill, prill_env, text};
 
 #[test]
 fn lists_the_agents_one_per_line() {
     let demo = start_demo_background();
     let dir = tempfile::tempdir().unwrap();
-    let out = prill(dir.path(), None, &["agents", "--server", &demo.http_url()]);
+    let out = prill(dir.path(), &["agents", "--server", &demo.http_url()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let math = stdout
@@ -46,7 +25,6 @@ fn json_output() {
     let dir = tempfile::tempdir().unwrap();
     let out = prill(
         dir.path(),
-        None,
         &["agents", "--server", &demo.http_url(), "--format", "json"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -61,7 +39,11 @@ fn json_output() {
 fn the_server_comes_from_the_environment_then_prill_toml() {
     let demo = start_demo_background();
     let dir = tempfile::tempdir().unwrap();
-    let out = prill(dir.path(), Some(&demo.http_url()), &["agents"]);
+    let out = prill_env(
+        dir.path(),
+        &["agents"],
+        &[("PRILL_SERVER", &demo.http_url())],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("math_guy\t"));
 
@@ -70,12 +52,12 @@ fn the_server_comes_from_the_environment_then_prill_toml() {
         format!("server = \"{}\"\n", demo.http_url()),
     )
     .unwrap();
-    let out = prill(dir.path(), None, &["agents"]);
+    let out = prill(dir.path(), &["agents"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("math_guy\t"));
 
     std::fs::write(dir.path().join("prill.toml"), "servr = \"x\"\n").unwrap();
-    let out = prill(dir.path(), None, &["agents"]);
+    let out = prill(dir.path(), &["agents"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }
 
@@ -87,7 +69,7 @@ fn https_needs_the_certificate_or_insecure() {
     std::fs::write(&cert, demo.cert_pem()).unwrap();
     let https = demo.https_url();
 
-    let out = prill(dir.path(), None, &["agents", "--server", &https]);
+    let out = prill(dir.path(), &["agents", "--server", &https]);
     assert_eq!(out.status.code(), Some(3));
     let stderr = text(&out.stderr);
     assert!(
@@ -99,23 +81,17 @@ fn https_needs_the_certificate_or_insecure() {
     let cert_arg = cert.display().to_string();
     let out = prill(
         dir.path(),
-        None,
         &["agents", "--server", &https, "--ca-cert", &cert_arg],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("math_guy\t"));
 
-    let out = prill(
-        dir.path(),
-        None,
-        &["agents", "--server", &https, "--insecure"],
-    );
+    let out = prill(dir.path(), &["agents", "--server", &https, "--insecure"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).starts_with("warning: --insecure"));
 
     let out = prill(
         dir.path(),
-        None,
         &["agents", "--server", &https, "--ca-cert", "missing.pem"],
     );
     assert_eq!(out.status.code(), Some(2));
@@ -129,7 +105,7 @@ fn an_unreachable_server_is_an_error() {
     drop(listener);
     let dir = tempfile::tempdir().unwrap();
     let server = format!("http://127.0.0.1:{port}");
-    let out = prill(dir.path(), None, &["agents", "--server", &server]);
+    let out = prill(dir.path(), &["agents", "--server", &server]);
     assert_eq!(out.status.code(), Some(3));
     let stderr = text(&out.stderr);
     assert!(
@@ -138,7 +114,7 @@ fn an_unreachable_server_is_an_error() {
     );
     assert!(out.stdout.is_empty());
 
-    let out = prill(dir.path(), None, &["agents", "--server", "ftp://x"]);
+    let out = prill(dir.path(), &["agents", "--server", "ftp://x"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("must start with http:// or https://"));
 }
@@ -158,14 +134,14 @@ fn retries_are_logged_at_debug_and_not_by_default() {
             .map(str::to_owned)
             .collect::<Vec<_>>()
     };
-    let quiet = prill(dir.path(), None, &["agents", "--server", &server]);
+    let quiet = prill(dir.path(), &["agents", "--server", &server]);
     assert_eq!(quiet.status.code(), Some(3));
     let stderr = text(&quiet.stderr);
     assert!(retries(&stderr).is_empty(), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "only the error: {stderr}");
 
     let flag = ["agents", "--server", &server, "--log-level", "debug"];
-    let logged = prill(dir.path(), None, &flag);
+    let logged = prill(dir.path(), &flag);
     assert_eq!(logged.status.code(), Some(3));
     let stderr = text(&logged.stderr);
     let lines = retries(&stderr);
@@ -185,16 +161,11 @@ fn retries_are_logged_at_debug_and_not_by_default() {
         ("RUST_LOG", "prill_connect=debug", 2),
         ("RUST_LOG", "warn", 0),
     ] {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_prill"));
-        command
-            .args(["agents", "--server", &server])
-            .current_dir(dir.path())
-            .env("NO_COLOR", "1")
-            .env_remove("PRILL_SERVER")
-            .env_remove("PRILL_LOG")
-            .env_remove("RUST_LOG")
-            .env(name, value);
-        let out = command.output().unwrap();
+        let out = prill_env(
+            dir.path(),
+            &["agents", "--server", &server],
+            &[(name, value)],
+        );
         let stderr = text(&out.stderr);
         assert_eq!(retries(&stderr).len(), shown, "{name}={value}: {stderr}");
     }
@@ -212,7 +183,7 @@ fn the_command_agents_of_prill_toml_are_listed_and_marked() {
         ),
     )
     .unwrap();
-    let out = prill(dir.path(), None, &["agents"]);
+    let out = prill(dir.path(), &["agents"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("math_guy\t"), "{stdout}");
@@ -224,7 +195,7 @@ fn the_command_agents_of_prill_toml_are_listed_and_marked() {
     );
     assert!(!stdout.contains("remote"), "only commands: {stdout}");
 
-    let out = prill(dir.path(), None, &["agents", "--format", "json"]);
+    let out = prill(dir.path(), &["agents", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let document: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let agents = document["agents"].as_array().unwrap();
@@ -239,7 +210,7 @@ fn the_command_agents_of_prill_toml_are_listed_and_marked() {
         "server = \"http://127.0.0.1:1\"\n[agents.local_echo]\ncommand = [\"python3\", \"echo.py\"]\n",
     )
     .unwrap();
-    let out = prill(dir.path(), None, &["agents"]);
+    let out = prill(dir.path(), &["agents"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),

@@ -3,16 +3,9 @@
 //! bars in a real browser.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn prill(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the prill binary runs")
-}
+use crate::support::{prill, prill_env};
 
 const FLAKY: &str = "agent: flaky\nconnections: direct\nsuccess_ratio: \"3/5\"\ninteractions:\n  - text: roll\n    sly_data: {seed: 11, modes: {A: 0.2, B: 0.1}}\n    response:\n      text: {value: ok}\n";
 
@@ -307,25 +300,26 @@ fn classify_llm_names_and_merges_modes_with_the_judge_s_model() {
     ));
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("flaky.yaml"), FLAKY).unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_prill"));
-    cmd.args([
-        "assess",
-        "--demo",
-        "flaky.yaml",
-        "--samples",
-        "100",
-        "--classify",
-        "llm",
-        "--judge",
-        "openai:gpt-4o-mini",
-        "--json",
-        "assessment.json",
-    ])
-    .current_dir(dir.path())
-    .env("NO_COLOR", "1")
-    .env("OPENAI_BASE_URL", fake.base_url())
-    .env("OPENAI_API_KEY", "sk-fake");
-    let out = cmd.output().unwrap();
+    let out = prill_env(
+        dir.path(),
+        &[
+            "assess",
+            "--demo",
+            "flaky.yaml",
+            "--samples",
+            "100",
+            "--classify",
+            "llm",
+            "--judge",
+            "openai:gpt-4o-mini",
+            "--json",
+            "assessment.json",
+        ],
+        &[
+            ("OPENAI_BASE_URL", &fake.base_url()),
+            ("OPENAI_API_KEY", "sk-fake"),
+        ],
+    );
     assert_eq!(
         out.status.code(),
         Some(0),

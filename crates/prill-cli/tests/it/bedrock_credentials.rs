@@ -6,11 +6,13 @@
 //! key or instance metadata of the machine is read, and nothing leaves 127.0.0.1.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use prill_testkit::providers::Reply;
 use prill_testkit::providers::bedrock::container::FakeContainerCredentials;
 use prill_testkit::providers::bedrock::{FakeBedrock, parse_sigv4};
+
+use crate::support::{command, runtime};
 
 const CONTAINER_KEY: &str = "ASIACONTAINER0000001";
 const CONTAINER_SECRET: &str = "container/secret+key/0123456789abcdefgh";
@@ -18,26 +20,16 @@ const CONTAINER_TOKEN: &str = "container-session-token";
 const PROFILE_KEY: &str = "AKIAPROFILETEAM00003";
 const PROFILE_SECRET: &str = "profile/team/secret+key/0123456789abcde";
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// Runs one spec that expects "Paris" in `dir`, with only `env` (and `PATH`) in the
 /// child's environment.
-fn run(dir: &Path, env: &[(&str, String)]) -> Output {
+fn run_with_only(dir: &Path, env: &[(&str, String)]) -> Output {
     std::fs::write(
         dir.join("suite.yaml"),
         "name: t\nmodel: meta.llama3-1-8b-instruct-v1:0\nprovider: bedrock\ninputs: {query: \"Capital of France?\"}\nassertions: [{must_contain: Paris}]\n",
     )
     .unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_prill"));
-    cmd.args(["run", "suite.yaml"])
-        .current_dir(dir)
-        .env_clear()
+    let mut cmd = command(dir, &["run", "suite.yaml"]);
+    cmd.env_clear()
         .env("NO_COLOR", "1")
         .env("HOME", dir)
         .env("AWS_EC2_METADATA_DISABLED", "true");
@@ -64,7 +56,7 @@ fn container_credentials_sign_the_request() {
     fake.expect_sigv4(CONTAINER_KEY, CONTAINER_SECRET, "eu-central-1");
     fake.default_reply(Reply::text("Paris."));
     let dir = tempfile::tempdir().unwrap();
-    let out = run(
+    let out = run_with_only(
         dir.path(),
         &[
             ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", fake.base_url()),
@@ -121,7 +113,7 @@ fn the_profile_named_in_prill_toml_is_used() {
         "[providers.bedrock]\nprofile = \"team\"\n",
     )
     .unwrap();
-    let out = run(
+    let out = run_with_only(
         dir.path(),
         &[
             ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", fake.base_url()),

@@ -4,14 +4,13 @@
 //! `cached`, at no cost), `--no-cache` and `[cache] models = false` go to the provider,
 //! and a request at another temperature is never cached.
 
-use crate::support;
-
 use std::path::Path;
 
 use prill_testkit::providers::Reply;
 use prill_testkit::providers::openai::FakeOpenAi;
 use serde_json::Value;
-use support::{run_args, runtime, verdicts};
+
+use crate::support::{run_args, runtime, verdicts};
 
 const QUESTION: &str = "What is the capital of France?";
 
@@ -42,11 +41,12 @@ fn project(temperature: &str, config: &str) -> tempfile::TempDir {
     dir
 }
 
-fn run(dir: &Path, fake: &FakeOpenAi, extra: &[&str]) -> Value {
+/// The report of `prill run suite.yaml` against `fake`, which must pass.
+fn run_suite(dir: &Path, fake: &FakeOpenAi, extra: &[&str]) -> Value {
     run_said(dir, fake, extra).0
 }
 
-/// [`run`], with what it said on stderr.
+/// [`run_suite`], with what it said on stderr.
 fn run_said(dir: &Path, fake: &FakeOpenAi, extra: &[&str]) -> (Value, String) {
     let env = [
         ("OPENAI_BASE_URL", fake.base_url()),
@@ -64,7 +64,7 @@ fn run_said(dir: &Path, fake: &FakeOpenAi, extra: &[&str]) -> (Value, String) {
 }
 
 /// The interaction of the suite's one case.
-fn interaction(report: &Value) -> &Value {
+fn first_interaction(report: &Value) -> &Value {
     &report["units"][0]["samples"][0]["interactions"][0]
 }
 
@@ -79,10 +79,10 @@ fn fake() -> (tokio::runtime::Runtime, FakeOpenAi) {
 fn a_second_run_at_temperature_zero_is_answered_from_the_cache_at_no_cost() {
     let (_rt, fake) = fake();
     let dir = project("0", "");
-    let first = run(dir.path(), &fake, &[]);
+    let first = run_suite(dir.path(), &fake, &[]);
     assert_eq!(fake.requests().len(), 1);
-    assert_eq!(interaction(&first).get("cached"), None, "{first}");
-    assert!(interaction(&first)["cost"].as_f64().unwrap() > 0.0);
+    assert_eq!(first_interaction(&first).get("cached"), None, "{first}");
+    assert!(first_interaction(&first)["cost"].as_f64().unwrap() > 0.0);
     let entries: Vec<String> = std::fs::read_dir(dir.path().join(".prill/cache/models"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -99,21 +99,21 @@ fn a_second_run_at_temperature_zero_is_answered_from_the_cache_at_no_cost() {
         said.contains("1 answer from the model response cache"),
         "{said}"
     );
-    assert_eq!(interaction(&second)["cached"], true, "{second}");
-    assert_eq!(interaction(&second)["answer"], "Paris");
-    assert_eq!(interaction(&second)["cost"], 0.0);
+    assert_eq!(first_interaction(&second)["cached"], true, "{second}");
+    assert_eq!(first_interaction(&second)["answer"], "Paris");
+    assert_eq!(first_interaction(&second)["cost"], 0.0);
 
     // --no-cache asks the provider, and the report marks nothing.
-    let live = run(dir.path(), &fake, &["--no-cache"]);
+    let live = run_suite(dir.path(), &fake, &["--no-cache"]);
     assert_eq!(fake.requests().len(), 2);
-    assert_eq!(interaction(&live).get("cached"), None, "{live}");
+    assert_eq!(first_interaction(&live).get("cached"), None, "{live}");
 }
 
 #[test]
 fn the_cache_answers_with_the_provider_gone() {
     let (rt, fake) = fake();
     let dir = project("0.0", "");
-    run(dir.path(), &fake, &[]);
+    run_suite(dir.path(), &fake, &[]);
     let base_url = fake.base_url();
     drop(fake);
     drop(rt);
@@ -128,22 +128,22 @@ fn the_cache_answers_with_the_provider_gone() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(interaction(&report)["cached"], true, "{report}");
+    assert_eq!(first_interaction(&report)["cached"], true, "{report}");
 }
 
 #[test]
 fn another_temperature_and_a_cache_turned_off_go_to_the_provider_every_time() {
     let (_rt, fake) = fake();
     let warm = project("0.7", "");
-    run(warm.path(), &fake, &[]);
-    let again = run(warm.path(), &fake, &[]);
+    run_suite(warm.path(), &fake, &[]);
+    let again = run_suite(warm.path(), &fake, &[]);
     assert_eq!(fake.requests().len(), 2);
-    assert_eq!(interaction(&again).get("cached"), None, "{again}");
+    assert_eq!(first_interaction(&again).get("cached"), None, "{again}");
     assert!(!warm.path().join(".prill/cache/models").exists());
 
     let off = project("0", "[cache]\nmodels = false\n");
-    run(off.path(), &fake, &[]);
-    run(off.path(), &fake, &[]);
+    run_suite(off.path(), &fake, &[]);
+    run_suite(off.path(), &fake, &[]);
     assert_eq!(fake.requests().len(), 4);
     assert!(!off.path().join(".prill/cache/models").exists());
 }

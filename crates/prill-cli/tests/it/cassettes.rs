@@ -7,8 +7,6 @@
 //! checked before anything runs; the run line of `--jsonl` and `prill runs` say the
 //! run was recorded or replayed.
 
-use crate::support;
-
 use std::path::Path;
 use std::process::Output;
 
@@ -18,7 +16,8 @@ use prill_testkit::providers::bedrock::FakeBedrock;
 use prill_testkit::providers::ollama::FakeOllama;
 use prill_testkit::providers::openai::FakeOpenAi;
 use serde_json::{Value, json};
-use support::{fixtures, prill_isolated, runtime, text, verdicts};
+
+use crate::support::{fixtures, json_or_null, prill_isolated, runtime, text, verdicts};
 
 /// A key distinctive enough to grep the cassettes for.
 const OPENAI_KEY: &str = "sk-cassette-openai-7f3e9a1c";
@@ -36,15 +35,11 @@ fn dead_url() -> String {
 
 /// `prill run <args>` in `dir` with only `env` of the provider variables; its output
 /// and the JSON report it wrote to `report` (`null` when none was).
-fn run(dir: &Path, report: &str, args: &[&str], env: &[(&str, String)]) -> (Output, Value) {
+fn run_json(dir: &Path, report: &str, args: &[&str], env: &[(&str, String)]) -> (Output, Value) {
     let mut all = vec!["run", "--json", report];
     all.extend_from_slice(args);
     let out = prill_isolated(dir, &all, env);
-    let report = std::fs::read_to_string(dir.join(report))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (out, report)
+    (out, json_or_null(&dir.join(report)))
 }
 
 /// The report with only what legitimately differs between a run and its replay taken
@@ -102,7 +97,7 @@ fn demo_round_trip(dir: &Path, args: &[&str], replay_only: &[&str]) -> (Value, V
     let cassettes = cassettes.to_str().unwrap();
     let mut record = vec!["--demo", "--record", cassettes];
     record.extend_from_slice(args);
-    let (out, recorded) = run(dir, "recorded.json", &record, &[]);
+    let (out, recorded) = run_json(dir, "recorded.json", &record, &[]);
     assert!(
         matches!(out.status.code(), Some(0 | 1)),
         "the recording runs: {}",
@@ -117,7 +112,7 @@ fn demo_round_trip(dir: &Path, args: &[&str], replay_only: &[&str]) -> (Value, V
     let mut replay = vec!["--server", &server, "--replay", cassettes];
     replay.extend_from_slice(replay_only);
     replay.extend_from_slice(args);
-    let (out, replayed) = run(dir, "replayed.json", &replay, &[]);
+    let (out, replayed) = run_json(dir, "replayed.json", &replay, &[]);
     (recorded, replayed, out)
 }
 
@@ -232,7 +227,7 @@ fn a_sentinel_suite_replays_its_providers_with_no_network_and_no_key_in_the_cass
         ("ANTHROPIC_BASE_URL", anthropic.base_url()),
         ("ANTHROPIC_API_KEY", ANTHROPIC_KEY.to_owned()),
     ];
-    let (out, recorded) = run(
+    let (out, recorded) = run_json(
         dir.path(),
         "recorded.json",
         &["--record", "cassettes", "suite.yaml"],
@@ -263,7 +258,7 @@ fn a_sentinel_suite_replays_its_providers_with_no_network_and_no_key_in_the_cass
         ("ANTHROPIC_BASE_URL", dead_url()),
         ("ANTHROPIC_API_KEY", "sk-ant-replay-only".to_owned()),
     ];
-    let (out, replayed) = run(
+    let (out, replayed) = run_json(
         dir.path(),
         "replayed.json",
         &[
@@ -322,7 +317,7 @@ fn a_gist_check_replays_its_judge() {
     ];
     let mut record = vec!["--demo", "--record", cassettes];
     record.extend_from_slice(&judged);
-    let (out, recorded) = run(dir.path(), "recorded.json", &record, &live);
+    let (out, recorded) = run_json(dir.path(), "recorded.json", &record, &live);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let server = dead_url();
     let dead = [
@@ -331,7 +326,7 @@ fn a_gist_check_replays_its_judge() {
     ];
     let mut replay = vec!["--server", &server, "--replay", cassettes];
     replay.extend_from_slice(&judged);
-    let (out, replayed) = run(dir.path(), "replayed.json", &replay, &dead);
+    let (out, replayed) = run_json(dir.path(), "replayed.json", &replay, &dead);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(timeless(replayed), timeless(recorded));
 }
@@ -349,7 +344,7 @@ fn a_request_with_no_recording_is_an_error_that_shows_the_difference() {
         case("Hello from the recording"),
     )
     .unwrap();
-    let (out, _) = run(
+    let (out, _) = run_json(
         dir.path(),
         "recorded.json",
         &["--demo", "--record", "cassettes", "echo.yaml"],
@@ -359,7 +354,7 @@ fn a_request_with_no_recording_is_an_error_that_shows_the_difference() {
     // The test changes its prompt: the recording no longer answers it.
     std::fs::write(dir.path().join("echo.yaml"), case("Hello after the change")).unwrap();
     let server = dead_url();
-    let (out, replayed) = run(
+    let (out, replayed) = run_json(
         dir.path(),
         "replayed.json",
         &["--server", &server, "--replay", "cassettes", "echo.yaml"],
@@ -407,7 +402,7 @@ fn cassettes_that_cannot_be_used_stop_the_run_before_it_starts() {
     let echo = fixtures("quickstart/echo.yaml");
     let echo = echo.to_str().unwrap();
     // A folder that is not there.
-    let (out, report) = run(dir.path(), "r.json", &["--replay", "missing", echo], &[]);
+    let (out, report) = run_json(dir.path(), "r.json", &["--replay", "missing", echo], &[]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -422,7 +417,7 @@ fn cassettes_that_cannot_be_used_stop_the_run_before_it_starts() {
     let broken = dir.path().join("broken");
     std::fs::create_dir(&broken).unwrap();
     std::fs::write(broken.join("case.jsonl"), "{\"cassette_version\": 1}\n").unwrap();
-    let (out, _) = run(dir.path(), "r.json", &["--replay", "broken", echo], &[]);
+    let (out, _) = run_json(dir.path(), "r.json", &["--replay", "broken", echo], &[]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -438,7 +433,7 @@ fn cassettes_that_cannot_be_used_stop_the_run_before_it_starts() {
         "response": {"status": 200, "chunks": []}
     });
     std::fs::write(held.join("case.jsonl"), format!("{exchange}\n")).unwrap();
-    let (out, _) = run(
+    let (out, _) = run_json(
         dir.path(),
         "r.json",
         &["--demo", "--record", "held", echo],
@@ -449,14 +444,14 @@ fn cassettes_that_cannot_be_used_stop_the_run_before_it_starts() {
     assert!(stderr.contains("already holds cassettes"), "{stderr}");
     assert!(stderr.contains("--re-record"), "{stderr}");
     // Two modes at once, and a pace without a replay, are usage errors.
-    let (out, _) = run(
+    let (out, _) = run_json(
         dir.path(),
         "r.json",
         &["--record", "a", "--replay", "b", echo],
         &[],
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    let (out, _) = run(
+    let (out, _) = run_json(
         dir.path(),
         "r.json",
         &["--record", "a", "--replay-latency", "zero", echo],
@@ -563,7 +558,7 @@ fn a_command_agent_replays_without_being_started() {
     )
     .unwrap();
     config(r#"["python3", "agent.py"]"#);
-    let (out, recorded) = run(
+    let (out, recorded) = run_json(
         dir.path(),
         "recorded.json",
         // One sample at a time: the first fails and decides the verdict, so the second
@@ -580,7 +575,7 @@ fn a_command_agent_replays_without_being_started() {
     assert!(cassette_text(&dir.path().join("cassettes")).contains("turn 2: again"));
     // The replay: a command that cannot be started, so any answer is the recording's.
     config(r#"["/nonexistent/prill-agent"]"#);
-    let (out, replayed) = run(
+    let (out, replayed) = run_json(
         dir.path(),
         "replayed.json",
         &[
@@ -645,7 +640,7 @@ fn provider_round_trip(
         provider_suite(provider, model),
     )
     .unwrap();
-    let (out, recorded) = run(
+    let (out, recorded) = run_json(
         dir.path(),
         "recorded.json",
         &["--record", "cassettes", "suite.yaml"],
@@ -667,7 +662,7 @@ fn provider_round_trip(
         }
     }
     let before = sent();
-    let (out, replayed) = run(
+    let (out, replayed) = run_json(
         dir.path(),
         "replayed.json",
         &[

@@ -3,8 +3,7 @@
 //! prints an annotation per failing check and per invalid file on stdout, while the
 //! human report stays on stderr.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use crate::support::{prill, prill_env, text};
 
 /// A two-turn case against the demo `echo` agent whose second turn fails.
 const FAILING_MULTITURN: &str = r#"# The second answer is "second", not "third".
@@ -44,31 +43,12 @@ fn project() -> tempfile::TempDir {
     dir
 }
 
-/// `prill args...` in `dir`, outside GitHub Actions unless `github_actions`.
-fn prill(dir: &Path, args: &[&str], github_actions: bool) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_prill"));
-    cmd.args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("PRILL_SERVER")
-        .env_remove("GITHUB_ACTIONS");
-    if github_actions {
-        cmd.env("GITHUB_ACTIONS", "true");
-    }
-    cmd.output().expect("the prill binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 #[test]
 fn a_failing_case_in_junit_names_its_module_file_line_and_transcript() {
     let dir = project();
     let out = prill(
         dir.path(),
         &["run", "--demo", "tests", "--junit", "junit.xml"],
-        false,
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert_eq!(
@@ -111,7 +91,11 @@ fn a_failing_case_in_junit_names_its_module_file_line_and_transcript() {
 #[test]
 fn in_github_actions_a_failing_check_is_annotated_on_stdout() {
     let dir = project();
-    let out = prill(dir.path(), &["run", "--demo", "tests"], true);
+    let out = prill_env(
+        dir.path(),
+        &["run", "--demo", "tests"],
+        &[("GITHUB_ACTIONS", "true")],
+    );
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let line = line_of(FAILING_MULTITURN, r#"value = "third""#);
@@ -132,16 +116,15 @@ fn in_github_actions_a_failing_check_is_annotated_on_stdout() {
     assert!(!stderr.contains("::error"), "{stderr}");
 
     // `--format human` turns it off; `--format github` turns it on anywhere.
-    let out = prill(
+    let out = prill_env(
         dir.path(),
         &["run", "--demo", "tests", "--format", "human"],
-        true,
+        &[("GITHUB_ACTIONS", "true")],
     );
     assert_eq!(text(&out.stdout), "");
     let out = prill(
         dir.path(),
         &["run", "--demo", "tests", "--format", "github"],
-        false,
     );
     assert!(
         text(&out.stdout).starts_with(&prefix),
@@ -159,7 +142,11 @@ fn in_github_actions_an_invalid_file_is_annotated_at_its_line_and_column() {
     let prefix = format!("::error file=bad.yaml,line={line},col={col},title=error[");
 
     for command in ["validate", "run"] {
-        let out = prill(dir.path(), &[command, "bad.yaml"], true);
+        let out = prill_env(
+            dir.path(),
+            &[command, "bad.yaml"],
+            &[("GITHUB_ACTIONS", "true")],
+        );
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
         assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
         let first = stdout.lines().next().unwrap_or_default();
@@ -170,21 +157,17 @@ fn in_github_actions_an_invalid_file_is_annotated_at_its_line_and_column() {
     }
 
     // JSON on stdout stays JSON.
-    let out = prill(
+    let out = prill_env(
         dir.path(),
         &["validate", "bad.yaml", "--format", "json"],
-        true,
+        &[("GITHUB_ACTIONS", "true")],
     );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(json.is_object(), "{json}");
     // Outside GitHub Actions, only when asked for.
-    let out = prill(dir.path(), &["validate", "bad.yaml"], false);
+    let out = prill(dir.path(), &["validate", "bad.yaml"]);
     assert!(!text(&out.stdout).contains("::error"));
-    let out = prill(
-        dir.path(),
-        &["validate", "bad.yaml", "--format", "github"],
-        false,
-    );
+    let out = prill(dir.path(), &["validate", "bad.yaml", "--format", "github"]);
     assert!(
         text(&out.stdout).starts_with(&prefix),
         "{}",
@@ -200,10 +183,10 @@ const HOSTILE: &str = "agent: echo\nconnections: [direct]\ninteractions:\n  - te
 fn an_answer_cannot_add_workflow_commands_to_the_log() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("hostile.yaml"), HOSTILE).unwrap();
-    let out = prill(
+    let out = prill_env(
         dir.path(),
         &["run", "--demo", "hostile.yaml", "--show-transcript", "-v"],
-        true,
+        &[("GITHUB_ACTIONS", "true")],
     );
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stderr}");

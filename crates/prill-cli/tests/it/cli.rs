@@ -1,7 +1,8 @@
 //! Runs the real `prill` binary on temporary files and checks its output and exit codes.
 
 use std::path::Path;
-use std::process::{Command, Output};
+
+use crate::support::{code, command, prill, stderr, stdout, write};
 
 const GOOD_SPEC: &str = "\
 name: capital
@@ -46,36 +47,6 @@ const DATA_DRIVEN: &str = r#"{
   ]
 }
 "#;
-
-/// Runs `prill args...` in `dir`, without colour.
-fn prill(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the prill binary runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().expect("prill exits with a code")
-}
-
-fn write(dir: &Path, name: &str, text: &str) {
-    let path = dir.join(name);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).unwrap();
-    }
-    std::fs::write(path, text).unwrap();
-}
 
 #[test]
 fn validate_accepts_a_valid_spec() {
@@ -454,9 +425,7 @@ fn colour_only_when_asked_or_on_a_terminal() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "typo.yaml", TYPO_SPEC);
     // Not a terminal: no colour, with or without NO_COLOR.
-    let plain = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(["validate", "typo.yaml"])
-        .current_dir(dir.path())
+    let plain = command(dir.path(), &["validate", "typo.yaml"])
         .env_remove("NO_COLOR")
         .output()
         .unwrap();
@@ -476,11 +445,8 @@ fn convert_refuses_to_write_environment_values_unless_allowed() {
         "agent = echo\ninteractions = [{ text = hi, sly_data { key = ${PRILL_TEST_SECRET} } }]\n",
     );
     let run = |allow: bool| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_prill"));
-        cmd.current_dir(dir.path())
-            .env("NO_COLOR", "1")
-            .env("PRILL_TEST_SECRET", "s3cr3t-value")
-            .args(["convert", "keyed.hocon", "--to", "json"]);
+        let mut cmd = command(dir.path(), &["convert", "keyed.hocon", "--to", "json"]);
+        cmd.env("PRILL_TEST_SECRET", "s3cr3t-value");
         if allow {
             cmd.arg("--allow-env");
         }

@@ -3,25 +3,18 @@
 //! changes; `prill completions` and `prill man` come from the clap definitions; `prill
 //! judge check` judges its built-in set from any folder and exits 1 when a gate is missed.
 
-use crate::support;
-use support::prill_isolated;
-
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use prill_testkit::providers::Reply;
 use prill_testkit::providers::openai::FakeOpenAi;
-use serde_json::json;
+
+use crate::support::{self, isolated, judge_verdict, prill_isolated, text};
 
 /// The longest any wait on a child process lasts.
 const DEADLINE: Duration = Duration::from_secs(60);
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 #[test]
 fn init_writes_examples_that_pass_against_the_demo_and_refuses_to_overwrite() {
@@ -177,14 +170,10 @@ fn watch_reruns_the_file_that_changed() {
     let echo = "agent: echo\nconnections: [direct]\ninteractions:\n  - text: hello\n    response:\n      text: {value: hello}\n";
     std::fs::write(tests.join("echo.yaml"), echo).unwrap();
     std::fs::write(tests.join("other.yaml"), echo.replace("hello", "other")).unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_prill"));
-    cmd.args(["watch", "--demo", "tests"])
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
+    let mut cmd = isolated(dir.path(), &["watch", "--demo", "tests"]);
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    prill_testkit::env::isolate(&mut cmd, dir.path());
     let mut child = Killed(cmd.spawn().unwrap());
     let lines = lines(&mut child.0);
     let mut seen = Vec::new();
@@ -263,17 +252,13 @@ fn completions_and_the_man_page_name_every_subcommand() {
     assert!(!page.contains("prill\\-run(1)"), "{page}");
 }
 
-fn verdict(pass: bool) -> Reply {
-    Reply::structured(json!({"verdict": if pass { "pass" } else { "fail" }, "reason": "r"}))
-}
-
 #[test]
 fn judge_check_judges_the_built_in_set_anywhere_and_gates_on_rates() {
     let rt = support::runtime();
     let fake = rt.block_on(FakeOpenAi::start());
     // A judge that passes everything: it agrees on the 23 items labeled pass and
     // passes the 22 labeled fail.
-    fake.default_reply(verdict(true));
+    fake.default_reply(judge_verdict(true, "r"));
     let dir = tempfile::tempdir().unwrap();
     let env = [
         ("OPENAI_BASE_URL", fake.base_url()),

@@ -7,12 +7,10 @@
 use std::path::Path;
 use std::process::Output;
 
-use prill_testkit::providers::Reply;
 use prill_testkit::providers::openai::FakeOpenAi;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::support;
-use support::{git, prill, prill_isolated, runtime, text};
+use crate::support::{git, judge_verdict, prill, prill_isolated, runtime, text};
 
 /// A case against the demo `echo` agent that sends `sent` and expects `expected` back
 /// (so it passes when they are the same). Cases with different `sent` have different
@@ -36,7 +34,8 @@ fn run_ids(dir: &Path) -> Vec<String> {
     ids
 }
 
-fn run(dir: &Path, args: &[&str], code: i32) {
+/// `prill run --demo . args...` in `dir`, which must exit with `code`.
+fn run_demo(dir: &Path, args: &[&str], code: i32) {
     let mut all = vec!["run", "--demo", "."];
     all.extend(args);
     let out = prill(dir, &all);
@@ -64,12 +63,12 @@ fn two_runs() -> tempfile::TempDir {
     std::fs::write(p.join("breaks.yaml"), case("breaks", "breaks")).unwrap();
     std::fs::write(p.join("mends.yaml"), case("mends", "wrong")).unwrap();
     std::fs::write(p.join("leaves.yaml"), case("leaves", "leaves")).unwrap();
-    run(p, &[], 1);
+    run_demo(p, &[], 1);
     std::fs::write(p.join("breaks.yaml"), case("breaks", "wrong")).unwrap();
     std::fs::write(p.join("mends.yaml"), case("mends", "mends")).unwrap();
     std::fs::remove_file(p.join("leaves.yaml")).unwrap();
     std::fs::write(p.join("arrives.yaml"), case("arrives", "arrives")).unwrap();
-    run(p, &[], 1);
+    run_demo(p, &[], 1);
     dir
 }
 
@@ -148,7 +147,7 @@ fn runs_are_named_by_id_start_of_id_or_file() {
     assert!(out.starts_with(&format!("base  {file}")), "{out}");
     assert!(out.contains("Regressions\n  breaks [direct]"), "{out}");
 
-    run(p, &["--json", "report.json"], 1);
+    run_demo(p, &["--json", "report.json"], 1);
     // The newest run (the one that wrote report.json) against its own report: nothing
     // changed; a report has no id, start or commit.
     let out = ok(&prill(p, &["compare", "report.json"]), 0);
@@ -194,7 +193,7 @@ fn one_kept_run_is_too_few_to_compare() {
         "{}",
         text(&out.stderr)
     );
-    run(dir.path(), &[], 0);
+    run_demo(dir.path(), &[], 0);
     let out = prill(dir.path(), &["compare"]);
     ok(&out, 2);
     assert!(
@@ -213,10 +212,10 @@ fn a_sampled_case_regresses_when_its_drop_is_not_chance() {
     };
     std::fs::write(p.join("few.yaml"), sampled("few", "few", "3/5")).unwrap();
     std::fs::write(p.join("many.yaml"), sampled("many", "many", "10/20")).unwrap();
-    run(p, &[], 0);
+    run_demo(p, &[], 0);
     std::fs::write(p.join("few.yaml"), sampled("few", "wrong", "3/5")).unwrap();
     std::fs::write(p.join("many.yaml"), sampled("many", "wrong", "10/20")).unwrap();
-    run(p, &[], 1);
+    run_demo(p, &[], 1);
     // A unit stops sampling once its verdict is known: 3/3 then 0/3 (p = 0.1) could be
     // chance; 10/10 then 0/11 (p = 1/C(21, 10)) could not.
     let out = ok(&prill(p, &["compare", "--fail-on-regression"]), 1);
@@ -255,15 +254,15 @@ fn the_base_branch_is_the_newest_run_of_its_commit() {
     git(p, &["init", "-q", "-b", "main"]);
     git(p, &["add", "."]);
     git(p, &["commit", "-q", "-m", "main"]);
-    run(p, &[], 0);
+    run_demo(p, &[], 0);
     let on_main = run_ids(p).remove(0);
 
     git(p, &["checkout", "-q", "-b", "feature"]);
     std::fs::write(p.join("breaks.yaml"), case("breaks", "wrong")).unwrap();
     git(p, &["commit", "-q", "-am", "feature"]);
-    run(p, &[], 1);
+    run_demo(p, &[], 1);
     // A run on the feature branch in between is not the base.
-    run(p, &[], 1);
+    run_demo(p, &[], 1);
 
     let out = ok(
         &prill(
@@ -335,9 +334,7 @@ fn a_gist_check_whose_judge_changed_its_mind_shows_both_reasons() {
         (true, "it names the Beatles", 0),
         (false, "it names <no> band | at all", 1),
     ] {
-        fake.script(Reply::structured(
-            json!({"verdict": if pass { "pass" } else { "fail" }, "reason": reason}),
-        ));
+        fake.script(judge_verdict(pass, reason));
         let out = prill_isolated(p, &args, &env);
         assert_eq!(out.status.code(), Some(code), "{}", text(&out.stderr));
     }
@@ -372,7 +369,7 @@ fn the_base_picked_for_a_run_is_a_run_of_the_same_command() {
     let p = dir.path();
     std::fs::write(p.join("stays.yaml"), case("stays", "stays")).unwrap();
     for _ in 0..3 {
-        run(p, &[], 0);
+        run_demo(p, &[], 0);
     }
     let ids = run_ids(p);
     // The middle run kept as another command's (as `prill assess` keeps its runs).

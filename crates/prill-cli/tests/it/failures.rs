@@ -3,8 +3,7 @@
 //! in a CI log, transcripts during a run (`--show-transcript`, `-v`) and from a saved
 //! report (`prill show`), and the sly_data sent, in the JSON report.
 
-use crate::support;
-use support::{fixtures, prill, text};
+use crate::support::{fixtures, prill, text};
 
 /// A scratch folder holding the two-turn case whose second turn fails, and the line
 /// and column of its failing check (`keywords = Manchester`).

@@ -1,28 +1,27 @@
 //! `--jobs` against the open-file limit: the soft limit is raised to the hard one at
 //! start, and a `--jobs` that still cannot fit is said up front.
 
-use std::path::Path;
 use std::process::{Command, Output};
+
+use crate::support::{fixtures, plain};
 
 /// `prill run --demo` on the quickstart under `ulimit -Hn hard -Sn soft`.
 fn run_limited(soft: u32, hard: u32, jobs: u32) -> Output {
-    let quickstart = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/quickstart");
+    let quickstart = fixtures("quickstart");
     let dir = tempfile::tempdir().unwrap();
-    Command::new("sh")
-        .args([
-            "-c",
-            &format!("ulimit -Sn {soft} && ulimit -Hn {hard} && exec \"$0\" \"$@\""),
-            env!("CARGO_BIN_EXE_prill"),
-            "run",
-            "--demo",
-            quickstart.to_str().unwrap(),
-            "--jobs",
-            &jobs.to_string(),
-        ])
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        &format!("ulimit -Sn {soft} && ulimit -Hn {hard} && exec \"$0\" \"$@\""),
+        env!("CARGO_BIN_EXE_prill"),
+        "run",
+        "--demo",
+        quickstart.to_str().unwrap(),
+        "--jobs",
+        &jobs.to_string(),
+    ])
+    .current_dir(dir.path());
+    plain(&mut cmd).output().unwrap()
 }
 
 #[test]

@@ -3,15 +3,14 @@
 //! `.prill/last-run.json` and `--rerun-failed` runs only what failed in it; `--model`
 //! runs Sentinel specs on other models, side by side.
 
-use crate::support;
-
 use std::path::Path;
 use std::process::Output;
 
 use prill_testkit::providers::Reply;
 use prill_testkit::providers::openai::FakeOpenAi;
 use serde_json::Value;
-use support::{expected, verdicts};
+
+use crate::support::{self, expected, isolated, stderr, verdicts};
 
 /// A case for the demo's `echo` agent over `direct`: it answers with the text sent, so
 /// the case passes when `keyword` is in `text`.
@@ -27,10 +26,6 @@ fn run_demo(dir: &Path, extra: &[&str]) -> (Output, Value) {
     let mut args = vec!["--demo"];
     args.extend_from_slice(extra);
     support::run_args(dir, "tests", &args, &[])
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn count(report: &Value, verdict: &str) -> usize {
@@ -252,13 +247,12 @@ fn assess_takes_a_model_matrix_too() {
     });
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("suite.yaml"), SPEC).unwrap();
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_prill"));
-    cmd.args(["assess", "suite.yaml", "--model", "gpt-good,gpt-bad"])
-        .args(["--json", "assessment.json"])
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1");
-    prill_testkit::env::isolate(&mut cmd, dir.path());
-    cmd.env("OPENAI_BASE_URL", fake.base_url())
+    let mut cmd = isolated(
+        dir.path(),
+        &["assess", "suite.yaml", "--model", "gpt-good,gpt-bad"],
+    );
+    cmd.args(["--json", "assessment.json"])
+        .env("OPENAI_BASE_URL", fake.base_url())
         .env("OPENAI_API_KEY", "sk-test-matrix-0123");
     let out = cmd.output().unwrap();
     let err = stderr(&out);

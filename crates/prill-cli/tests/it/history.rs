@@ -8,13 +8,12 @@
 //! listed as unfinished with the units it finished.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support;
-use support::{fixtures, git, prill, text};
+use crate::support::{command, fixtures, git, jsonl, prill, text};
 
 /// A passing case against the demo `echo` agent.
 const PASSING: &str = "agent: echo\nconnections: [direct]\ninteractions:\n  - text: hi\n    response: {text: {value: hi}}\n";
@@ -33,11 +32,7 @@ fn runs_in(runs: &Path) -> Vec<(PathBuf, Vec<Value>)> {
     files
         .into_iter()
         .map(|path| {
-            let lines = std::fs::read_to_string(&path)
-                .unwrap()
-                .lines()
-                .map(|l| serde_json::from_str(l).expect("every line is JSON"))
-                .collect();
+            let lines = jsonl(&path);
             (path, lines)
         })
         .collect()
@@ -390,12 +385,7 @@ fn a_run_killed_mid_run_is_listed_unfinished_with_its_finished_units() {
     let out = prill(dir.path(), &["run", "--demo", "echo.yaml"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     std::fs::write(dir.path().join("slow.yaml"), SLOW).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(["run", "--demo", "."])
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
-        .env_remove("PRILL_SERVER")
-        .env_remove("GITHUB_ACTIONS")
+    let mut child = command(dir.path(), &["run", "--demo", "."])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

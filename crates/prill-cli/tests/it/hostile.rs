@@ -2,57 +2,10 @@
 //! regular files, symbolic links, secrets from the environment, confined includes,
 //! size limits, and huge keys. Each test is the smallest input that showed a bug.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Runs `prill args...` in `dir` with `env` set, and kills it if it has not ended
-/// within 20 s (a hang is a failure, not a stuck test run).
-fn prill_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the prill binary runs");
-    let started = Instant::now();
-    while child.try_wait().expect("waits").is_none() {
-        if started.elapsed() > Duration::from_secs(20) {
-            child.kill().ok();
-            panic!("prill {args:?} hung for 20 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output")
-}
-
-fn prill(dir: &Path, args: &[&str]) -> Output {
-    prill_env(dir, args, &[])
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().expect("prill exits with a code")
-}
-
-fn write(dir: &Path, name: &str, text: &str) {
-    let path = dir.join(name);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).unwrap();
-    }
-    std::fs::write(path, text).unwrap();
-}
+use crate::support::{code, prill_bounded, stderr, stdout, write};
 
 const CASE: &str = "agent = a\ninteractions = [{text = hi, response.text.keywords = hi}]\n";
 
@@ -67,11 +20,11 @@ fn a_fifo_named_like_a_test_file_is_refused_without_hanging() {
         .status()
         .expect("mkfifo runs");
     assert!(made.success());
-    let out = prill(dir.path(), &["validate", "x.conf"]);
+    let out = prill_bounded(dir.path(), &["validate", "x.conf"], &[]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("named pipe"), "{}", stderr(&out));
     // Found by walking the folder, it is reported too, not skipped in silence.
-    let out = prill(dir.path(), &["validate", "."]);
+    let out = prill_bounded(dir.path(), &["validate", "."], &[]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("named pipe"), "{}", stderr(&out));
 }
@@ -82,7 +35,7 @@ fn a_test_file_linked_to_dev_zero_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.hocon")).unwrap();
     let started = Instant::now();
-    let out = prill(dir.path(), &["validate", "zero.hocon"]);
+    let out = prill_bounded(dir.path(), &["validate", "zero.hocon"], &[]);
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(code(&out), 2);
     assert!(
@@ -101,14 +54,17 @@ fn a_file_over_max_input_bytes_says_the_limit() {
         "big.yaml",
         &format!("{SPEC}# {}\n", "x".repeat(2000)),
     );
-    let out = prill(dir.path(), &["validate", "big.yaml"]);
+    let out = prill_bounded(dir.path(), &["validate", "big.yaml"], &[]);
     assert_eq!(code(&out), 2);
     let err = stderr(&out);
     assert!(err.contains("over the limit of 1 KiB"), "{err}");
     assert!(err.contains("max_input_bytes"), "{err}");
     // Without the setting the default (1 MiB) holds it.
     std::fs::remove_file(dir.path().join("prill.toml")).unwrap();
-    assert_eq!(code(&prill(dir.path(), &["validate", "big.yaml"])), 0);
+    assert_eq!(
+        code(&prill_bounded(dir.path(), &["validate", "big.yaml"], &[])),
+        0
+    );
 }
 
 #[cfg(unix)]
@@ -124,7 +80,7 @@ fn a_folder_of_symlinks_is_followed_and_loops_are_reported() {
     link("../real/a.yaml", "a.yaml");
     link("../real/sub", "sub");
     // A folder of links validated as `0 files` with exit 0.
-    let out = prill(dir.path(), &["validate", "links"]);
+    let out = prill_bounded(dir.path(), &["validate", "links"], &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
         stdout(&out).starts_with("2 files, 2 valid"),
@@ -135,7 +91,7 @@ fn a_folder_of_symlinks_is_followed_and_loops_are_reported() {
     // A loop and a broken link are listed as not read, and the run is not a success.
     link("..", "up");
     link("../nowhere.yaml", "gone.yaml");
-    let out = prill(dir.path(), &["validate", "links"]);
+    let out = prill_bounded(dir.path(), &["validate", "links"], &[]);
     assert_eq!(code(&out), 2, "{}", stdout(&out));
     let err = stderr(&out);
     assert!(err.contains("symbolic link loop"), "{err}");
@@ -166,7 +122,7 @@ fn values_from_the_environment_are_shown_by_name() {
     write(dir.path(), "bad/key.hocon", &bad);
     let env = [("OPENAI_API_KEY", secret)];
 
-    let list = prill_env(dir.path(), &["list", "--format", "json", "good"], &env);
+    let list = prill_bounded(dir.path(), &["list", "--format", "json", "good"], &env);
     assert_eq!(code(&list), 0, "{}", stderr(&list));
     let listed = stdout(&list);
     assert!(
@@ -181,7 +137,7 @@ fn values_from_the_environment_are_shown_by_name() {
         &["list", "bad"],
         &["run", "bad"],
     ] {
-        let out = prill_env(dir.path(), args, &env);
+        let out = prill_bounded(dir.path(), args, &env);
         assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
         everything.push_str(&stdout(&out));
         everything.push_str(&stderr(&out));
@@ -201,18 +157,22 @@ fn includes_can_be_confined_to_the_project_folder() {
     );
     write(dir.path(), "t.hocon", &text);
     // HOCON's meaning by default: the include is read (and its key is unknown).
-    let out = prill(dir.path(), &["validate", "t.hocon"]);
+    let out = prill_bounded(dir.path(), &["validate", "t.hocon"], &[]);
     assert!(stderr(&out).contains("stolen"), "{}", stderr(&out));
 
     write(dir.path(), "prill.toml", "includes = \"project\"\n");
-    let out = prill(dir.path(), &["validate", "t.hocon"]);
+    let out = prill_bounded(dir.path(), &["validate", "t.hocon"], &[]);
     assert_eq!(code(&out), 2);
     let err = stderr(&out);
     assert!(err.contains("include-outside-project"), "{err}");
     assert!(!err.contains("stolen"), "{err}");
 
     write(dir.path(), "prill.toml", "includes = \"anywhere\"\n");
-    let out = prill(dir.path(), &["validate", "--format", "human", "prill.toml"]);
+    let out = prill_bounded(
+        dir.path(),
+        &["validate", "--format", "human", "prill.toml"],
+        &[],
+    );
     assert_eq!(code(&out), 2);
     assert!(
         stderr(&out).contains("one of `any` or `project`"),
@@ -233,7 +193,7 @@ fn a_huge_key_gives_a_short_message() {
             "{{\"name\": \"t\", \"model\": \"m\", \"inputs\": {{\"query\": \"q\"}}, \"assertions\": [], \"{key}\": 1}}"
         ),
     );
-    let out = prill(dir.path(), &["validate", "big.json"]);
+    let out = prill_bounded(dir.path(), &["validate", "big.json"], &[]);
     assert_eq!(code(&out), 2);
     assert!(
         stderr(&out).contains("unknown key"),
@@ -245,7 +205,11 @@ fn a_huge_key_gives_a_short_message() {
         "{} bytes of stderr",
         out.stderr.len()
     );
-    let out = prill(dir.path(), &["validate", "--format", "json", "big.json"]);
+    let out = prill_bounded(
+        dir.path(),
+        &["validate", "--format", "json", "big.json"],
+        &[],
+    );
     assert!(
         out.stdout.len() < 20_000,
         "{} bytes of stdout",
@@ -257,9 +221,10 @@ fn a_huge_key_gives_a_short_message() {
 fn a_shard_too_large_says_the_limit() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "t.yaml", SPEC);
-    let out = prill(
+    let out = prill_bounded(
         dir.path(),
         &["run", "--shard", "1/18446744073709551615", "t.yaml"],
+        &[],
     );
     assert_eq!(code(&out), 2);
     assert!(

@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support;
-use support::{fixtures, prill, text};
+use crate::support::{fixtures, prill, text};
 
 /// A passing case against the demo `echo` agent.
 const PASSING: &str = "agent: echo\nconnections: [direct]\ninteractions:\n  - text: hi\n    response: {text: {value: hi}}\n";

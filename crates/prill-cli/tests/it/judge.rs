@@ -5,22 +5,11 @@
 
 use std::path::Path;
 
-use prill_testkit::providers::Reply;
 use prill_testkit::providers::openai::FakeOpenAi;
-use serde_json::json;
 
-use crate::support;
-use support::prill_isolated;
+use crate::support::{judge_verdict, prill_isolated, runtime, text};
 
 const KEY: &str = "sk-cli-judge-test";
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn write_gist_case(dir: &Path) {
     std::fs::write(
@@ -47,14 +36,6 @@ fn openai_env(fake: &FakeOpenAi) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn verdict(pass: bool, reason: &str) -> Reply {
-    Reply::structured(json!({"verdict": if pass { "pass" } else { "fail" }, "reason": reason}))
-}
-
 #[test]
 fn a_gist_check_follows_the_judge_s_verdict() {
     let rt = runtime();
@@ -71,7 +52,7 @@ fn a_gist_check_follows_the_judge_s_verdict() {
         "--no-cache",
     ];
 
-    fake.script(verdict(true, "it names the Beatles"));
+    fake.script(judge_verdict(true, "it names the Beatles"));
     let out = prill_isolated(dir.path(), &args, &openai_env(&fake));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -86,7 +67,7 @@ fn a_gist_check_follows_the_judge_s_verdict() {
             .contains("Names the band that recorded Yellow Submarine")
     );
 
-    fake.script(verdict(false, "the sample never names a band"));
+    fake.script(judge_verdict(false, "the sample never names a band"));
     let out = prill_isolated(dir.path(), &args, &openai_env(&fake));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -105,7 +86,7 @@ fn a_gist_check_follows_the_judge_s_verdict() {
 fn the_judge_is_picked_from_the_environment_and_cached() {
     let rt = runtime();
     let fake = rt.block_on(FakeOpenAi::start());
-    fake.default_reply(verdict(true, "it names the Beatles"));
+    fake.default_reply(judge_verdict(true, "it names the Beatles"));
     let dir = tempfile::tempdir().unwrap();
     write_gist_case(dir.path());
     let args = ["run", "--demo", "trivia.hocon"];
@@ -179,10 +160,10 @@ fn a_bad_judge_name_is_a_usage_error() {
 fn judge_check_prints_the_rates() {
     let rt = runtime();
     let fake = rt.block_on(FakeOpenAi::start());
-    fake.on_message("The Beatles", verdict(true, "names the band"))
-        .on_message("Rolling Stones", verdict(true, "names a band"))
-        .on_message("Lyon", verdict(false, "says Lyon"))
-        .on_message("19481", verdict(false, "missed it"));
+    fake.on_message("The Beatles", judge_verdict(true, "names the band"))
+        .on_message("Rolling Stones", judge_verdict(true, "names a band"))
+        .on_message("Lyon", judge_verdict(false, "says Lyon"))
+        .on_message("19481", judge_verdict(false, "missed it"));
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("set.yaml"),
@@ -266,7 +247,7 @@ fn judge_check_without_a_judge_explains_how_to_configure_one() {
 fn judge_check_warns_once_about_a_temperature_the_judge_does_not_take() {
     let rt = runtime();
     let fake = rt.block_on(FakeOpenAi::start());
-    fake.default_reply(verdict(true, "names the band"));
+    fake.default_reply(judge_verdict(true, "names the band"));
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("prill.toml"),

@@ -4,13 +4,12 @@
 //! assistant the server does not have, `max_iterations` exceeded, and a refused key.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use prill_testkit::langgraph::{Call, FakeLanggraph, GraphScript};
 use serde_json::{Value, json};
 
-use crate::support;
-use support::output_text;
+use crate::support::{command, json_or_null, output_text};
 
 const SUITE: &str = r#"name: langgraph agents
 defaults:
@@ -57,22 +56,13 @@ fn researcher() -> GraphScript {
         .answer("The X1 costs 999.")
 }
 
-fn run(dir: &Path, key: &str) -> (Output, Value) {
-    let scratch = dir.join("scratch");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_prill"));
-    prill_testkit::env::isolate(&mut cmd, &scratch);
-    let out = cmd
-        .args(["run", "suite.yaml", "--json", "report.json"])
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("LG_TEST_KEY", key)
-        .output()
-        .unwrap();
-    let report = std::fs::read_to_string(dir.join("report.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (out, report)
+/// `prill run suite.yaml` in `dir`, cleared of every provider variable and with
+/// `LG_TEST_KEY` set to `key`; its output and JSON report (`null` when none).
+fn run_suite(dir: &Path, key: &str) -> (Output, Value) {
+    let mut cmd = command(dir, &["run", "suite.yaml", "--json", "report.json"]);
+    prill_testkit::env::isolate(&mut cmd, &dir.join("scratch"));
+    let out = cmd.env("LG_TEST_KEY", key).output().unwrap();
+    (out, json_or_null(&dir.join("report.json")))
 }
 
 /// Each unit by name: its verdict, and its first sample's report.
@@ -117,7 +107,7 @@ fn langgraph_assistants_run_on_the_configured_server() {
         ),
     )
     .unwrap();
-    let (out, report) = run(dir.path(), "lg-secret-key-123");
+    let (out, report) = run_suite(dir.path(), "lg-secret-key-123");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let all = format!("{stdout}\n{stderr}");
@@ -179,7 +169,7 @@ fn langgraph_assistants_run_on_the_configured_server() {
     );
 
     // A refused key says which variable was read, never the key.
-    let (out, _) = run(dir.path(), "the-wrong-key-456");
+    let (out, _) = run_suite(dir.path(), "the-wrong-key-456");
     let all = output_text(&out);
     assert!(all.contains("check LG_TEST_KEY"), "{all}");
     assert!(!all.contains("the-wrong-key-456"), "{all}");
@@ -195,7 +185,7 @@ fn no_langgraph_server_is_a_config_error_that_says_what_to_add() {
         "name: t\nmodel: gpt-4o\nframework: langgraph\ntools: [search]\ninputs: {query: hi}\nassertions: [{must_contain: x}]\n",
     )
     .unwrap();
-    let (out, _) = run(dir.path(), "");
+    let (out, _) = run_suite(dir.path(), "");
     let all = output_text(&out);
     assert_ne!(out.status.code(), Some(0), "{all}");
     assert!(

@@ -3,12 +3,13 @@
 //! `requests_per_minute = 60`, the model cases and the judge together reach the provider
 //! once a second.
 
-use std::process::Command;
 use std::time::Duration;
 
 use prill_testkit::providers::Reply;
 use prill_testkit::providers::openai::FakeOpenAi;
 use serde_json::json;
+
+use crate::support::command;
 
 #[test]
 fn prill_run_paces_model_cases_and_the_judge_together() {
@@ -33,10 +34,7 @@ fn prill_run_paces_model_cases_and_the_judge_together() {
         "{ agent = echo, connections = [direct], interactions = [ { text = hello, response { text { gist = \"says hello\" } } } ] }\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(["run", "--demo", "."])
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
+    let out = command(dir.path(), &["run", "--demo", "."])
         .env("OPENAI_BASE_URL", fake.base_url())
         .env("OPENAI_API_KEY", "sk-test")
         .env_remove("ANTHROPIC_API_KEY")

@@ -5,13 +5,13 @@
 //! report what the session got; the real one runs in `tests/neuro_san_real`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::support::{command, fixtures};
+
+/// `fixtures/neuro-san-stand-in`, as an absolute path.
 fn stand_in() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/neuro-san-stand-in")
-        .canonicalize()
-        .unwrap()
+    fixtures("neuro-san-stand-in").canonicalize().unwrap()
 }
 
 /// A default-connection case that checks what the stand-in reports.
@@ -27,18 +27,15 @@ fn case(manifest: &str, cwd: &Path) -> String {
     )
 }
 
-fn prill(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_prill"));
-    command
-        .args(args)
-        .current_dir(cwd)
-        .env("NO_COLOR", "1")
+/// `prill args...` in `cwd` with `env`, and without the caller's own neuro-san
+/// variables (`AGENT_MANIFEST_FILE`, `PYTHONPATH`), which would turn the bridge on.
+fn prill_without_neuro_san_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    command(cwd, args)
         .env_remove("AGENT_MANIFEST_FILE")
-        .env_remove("PYTHONPATH");
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    command.output().unwrap()
+        .env_remove("PYTHONPATH")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -61,7 +58,7 @@ fn neuro_san_settings_in_prill_toml_run_networks_through_the_bridge() {
     )
     .unwrap();
     // Run from elsewhere: the paths are the config's, not the current folder's.
-    let out = prill(
+    let out = prill_without_neuro_san_env(
         root.path(),
         &[
             "run",
@@ -82,7 +79,7 @@ fn agent_manifest_file_alone_turns_the_bridge_on_and_without_it_the_error_says_h
     let dir = dir.path().canonicalize().unwrap();
     std::fs::write(dir.join("hello.json"), case("from-env.hocon", &dir)).unwrap();
     let stand_in = stand_in().display().to_string();
-    let out = prill(
+    let out = prill_without_neuro_san_env(
         &dir,
         &["run", "hello.json"],
         &[
@@ -93,7 +90,7 @@ fn agent_manifest_file_alone_turns_the_bridge_on_and_without_it_the_error_says_h
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 
-    let out = prill(&dir, &["run", "hello.json"], &[]);
+    let out = prill_without_neuro_san_env(&dir, &["run", "hello.json"], &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         out.status.code(),
@@ -152,7 +149,8 @@ fn prill_toml_s_timeout_reaches_a_network_run_through_the_bridge_and_ends_it() {
     )
     .unwrap();
     let started = Instant::now();
-    let out = prill(&dir, &["run", "slow.json", "--json", "report.json"], &[]);
+    let out =
+        prill_without_neuro_san_env(&dir, &["run", "slow.json", "--json", "report.json"], &[]);
     let took = started.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(

@@ -6,12 +6,11 @@
 //! trajectory check is refused before anything runs.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support;
-use support::output_text;
+use crate::support::{command, json_or_null, output_text};
 
 const PASSING: &str = r#"
 # Every trajectory check holds for math_guy, which invokes Calculator once.
@@ -65,29 +64,25 @@ interactions = [
 ]
 "#;
 
-fn run(dir: &Path, file: &str) -> (Output, Value) {
-    run_with(dir, file, &[])
+/// `prill run --demo <file>` in `dir`; its output and JSON report (`null` when none).
+fn run_demo(dir: &Path, file: &str) -> (Output, Value) {
+    run_demo_with(dir, file, &[])
 }
 
-fn run_with(dir: &Path, file: &str, extra: &[&str]) -> (Output, Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(["run", "--demo", file, "--json", "report.json"])
+/// [`run_demo`] with `extra` arguments; the report is removed once read, so that the
+/// next run's cannot be mistaken for it.
+fn run_demo_with(dir: &Path, file: &str, extra: &[&str]) -> (Output, Value) {
+    let out = command(dir, &["run", "--demo", file, "--json", "report.json"])
         .args(extra)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("PRILL_SERVER")
         .output()
         .unwrap();
-    let report = std::fs::read_to_string(dir.join("report.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
+    let report = json_or_null(&dir.join("report.json"));
     let _ = std::fs::remove_file(dir.join("report.json"));
     (out, report)
 }
 
 /// Each unit's connection and verdict, sorted.
-fn verdicts(report: &Value) -> Vec<(String, String)> {
+fn connection_verdicts(report: &Value) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = report["units"]
         .as_array()
         .into_iter()
@@ -124,15 +119,15 @@ fn trajectory_checks_pass_and_fail_on_the_demo_agents_invocations() {
         std::fs::write(dir.path().join(name), text).unwrap();
     }
 
-    let (out, report) = run(dir.path(), "pass.hocon");
+    let (out, report) = run_demo(dir.path(), "pass.hocon");
     let all = output_text(&out);
     assert_eq!(out.status.code(), Some(0), "{all}");
-    assert_eq!(verdicts(&report), pairs("passed"), "{all}");
+    assert_eq!(connection_verdicts(&report), pairs("passed"), "{all}");
 
-    let (out, report) = run(dir.path(), "fail.hocon");
+    let (out, report) = run_demo(dir.path(), "fail.hocon");
     let all = output_text(&out);
     assert_eq!(out.status.code(), Some(1), "{all}");
-    assert_eq!(verdicts(&report), pairs("failed"), "{all}");
+    assert_eq!(connection_verdicts(&report), pairs("failed"), "{all}");
     for message in [
         "must_not_call_tool: expected no call to Calculator, found Calculator",
         r#"tool_args: expected a call to Calculator with arguments matching {"operation":"add"}, found Calculator({"operation":"multiply","x":847,"y":23})"#,
@@ -142,7 +137,7 @@ fn trajectory_checks_pass_and_fail_on_the_demo_agents_invocations() {
         assert!(all.contains(message), "missing {message:?} in:\n{all}");
     }
 
-    let (out, _) = run(dir.path(), "minimal.hocon");
+    let (out, _) = run_demo(dir.path(), "minimal.hocon");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -156,11 +151,11 @@ fn trajectory_checks_pass_and_fail_on_the_demo_agents_invocations() {
 
     // Over `--connection mcp` nothing shows the invocations: the checks error, they
     // never pass on nothing.
-    let (out, report) = run_with(dir.path(), "pass.hocon", &["--connection", "mcp"]);
+    let (out, report) = run_demo_with(dir.path(), "pass.hocon", &["--connection", "mcp"]);
     let all = output_text(&out);
     assert_eq!(out.status.code(), Some(3), "{all}");
     assert_eq!(
-        verdicts(&report),
+        connection_verdicts(&report),
         [("mcp".to_owned(), "errored".to_owned())],
         "{all}"
     );

@@ -8,10 +8,7 @@
 //! provider's usual key variable; see `docs/providers.md`. Without it no request leaves
 //! the machine.
 
-use crate::support;
-
 use std::path::Path;
-use std::process::Command;
 
 use prill_testkit::providers::Reply;
 use prill_testkit::providers::anthropic::FakeAnthropic;
@@ -19,7 +16,8 @@ use prill_testkit::providers::bedrock::FakeBedrock;
 use prill_testkit::providers::ollama::FakeOllama;
 use prill_testkit::providers::openai::FakeOpenAi;
 use serde_json::json;
-use support::{run, runtime, verdicts};
+
+use crate::support::{isolated, prill, run, runtime, verdicts};
 
 const QUESTION: &str = "What is the capital of France? Answer in one word.";
 const SEARCH: &str = "Find laptops under $1000";
@@ -296,17 +294,17 @@ fn live_providers_when_asked() {
             .unwrap_or_else(|| panic!("unknown provider {name}"));
         let dir = tempfile::tempdir().unwrap();
         write_suite(dir.path(), name, model);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_prill"));
-        cmd.args([
-            "run",
-            "suite.yaml",
-            "--filter",
-            "capital",
-            "--filter",
-            "tool",
-        ])
-        .current_dir(dir.path());
-        let out = cmd.output().unwrap();
+        let out = prill(
+            dir.path(),
+            &[
+                "run",
+                "suite.yaml",
+                "--filter",
+                "capital",
+                "--filter",
+                "tool",
+            ],
+        );
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -334,12 +332,7 @@ fn validate_checks_a_spec_provider_against_the_named_providers() {
     };
     std::fs::write(dir.path().join("good.yaml"), spec("vllm")).unwrap();
     std::fs::write(dir.path().join("typo.yaml"), spec("vlm")).unwrap();
-    let prill = |args: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_prill"));
-        cmd.args(args).current_dir(dir.path()).env("NO_COLOR", "1");
-        prill_testkit::env::isolate(&mut cmd, dir.path());
-        cmd.output().unwrap()
-    };
+    let prill = |args: &[&str]| isolated(dir.path(), args).output().unwrap();
     let out = prill(&["validate", "good.yaml"]);
     assert!(
         out.status.success(),

@@ -7,30 +7,11 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-fn quickstart() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/quickstart")
-}
-
-fn command(dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_prill"));
-    cmd.args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("PRILL_SERVER");
-    cmd
-}
-
-fn prill(dir: &Path, args: &[&str]) -> Output {
-    command(dir, args).output().expect("the prill binary runs")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use crate::support::{command, fixtures, plain, prill, stderr};
 
 /// Every name under `dir`, recursively, relative and sorted; a run kept in the history
 /// is `.prill/runs/<id>.jsonl`.
@@ -88,7 +69,7 @@ fn wait_for_start(jsonl: &Path, child: &mut Child) {
 #[test]
 fn a_full_disk_fails_a_run_whose_tests_all_passed() {
     let dir = tempfile::tempdir().unwrap();
-    let q = quickstart();
+    let q = fixtures("quickstart");
     let out = prill(
         dir.path(),
         &[
@@ -147,9 +128,8 @@ fn as_unprivileged(dir: &Path, args: &[&str]) -> Command {
         env!("CARGO_BIN_EXE_prill"),
     ])
     .args(args)
-    .current_dir(dir)
-    .env("NO_COLOR", "1")
-    .env_remove("PRILL_SERVER");
+    .current_dir(dir);
+    plain(&mut cmd);
     cmd
 }
 
@@ -217,7 +197,7 @@ fn a_directory_that_turns_read_only_fails_the_run_with_the_reason() {
 #[test]
 fn reports_go_through_symlinks_fifos_and_stdout() {
     let dir = tempfile::tempdir().unwrap();
-    let q = quickstart();
+    let q = fixtures("quickstart");
     std::fs::create_dir(dir.path().join("store")).unwrap();
     std::os::unix::fs::symlink("store/run.json", dir.path().join("run.json")).unwrap();
     let made = Command::new("mkfifo")
@@ -296,7 +276,7 @@ fn reports_go_through_symlinks_fifos_and_stdout() {
 #[test]
 fn missing_directories_are_made_for_every_report() {
     let dir = tempfile::tempdir().unwrap();
-    let q = quickstart();
+    let q = fixtures("quickstart");
     let out = prill(
         dir.path(),
         &[
@@ -378,7 +358,7 @@ fn a_killed_run_leaves_no_earlier_report_and_a_finished_one_no_temp_file() {
         );
     }
 
-    let q = quickstart();
+    let q = fixtures("quickstart");
     let out = prill(
         dir.path(),
         &[

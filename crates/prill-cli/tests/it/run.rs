@@ -5,8 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::support;
-use support::{fixtures, prill, text};
+use crate::support::{command, fixtures, prill, text};
 
 #[test]
 fn the_quickstart_passes_against_the_demo_agents_and_writes_every_report() {
@@ -224,8 +223,9 @@ fn ctrl_c_cancels_writes_the_partial_reports_and_exits_130() {
         "agent: slow\nconnections: [direct, http]\ninteractions:\n  - text: wait\n    sly_data: {delay_ms: 60000}\n    response: {text: {not_keywords: error}}\n",
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args([
+    let mut child = command(
+        dir.path(),
+        &[
             "run",
             "--demo",
             "slow.yaml",
@@ -233,12 +233,11 @@ fn ctrl_c_cancels_writes_the_partial_reports_and_exits_130() {
             "r.json",
             "--jsonl",
             "r.jsonl",
-        ])
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+    )
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     // The first lines say which prill.toml was read (none here), then where the demo is.
     let mut first = String::new();

@@ -10,9 +10,10 @@
 #![cfg(unix)]
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use prill_testkit::providers::openai::FakeOpenAi;
+
+use crate::support::{isolated, stderr, stdout};
 
 /// The report flags of `prill run`, each with its file.
 const REPORTS: [(&str, &str); 5] = [
@@ -23,16 +24,6 @@ const REPORTS: [(&str, &str); 5] = [
     ("--html", "report.html"),
 ];
 
-fn prill(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_prill"));
-    cmd.args(args).current_dir(dir).env("NO_COLOR", "1");
-    prill_testkit::env::isolate(&mut cmd, dir);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("the prill binary runs")
-}
-
 /// `prill run <spec> -v` with every report; returns the run and every output by name.
 fn run_reported(dir: &Path, spec: &str, extra: &[&str], env: &[(&str, &str)]) -> Outputs {
     let mut args = vec!["run", spec, "-v"];
@@ -40,16 +31,13 @@ fn run_reported(dir: &Path, spec: &str, extra: &[&str], env: &[(&str, &str)]) ->
     for (flag, file) in REPORTS {
         args.extend([flag, file]);
     }
-    let out = prill(dir, &args, env);
+    let out = isolated(dir, &args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
     let mut outputs = vec![
-        (
-            "stdout".to_owned(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        ),
-        (
-            "stderr".to_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        ),
+        ("stdout".to_owned(), stdout(&out)),
+        ("stderr".to_owned(), stderr(&out)),
     ];
     for (_, file) in REPORTS {
         let text = std::fs::read_to_string(dir.join(file))
@@ -153,7 +141,7 @@ fn values_from_the_environment_show_by_name_in_an_assessment() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("secret.hocon"), ECHO_SECRET).unwrap();
     let env = [("PRILL_TEST_SECRET", SECRET), ("PRILL_TEST_TOKEN", TOKEN)];
-    let out = prill(
+    let out = isolated(
         dir.path(),
         &[
             "assess",
@@ -168,12 +156,11 @@ fn values_from_the_environment_show_by_name_in_an_assessment() {
             "--html",
             "assess.html",
         ],
-        &env,
-    );
-    let mut outputs = vec![
-        ("stdout", String::from_utf8_lossy(&out.stdout).into_owned()),
-        ("stderr", String::from_utf8_lossy(&out.stderr).into_owned()),
-    ];
+    )
+    .envs(env)
+    .output()
+    .unwrap();
+    let mut outputs = vec![("stdout", stdout(&out)), ("stderr", stderr(&out))];
     for file in ["assess.json", "assess.md", "assess.html"] {
         let text = std::fs::read_to_string(dir.path().join(file))
             .unwrap_or_else(|e| panic!("{file} was not written ({e}): {outputs:?}"));

@@ -4,31 +4,15 @@
 //! `--strict` (or `strict = true`) turns every warning into an error. `units`: `prill
 //! run --list` and `--units FILE`, which the pytest plugin selects with.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
-use crate::support;
-use support::prill;
+use crate::support::{fixtures, json, prill, stderr};
 
 mod units;
-
-fn quickstart() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/quickstart")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 /// The quickstart's 3 cases by a stable hash over 2 buckets leave `hash:1/2` empty.
 #[test]
 fn an_empty_shard_passes_with_a_note_and_writes_every_report() {
     let dir = tempfile::tempdir().unwrap();
-    let q = quickstart();
+    let q = fixtures("quickstart");
     let out = prill(
         dir.path(),
         &[
@@ -71,7 +55,7 @@ fn an_empty_shard_passes_with_a_note_and_writes_every_report() {
 #[test]
 fn count_partitions_are_never_empty_and_split_with_no_gap() {
     let dir = tempfile::tempdir().unwrap();
-    let q = quickstart();
+    let q = fixtures("quickstart");
     let mut ids = Vec::new();
     for partition in ["count:1/3", "count:2/3", "count:3/3"] {
         let out = prill(
@@ -126,7 +110,7 @@ fn count_partitions_are_never_empty_and_split_with_no_gap() {
 #[test]
 fn no_tests_decides_what_an_empty_run_comes_to() {
     let dir = tempfile::tempdir().unwrap();
-    let q = quickstart();
+    let q = fixtures("quickstart");
     let q = q.to_str().unwrap();
     let run = |extra: &[&str]| {
         let mut args = vec!["run", "--demo", q, "--junit", "junit.xml"];

@@ -4,14 +4,13 @@
 //! (lists of texts, `case_sensitive`), `category` as a tag, and a framework that
 //! cannot run on the test's provider refused before anything is sent.
 
-use crate::support;
-
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use prill_testkit::providers::Reply;
 use prill_testkit::providers::openai::FakeOpenAi;
-use support::{expected, verdicts};
+
+use crate::support::{expected, prill, run_args, runtime, verdicts};
 
 const SUITE: &str = r#"# A quickstart-style suite, with the checks Sentinel users write.
 x-model: &model
@@ -64,20 +63,17 @@ tests:
       - must_contain: hello
 "#;
 
-fn run(dir: &Path, fake: &FakeOpenAi, extra: &[&str]) -> (Output, serde_json::Value) {
+/// `prill run suite.yaml extra...` in `dir` against `fake`; its output and report.
+fn run_suite(dir: &Path, fake: &FakeOpenAi, extra: &[&str]) -> (Output, serde_json::Value) {
     let env = [
         ("OPENAI_BASE_URL", fake.base_url()),
         ("OPENAI_API_KEY", "sk-fake-openai".to_owned()),
     ];
-    support::run_args(dir, "suite.yaml", extra, &env)
+    run_args(dir, "suite.yaml", extra, &env)
 }
 
 fn fake() -> (tokio::runtime::Runtime, FakeOpenAi) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let fake = rt.block_on(FakeOpenAi::start());
     fake.expect_key("sk-fake-openai");
     fake.on_message("Say hello", Reply::text("Hello from JSON"));
@@ -101,7 +97,7 @@ fn sentinel_specs_get_the_verdicts_sentinel_gives() {
     let (_rt, fake) = fake();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("suite.yaml"), SUITE).unwrap();
-    let (out, report) = run(dir.path(), &fake, &[]);
+    let (out, report) = run_suite(dir.path(), &fake, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "two tests fail: {stderr}");
     assert_eq!(
@@ -141,7 +137,7 @@ fn a_framework_on_another_provider_is_refused_before_anything_is_sent() {
     let dir = tempfile::tempdir().unwrap();
     let spec = "name: suite\ntests:\n  - name: the Agents SDK on Claude\n    model: claude-haiku-4-5\n    provider: anthropic\n    framework: openai-sdk\n    tools: [web_search]\n    inputs: {query: \"Say hello\"}\n    assertions: [{must_contain: hello}]\n";
     std::fs::write(dir.path().join("suite.yaml"), spec).unwrap();
-    let (out, _) = run(dir.path(), &fake, &[]);
+    let (out, _) = run_suite(dir.path(), &fake, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -156,7 +152,7 @@ fn category_is_a_tag_to_select_by() {
     let (_rt, fake) = fake();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("suite.yaml"), SUITE).unwrap();
-    let (out, report) = run(dir.path(), &fake, &["--tag", "qa"]);
+    let (out, report) = run_suite(dir.path(), &fake, &["--tag", "qa"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(
@@ -166,11 +162,7 @@ fn category_is_a_tag_to_select_by() {
             ("every text of a list", "passed"),
         ])
     );
-    let list = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(["list", "--format", "json", "suite.yaml"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let list = prill(dir.path(), &["list", "--format", "json", "suite.yaml"]);
     let plan: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
     assert_eq!(plan["cases"][0]["category"], "qa");
     assert_eq!(plan["cases"][0]["tags"], serde_json::json!(["qa"]));

@@ -3,8 +3,10 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::{Child, ChildStderr, Stdio};
 use std::time::Duration;
+
+use crate::support::{command, runtime};
 
 /// Kills the server when a test ends, however it ends.
 struct Server(Child);
@@ -19,10 +21,7 @@ impl Drop for Server {
 /// Starts `prill serve --demo --port 0` in `dir` (with `dir/cache` as the cache folder)
 /// and returns it with its stderr lines.
 fn serve(dir: &std::path::Path) -> (Server, BufReader<ChildStderr>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(["serve", "--demo", "--port", "0"])
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
+    let mut child = command(dir, &["serve", "--demo", "--port", "0"])
         .env("XDG_CACHE_HOME", dir.join("cache"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -126,7 +125,7 @@ fn serve_demo_stops_gracefully_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let (mut server, mut stderr) = serve(dir.path());
     while !next_line(&mut stderr).starts_with("press ctrl-c") {}
-    let status = Command::new("kill")
+    let status = std::process::Command::new("kill")
         .args(["-TERM", &server.0.id().to_string()])
         .status()
         .expect("kill runs");
@@ -140,8 +139,8 @@ fn serve_demo_stops_gracefully_on_sigterm() {
 
 #[test]
 fn serve_without_demo_is_a_usage_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .arg("serve")
+    let dir = tempfile::tempdir().unwrap();
+    let out = command(dir.path(), &["serve"])
         .output()
         .expect("the prill binary runs");
     assert_eq!(out.status.code(), Some(2));
@@ -156,10 +155,7 @@ fn serve_on_a_busy_port_says_so_once_and_how_to_pick_another() {
     let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = busy.local_addr().unwrap().port().to_string();
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(["serve", "--demo", "--port", &port])
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
+    let out = command(dir.path(), &["serve", "--demo", "--port", &port])
         .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .stdin(Stdio::null())
         .output()
@@ -206,11 +202,7 @@ fn serve_replay_answers_a_neuro_san_client_with_the_recorded_answers() {
     use prill_connect::cassette::{Cassette, Normalizer};
     let dir = tempfile::tempdir().unwrap();
     let cassettes = dir.path().join("cassettes");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
 
     // A real exchange with the demo's echo agent, written as the cassette of a case.
     let live = runtime.block_on(async {
@@ -252,11 +244,9 @@ fn serve_replay_answers_a_neuro_san_client_with_the_recorded_answers() {
         Cassette::append(&cassettes.join("echo-a1b2c3.jsonl"), exchange).unwrap();
     }
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(["serve", "--replay"])
+    let mut child = command(dir.path(), &["serve", "--replay"])
         .arg(&cassettes)
         .args(["--port", "0", "--replay-latency", "zero"])
-        .current_dir(dir.path())
         .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -311,8 +301,7 @@ fn serve_replay_answers_a_neuro_san_client_with_the_recorded_answers() {
 #[test]
 fn serve_replay_of_a_folder_without_recordings_says_how_to_make_them() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(["serve", "--port", "0", "--replay"])
+    let out = command(dir.path(), &["serve", "--port", "0", "--replay"])
         .arg(dir.path())
         .output()
         .expect("the prill binary runs");

@@ -3,20 +3,16 @@
 //! truncated answer named next to the check that failed on it, in the JSON report and on
 //! stderr. The model is Ollama's fake on 127.0.0.1, answering as Ollama does.
 
-use std::process::Command;
-
 use prill_testkit::providers::Reply;
 use prill_testkit::providers::ollama::FakeOllama;
+
+use crate::support::{command, json, runtime};
 
 const QUESTION: &str = "Name the capital of France and describe it.";
 
 #[test]
 fn a_truncated_answer_says_so_in_every_report() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let fake = rt.block_on(FakeOllama::start());
     fake.models(&["llama3.1:8b"]);
     fake.on_message(
@@ -34,10 +30,7 @@ fn a_truncated_answer_says_so_in_every_report() {
         ),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(["run", "spec.yaml", "--json", "report.json"])
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
+    let out = command(dir.path(), &["run", "spec.yaml", "--json", "report.json"])
         .env("OLLAMA_HOST", fake.base_url())
         .output()
         .unwrap();
@@ -45,8 +38,7 @@ fn a_truncated_answer_says_so_in_every_report() {
     assert_eq!(out.status.code(), Some(1), "the check fails: {stderr}");
     let note = "the answer was cut short by a token limit (stop reason `length`): raise max_tokens";
     assert!(stderr.contains(note), "{stderr}");
-    let text = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
-    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let report = json(&dir.path().join("report.json"));
     let call = &report["units"][0]["samples"][0]["interactions"][0];
     assert_eq!(call["stop_reason"], "length", "{call}");
     assert_eq!(call["truncated"], true);

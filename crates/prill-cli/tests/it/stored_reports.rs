@@ -5,13 +5,12 @@
 //! make one suite are refused with the file or the part named.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support;
-use support::{fixtures, prill, text, verdicts};
+use crate::support::{command, fixtures, json, jsonl, prill, text, verdicts};
 
 /// A project with the quickstart's cases (6 passing units) and one that fails.
 fn project() -> tempfile::TempDir {
@@ -25,20 +24,6 @@ fn project() -> tempfile::TempDir {
     )
     .unwrap();
     dir
-}
-
-fn json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-/// The lines of a JSON Lines file.
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// The one run kept in `dir`'s history.
@@ -69,8 +54,8 @@ fn a_runs_reports_come_back_the_same_from_its_history_file() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     // The `--jsonl` stream starts with the history file's own `run` line.
     let kept = kept_run(dir.path());
-    let streamed = lines(&dir.path().join("run.jsonl"));
-    assert_eq!(streamed[0], lines(&kept)[0]);
+    let streamed = jsonl(&dir.path().join("run.jsonl"));
+    assert_eq!(streamed[0], jsonl(&kept)[0]);
     assert_eq!(streamed[0]["event"], "run");
     assert_eq!(streamed[0]["settings"]["suite"]["units"], 7);
 
@@ -126,12 +111,7 @@ fn a_killed_runs_finished_units_are_recovered_as_a_cancelled_run() {
         "agent: slow\nconnections: [direct]\ninteractions:\n  - text: wait\n    sly_data: {delay_ms: 60000}\n    response: {text: {not_keywords: error}}\n",
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(["run", "--demo", ".", "--jsonl", "run.jsonl"])
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
-        .env_remove("PRILL_SERVER")
-        .env_remove("GITHUB_ACTIONS")
+    let mut child = command(dir.path(), &["run", "--demo", ".", "--jsonl", "run.jsonl"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -209,10 +189,10 @@ fn the_shards_of_a_suite_merge_into_the_run_they_split() {
     shard(dir.path(), "1/3", "s1.jsonl", &[]);
     shard(dir.path(), "2/3", "s2.jsonl", &[]);
     shard(dir.path(), "3/3", "s3.jsonl", &[]);
-    let suite = lines(&dir.path().join("s1.jsonl"))[0]["settings"]["suite"].clone();
+    let suite = jsonl(&dir.path().join("s1.jsonl"))[0]["settings"]["suite"].clone();
     assert_eq!(suite["units"], 7, "{suite}");
     for s in ["s2.jsonl", "s3.jsonl"] {
-        assert_eq!(lines(&dir.path().join(s))[0]["settings"]["suite"], suite);
+        assert_eq!(jsonl(&dir.path().join(s))[0]["settings"]["suite"], suite);
     }
 
     let out = prill(
@@ -244,7 +224,7 @@ fn the_shards_of_a_suite_merge_into_the_run_they_split() {
     );
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert_eq!(junit.matches("<testcase ").count(), 7, "{junit}");
-    let merged_lines = lines(&dir.path().join("merged.jsonl"));
+    let merged_lines = jsonl(&dir.path().join("merged.jsonl"));
     assert_eq!(merged_lines[0]["command"], "merge");
     assert_eq!(merged_lines[0]["settings"]["suite"], suite);
     assert_eq!(merged_lines[1]["units"], 7, "run_started: the whole suite");
@@ -305,7 +285,7 @@ fn sharded_run_kept(dir: &Path, html: &str) -> String {
     // In CI the shards run on other machines: only the merged run is in this history.
     for entry in std::fs::read_dir(dir.join(".prill/runs")).unwrap() {
         let path = entry.unwrap().path();
-        if lines(&path)[0]["command"] == "run" {
+        if jsonl(&path)[0]["command"] == "run" {
             std::fs::remove_file(path).unwrap();
         }
     }

@@ -6,11 +6,12 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use prill_testkit::providers::Reply;
 use prill_testkit::providers::openai::FakeOpenAi;
+
+use crate::support::{command, json, output_within, spawn, text};
 
 /// A server on 127.0.0.1 that accepts every connection, reads what it is sent, and
 /// never answers. Its thread ends with the test process.
@@ -78,44 +79,13 @@ fn drain(mut stream: TcpStream) {
     while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
 }
 
-fn spawn(dir: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_prill"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("PRILL_SERVER")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the prill binary runs")
-}
-
-/// Waits for `child` at most `limit`; kills it and fails the test when it is still
-/// running then. Returns the exit code and stderr.
-fn finish_within(mut child: Child, limit: Duration) -> (Option<i32>, String) {
-    let begin = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut stderr)
-                .unwrap();
-            return (status.code(), stderr);
-        }
-        if begin.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("prill run still waiting after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn report(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap()
+/// Runs `prill args...` in `dir` for at most `limit`; kills it and fails the test when
+/// it is still running then. Returns the exit code and stderr.
+fn run_within(dir: &Path, args: &[&str], limit: Duration) -> (Option<i32>, String) {
+    let child = spawn(&mut command(dir, args));
+    let out = output_within(child, limit)
+        .unwrap_or_else(|| panic!("prill run still waiting after {limit:?}"));
+    (out.status.code(), text(&out.stderr))
 }
 
 #[test]
@@ -132,10 +102,13 @@ fn a_server_that_accepts_and_goes_silent_ends_the_run_with_a_timeout_error() {
         "agent: math_guy\nconnections: [http, mcp]\ninteractions:\n  - text: multiply\n    response: {text: {keywords: 42}}\n",
     )
     .unwrap();
-    let child = spawn(dir.path(), &["run", "silent.yaml", "--json", "report.json"]);
-    let (code, stderr) = finish_within(child, Duration::from_secs(60));
+    let (code, stderr) = run_within(
+        dir.path(),
+        &["run", "silent.yaml", "--json", "report.json"],
+        Duration::from_secs(60),
+    );
     assert_eq!(code, Some(3), "an error, not a failure: {stderr}");
-    let report = report(dir.path());
+    let report = json(&dir.path().join("report.json"));
     let units = report["units"].as_array().unwrap();
     assert_eq!(units.len(), 2);
     for unit in units {
@@ -154,10 +127,14 @@ fn error_of_run(config: &str, case: &str) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("prill.toml"), config).unwrap();
     std::fs::write(dir.path().join("case.yaml"), case).unwrap();
-    let child = spawn(dir.path(), &["run", "case.yaml", "--json", "report.json"]);
-    let (code, stderr) = finish_within(child, Duration::from_secs(60));
+    let (code, stderr) = run_within(
+        dir.path(),
+        &["run", "case.yaml", "--json", "report.json"],
+        Duration::from_secs(60),
+    );
     assert_eq!(code, Some(3), "{stderr}");
-    report(dir.path())["units"][0]["samples"][0]["interactions"][0]["error"].clone()
+    json(&dir.path().join("report.json"))["units"][0]["samples"][0]["interactions"][0]["error"]
+        .clone()
 }
 
 #[test]
@@ -224,13 +201,13 @@ fn a_cases_own_limit_is_never_cut_short_by_the_default() {
         format!("agent: math_guy\nconnections: http\n{interactions}"),
     )
     .unwrap();
-    let child = spawn(
+    let (code, stderr) = run_within(
         dir.path(),
         &["run", "patient.yaml", "hasty.yaml", "--json", "report.json"],
+        Duration::from_secs(60),
     );
-    let (code, stderr) = finish_within(child, Duration::from_secs(60));
     assert_eq!(code, Some(3), "{stderr}");
-    let report = report(dir.path());
+    let report = json(&dir.path().join("report.json"));
     let verdict = |file: &str| {
         report["units"]
             .as_array()
@@ -260,16 +237,16 @@ fn a_quick_answer_after_a_429_is_quick() {
         "name: capital\nmodel: gpt-4o-mini\nprovider: openai\ninputs: {query: Capital of France?}\nassertions:\n  - must_contain: Paris\n  - max_latency_ms: 500\n",
     )
     .unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_prill"));
-    command
-        .args(["run", "spec.yaml", "--json", "report.json"])
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
+    let out = command(dir.path(), &["run", "spec.yaml", "--json", "report.json"])
         .env("OPENAI_BASE_URL", fake.base_url())
-        .env("OPENAI_API_KEY", "sk-fake");
-    let out = command.output().unwrap();
+        .env("OPENAI_API_KEY", "sk-fake")
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(fake.requests().len(), 2, "the 429 was retried: {stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert_eq!(report(dir.path())["units"][0]["verdict"], "passed");
+    assert_eq!(
+        json(&dir.path().join("report.json"))["units"][0]["verdict"],
+        "passed"
+    );
 }

@@ -5,8 +5,6 @@
 //! whose calls were not all answered, or a result that answers no call, so every run
 //! that passes sent each provider its tool results in its own shape.
 
-use crate::support;
-
 use std::path::Path;
 
 use prill_testkit::providers::Reply;
@@ -15,7 +13,8 @@ use prill_testkit::providers::bedrock::FakeBedrock;
 use prill_testkit::providers::ollama::FakeOllama;
 use prill_testkit::providers::openai::FakeOpenAi;
 use serde_json::{Value, json};
-use support::{interaction, output_text, run, runtime, unit};
+
+use crate::support::{self, interaction, output_text, run, runtime, unit, write};
 
 /// The suite, for a framework, a model and the line that names the provider (or none).
 fn suite(framework: &str, model: &str, provider: &str) -> String {
@@ -257,10 +256,6 @@ fn roles(messages: &[Value]) -> Vec<&str> {
         .collect()
 }
 
-fn write(dir: &Path, suite: &str) {
-    std::fs::write(dir.join("suite.yaml"), suite).unwrap();
-}
-
 #[test]
 fn openai_sdk_runs_the_loop_on_openai() {
     let rt = runtime();
@@ -268,7 +263,11 @@ fn openai_sdk_runs_the_loop_on_openai() {
     fake.expect_key("sk-fake-openai");
     fake.respond_with(script);
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), &suite("openai-sdk", "gpt-4o-mini", ""));
+    write(
+        dir.path(),
+        "suite.yaml",
+        &suite("openai-sdk", "gpt-4o-mini", ""),
+    );
     let env = [
         ("OPENAI_BASE_URL", fake.base_url()),
         ("OPENAI_API_KEY", "sk-fake-openai".to_owned()),
@@ -298,6 +297,7 @@ fn claude_sdk_runs_the_loop_on_anthropic() {
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
+        "suite.yaml",
         &suite("claude-sdk", "claude-3-5-haiku-latest", ""),
     );
     let env = [
@@ -333,6 +333,7 @@ fn strands_runs_the_loop_on_bedrock_by_default() {
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
+        "suite.yaml",
         &suite("strands", "anthropic.claude-3-5-haiku-20241022-v1:0", ""),
     );
     let env = [
@@ -360,6 +361,7 @@ fn strands_runs_the_loop_on_the_provider_the_spec_names() {
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
+        "suite.yaml",
         &suite("strands", "llama3.1:8b", "provider: ollama"),
     );
     check_loops(dir.path(), &[("OLLAMA_HOST", fake.base_url())], "ollama");
@@ -382,6 +384,7 @@ fn retry_policy_retries_a_model_call_that_failed_for_a_while() {
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
+        "suite.yaml",
         "name: flaky\nmodel: gpt-4o-mini\nframework: openai-sdk\ntools: [search]\nframework_config: {retry_policy: {max_retries: 1, backoff: constant}}\ninputs: {query: Hi}\nassertions: [{must_contain: done}]\n",
     );
     let env = [
@@ -402,6 +405,7 @@ fn retry_policy_retries_a_model_call_that_failed_for_a_while() {
     }
     write(
         dir.path(),
+        "suite.yaml",
         "name: flaky\nmodel: gpt-4o-mini\nframework: openai-sdk\ntools: [search]\ninputs: {query: Hi}\nassertions: [{must_contain: done}]\n",
     );
     let (out, report) = run(dir.path(), &env);
@@ -428,6 +432,7 @@ fn a_turn_cut_short_while_calling_tools_errors() {
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
+        "suite.yaml",
         "name: cut\nmodel: gpt-4o-mini\nframework: openai-sdk\ntools: [search]\nframework_config: {tool_results: {search: 1}}\ninputs: {query: Hi}\nassertions: [{must_call_tool: search}]\n",
     );
     let env = [
@@ -467,15 +472,9 @@ fn a_tool_program_answers_what_tool_results_does_not() {
     let dir = tempfile::tempdir().unwrap();
     let specs = dir.path().join("specs");
     std::fs::create_dir(&specs).unwrap();
-    std::fs::write(
-        specs.join("tools.sh"),
-        "n=0\nwhile IFS= read -r line; do\n  n=$((n+1))\n  case \"$line\" in\n    *'\"tool\":\"clock\"'*) echo \"{\\\"result\\\": {\\\"time\\\": \\\"12:00\\\", \\\"call\\\": $n}}\" ;;\n    *) echo '{\"error\": \"no such tool\"}' ;;\n  esac\ndone\n",
-    )
+    std::fs::write(specs.join("tools.sh"), "n=0\nwhile IFS= read -r line; do\n  n=$((n+1))\n  case \"$line\" in\n    *'\"tool\":\"clock\"'*) echo \"{\\\"result\\\": {\\\"time\\\": \\\"12:00\\\", \\\"call\\\": $n}}\" ;;\n    *) echo '{\"error\": \"no such tool\"}' ;;\n  esac\ndone\n")
     .unwrap();
-    std::fs::write(
-        specs.join("suite.yaml"),
-        "name: clock\nmodel: gpt-4o-mini\nframework: openai-sdk\ntools: [search, clock]\nframework_config:\n  tool_results: {search: {hits: 1}}\n  tool_command: sh tools.sh\ninputs: {query: What time is it?}\nassertions:\n  - tool_sequence: {tools: [search, clock, clock], strict: true}\n  - must_contain: noon\n",
-    )
+    std::fs::write(specs.join("suite.yaml"), "name: clock\nmodel: gpt-4o-mini\nframework: openai-sdk\ntools: [search, clock]\nframework_config:\n  tool_results: {search: {hits: 1}}\n  tool_command: sh tools.sh\ninputs: {query: What time is it?}\nassertions:\n  - tool_sequence: {tools: [search, clock, clock], strict: true}\n  - must_contain: noon\n")
     .unwrap();
     let env = [
         ("OPENAI_BASE_URL", fake.base_url()),

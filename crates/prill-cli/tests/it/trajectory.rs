@@ -3,12 +3,11 @@
 //! `tool_sequence`, `tool_args`, `must_not_call_tool`, the call counts and
 //! `max_iterations_used` passing and failing on it.
 
-use crate::support;
-
 use prill_testkit::providers::Reply;
 use prill_testkit::providers::openai::FakeOpenAi;
 use serde_json::json;
-use support::{expected, run, runtime, verdicts};
+
+use crate::support::{expected, run, runtime, verdicts};
 
 const SUITE: &str = r#"name: trajectories
 defaults:

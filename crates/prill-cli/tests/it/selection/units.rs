@@ -5,21 +5,12 @@
 //! which is tested here too.
 
 use std::path::Path;
-use std::process::Output;
 
-use crate::support::{fixtures, prill, text};
+use crate::support::{fixtures, json, json_lines, prill, stdout, text};
 use serde_json::Value;
 
 fn quickstart() -> String {
     fixtures("quickstart").display().to_string()
-}
-
-/// stdout's JSON lines.
-fn lines(out: &Output) -> Vec<Value> {
-    text(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
 }
 
 /// `name [connection]` of each unit object, sorted.
@@ -39,9 +30,7 @@ fn labels(units: &[Value]) -> Vec<String> {
 }
 
 fn report_units(dir: &Path) -> Vec<Value> {
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
-    report["units"]
+    json(&dir.join("report.json"))["units"]
         .as_array()
         .unwrap()
         .iter()
@@ -71,7 +60,7 @@ fn list_prints_every_unit_and_runs_nothing() {
     );
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    let units = lines(&out);
+    let units = json_lines(&stdout(&out));
     assert_eq!(
         labels(&units),
         [
@@ -121,7 +110,10 @@ fn list_chooses_as_the_run_chooses() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(labels(&lines(&out)), ["quickstart/music_trivia [mcp]"]);
+    assert_eq!(
+        labels(&json_lines(&stdout(&out))),
+        ["quickstart/music_trivia [mcp]"]
+    );
 
     // A Sentinel spec's unit is named after its provider, one per `--model`.
     std::fs::write(
@@ -130,7 +122,7 @@ fn list_chooses_as_the_run_chooses() {
     )
     .unwrap();
     let out = prill(dir.path(), &["run", "--list", "spec.yaml"]);
-    assert_eq!(labels(&lines(&out)), ["hello [openai]"]);
+    assert_eq!(labels(&json_lines(&stdout(&out))), ["hello [openai]"]);
     let out = prill(
         dir.path(),
         &[
@@ -142,7 +134,7 @@ fn list_chooses_as_the_run_chooses() {
         ],
     );
     assert_eq!(
-        labels(&lines(&out)),
+        labels(&json_lines(&stdout(&out))),
         [
             "hello @anthropic:claude-3-5-haiku-latest [anthropic]",
             "hello @gpt-4o [openai]"
@@ -189,7 +181,7 @@ fn list_chooses_as_the_run_chooses() {
 fn units_runs_exactly_the_units_of_the_list() {
     let dir = tempfile::tempdir().unwrap();
     let qs = quickstart();
-    let listed = lines(&prill(dir.path(), &["run", "--list", &qs]));
+    let listed = json_lines(&stdout(&prill(dir.path(), &["run", "--list", &qs])));
     let chosen: Vec<&Value> = listed
         .iter()
         .filter(|u| {
@@ -235,7 +227,7 @@ fn units_runs_exactly_the_units_of_the_list() {
             &qs,
         ],
     );
-    assert_eq!(labels(&lines(&out)), expected);
+    assert_eq!(labels(&json_lines(&stdout(&out))), expected);
 }
 
 #[test]
@@ -284,7 +276,7 @@ fn units_that_cannot_be_read_or_found_say_so() {
     );
 
     // Some of them: the others run, with a note.
-    let listed = lines(&prill(dir.path(), &["run", "--list", &qs]));
+    let listed = json_lines(&stdout(&prill(dir.path(), &["run", "--list", &qs])));
     let some = format!(
         "{}\n{{\"case_id\": \"000000000000\", \"connection\": \"http\"}}\n",
         serde_json::to_string(&listed[0]).unwrap()
@@ -331,7 +323,7 @@ fn jsonl_streams_to_a_pipe_through_dev_stdout() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let records = lines(&out);
+    let records = json_lines(&stdout(&out));
     assert_eq!(records[0]["event"], "run");
     let finished = records
         .iter()
