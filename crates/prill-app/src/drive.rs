@@ -154,7 +154,7 @@ impl Session {
         let prices = self.prices.clone();
         let report = tokio::task::spawn_blocking(move || {
             let mut failures = drain(&mut rx, &mut reporters, |event| {
-                event.redact(&secrets);
+                event.for_reports(&secrets);
                 prices.fill(event);
             });
             failures.extend(reporters.finish());
@@ -213,7 +213,7 @@ impl Session {
         let collect = async {
             let mut units = Vec::new();
             while let Some(mut event) = rx.recv().await {
-                event.redact(&secrets);
+                event.for_reports(&secrets);
                 self.prices.fill(&mut event);
                 if let Event::UnitFinished(unit) = &event {
                     finished(unit);

@@ -96,6 +96,7 @@ mod tests {
                 sent: None,
                 sent_sly_data: None,
                 answer: None,
+                answer_bytes: None,
                 structure: None,
                 sly_data: None,
                 duration: Duration::ZERO,

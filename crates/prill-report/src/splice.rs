@@ -8,12 +8,15 @@
 //! byte what serializing the [`Line`] writes: a test compares both ways on every kind
 //! of unit. When what was kept does not match the unit's samples (a unit with more
 //! samples than are kept, or a stream that saw only part of the run), the line is
-//! serialized whole, as before.
+//! serialized whole, as before; so is the line of a unit whose long answers it quotes
+//! (`UnitReport::quote_answers`).
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 use serde_json::value::{RawValue, to_raw_value};
+
+use prill_run::events::ANSWER_QUOTED;
 
 use crate::format::{Line, Record, Sample, Status, Tally, Unit, UnitId};
 
@@ -81,7 +84,12 @@ impl Splicer {
             },
         )?;
         let kept = self.kept.entry(unit.get().into()).or_default();
-        if kept.len() < MAX_KEPT {
+        // A long answer is quoted in the unit's line, so that line differs: not kept.
+        let long = sample
+            .interactions
+            .iter()
+            .any(|i| i.answer.as_ref().is_some_and(|a| a.len() > ANSWER_QUOTED));
+        if kept.len() < MAX_KEPT && !long {
             kept.push((sample.index, sample_json));
         }
         Ok(())
@@ -90,7 +98,13 @@ impl Splicer {
     fn unit_line(&mut self, line: &Line, unit: &Unit, out: &mut Vec<u8>) -> serde_json::Result<()> {
         let id = to_raw_value(&unit.unit)?;
         let kept = self.kept.remove(id.get()).unwrap_or_default();
-        let matches = kept.len() == unit.samples.len()
+        let quoted = unit
+            .samples
+            .iter()
+            .flat_map(|s| &s.interactions)
+            .any(|i| i.answer_bytes.is_some());
+        let matches = !quoted
+            && kept.len() == unit.samples.len()
             && kept
                 .iter()
                 .zip(&unit.samples)

@@ -39,6 +39,7 @@
 //!         sent: Some("Who did Yellow Submarine?".into()),
 //!         sent_sly_data: Some(serde_json::json!({"user": "ringo"})),
 //!         answer: Some("ABBA".into()),
+//!         answer_bytes: None,
 //!         structure: None,
 //!         sly_data: None,
 //!         duration: Duration::from_millis(40),

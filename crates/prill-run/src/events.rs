@@ -159,8 +159,11 @@ pub struct InteractionReport {
     /// The sly_data sent with it, as it went on the wire (its own, or the one carried
     /// from the interaction before); `None` when none was sent (an empty one is not).
     pub sent_sly_data: Option<Value>,
-    /// The answer text.
+    /// The answer text; in a [`UnitReport`] whose answers were quoted
+    /// ([`UnitReport::quote_answers`]), only the head and tail of a long one.
     pub answer: Option<String>,
+    /// The whole answer's length in bytes, when `answer` holds only its head and tail.
+    pub answer_bytes: Option<u64>,
     /// The structure returned.
     pub structure: Option<Value>,
     /// The sly_data returned.
@@ -280,7 +283,30 @@ pub struct UnitReport {
     pub duration: Duration,
 }
 
+/// How much of a long answer a unit's report keeps ([`UnitReport::quote_answers`]): its
+/// first and last 32 KiB.
+pub const ANSWER_QUOTED: usize = 64 * 1024;
+
 impl UnitReport {
+    /// Keeps only the head and the tail of every answer longer than [`ANSWER_QUOTED`]
+    /// bytes, with its whole length in [`InteractionReport::answer_bytes`]. Each sample's
+    /// [`Event::SampleFinished`] carries its whole answers, once; a unit's report
+    /// repeats its samples, and reports that hold every unit to the end of the run (the
+    /// JSON and HTML reports) then hold a bounded quote of each answer, not a copy.
+    ///
+    /// Quote after [`UnitReport::redact`]: a cut through a secret would leave a part of
+    /// it that no longer matches.
+    pub fn quote_answers(&mut self) {
+        for interaction in self.samples.iter_mut().flat_map(|s| &mut s.interactions) {
+            if let Some(answer) = &mut interaction.answer
+                && answer.len() > ANSWER_QUOTED
+            {
+                interaction.answer_bytes = Some(answer.len() as u64);
+                *answer = quote(answer, ANSWER_QUOTED / 2);
+            }
+        }
+    }
+
     /// Hides every value `secrets` holds in everything the unit reports.
     pub fn redact(&mut self, secrets: &Redactor) {
         if secrets.is_empty() {
@@ -371,5 +397,103 @@ impl Event {
             }
             Event::UnitFinished(report) => report.redact(secrets),
         }
+    }
+
+    /// Readies the event for reporters: hides every value `secrets` holds
+    /// ([`Event::redact`]), then quotes a finished unit's long answers
+    /// ([`UnitReport::quote_answers`]); each whole answer stays in its sample's event.
+    pub fn for_reports(&mut self, secrets: &Redactor) {
+        self.redact(secrets);
+        if let Event::UnitFinished(report) = self {
+            report.quote_answers();
+        }
+    }
+}
+
+/// The first and the last `each` bytes of `text` (cut at character boundaries), and
+/// between them how many bytes were left out.
+fn quote(text: &str, each: usize) -> String {
+    let mut head = each.min(text.len());
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len().saturating_sub(each).max(head);
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{}\n… [{} bytes left out: the whole answer is in its sample's own record] …\n{}",
+        &text[..head],
+        tail - head,
+        &text[tail..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quote_keeps_the_head_and_the_tail_at_character_boundaries() {
+        assert_eq!(
+            quote("abcdefgh", 3),
+            "abc\n… [2 bytes left out: the whole answer is in its sample's own record] …\nfgh"
+        );
+        // `é` is two bytes: no cut falls inside it.
+        let quoted = quote("éééé", 3);
+        assert!(quoted.starts_with("é\n"), "{quoted}");
+        assert!(quoted.ends_with("\né"), "{quoted}");
+        assert!(quoted.contains("[4 bytes left out"), "{quoted}");
+    }
+
+    #[test]
+    fn only_answers_over_the_limit_are_quoted() {
+        let interaction = |answer: String| InteractionReport {
+            index: 0,
+            sent: None,
+            sent_sly_data: None,
+            answer: Some(answer),
+            answer_bytes: None,
+            structure: None,
+            sly_data: None,
+            duration: Duration::ZERO,
+            checks: Vec::new(),
+            error: None,
+            call: CallInfo::default(),
+        };
+        let long = "x".repeat(ANSWER_QUOTED + 1);
+        let short = "y".repeat(ANSWER_QUOTED);
+        let mut unit = UnitReport {
+            unit: UnitId {
+                case_id: "c".into(),
+                name: "c".into(),
+                file: PathBuf::from("c.json"),
+                dialect: Dialect::DataDriven,
+                connection: "direct".into(),
+                target: "a".into(),
+                tags: Vec::new(),
+            },
+            verdict: Status::Passed,
+            success_ratio: SuccessRatio { need: 1, of: 1 },
+            tally: Tally::default(),
+            samples: vec![SampleReport {
+                index: 0,
+                status: Status::Passed,
+                duration: Duration::ZERO,
+                interactions: vec![interaction(long.clone()), interaction(short.clone())],
+                error: None,
+            }],
+            duration: Duration::ZERO,
+        };
+        unit.quote_answers();
+        let [quoted, kept] = &unit.samples[0].interactions[..] else {
+            unreachable!()
+        };
+        assert_eq!(quoted.answer_bytes, Some(long.len() as u64));
+        let text = quoted.answer.as_deref().unwrap();
+        assert!(text.len() < ANSWER_QUOTED + 200, "{}", text.len());
+        assert!(text.starts_with(&long[..ANSWER_QUOTED / 2]));
+        assert_eq!(kept.answer.as_deref(), Some(short.as_str()));
+        assert_eq!(kept.answer_bytes, None);
     }
 }

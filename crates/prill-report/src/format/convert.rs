@@ -137,6 +137,7 @@ impl From<&InteractionReport> for Interaction {
             sent: i.sent.clone(),
             sent_sly_data: i.sent_sly_data.clone(),
             answer: i.answer.clone(),
+            answer_bytes: i.answer_bytes,
             structure: i.structure.clone(),
             sly_data: i.sly_data.clone(),
             duration: i.duration.as_secs_f64(),

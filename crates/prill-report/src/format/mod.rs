@@ -371,8 +371,14 @@ pub struct Interaction {
     /// the interaction before), as it went to the agent; absent when none was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent_sly_data: Option<Value>,
-    /// The answer's text.
+    /// The answer's text. In a `unit_finished` record and in the JSON report, an answer
+    /// over 64 KiB is quoted: its first and last 32 KiB, with `answer_bytes` set; the
+    /// whole answer is in the sample's `sample_finished` record of the JSON Lines stream
+    /// and the history.
     pub answer: Option<String>,
+    /// The whole answer's length in bytes, when `answer` holds only its head and tail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_bytes: Option<u64>,
     /// The structure returned.
     pub structure: Option<Value>,
     /// The sly_data returned.

@@ -233,6 +233,7 @@ impl TryFrom<&Interaction> for InteractionReport {
             sent: i.sent.clone(),
             sent_sly_data: i.sent_sly_data.clone(),
             answer: i.answer.clone(),
+            answer_bytes: i.answer_bytes,
             structure: i.structure.clone(),
             sly_data: i.sly_data.clone(),
             duration: duration(i.duration)?,

@@ -126,6 +126,7 @@ pub(crate) fn sample(
             sent: Some("hi".into()),
             sent_sly_data: None,
             answer: error.is_none().then(|| "bye".to_owned()),
+            answer_bytes: None,
             structure: None,
             sly_data: None,
             duration: Duration::from_millis(90),

@@ -217,6 +217,17 @@ fn every_line_is_its_event_serialized_however_the_samples_came() {
     events.push(Event::UnitFinished(partial.clone()));
     partial.unit.name = "unseen".into();
     events.push(Event::UnitFinished(partial));
+    // A unit whose long answer its own line quotes: the sample's line keeps it whole.
+    let mut long = passed_unit();
+    long.unit.name = "long".into();
+    long.samples[0].interactions[0].answer = Some("ab".repeat(100_000));
+    events.push(Event::SampleFinished {
+        unit: long.unit.clone(),
+        sample: long.samples[0].clone(),
+    });
+    long.quote_answers();
+    assert_eq!(long.samples[0].interactions[0].answer_bytes, Some(200_000));
+    events.push(Event::UnitFinished(long));
 
     let capture = Capture::default();
     feed(&mut JsonLines::new(capture.clone()), &events);
@@ -227,4 +238,16 @@ fn every_line_is_its_event_serialized_however_the_samples_came() {
         let expected = serde_json::to_string(&Line::from(event)).unwrap();
         assert_eq!(*line, expected);
     }
+    // The whole answer is written once: in the sample's line, not again in the unit's.
+    let whole = "ab".repeat(100_000);
+    let holding: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.contains(&whole))
+        .copied()
+        .collect();
+    assert_eq!(holding.len(), 1);
+    assert!(holding[0].contains("\"sample_finished\""));
+    let unit_line = lines.last().unwrap();
+    assert!(unit_line.len() < 70_000, "{}", unit_line.len());
+    assert!(unit_line.contains("\"answer_bytes\":200000"));
 }

@@ -48,6 +48,7 @@ pub(crate) async fn call(
         sent: step.input.text.clone(),
         sent_sly_data: None,
         answer: None,
+        answer_bytes: None,
         structure: None,
         sly_data: None,
         duration: Duration::ZERO,

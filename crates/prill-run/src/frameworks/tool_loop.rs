@@ -80,6 +80,7 @@ pub(crate) async fn call(
         sent: step.input.text.clone(),
         sent_sly_data: None,
         answer: final_answer.map(|a| a.text),
+        answer_bytes: None,
         structure: None,
         sly_data: None,
         duration: run.started.elapsed(),

@@ -61,6 +61,7 @@ pub fn unit_report(unit: UnitId, case: &CaseReport, total: Duration) -> UnitRepo
             sent: None,
             sent_sly_data: None,
             answer: None,
+            answer_bytes: None,
             structure: None,
             sly_data: None,
             duration: case.duration,
