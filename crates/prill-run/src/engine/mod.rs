@@ -147,7 +147,7 @@ pub struct RunOptions {
     /// The most cases in flight at once; `None` means no limit beyond `jobs`.
     pub max_cases: Option<usize>,
     /// Overrides every case's sample count `n`, keeping its pass rate:
-    /// `k/n` becomes `ceil(k * N / n) / N` ([`SuccessRatio::scaled_to`]).
+    /// `k/n` becomes `ceil(k * N / n) / N` ([`SuccessRatio::scaled_to`](prill_spec::model::data_driven::SuccessRatio::scaled_to)).
     pub samples: Option<u32>,
     /// Overrides every case's connections.
     pub connections: Option<Vec<Connection>>,
