@@ -8,7 +8,6 @@ use bytes::Bytes;
 use futures_util::{StreamExt, stream};
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, Request, Response, StatusCode};
-use hyper::body::Incoming;
 use serde_json::Value;
 
 use crate::body::{Body, BodyError, Chunks, streamed};
@@ -16,6 +15,7 @@ use crate::conversation::{Exchange, Filter, HEARTBEAT_LINE};
 use crate::faults::{Fault, HUGE_LINE_BYTES, huge_line_count, padded_line};
 use crate::routes::{error_response, read_body};
 use crate::server::Shared;
+use crate::timed::RequestBody;
 use crate::{DemoAgent, pyjson};
 
 /// The line of the `malformed` fault mode.
@@ -26,7 +26,7 @@ const MALFORMED_LINE: &[u8] =
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     agent: DemoAgent,
-    request: Request<Incoming>,
+    request: Request<RequestBody>,
 ) -> Response<Body> {
     let fault = match Fault::from_headers(request.headers()) {
         Ok(fault) => fault,

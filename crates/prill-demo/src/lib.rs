@@ -45,6 +45,22 @@
 //! returns when every task of the server has ended. Dropping a [`RunningServer`] starts the
 //! same shutdown without waiting for it.
 //!
+//! # Limits on clients
+//!
+//! Every phase of a request has a time limit, and the connections held at once have a
+//! cap ([`ClientLimits`], set with [`DemoServerBuilder::limits`]), so clients that send
+//! nothing, stall halfway through a request or read none of the answer cannot hold the
+//! server's descriptors or memory for long. By default: 10 s from the connection to its
+//! first byte, 10 s more for the TLS handshake, 30 s for each request head (counted from
+//! the end of the previous response on a keep-alive connection, so also the most a
+//! connection stays idle between requests), 60 s for a request body and 10 s between two
+//! reads of it (then a `408` and the connection closed, what was read of the body
+//! dropped), 30 s for a response waiting on a client that reads none of it; and at most
+//! half the process's soft open-file limit in connections, past which new ones wait in
+//! the kernel's accept queue. A request body is at most 16 MiB (a `413` past it), a
+//! request head at most hyper's buffer (about 400 KiB).
+//! [`RunningServer::open_connections`] says how many connections the server holds.
+//!
 //! # Endpoints
 //!
 //! Every JSON body is written the way Python's `json.dumps` writes it (`", "` and `": "`
@@ -181,18 +197,21 @@ mod chat;
 mod conversation;
 mod direct;
 mod faults;
+mod limits;
 mod mcp;
 mod model;
 mod pyjson;
 pub mod replay;
 mod routes;
 mod server;
+mod timed;
 mod tls;
 
 pub use agents::{DemoAgent, uniform_draw};
 pub use conversation::{SAMPLE_HEADER, apply_sample};
 pub use direct::respond;
 pub use faults::{DEFAULT_HUGE_BYTES, FAULT_HEADER, HUGE_LINE_BYTES};
+pub use limits::ClientLimits;
 pub use mcp::MCP_PROTOCOL_VERSION;
 pub use replay::Recordings;
 pub use server::{DemoServer, DemoServerBuilder, RunningServer};

@@ -8,7 +8,6 @@ use bytes::Bytes;
 use futures_util::{StreamExt, stream};
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, Request, Response, StatusCode};
-use hyper::body::Incoming;
 use serde_json::{Map, Value, json};
 
 use crate::body::{Active, Body, BodyError, Chunks, full, streamed};
@@ -16,6 +15,7 @@ use crate::conversation::Exchange;
 use crate::faults::{Fault, HUGE_LINE_BYTES, huge_line_count};
 use crate::routes::{json_response, read_body, status_only};
 use crate::server::Shared;
+use crate::timed::RequestBody;
 use crate::{DemoAgent, pyjson};
 
 /// The MCP protocol version the server speaks.
@@ -32,7 +32,7 @@ const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 
 /// Answers one MCP request.
-pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
+pub(crate) async fn handle(shared: Arc<Shared>, request: Request<RequestBody>) -> Response<Body> {
     let fault = match Fault::from_headers(request.headers()) {
         Ok(fault) => fault,
         Err(response) => return *response,

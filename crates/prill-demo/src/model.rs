@@ -10,17 +10,17 @@
 //! is a 400 in OpenAI's error shape.
 
 use http::{Request, Response, StatusCode};
-use hyper::body::Incoming;
 use serde_json::{Value, json};
 
 use crate::body::Body;
 use crate::routes::{json_response, read_body};
+use crate::timed::RequestBody;
 
 /// The model name the demo answers under when the request names none.
 const DEFAULT_MODEL: &str = "demo";
 
 /// Answers one chat completion request.
-pub(crate) async fn handle(request: Request<Incoming>) -> Response<Body> {
+pub(crate) async fn handle(request: Request<RequestBody>) -> Response<Body> {
     let body = match read_body(request.into_body()).await {
         Ok(body) => body,
         Err(response) => return response,

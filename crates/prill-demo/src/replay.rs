@@ -30,13 +30,13 @@ use bytes::Bytes;
 use futures_util::StreamExt as _;
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, Method, Request, Response, StatusCode};
-use hyper::body::Incoming;
 use prill_cassette::{Cassette, CassetteError, Exchange, Latency, Normalizer, RecordedRequest};
 use serde_json::{Value, json};
 
 use crate::body::{Body, BodyError, streamed};
 use crate::routes::{error_response, json_response, read_body, status_only};
 use crate::server::Shared;
+use crate::timed::RequestBody;
 use crate::{SAMPLE_HEADER, routes};
 
 const CHAT_SUFFIX: &str = "/streaming_chat";
@@ -171,7 +171,7 @@ fn agent_of<'a>(path: &'a str, suffix: &str) -> Option<&'a str> {
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     recordings: Arc<Recordings>,
-    request: Request<Incoming>,
+    request: Request<RequestBody>,
 ) -> Response<Body> {
     let started = Instant::now();
     let path = request.uri().path().to_owned();

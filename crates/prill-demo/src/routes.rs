@@ -3,21 +3,21 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{CONTENT_TYPE, RETRY_AFTER};
+use http::header::{CONNECTION, CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
 use serde_json::{Value, json};
 
 use crate::body::{Body, empty, full};
 use crate::server::Shared;
+use crate::timed::{RequestBody, RequestBodyError};
 use crate::{DemoAgent, chat, mcp, model, pyjson, replay};
 
 /// The largest request body read, 16 MiB.
 const MAX_REQUEST_BODY: usize = 16 * 1024 * 1024;
 
 /// Routes one request.
-pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
+pub(crate) async fn handle(shared: Arc<Shared>, request: Request<RequestBody>) -> Response<Body> {
     if let Some(recordings) = shared.replay.clone() {
         return replay::handle(shared, recordings, request).await;
     }
@@ -129,15 +129,30 @@ fn list() -> Response<Body> {
     json_response(StatusCode::OK, &json!({"agents": agents}))
 }
 
-/// Reads a whole request body (at most 16 MiB); `Err` is the response to send instead.
-pub(crate) async fn read_body(body: Incoming) -> Result<Bytes, Response<Body>> {
-    match Limited::new(body, MAX_REQUEST_BODY).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(error_response(
+/// Reads a whole request body (at most 16 MiB) within its time limits
+/// ([`RequestBody`]); `Err` is the response to send instead. A body that runs out of
+/// time is a 408 that closes the connection, and what was read of it is dropped here.
+pub(crate) async fn read_body(body: RequestBody) -> Result<Bytes, Response<Body>> {
+    let error = match Limited::new(body, MAX_REQUEST_BODY).collect().await {
+        Ok(collected) => return Ok(collected.to_bytes()),
+        Err(error) => error,
+    };
+    if error.is::<http_body_util::LengthLimitError>() {
+        return Err(error_response(
             StatusCode::PAYLOAD_TOO_LARGE,
             "Request body too large",
-        )),
-        Err(_) => Err(error_response(
+        ));
+    }
+    match error.downcast_ref::<RequestBodyError>() {
+        Some(timeout) if timeout.is_timeout() => {
+            tracing::debug!(%timeout, "a request body ran out of time");
+            let mut response = error_response(StatusCode::REQUEST_TIMEOUT, &timeout.to_string());
+            response
+                .headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+            Err(response)
+        }
+        _ => Err(error_response(
             StatusCode::BAD_REQUEST,
             "Cannot read the request body",
         )),

@@ -1,8 +1,10 @@
 //! The listener: one port for http and https (told apart by the first byte a client
-//! sends), one task per connection, and a graceful shutdown.
+//! sends), one task per connection up to a cap, a time limit on every phase of a
+//! request ([`ClientLimits`]), and a graceful shutdown.
 
 use std::collections::HashSet;
 use std::convert::Infallible;
+use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,17 +16,16 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
-use tokio::sync::watch;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
 use crate::replay::Recordings;
-use crate::{DemoError, TlsIdentity, routes};
+use crate::timed::{RequestBody, WriteStall};
+use crate::{ClientLimits, DemoError, TlsIdentity, routes};
 
 /// The first byte of a TLS record carrying a handshake (a ClientHello).
 const TLS_HANDSHAKE: u8 = 0x16;
-/// How long a client may take to send its request head or finish its TLS handshake.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long in-flight requests get to finish at shutdown, by default.
 const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 
@@ -39,6 +40,7 @@ impl DemoServer {
             tls: None,
             grace: DEFAULT_GRACE,
             replay: None,
+            limits: ClientLimits::default(),
         }
     }
 }
@@ -49,6 +51,7 @@ pub struct DemoServerBuilder {
     tls: Option<TlsIdentity>,
     grace: Duration,
     replay: Option<Arc<Recordings>>,
+    limits: ClientLimits,
 }
 
 impl DemoServerBuilder {
@@ -73,6 +76,13 @@ impl DemoServerBuilder {
         self
     }
 
+    /// The time limits on each phase of a request and the connection cap
+    /// ([`ClientLimits::default`] unless set).
+    pub fn limits(mut self, limits: ClientLimits) -> DemoServerBuilder {
+        self.limits = limits;
+        self
+    }
+
     /// Binds `addr` (e.g. `"127.0.0.1:0"`) and starts serving on the current tokio runtime.
     pub async fn bind(self, addr: impl ToSocketAddrs) -> Result<RunningServer, DemoError> {
         let acceptor = match &self.tls {
@@ -85,12 +95,18 @@ impl DemoServerBuilder {
         let shared = Arc::new(Shared {
             shutdown: receiver,
             active: AtomicUsize::new(0),
+            open: AtomicUsize::new(0),
             once_keys: Mutex::new(HashSet::new()),
             replay: self.replay,
+            limits: self.limits,
         });
+        let slots = Arc::new(Semaphore::new(self.limits.connection_cap()));
         let task = tokio::spawn(accept_loop(
-            listener,
-            acceptor,
+            Listener {
+                listener,
+                slots,
+                acceptor,
+            },
             Arc::clone(&shared),
             self.grace,
         ));
@@ -145,6 +161,13 @@ impl RunningServer {
         self.shared.active.load(Ordering::Relaxed)
     }
 
+    /// How many client connections the server holds now, never more than the cap
+    /// ([`ClientLimits::max_connections`]); each stops counting once the server has let
+    /// it go, so tests can check the limits.
+    pub fn open_connections(&self) -> usize {
+        self.shared.open.load(Ordering::SeqCst)
+    }
+
     /// Stops accepting, lets in-flight requests finish within the grace period, closes
     /// every connection and waits until all of the server's tasks have ended.
     pub async fn shutdown(mut self) {
@@ -171,17 +194,22 @@ impl Drop for RunningServer {
     }
 }
 
-/// What every request handler shares: the shutdown signal, the active-stream count and
-/// the keys of `503-once` faults already failed. Nothing here is locked on the hot path.
+/// What every connection and request handler shares: the shutdown signal, the
+/// active-stream and connection counts, the keys of `503-once` faults already failed and
+/// the limits on clients. Nothing here is locked on the hot path.
 #[derive(Debug)]
 pub(crate) struct Shared {
     shutdown: watch::Receiver<bool>,
     /// Streamed responses in flight.
     pub(crate) active: AtomicUsize,
+    /// Client connections held ([`Slot`]).
+    open: AtomicUsize,
     /// Keys of `503-once:<key>` requests that already got their 503.
     pub(crate) once_keys: Mutex<HashSet<String>>,
     /// The recordings served instead of the demo agents, when replaying.
     pub(crate) replay: Option<Arc<Recordings>>,
+    /// The limits on clients.
+    limits: ClientLimits,
 }
 
 impl Shared {
@@ -200,20 +228,60 @@ impl Shared {
     }
 }
 
-async fn accept_loop(
+/// What the accept loop accepts with: the socket, the connection slots (one permit per
+/// connection held, [`ClientLimits::max_connections`] in all) and the TLS acceptor.
+struct Listener {
     listener: TcpListener,
+    slots: Arc<Semaphore>,
     acceptor: Option<TlsAcceptor>,
+}
+
+impl Listener {
+    /// The next connection, once a slot is free. While none is, nothing is accepted:
+    /// new connections wait in the kernel's accept queue.
+    async fn accept(&self, shared: &Arc<Shared>) -> io::Result<(TcpStream, Slot)> {
+        let permit = Arc::clone(&self.slots)
+            .acquire_owned()
+            .await
+            .map_err(|_| io::Error::other("the connection slots are closed"))?;
+        let (stream, _) = self.listener.accept().await?;
+        Ok((stream, Slot::new(shared, permit)))
+    }
+}
+
+/// One connection held: its permit, counted in [`Shared::open`] for as long as it lives.
+struct Slot {
     shared: Arc<Shared>,
-    grace: Duration,
-) {
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Slot {
+    fn new(shared: &Arc<Shared>, permit: OwnedSemaphorePermit) -> Slot {
+        shared.open.fetch_add(1, Ordering::SeqCst);
+        Slot {
+            shared: Arc::clone(shared),
+            _permit: permit,
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        // Uncounted before the permit goes back, so the count never passes the cap.
+        self.shared.open.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn accept_loop(listener: Listener, shared: Arc<Shared>, grace: Duration) {
     let mut shutdown = shared.shutdown_signal();
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
+            accepted = listener.accept(&shared) => match accepted {
+                Ok((stream, slot)) => {
                     let _ = stream.set_nodelay(true);
-                    connections.spawn(serve_connection(stream, acceptor.clone(), Arc::clone(&shared)));
+                    let acceptor = listener.acceptor.clone();
+                    connections.spawn(serve_connection(stream, acceptor, Arc::clone(&shared), slot));
                 }
                 Err(error) => {
                     // Out of file descriptors and the like: back off instead of spinning.
@@ -234,18 +302,30 @@ async fn accept_loop(
     }
 }
 
-/// Serves one connection: TLS when its first byte starts a TLS handshake, else plain http.
-async fn serve_connection(stream: TcpStream, acceptor: Option<TlsAcceptor>, shared: Arc<Shared>) {
+/// Serves one connection: TLS when its first byte starts a TLS handshake, else plain
+/// http. `_slot` holds its place under the connection cap until it ends.
+async fn serve_connection(
+    stream: TcpStream,
+    acceptor: Option<TlsAcceptor>,
+    shared: Arc<Shared>,
+    _slot: Slot,
+) {
+    let limits = shared.limits;
     let mut shutdown = shared.shutdown_signal();
-    let mut first = [0u8; 1];
-    let peeked = tokio::select! {
-        peeked = stream.peek(&mut first) => peeked,
+    let first = tokio::select! {
+        first = tokio::time::timeout(limits.first_byte, first_byte(&stream)) => first,
         _ = shutting_down(&mut shutdown) => return,
     };
-    if !matches!(peeked, Ok(1..)) {
-        return;
-    }
-    if first[0] != TLS_HANDSHAKE {
+    let tls = match first {
+        Ok(Some(byte)) => byte == TLS_HANDSHAKE,
+        Ok(None) => return,
+        Err(_) => {
+            tracing::debug!(limit = ?limits.first_byte, "a client sent nothing in time");
+            return;
+        }
+    };
+    let stream = WriteStall::new(stream, limits.write_stall);
+    if !tls {
         serve_http(stream, shared).await;
         return;
     }
@@ -254,30 +334,43 @@ async fn serve_connection(stream: TcpStream, acceptor: Option<TlsAcceptor>, shar
         return;
     };
     let handshake = tokio::select! {
-        handshake = tokio::time::timeout(HEAD_TIMEOUT, acceptor.accept(stream)) => handshake,
+        handshake = tokio::time::timeout(limits.tls_handshake, acceptor.accept(stream)) => handshake,
         _ = shutting_down(&mut shutdown) => return,
     };
     match handshake {
         Ok(Ok(tls)) => serve_http(tls, shared).await,
         Ok(Err(error)) => tracing::debug!(%error, "tls handshake failed"),
-        Err(_) => tracing::debug!("tls handshake timed out"),
+        Err(_) => tracing::debug!(limit = ?limits.tls_handshake, "tls handshake timed out"),
     }
 }
 
-/// Serves http/1.1 on `io` until the client leaves or the server shuts down.
+/// The first byte the client sent, left unread; `None` when it closed or failed first.
+async fn first_byte(stream: &TcpStream) -> Option<u8> {
+    let mut first = [0u8; 1];
+    match stream.peek(&mut first).await {
+        Ok(1..) => Some(first[0]),
+        _ => None,
+    }
+}
+
+/// Serves http/1.1 on `io` until the client leaves, a limit passes or the server shuts
+/// down. hyper times the head (and the keep-alive wait before it); every request body
+/// is a [`RequestBody`], timed from the end of its head.
 async fn serve_http<I>(io: I, shared: Arc<Shared>)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let mut shutdown = shared.shutdown_signal();
-    let service = service_fn(move |request| {
+    let limits = shared.limits;
+    let service = service_fn(move |request: http::Request<hyper::body::Incoming>| {
         let shared = Arc::clone(&shared);
+        let request = request.map(|body| RequestBody::new(body, &limits));
         async move { Ok::<_, Infallible>(routes::handle(shared, request).await) }
     });
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(HEAD_TIMEOUT);
+        .header_read_timeout(limits.head);
     let mut connection = pin!(builder.serve_connection(TokioIo::new(io), service));
     tokio::select! {
         result = connection.as_mut() => {
