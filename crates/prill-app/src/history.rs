@@ -8,7 +8,8 @@
 //!
 //! After each run the history is pruned ([`Settings::prune_history`]): the newest
 //! `[history] keep` runs are kept (200 when not given), and with `max_age_days` the
-//! runs that started longer ago than that are removed too.
+//! runs that started longer ago than that are removed too. What the runs folder holds
+//! that is not a run's regular file is not read, and is said ([`Pruned::skipped`]).
 //!
 //! The commit is read with the `git` program (`git rev-parse`, `git status`), with
 //! optional locks off so that a run never blocks a git command in the same tree; a
@@ -18,12 +19,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use prill_history::{History, HistoryError, Recorder};
+use prill_history::{History, HistoryError, Recorder, Skipped};
 use prill_report::format::{GitState, RunCassettes, RunInfo, RunSettings};
 use prill_run::Selection;
 use prill_spec::model::config::HistoryConfig;
 
 use crate::settings::Settings;
+
+/// What [`Settings::prune_history`] did.
+#[derive(Debug, Clone, Default)]
+pub struct Pruned {
+    /// The ids of the runs removed.
+    pub removed: Vec<String>,
+    /// The entries of the runs folder that were not read (a FIFO, a link to a device, a
+    /// file over the size limit): each a warning to show.
+    pub skipped: Vec<Skipped>,
+}
 
 /// The history's folder, under [`Settings::project_dir`], when `[history] dir` does not
 /// say.
@@ -66,15 +77,19 @@ impl Settings {
     }
 
     /// Prunes the history as `[history]` says: the newest [`Settings::history_keep`]
-    /// runs are kept, less those older than [`Settings::history_max_age`]. Returns the
-    /// ids removed.
-    pub fn prune_history(&self) -> Result<Vec<String>, HistoryError> {
+    /// runs are kept, less those older than [`Settings::history_max_age`]. Says which
+    /// runs were removed, and which entries of the runs folder were not read
+    /// ([`History::skipped`]), for the caller to show as warnings.
+    pub fn prune_history(&self) -> Result<Pruned, HistoryError> {
         let mut history = self.history()?;
         let mut removed = history.prune(self.history_keep())?;
         if let Some(age) = self.history_max_age() {
             removed.extend(history.prune_older_than(age)?);
         }
-        Ok(removed)
+        Ok(Pruned {
+            removed,
+            skipped: history.skipped().to_vec(),
+        })
     }
 
     /// The history of this project: its runs folder and its index, brought up to date.

@@ -16,6 +16,9 @@ impl ExitCode {
     pub const ERROR: ExitCode = ExitCode(3);
     /// The run was cancelled with Ctrl-C; the partial reports were written.
     pub const CANCELLED: ExitCode = ExitCode(130);
+    /// Ended by SIGTERM at once: a second stop signal, or one once the run was over
+    /// (`signals.rs`).
+    pub const TERMINATED: ExitCode = ExitCode(143);
 
     /// The numeric code.
     pub fn code(self) -> u8 {

@@ -1,24 +1,38 @@
 //! The SQLite index of the kept runs: one row per run and one per unit, filled from the
-//! JSON Lines files and brought up to date each time the history is opened.
+//! JSON Lines files and brought up to date each time the history is opened
+//! ([`sync`](self::sync) says how it stays right when several processes update it at
+//! once, and when several files hold the same run).
 
-use std::collections::HashMap;
+mod sync;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use prill_report::format::{Interaction, Line, Record, Status, Unit};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::HistoryError;
+use crate::files::Skipped;
 
 /// The index's layout; a file with another is rebuilt.
-const LAYOUT: i64 = 4;
+const LAYOUT: i64 = 5;
 
+/// `files` holds every `*.jsonl` file of the folder the index has read, with its stamp
+/// and the run it holds (none for a file that holds no run), so that a file is read
+/// again only when it changes. `runs` holds one row per run id, read from one file
+/// ([`sync::kept_file`] picks it when several hold the same run); `units` one row per
+/// unit of a run, numbered (`seq`) and unique by run and number, so that a run's units
+/// are never indexed twice.
 const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS files (
+    name TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    modified INTEGER NOT NULL,
+    run_id TEXT
+);
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
     file TEXT NOT NULL UNIQUE,
-    size INTEGER NOT NULL,
-    modified INTEGER NOT NULL,
     started_at TEXT NOT NULL,
     command TEXT NOT NULL,
     git_commit TEXT,
@@ -35,6 +49,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE TABLE IF NOT EXISTS units (
     run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
     case_id TEXT NOT NULL,
     name TEXT NOT NULL,
     file TEXT NOT NULL,
@@ -48,11 +63,12 @@ CREATE TABLE IF NOT EXISTS units (
     time_to_first_token REAL,
     input_tokens INTEGER,
     output_tokens INTEGER,
-    cost REAL
+    cost REAL,
+    UNIQUE (run_id, seq)
 );
+CREATE INDEX IF NOT EXISTS files_by_run ON files (run_id);
 CREATE INDEX IF NOT EXISTS units_by_case ON units (case_id);
 CREATE INDEX IF NOT EXISTS units_by_name ON units (name);
-CREATE INDEX IF NOT EXISTS units_by_run ON units (run_id);
 CREATE INDEX IF NOT EXISTS runs_by_time ON runs (started_at);
 ";
 
@@ -133,12 +149,16 @@ pub struct History {
     runs_dir: PathBuf,
     db_path: PathBuf,
     db: Connection,
+    skipped: Vec<Skipped>,
 }
 
 impl History {
     /// Opens the index at `db_path` (created when missing) and brings it up to date with
     /// the `*.jsonl` files in `runs_dir`. An index that cannot be read is removed and
-    /// rebuilt from the files.
+    /// rebuilt from the files; one that another process holds busy for longer than the
+    /// wait (10 s) is an error, never removed. Only regular files are read, within
+    /// [`MAX_RUN_FILE_BYTES`](crate::MAX_RUN_FILE_BYTES); the entries that were not
+    /// read are [`History::skipped`].
     pub fn open(runs_dir: &Path, db_path: &Path) -> Result<History, HistoryError> {
         let index = |source| HistoryError::Index {
             path: db_path.to_owned(),
@@ -146,6 +166,7 @@ impl History {
         };
         let mut history = match History::try_open(runs_dir, db_path) {
             Ok(history) => history,
+            Err(e) if busy(&e) => return Err(index(e)),
             Err(_) => {
                 remove_index(db_path)?;
                 History::try_open(runs_dir, db_path).map_err(index)?
@@ -154,6 +175,7 @@ impl History {
         match history.sync() {
             Ok(()) => Ok(history),
             Err(SyncError::Io(e)) => Err(e),
+            Err(SyncError::Db(e)) if busy(&e) => Err(index(e)),
             Err(SyncError::Db(_)) => {
                 drop(history);
                 remove_index(db_path)?;
@@ -180,9 +202,10 @@ impl History {
         let layout: i64 = db.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         match layout {
             LAYOUT => {}
-            // New: the tables and the layout, in one transaction.
+            // New: the tables and the layout, in one transaction that holds the write
+            // lock from its start, so that processes creating it at once take turns.
             0 => db.execute_batch(&format!(
-                "BEGIN; {SCHEMA} PRAGMA user_version = {LAYOUT}; COMMIT;"
+                "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {LAYOUT}; COMMIT;"
             ))?,
             _ => return Err(rusqlite::Error::InvalidQuery),
         }
@@ -190,7 +213,16 @@ impl History {
             runs_dir: runs_dir.to_owned(),
             db_path: db_path.to_owned(),
             db,
+            skipped: Vec::new(),
         })
+    }
+
+    /// The entries of the runs folder named `*.jsonl` that this opening did not read:
+    /// what is not a regular file (a FIFO, a device, a link to one), a file over
+    /// [`MAX_RUN_FILE_BYTES`](crate::MAX_RUN_FILE_BYTES), a file that could not be read.
+    /// Each is a warning to show; none is in the index.
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
     }
 
     /// Every kept run, newest first.
@@ -272,18 +304,18 @@ impl History {
     /// Keeps the newest `keep` runs: the older ones' files are removed, and their rows.
     /// Returns the ids removed.
     pub fn prune(&mut self, keep: usize) -> Result<Vec<String>, HistoryError> {
-        let old: Vec<(String, String)> = {
+        let old: Vec<String> = {
             let mut statement = self
                 .db
-                .prepare("SELECT id, file FROM runs ORDER BY started_at DESC, id DESC LIMIT -1 OFFSET ?1")
+                .prepare("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT -1 OFFSET ?1")
                 .map_err(|e| self.index_error(e))?;
             statement
-                .query_map([keep as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+                .query_map([keep as i64], |r| r.get(0))
                 .and_then(Iterator::collect)
                 .map_err(|e| self.index_error(e))?
         };
         self.remove(&old)?;
-        Ok(old.into_iter().map(|(id, _)| id).collect())
+        Ok(old)
     }
 
     /// Removes the runs that started longer than `age` ago: their files and their rows.
@@ -293,42 +325,49 @@ impl History {
         age: std::time::Duration,
     ) -> Result<Vec<String>, HistoryError> {
         let days = age.as_secs_f64() / 86_400.0;
-        let old: Vec<(String, String)> = {
+        let old: Vec<String> = {
             let mut statement = self
                 .db
                 .prepare(
-                    "SELECT id, file FROM runs WHERE julianday(started_at) < julianday('now') - ?1 \
+                    "SELECT id FROM runs WHERE julianday(started_at) < julianday('now') - ?1 \
                      ORDER BY started_at, id",
                 )
                 .map_err(|e| self.index_error(e))?;
             statement
-                .query_map([days], |r| Ok((r.get(0)?, r.get(1)?)))
+                .query_map([days], |r| r.get(0))
                 .and_then(Iterator::collect)
                 .map_err(|e| self.index_error(e))?
         };
         self.remove(&old)?;
-        Ok(old.into_iter().map(|(id, _)| id).collect())
+        Ok(old)
     }
 
-    /// Removes these runs (id, file): the files, then the rows.
-    fn remove(&self, runs: &[(String, String)]) -> Result<(), HistoryError> {
-        for (id, file) in runs {
-            let path = self.runs_dir.join(file);
-            match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(HistoryError::io(&path, e)),
-            }
-            self.forget(id).map_err(|e| self.index_error(e))?;
+    /// Removes these runs: every file that holds one (a copy too, which would bring
+    /// the run back), then their rows, in one transaction.
+    fn remove(&mut self, ids: &[String]) -> Result<(), HistoryError> {
+        if ids.is_empty() {
+            return Ok(());
         }
-        Ok(())
-    }
-
-    fn forget(&self, id: &str) -> rusqlite::Result<()> {
-        self.db
-            .execute("DELETE FROM units WHERE run_id = ?1", [id])?;
-        self.db.execute("DELETE FROM runs WHERE id = ?1", [id])?;
-        Ok(())
+        for id in ids {
+            let names = sync::files_of(&self.db, id).map_err(|e| self.index_error(e))?;
+            for name in names {
+                let path = self.runs_dir.join(name);
+                match std::fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(HistoryError::io(&path, e)),
+                }
+            }
+        }
+        let forget = |db: &mut Connection| -> rusqlite::Result<()> {
+            let tx = db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            for id in ids {
+                sync::forget(&tx, id)?;
+                tx.execute("DELETE FROM files WHERE run_id = ?1", [id])?;
+            }
+            tx.commit()
+        };
+        forget(&mut self.db).map_err(|e| self.index_error(e))
     }
 
     fn index_error(&self, source: rusqlite::Error) -> HistoryError {
@@ -337,56 +376,20 @@ impl History {
             source,
         }
     }
-
-    /// Reads every new or changed file into the index and drops the rows of removed
-    /// ones, in one transaction.
-    fn sync(&mut self) -> Result<(), SyncError> {
-        let files = run_files(&self.runs_dir)?;
-        let known: HashMap<String, (String, Stamp)> = {
-            let mut statement = self
-                .db
-                .prepare("SELECT file, id, size, modified FROM runs")?;
-            statement
-                .query_map([], |r| {
-                    Ok((r.get(0)?, (r.get(1)?, Stamp(count(r, 2)?, r.get(3)?))))
-                })?
-                .collect::<rusqlite::Result<_>>()?
-        };
-        let tx = self.db.transaction()?;
-        for (file, (id, _)) in &known {
-            if !files.iter().any(|(name, _)| name == file) {
-                tx.execute("DELETE FROM units WHERE run_id = ?1", [id])?;
-                tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
-            }
-        }
-        for (name, stamp) in &files {
-            // A file is read again when its size or its time of change differ.
-            if known.get(name).is_some_and(|(_, s)| s == stamp) {
-                continue;
-            }
-            let path = self.runs_dir.join(name);
-            let text = match std::fs::read_to_string(&path) {
-                Ok(text) => text,
-                // Removed since it was listed (pruned by another run): nothing to keep.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(SyncError::Io(HistoryError::io(&path, e))),
-            };
-            if let Some((id, _)) = known.get(name) {
-                tx.execute("DELETE FROM units WHERE run_id = ?1", [id])?;
-                tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
-            }
-            if let Some(run) = Parsed::read(&text) {
-                run.insert(&tx, name, *stamp)?;
-            }
-        }
-        tx.commit()?;
-        Ok(())
-    }
 }
 
 /// Column `i` of `row`, a count or a size (stored as SQLite's signed integer).
 fn count(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<u64> {
     Ok(u64::try_from(row.get::<_, i64>(i)?).unwrap_or(0))
+}
+
+/// Whether `e` says that another process holds the index: waited for, then given up
+/// on, never a reason to throw the index away.
+fn busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 /// Why bringing the index up to date failed: a file, or the index itself.
@@ -399,69 +402,6 @@ impl From<rusqlite::Error> for SyncError {
     fn from(e: rusqlite::Error) -> SyncError {
         SyncError::Db(e)
     }
-}
-
-impl History {
-    /// Adds the run of `file` (in `runs_dir`), as `parsed` says, to the index at
-    /// `db_path` without reading any file of the folder: what the reporter that wrote
-    /// the file knows already. The file's stamp is taken now, so that the next
-    /// [`History::open`] finds the file indexed and does not read it again. An index
-    /// that cannot be opened is left alone: the next `open` rebuilds it from the files.
-    pub(crate) fn index_written(
-        runs_dir: &Path,
-        db_path: &Path,
-        file: &str,
-        parsed: &Parsed,
-    ) -> rusqlite::Result<()> {
-        let Ok(metadata) = std::fs::metadata(runs_dir.join(file)) else {
-            return Ok(());
-        };
-        let stamp = Stamp::of(&metadata);
-        let mut history = History::try_open(runs_dir, db_path)?;
-        let tx = history.db.transaction()?;
-        tx.execute("DELETE FROM units WHERE run_id = ?1", [&parsed.run.id])?;
-        tx.execute("DELETE FROM runs WHERE id = ?1", [&parsed.run.id])?;
-        parsed.insert(&tx, file, stamp)?;
-        tx.commit()
-    }
-}
-
-/// A file's size and when it last changed (nanoseconds since the epoch; 0 when the
-/// system does not say): what tells the index that a file changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp(u64, i64);
-
-impl Stamp {
-    fn of(metadata: &std::fs::Metadata) -> Stamp {
-        let modified = metadata
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-        Stamp(metadata.len(), modified)
-    }
-}
-
-/// The `*.jsonl` files of `dir` with their stamps; none when `dir` does not exist.
-fn run_files(dir: &Path) -> Result<Vec<(String, Stamp)>, SyncError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(SyncError::Io(HistoryError::io(dir, e))),
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| SyncError::Io(HistoryError::io(dir, e)))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".jsonl") {
-            continue;
-        }
-        let metadata = entry
-            .metadata()
-            .map_err(|e| SyncError::Io(HistoryError::io(&entry.path(), e)))?;
-        out.push((name, Stamp::of(&metadata)));
-    }
-    Ok(out)
 }
 
 /// Removes the index and SQLite's files beside it.
@@ -534,7 +474,7 @@ impl UnitRow {
 impl Parsed {
     /// The run in `text`, when its first line is a `run` line. The half line a killed
     /// run may leave is dropped; a file that is not a run's is not indexed.
-    fn read(text: &str) -> Option<Parsed> {
+    pub(crate) fn read(text: &str) -> Option<Parsed> {
         let stored = prill_report::stored::StoredRun::parse(text).ok()?;
         let Some(Line {
             record: Record::Run(run),
@@ -554,12 +494,21 @@ impl Parsed {
         })
     }
 
-    pub(crate) fn insert(
+    /// Puts this run, read from `file`, in the index in place of whatever it held of
+    /// the run (and of the file): its row and its units are removed first, so that
+    /// however often and by whichever process a run is indexed, its units are there
+    /// once (the `UNIQUE (run_id, seq)` of `units` holds it to that).
+    pub(crate) fn replace(
         &self,
         tx: &rusqlite::Transaction<'_>,
         file: &str,
-        stamp: Stamp,
     ) -> rusqlite::Result<()> {
+        sync::forget(tx, &self.run.id)?;
+        tx.execute(
+            "DELETE FROM units WHERE run_id IN (SELECT id FROM runs WHERE file = ?1)",
+            [file],
+        )?;
+        tx.execute("DELETE FROM runs WHERE file = ?1", [file])?;
         let count =
             |status: Status| self.units.iter().filter(|u| u.verdict == status).count() as u64;
         let (passed, failed, errored, skipped, duration) = match &self.summary {
@@ -574,13 +523,12 @@ impl Parsed {
         };
         let git = self.run.git.as_ref();
         tx.execute(
-            "INSERT OR REPLACE INTO runs (id, file, size, modified, started_at, command, git_commit, \
-             git_dirty, git_branch, passed, failed, errored, skipped, duration, finished, cassettes) \
-             VALUES (?1, ?2, ?3, ?15, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?16)",
+            "INSERT INTO runs (id, file, started_at, command, git_commit, git_dirty, \
+             git_branch, passed, failed, errored, skipped, duration, finished, cassettes) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 self.run.id,
                 file,
-                i64::try_from(stamp.0).unwrap_or(i64::MAX),
                 self.run.started_at,
                 self.run.command,
                 git.map(|g| g.commit.clone()),
@@ -592,7 +540,6 @@ impl Parsed {
                 i64::try_from(skipped).unwrap_or(i64::MAX),
                 duration,
                 self.summary.is_some(),
-                stamp.1,
                 self.run
                     .settings
                     .cassettes
@@ -601,11 +548,12 @@ impl Parsed {
             ],
         )?;
         let mut insert = tx.prepare_cached(
-            "INSERT INTO units (run_id, case_id, name, file, connection, target, verdict, duration, \
-             passed, samples, latency, time_to_first_token, input_tokens, output_tokens, cost) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            "INSERT INTO units (run_id, seq, case_id, name, file, connection, target, verdict, \
+             duration, passed, samples, latency, time_to_first_token, input_tokens, \
+             output_tokens, cost) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         )?;
-        for unit in &self.units {
+        for (seq, unit) in self.units.iter().enumerate() {
             let verdict = serde_json::to_value(unit.verdict)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
@@ -613,6 +561,7 @@ impl Parsed {
             let m = &unit.metrics;
             insert.execute(params![
                 self.run.id,
+                i64::try_from(seq).unwrap_or(i64::MAX),
                 &*unit.case_id,
                 &*unit.name,
                 &*unit.file,

@@ -8,8 +8,16 @@
 //! brings it up to date (a new or changed file, by its size or its time of change, is
 //! read again, a removed one dropped), and
 //! an index that cannot be read (a process killed while writing it, a file that is not
-//! SQLite) is thrown away and rebuilt from the files. Each update is one transaction,
-//! so a reader never sees half a run. Each unit is indexed with its metrics (the mean
+//! SQLite) is thrown away and rebuilt from the files. Each update is one transaction
+//! that holds the index's write lock from its start, so a reader never sees half a
+//! run and processes that update it at once (runs ending together) take turns; a run
+//! and its units are indexed once, however many processes index it and however many
+//! files hold it (a copy beside the original is read, and adds nothing).
+//!
+//! Only regular files are read (a symbolic link is followed to one), each within
+//! [`MAX_RUN_FILE_BYTES`], and nothing in the folder can make opening the history
+//! block: a FIFO, a device or anything else named `*.jsonl` is not opened, and is
+//! listed in [`History::skipped`] for the caller to show. Each unit is indexed with its metrics (the mean
 //! latency and time to first token of its interactions, its tokens, its cost), which
 //! [`History::case_history`] gives; [`History::prune`] and
 //! [`History::prune_older_than`] remove runs by count and by age.
@@ -35,12 +43,14 @@
 //! ```
 
 pub mod compare;
+mod files;
 mod index;
 mod recorder;
 pub mod render;
 
 use std::path::{Path, PathBuf};
 
+pub use files::{MAX_RUN_FILE_BYTES, Skipped};
 pub use index::{CaseRow, History, RunRow};
 pub use recorder::Recorder;
 

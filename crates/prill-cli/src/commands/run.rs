@@ -6,7 +6,9 @@
 //! nothing is selected and `--no-tests` does not allow it, or cassettes that cannot be
 //! opened); 3 errors (unreachable agents, timeouts, a request `--replay` has no
 //! cassette for) and no failures, or a report or cassette that could not be written; 130
-//! cancelled with Ctrl-C (the reports are still written).
+//! cancelled with Ctrl-C or SIGTERM (the reports are still written). A second signal,
+//! or a signal once the run is over (while the history is brought up to date), ends
+//! the process at once: 130 for Ctrl-C, 143 for SIGTERM (`crate::signals`).
 //!
 //! `--fail-fast` exits as the failures call for (1, or 3 for an error); `--rerun-failed`
 //! with nothing to rerun exits 0 with a note. Every run also writes
@@ -260,11 +262,12 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         for note in session.notes.iter().filter(|n| shown(n, args.quiet)) {
             output::stderr(&format!("{note}\n"));
         }
-        let ctrl_c = crate::signals::cancel_on_ctrl_c(session.cancel_token());
+        let going = crate::signals::cancel_on_ctrl_c(session.cancel_token());
         // The plan is given to the run, which frees each case once it has run.
         let plan = std::mem::take(&mut prepared.plan);
         let ran = session.run_reported(plan, reporters).await;
-        ctrl_c.abort();
+        // From here on a stop signal ends the process at once.
+        drop(going);
         let cassette_failure = session.cassette_failure();
         session.shutdown().await;
         Ok((ran, cassette_failure))
@@ -309,10 +312,16 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
 }
 
 /// Prunes the history as `[history]` says (`keep`, `max_age_days`); a history that
-/// cannot be pruned is a warning, never a failure.
+/// cannot be pruned, and what its folder holds that is not read, are warnings, never
+/// failures.
 pub(crate) fn prune_history(settings: &Settings) {
-    if let Err(e) = settings.prune_history() {
-        output::stderr(&format!("warning: the history was not pruned: {e}\n"));
+    match settings.prune_history() {
+        Ok(pruned) => {
+            for skipped in &pruned.skipped {
+                output::stderr(&format!("warning: {skipped}\n"));
+            }
+        }
+        Err(e) => output::stderr(&format!("warning: the history was not pruned: {e}\n")),
     }
 }
 

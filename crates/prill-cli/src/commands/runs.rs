@@ -25,6 +25,9 @@ pub(crate) fn run(args: &RunsArgs, color: bool) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::INVALID);
         }
     };
+    for skipped in history.skipped() {
+        output::stderr(&format!("warning: {skipped}\n"));
+    }
     let text = match &args.case {
         None => history.runs().map(|rows| {
             if rows.is_empty() {

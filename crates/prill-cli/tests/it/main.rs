@@ -22,6 +22,7 @@ mod failures;
 mod files;
 mod habits;
 mod history;
+mod history_hostile;
 mod hostile;
 mod html;
 mod judge;

@@ -8,7 +8,7 @@ use std::path::Path;
 use prill_history::{History, render};
 
 /// A `run` line for the run `id`, started at `at` on `commit`.
-fn run_line(id: &str, at: &str, commit: Option<&str>) -> String {
+pub(crate) fn run_line(id: &str, at: &str, commit: Option<&str>) -> String {
     let git = match commit {
         Some(c) => format!(r#"{{"commit":"{c}","dirty":false,"branch":"main"}}"#),
         None => "null".to_owned(),
@@ -19,20 +19,20 @@ fn run_line(id: &str, at: &str, commit: Option<&str>) -> String {
 }
 
 /// A `unit_finished` line for the case `case` over `direct` with `verdict`.
-fn unit_line(case: &str, verdict: &str) -> String {
+pub(crate) fn unit_line(case: &str, verdict: &str) -> String {
     let (passed, failed) = if verdict == "passed" { (1, 0) } else { (0, 1) };
     format!(
         r#"{{"schema_version":1,"event":"unit_finished","unit":{{"case_id":"{case}","name":"{case} name","file":"tests/{case}.yaml","dialect":"data-driven","connection":"direct","target":"echo"}},"verdict":"{verdict}","success_ratio":"1/1","tally":{{"passed":{passed},"failed":{failed},"errored":0}},"samples":[],"duration":0.5}}"#
     )
 }
 
-fn finished_line(passed: u64, failed: u64) -> String {
+pub(crate) fn finished_line(passed: u64, failed: u64) -> String {
     format!(
         r#"{{"schema_version":1,"event":"run_finished","passed":{passed},"failed":{failed},"errored":0,"skipped":0,"cancelled":false,"duration":1.25}}"#
     )
 }
 
-fn write_run(dir: &Path, id: &str, lines: &[String]) {
+pub(crate) fn write_run(dir: &Path, id: &str, lines: &[String]) {
     let mut text = lines.join("\n");
     text.push('\n');
     std::fs::write(dir.join(format!("{id}.jsonl")), text).unwrap();
@@ -60,11 +60,11 @@ fn three_runs(dir: &Path) {
     }
 }
 
-fn open(dir: &Path) -> History {
+pub(crate) fn open(dir: &Path) -> History {
     History::open(&dir.join("runs"), &dir.join("history.sqlite")).unwrap()
 }
 
-fn scratch() -> tempfile::TempDir {
+pub(crate) fn scratch() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("runs")).unwrap();
     dir

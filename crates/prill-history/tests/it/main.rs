@@ -1,4 +1,7 @@
-//! `prill-history`'s integration tests, one binary: the index and `compare`.
+//! `prill-history`'s integration tests, one binary: the index, what the runs folder may
+//! hold that is not a run, processes that index at once, and `compare`.
 
 mod compare;
+mod concurrent;
+mod hostile;
 mod index;
