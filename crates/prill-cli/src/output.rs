@@ -1,4 +1,13 @@
 //! Where output goes: data to stdout, diagnostics to stderr, colour only when wanted.
+//!
+//! Names and values from outside (a file name with a newline in it, a key, an agent's
+//! answer) are escaped where they enter the output, by `prill_spec::escape`: a
+//! diagnostic's every field and its file name in [`prill_spec::Report`], the case lines of
+//! `list` in `prill_spec::inputs`, the annotations in `prill_report::github`. And
+//! [`stderr`], where only people and logs read, is guarded as a whole: no line written
+//! there starts a CI runner's workflow command (`::error::`, `::add-mask::`,
+//! `::stop-commands::`), as GitHub Actions reads stderr too. Stdout is left as its
+//! writers make it, since Prill's own annotations go there.
 
 use std::io::{IsTerminal, Write};
 
@@ -41,8 +50,11 @@ pub(crate) fn stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Writes diagnostics to stderr; there is nowhere left to report a failure to.
+/// Writes diagnostics to stderr, with a `\` before any line a CI runner would take for
+/// a command ([`prill_spec::escape::commands`]); there is nowhere left to report a
+/// failure to.
 pub(crate) fn stderr(text: &str) {
+    let text = prill_spec::escape::commands(text);
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
@@ -77,7 +89,9 @@ pub(crate) fn render(reports: &[Report], color: bool) -> String {
     render_as(reports, Look::auto(color))
 }
 
-/// Every report, one line each or rendered by miette one after another.
+/// Every report, one line each or rendered by miette one after another. Each report
+/// has made its names and values safe to print already ([`prill_spec::Report::new`]),
+/// and [`stderr`] guards what is written once more.
 ///
 /// In the rich look, a report without a position would show no snippet, and so no
 /// file name: it is rendered plain instead, as `file: error[code]: message`.

@@ -13,9 +13,14 @@
 //! ```
 //!
 //! An error with no place in the file (an agent that cannot be reached) names the file
-//! alone; a Rust suite's units, which have no file, name none. Messages and property values are escaped as GitHub's workflow commands
-//! require: `%`, `\r` and `\n` everywhere, and `:` and `,` in property values, so an
-//! agent's answer can neither end a command early nor start another one.
+//! alone; a Rust suite's units, which have no file, name none. Messages and property
+//! values are escaped as GitHub's workflow commands require: `%`, `\r` and `\n`
+//! everywhere, and `:` and `,` in property values, so an agent's answer or a file's name
+//! can neither end a command early nor start another one. Every other control character
+//! (ESC) is shown as `prill_spec::escape` shows it (`\u{1b}`), and the names a title or
+//! a message shows (a case's, a file's) are shown on one line, as the human report shows
+//! them (`a\n::error::x.yaml`); the `file` property keeps the file's real name, so that
+//! GitHub finds it.
 //!
 //! `prill run --format github` writes these lines to stdout, and so does a run in
 //! GitHub Actions (`GITHUB_ACTIONS=true`) unless told otherwise; the human report stays
@@ -47,6 +52,7 @@ use std::path::{Path, PathBuf};
 use prill_run::{Event, Status, UnitReport};
 use prill_spec::Report;
 use prill_spec::diag::Severity;
+use prill_spec::escape;
 
 use crate::Reporter;
 use crate::ci::{expected_found, in_a_file, relative};
@@ -107,7 +113,8 @@ fn annotations(unit: &UnitReport, base: Option<&Path>) -> String {
         Status::Passed | Status::Skipped | Status::Unscored => return String::new(),
     };
     let file = relative(&unit.unit.file, base);
-    let title = format!("{} {verdict}", unit.unit.label());
+    let shown_file = escape::controls(&file);
+    let title = escape::controls(&format!("{} {verdict}", unit.unit.label())).into_owned();
     problems(unit)
         .iter()
         .map(|problem| {
@@ -122,7 +129,7 @@ fn annotations(unit: &UnitReport, base: Option<&Path>) -> String {
                 }
             }
             properties.push(("title", &title));
-            command("error", &properties, &message(unit, problem, &file))
+            command("error", &properties, &message(unit, problem, &shown_file))
         })
         .collect()
 }
@@ -195,16 +202,35 @@ pub fn command(level: &str, properties: &[(&str, &str)], message: &str) -> Strin
     )
 }
 
-/// A message: `%`, `\r` and `\n` escaped.
+/// A message: `%`, `\r` and `\n` escaped as GitHub reads them back, and every other
+/// control character but the tab shown escaped (`\u{1b}`), as it would be left in the
+/// log.
 fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    percent_escaped(text, false)
 }
 
 /// A property value: as a message, and `:` and `,` escaped too.
 fn escape_property(text: &str) -> String {
-    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+    percent_escaped(text, true)
+}
+
+fn percent_escaped(text: &str, property: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            ':' if property => out.push_str("%3A"),
+            ',' if property => out.push_str("%2C"),
+            '\t' => out.push(c),
+            c if escape::is_unsafe(c) => {
+                out.push_str(&escape::controls(c.encode_utf8(&mut [0; 4])));
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -221,5 +247,11 @@ mod tests {
             "::error title=x%3A%3Ay::a::b, c\n"
         );
         assert_eq!(command("warning", &[], "w"), "::warning::w\n");
+        // Other control characters never reach the log as they are.
+        assert_eq!(
+            escape_data("a\u{1b}[31m\tb\u{85}"),
+            "a\\u{1b}[31m\tb\\u{85}"
+        );
+        assert_eq!(escape_property("x\u{1b}y:z"), "x\\u{1b}y%3Az");
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use miette::{MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 
+use crate::escape;
 use crate::node::{Span, cut};
 use crate::source::Source;
 
@@ -217,21 +218,28 @@ enum Snippet {
 
 impl Report {
     /// Pairs a diagnostic with its source.
+    ///
+    /// This is where a diagnostic's text becomes output, so every field that may quote
+    /// a name or value from the file is made safe to print here, for every renderer:
+    /// the path, message, expected, found and help on one line, control characters
+    /// escaped ([`escape::one_line`]); the detail lines likewise, their breaks kept
+    /// ([`escape::lines`]). The file's name is escaped where it is shown
+    /// ([`Source::shown_name`]).
     pub fn new(diagnostic: Diagnostic, source: &Source) -> Self {
         let mut diagnostic = diagnostic;
-        diagnostic.path = cut(&diagnostic.path, TEXT_CHARS);
-        diagnostic.message = cut(&diagnostic.message, TEXT_CHARS);
+        diagnostic.path = cut(&escape::one_line(&diagnostic.path), TEXT_CHARS);
+        diagnostic.message = cut(&escape::one_line(&diagnostic.message), TEXT_CHARS);
         for text in [&mut diagnostic.expected, &mut diagnostic.help]
             .into_iter()
             .flatten()
         {
-            *text = cut(text, TEXT_CHARS);
+            *text = cut(&escape::one_line(text), TEXT_CHARS);
         }
         if let Some(found) = &mut diagnostic.found {
-            *found = cut(found, PREVIEW_CHARS);
+            *found = cut(&escape::one_line(found), PREVIEW_CHARS);
         }
         if let Some(detail) = &mut diagnostic.detail {
-            *detail = cut(detail, DETAIL_CHARS);
+            *detail = cut(&escape::lines(detail), DETAIL_CHARS);
         }
         let snippet = Snippet::of(source, diagnostic.span);
         Report {
@@ -241,14 +249,15 @@ impl Report {
         }
     }
 
-    /// `file:line:col`, or just the file when the position is unknown.
+    /// `file:line:col`, or just the file when the position is unknown; the file as
+    /// [`Source::shown_name`] shows it.
     pub fn location(&self) -> String {
         match self.diagnostic.span {
             Some(span) => {
                 let (l, c) = self.source.line_col(span.start);
-                format!("{}:{l}:{c}", self.source.name())
+                format!("{}:{l}:{c}", self.source.shown_name())
             }
-            None => self.source.name(),
+            None => self.source.shown_name(),
         }
     }
 
@@ -366,7 +375,7 @@ impl Snippet {
     /// are short, else a window of the line `span` starts on.
     fn of(source: &Source, span: Option<Span>) -> Snippet {
         let text = &source.text;
-        let whole = || Snippet::Whole(miette::NamedSource::new(source.name(), text.clone()));
+        let whole = || Snippet::Whole(miette::NamedSource::new(source.shown_name(), text.clone()));
         let Some(span) = span else {
             return whole();
         };
@@ -378,7 +387,14 @@ impl Snippet {
         let long = lines
             .clone()
             .any(|n| line_text(source, n).chars().count() > LINE_CHARS);
-        if !long && last - first < 20 {
+        // A control character (ESC, a lone `\r`) is never shown as it is: it would
+        // colour the terminal or, for a CI runner, start a line of its own.
+        let unsafe_text = lines.clone().any(|n| {
+            line_text(source, n)
+                .chars()
+                .any(|c| c != '\t' && escape::is_unsafe(c))
+        });
+        if !long && !unsafe_text && last - first < 20 {
             return whole();
         }
         let line_start = source.offset(first, 1);
@@ -396,20 +412,23 @@ impl Snippet {
             .char_indices()
             .nth(WINDOW_AFTER)
             .map_or(line.len(), |(i, _)| at + i);
+        let span_end = (end - line_start).min(to).max(at);
+        // Each part escaped on its own, so that the label still covers the span.
         let mut window = String::new();
         if from > 0 {
             window.push('…');
         }
-        let label_start = window.len() + (at - from);
+        window.push_str(&escape::controls(&line[from..at]));
+        let label_start = window.len();
         let shift = line[..at].chars().count() as isize - label_start as isize;
-        window.push_str(&line[from..to]);
-        let span_end = (end - line_start).min(to);
-        let label_end = label_start + (span_end.max(at) - at);
+        window.push_str(&escape::controls(&line[at..span_end]));
+        let label_end = window.len();
+        window.push_str(&escape::controls(&line[span_end..to]));
         if to < line.len() {
             window.push('…');
         }
         Snippet::Cut {
-            name: source.name(),
+            name: source.shown_name(),
             text: window,
             label: Span::new(label_start, label_end),
             line: first - 1,
@@ -602,5 +621,82 @@ mod tests {
             rendered.contains("1 │ a: 1") && rendered.contains("3 │ c: 3"),
             "{rendered}"
         );
+    }
+
+    /// Every line of `text` that a CI runner would take for a workflow command.
+    fn commands_in(text: &str) -> Vec<&str> {
+        text.split(['\n', '\r'])
+            .filter(|l| escape::is_command(l))
+            .collect()
+    }
+
+    #[test]
+    fn a_file_name_cannot_become_a_workflow_command() {
+        // Git keeps a file name with a newline: printed raw, its second line was a
+        // command to GitHub Actions, which reads stderr too.
+        for name in [
+            "a\n::error::pwned.yaml",
+            "a\r::add-mask::x.yaml",
+            "::stop-commands::t.yaml",
+        ] {
+            let src = Source::new(name, "a: 1\nbad: 2\n");
+            let d = Diagnostic::new("unknown-key", "bad", "unknown key `bad`")
+                .at(Span::new(5, 8))
+                .found("bad");
+            let r = Report::new(d, &src);
+            let short = r.short();
+            assert!(!short.contains(['\n', '\r']), "{short}");
+            for out in [r.plain(), r.render(false), r.render(true), short] {
+                assert!(commands_in(&out).is_empty(), "{name:?}:\n{out}");
+            }
+            // What is structured keeps the name as it is.
+            assert_eq!(r.diagnostic.to_json(&r.source)["file"], name);
+        }
+        let src = Source::new("a\n::error::pwned.yaml", "a: 1\nbad: 2\n");
+        let r = Report::new(Diagnostic::new("x", "", "m").at(Span::new(5, 8)), &src);
+        assert_eq!(r.short(), "a\\n::error::pwned.yaml:2:1: error[x]: m");
+        assert!(r.render(false).contains("[a\\n::error::pwned.yaml:2:1]"));
+        let r = Report::new(Diagnostic::new("x", "", "m"), &Source::new("::x.yaml", ""));
+        assert_eq!(r.location(), "\\::x.yaml");
+    }
+
+    #[test]
+    fn values_from_a_file_are_shown_escaped_in_every_field() {
+        let key = "k\n::error::pwned\u{1b}[2J";
+        let text = format!("{{\"{key}\": 1}}");
+        let d = Diagnostic::new("unknown-key", key, format!("unknown key `{key}`"))
+            .at(Span::new(1, 2))
+            .expected(format!("not `{key}`"))
+            .found(key)
+            .help(format!("did you mean `{key}`?"))
+            .detail(format!("Sentinel says:\n{key}\n  ::warning::x"));
+        let r = Report::new(d, &Source::new("t.json", text));
+        for out in [r.plain(), r.render(false), r.render(true)] {
+            assert!(commands_in(&out).is_empty(), "{out}");
+            assert!(!out.contains("\u{1b}[2J"), "{out}");
+        }
+        let d = &r.diagnostic;
+        assert_eq!(d.path, "k\\n::error::pwned\\u{1b}[2J");
+        assert_eq!(d.found.as_deref(), Some("k\\n::error::pwned\\u{1b}[2J"));
+        assert!(d.detail.as_deref().unwrap().ends_with("\n  \\::warning::x"));
+    }
+
+    #[test]
+    fn control_characters_in_the_source_are_shown_escaped() {
+        // A lone carriage return ends a line for a CI runner; ESC colours a terminal.
+        let text = "a: 1\nb: x\r::error::pwned \u{1b}[31mred\nc: 3\n";
+        let at = text.find("::error").unwrap();
+        let d = Diagnostic::new("syntax", "", "bad").at(Span::new(at, at + 7));
+        let r = Report::new(d, &Source::new("t.yaml", text));
+        let rendered = r.render(false);
+        assert!(commands_in(&rendered).is_empty(), "{rendered}");
+        assert!(!rendered.contains('\u{1b}'), "{rendered}");
+        assert!(
+            rendered.contains("x\\r::error::pwned \\u{1b}[31mred"),
+            "{rendered}"
+        );
+        // The label still points at the span, at its line and column.
+        assert!(rendered.contains("t.yaml:2:6"), "{rendered}");
+        assert!(rendered.contains("───┬───"), "{rendered}");
     }
 }

@@ -369,15 +369,10 @@ fn list_line(case: &Case, out: &mut String) {
 }
 
 /// Adds `text` to `out` with no tab or line break, so that it stays one field of one
-/// line.
+/// line, and its other control characters (ESC) escaped ([`crate::escape::controls`]).
 fn one_field(text: &str, out: &mut String) {
-    out.extend(text.chars().map(|c| {
-        if matches!(c, '\t' | '\n' | '\r') {
-            ' '
-        } else {
-            c
-        }
-    }));
+    let spaced = text.replace(['\t', '\n', '\r'], " ");
+    out.push_str(&crate::escape::controls(&spaced));
 }
 
 /// Expands and loads `paths` within `limits`. A file named explicitly must be a test

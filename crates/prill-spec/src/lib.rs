@@ -53,6 +53,7 @@
 #![warn(missing_docs)]
 
 pub mod diag;
+pub mod escape;
 pub mod inputs;
 pub mod limits;
 pub mod load;

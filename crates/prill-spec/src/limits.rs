@@ -32,6 +32,18 @@ pub const HOCON_MAX_EXPANDED_VALUES: u64 = 1_000_000;
 /// How many bytes of text HOCON substitutions may expand to in all.
 pub const HOCON_MAX_EXPANDED_BYTES: u64 = 64 * 1024 * 1024;
 
+/// How many values YAML aliases may expand to in all, so that a small file of nested
+/// aliases cannot grow into an enormous tree (the same cap as HOCON substitutions have).
+pub const YAML_MAX_ALIAS_VALUES: usize = 1_000_000;
+
+/// How many bytes of text (scalars and keys) YAML aliases may expand to in all: the
+/// same cap as HOCON substitutions have, so that a few aliases of a long string cannot
+/// grow a small file into gigabytes. Each alias is counted before it is copied.
+///
+/// Anchored lists and objects, each kept as a copy for its aliases, have the same two
+/// caps for those copies: anchors nested in anchors copy their text again at each level.
+pub const YAML_MAX_ALIAS_BYTES: u64 = HOCON_MAX_EXPANDED_BYTES;
+
 /// How long a chain of HOCON substitutions may be (`a = ${b}`, `b = ${c}`, ...).
 pub const HOCON_MAX_SUBSTITUTION_DEPTH: usize = 64;
 

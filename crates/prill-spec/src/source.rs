@@ -114,9 +114,15 @@ impl Source {
         }
     }
 
-    /// The path as text, for messages.
+    /// The path as text, as it is: for structured output (JSON) and file system work.
     pub fn name(&self) -> String {
         self.path.display().to_string()
+    }
+
+    /// The path as text for people and logs: on one line, control characters escaped
+    /// and never the start of a CI runner's command ([`crate::escape::one_line`]).
+    pub fn shown_name(&self) -> String {
+        crate::escape::one_line(&self.name()).into_owned()
     }
 
     /// The 1-based line and column (in characters) of a byte offset.

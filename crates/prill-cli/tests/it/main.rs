@@ -43,3 +43,4 @@ mod support;
 mod timeouts;
 mod tool_loops;
 mod trajectory;
+mod workflow_commands;

@@ -93,3 +93,47 @@ fn invalid_files_are_annotated_at_their_line_and_column() {
          ::warning file=tests/bad%2C really.yaml,title=warning[unused]::a warning without a place\n"
     );
 }
+
+/// The file name of issue 41: git keeps a name with a newline, and printed raw its
+/// second line was a workflow command of its own.
+const NEWLINE_FILE: &str = "cases/a\n::error::pwned.yaml";
+
+#[test]
+fn a_file_name_with_a_newline_stays_in_its_annotation() {
+    let text = "agent: echo\ninteractions:\n  - txt: hi\n";
+    let at = text.find("txt").unwrap();
+    let error = Diagnostic::new("unknown-key", "interactions[0].txt", "unknown key `txt`")
+        .at(Span::new(at, at + 3))
+        .found("txt\u{1b}[2J");
+    let report = Report::new(error, &Source::new(NEWLINE_FILE, text));
+    // One line: the `file` property keeps the real name, escaped as GitHub reads it
+    // back; the message shows nothing of the name's second line as a line.
+    assert_eq!(
+        github::diagnostics(&[report], None),
+        "::error file=cases/a%0A%3A%3Aerror%3A%3Apwned.yaml,line=3,col=5,title=error[unknown-key]::\
+         interactions[0].txt: unknown key `txt`%0A  found: txt\\u{1b}[2J\n"
+    );
+}
+
+#[test]
+fn names_and_answers_in_a_unit_cannot_become_workflow_commands() {
+    let mut unit = failed_unit();
+    unit.unit.file = NEWLINE_FILE.into();
+    unit.unit.name = "greets\u{1b}[2J\r::add-mask::x".into();
+    let text = annotations(&[prill_run::Event::UnitFinished(unit)]);
+    // The runner splits lines at `\r` too.
+    let lines: Vec<&str> = text.split(['\n', '\r']).filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].starts_with(
+            "::error file=cases/a%0A%3A%3Aerror%3A%3Apwned.yaml,line=8,col=13,\
+             title=greets\\u{1b}[2J\\r%3A%3Aadd-mask%3A%3Ax [http] failed::"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(
+        lines[0].contains("%0A  at cases/a\\n::error::pwned.yaml:8:13, interaction 0"),
+        "{text}"
+    );
+}

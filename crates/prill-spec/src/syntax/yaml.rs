@@ -8,6 +8,12 @@
 //! The standard tags `!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!map` and
 //! `!!seq` are honoured and any other tag is an error. Aliases are expanded, merge
 //! keys (`<<`) are applied, and the file must hold exactly one document.
+//!
+//! Alias expansion is bounded in values and in bytes of text
+//! ([`YAML_MAX_ALIAS_VALUES`], [`YAML_MAX_ALIAS_BYTES`], HOCON's cap), counted before
+//! each copy is made, so that a small file of aliases to a long string is refused at
+//! the alias that passes the limit, not after it has filled the memory. The copies that
+//! anchored lists and objects keep for their aliases have the same bounds.
 
 use std::collections::{HashMap, HashSet};
 
@@ -15,6 +21,7 @@ use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
 
 use super::json::{duplicate_key, tidy_message};
 use crate::diag::Diagnostic;
+use crate::limits::{YAML_MAX_ALIAS_BYTES, YAML_MAX_ALIAS_VALUES, human_bytes};
 use crate::node::{Key, Node, Span, Value};
 use crate::source::Source;
 
@@ -25,10 +32,6 @@ use self::core::{TagKind, core_int, tag_kind, tag_text, unsupported_tag};
 
 /// How deeply lists and objects may nest before the file is refused.
 const MAX_DEPTH: usize = 512;
-
-/// How many values alias expansion may create in all, so that a small file of
-/// nested aliases cannot grow into an enormous tree.
-const MAX_ALIAS_VALUES: usize = 1_000_000;
 
 /// The handle `saphyr-parser` resolves `!!` to.
 pub(crate) const CORE_HANDLE: &str = "tag:yaml.org,2002:";
@@ -62,8 +65,19 @@ pub(crate) fn parse_items<'s>(
     key: &'s str,
     items: Option<&'s mut dyn Items>,
 ) -> Result<Node, Vec<Diagnostic>> {
+    parse_within(source, key, items, Budget::LIMITS)
+}
+
+/// [`parse_items`], with `limits` on what aliases and anchors copy.
+fn parse_within<'s>(
+    source: &'s Source,
+    key: &'s str,
+    items: Option<&'s mut dyn Items>,
+    limits: Budget,
+) -> Result<Node, Vec<Diagnostic>> {
     let mut builder = Builder::new(source);
     builder.items = items.map(|sink| (key, sink));
+    builder.limits = limits;
     let mut parser = Parser::new_from_str(&source.text);
     while !builder.stopped {
         match parser.next_event() {
@@ -119,10 +133,58 @@ struct Meta {
     height: usize,
     /// Values in all, itself included.
     size: usize,
+    /// Bytes of text in all: its scalars and keys.
+    bytes: u64,
 }
 
 impl Meta {
-    const SCALAR: Meta = Meta { height: 0, size: 1 };
+    /// A scalar of `bytes` bytes of text.
+    const fn scalar(bytes: usize) -> Meta {
+        Meta {
+            height: 0,
+            size: 1,
+            bytes: bytes as u64,
+        }
+    }
+}
+
+/// How much copying a file may cause: what its aliases expand to, and what its
+/// anchored lists and objects keep as copies for their aliases, each in values and in
+/// bytes of text.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    values: usize,
+    bytes: u64,
+}
+
+impl Budget {
+    /// [`YAML_MAX_ALIAS_VALUES`] and [`YAML_MAX_ALIAS_BYTES`].
+    const LIMITS: Budget = Budget {
+        values: YAML_MAX_ALIAS_VALUES,
+        bytes: YAML_MAX_ALIAS_BYTES,
+    };
+    const EMPTY: Budget = Budget {
+        values: 0,
+        bytes: 0,
+    };
+
+    /// This much and `meta` more, saturating.
+    fn add(self, meta: Meta) -> Budget {
+        Budget {
+            values: self.values.saturating_add(meta.size),
+            bytes: self.bytes.saturating_add(meta.bytes),
+        }
+    }
+}
+
+/// What makes a copy: an alias (its expansion) or an anchored list or object (the
+/// copy kept for its aliases). An anchored scalar is copied too, but once, and it is
+/// text written in the file: only collections, which anchors nested in each other copy
+/// again at every level, are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Copying {
+    Alias,
+    Anchor,
 }
 
 /// A collection being read.
@@ -230,7 +292,12 @@ struct Builder<'s> {
     errors: Vec<Diagnostic>,
     /// One past the last byte of the previous event, for finding block scalar headers.
     last_end: usize,
-    alias_values: usize,
+    /// What aliases have expanded to so far.
+    expanded: Budget,
+    /// What anchored lists and objects keep as copies so far.
+    anchored: Budget,
+    /// The most each of them may reach.
+    limits: Budget,
     stopped: bool,
 }
 
@@ -248,7 +315,9 @@ impl<'s> Builder<'s> {
             document_starts: Vec::new(),
             errors: Vec::new(),
             last_end: 0,
-            alias_values: 0,
+            expanded: Budget::EMPTY,
+            anchored: Budget::EMPTY,
+            limits: Budget::LIMITS,
             stopped: false,
         }
     }
@@ -323,7 +392,8 @@ impl<'s> Builder<'s> {
             let is_merge = text == "<<" && style == ScalarStyle::Plain && tag.is_none();
             if anchor > 0 {
                 let node = Node::new(Value::String(text.to_owned()), span);
-                self.anchors.insert(anchor, (node, Meta::SCALAR));
+                self.anchors
+                    .insert(anchor, (node, Meta::scalar(text.len())));
             }
             self.key(text.to_owned(), span, is_merge);
             return;
@@ -345,10 +415,11 @@ impl<'s> Builder<'s> {
             }
         };
         let node = Node::new(value, span);
+        let meta = Meta::scalar(text.len());
         if anchor > 0 {
-            self.anchors.insert(anchor, (node.clone(), Meta::SCALAR));
+            self.anchors.insert(anchor, (node.clone(), meta));
         }
-        self.value(node, Meta::SCALAR);
+        self.value(node, meta);
     }
 
     /// A block scalar's span starts at its content; move it back to the `|` or `>`.
@@ -436,24 +507,23 @@ impl<'s> Builder<'s> {
 
     fn alias(&mut self, id: usize, span: Span) {
         let written = self.source.text[span.start..span.end].to_owned();
-        let Some((anchored, meta)) = self.anchors.get(&id) else {
+        let Some(&(_, meta)) = self.anchors.get(&id) else {
             let message = format!("the alias `{written}` refers to a node that contains it");
             self.errors.push(error("syntax", message, span));
             self.skip_node(span);
             return;
         };
-        let meta = *meta;
         if self.stack.len() + meta.height > MAX_DEPTH {
             self.too_deep(span);
             return;
         }
-        self.alias_values += meta.size;
-        if self.alias_values > MAX_ALIAS_VALUES {
-            let message = format!("aliases expand to more than {MAX_ALIAS_VALUES} values");
-            self.errors.push(error("syntax", message, span));
-            self.stopped = true;
+        // Counted before the copy is made: a copy past the limits is never made.
+        if !self.charge(Copying::Alias, meta, span) {
             return;
         }
+        let Some((anchored, _)) = self.anchors.get(&id) else {
+            return;
+        };
         let mut node = anchored.clone();
         node.span = span;
         if self.at_key() {
@@ -464,6 +534,54 @@ impl<'s> Builder<'s> {
         } else {
             self.value(node, meta);
         }
+    }
+
+    /// Counts a copy of `meta` that an alias or an anchored list or object at `span` is
+    /// about to make; past a limit, reports it, stops the file and returns `false`.
+    fn charge(&mut self, copying: Copying, meta: Meta, span: Span) -> bool {
+        let spent = match copying {
+            Copying::Alias => &mut self.expanded,
+            Copying::Anchor => &mut self.anchored,
+        };
+        *spent = spent.add(meta);
+        let (spent, limits) = (*spent, self.limits);
+        let (limit, more) = if spent.values > limits.values {
+            (
+                format!("{} values", limits.values),
+                format!("{} values", meta.size),
+            )
+        } else if spent.bytes > limits.bytes {
+            let limit = format!("{} of text", human_bytes(limits.bytes));
+            (limit, approximate_bytes(meta.bytes))
+        } else {
+            return true;
+        };
+        let diagnostic = match copying {
+            Copying::Alias => {
+                let written = &self.source.text[span.start..span.end];
+                let message = format!("aliases expand to more than {limit}");
+                error("alias-expansion", message, span)
+                    .expected(format!("aliases that copy at most {limit} in all"))
+                    .found(format!("`{written}`, which copies {more} more"))
+                    .help(
+                        "each `*alias` copies what its anchor holds, and copies of copies multiply",
+                    )
+            }
+            Copying::Anchor => {
+                let message = format!("anchors keep copies of more than {limit}");
+                let expected =
+                    format!("anchored lists and objects that hold at most {limit} in all");
+                let help = "each anchored list or object is kept as a copy for its aliases, \
+                            and an anchor inside another is copied again with it";
+                error("alias-expansion", message, span)
+                    .expected(expected)
+                    .found(format!("an anchored list or object that holds {more}"))
+                    .help(help)
+            }
+        };
+        self.errors.push(diagnostic);
+        self.stopped = true;
+        false
     }
 
     fn too_deep(&mut self, span: Span) {
@@ -505,7 +623,7 @@ impl<'s> Builder<'s> {
             anchor,
             start: span.start,
             end: span.end,
-            children: Meta { height: 0, size: 0 },
+            children: Meta::default(),
             is_key,
             handed_over,
             kind,
@@ -574,8 +692,12 @@ impl<'s> Builder<'s> {
         let meta = Meta {
             height: frame.children.height + 1,
             size: frame.children.size + 1,
+            bytes: frame.children.bytes,
         };
         if frame.anchor > 0 {
+            if !self.charge(Copying::Anchor, meta, self.anchor_span(frame.start)) {
+                return;
+            }
             self.anchors.insert(frame.anchor, (node.clone(), meta));
         }
         if frame.is_key {
@@ -585,18 +707,33 @@ impl<'s> Builder<'s> {
         }
     }
 
+    /// The anchor (`&name`) written at `start`, where a collection starts; empty at
+    /// `start` when something else (a tag) comes first.
+    fn anchor_span(&self, start: usize) -> Span {
+        let rest = &self.source.text[start..];
+        if !rest.starts_with('&') {
+            return Span::new(start, start);
+        }
+        let len = rest
+            .find(|c: char| c.is_whitespace() || matches!(c, ',' | '[' | ']' | '{' | '}'))
+            .unwrap_or(rest.len());
+        Span::new(start, start + len)
+    }
+
     /// A key has been read in the innermost mapping.
     fn key(&mut self, name: String, span: Span, is_merge: bool) {
         let source = self.source;
         let Some(Frame {
             kind: FrameKind::Map(map),
             end,
+            children,
             ..
         }) = self.stack.last_mut()
         else {
             return;
         };
         *end = (*end).max(span.end);
+        children.bytes = children.bytes.saturating_add(name.len() as u64);
         if let Some(first) = map.keys.get(&name) {
             self.errors.push(duplicate_key(source, &name, first, span));
             map.pending = Some(Pending::Skip);
@@ -628,7 +765,7 @@ impl<'s> Builder<'s> {
             }) if map.pending.is_none() => {
                 map.pending = Some(Pending::Skip);
             }
-            _ => self.value(Node::new(Value::Null, span), Meta::SCALAR),
+            _ => self.value(Node::new(Value::Null, span), Meta::scalar(0)),
         }
     }
 
@@ -641,6 +778,7 @@ impl<'s> Builder<'s> {
         frame.end = frame.end.max(node.span.end);
         frame.children.height = frame.children.height.max(meta.height);
         frame.children.size += meta.size;
+        frame.children.bytes = frame.children.bytes.saturating_add(meta.bytes);
         match &mut frame.kind {
             FrameKind::Seq(_) if frame.handed_over => {
                 if let Some(taker) = &mut self.taker {
@@ -690,6 +828,21 @@ impl<'s> Builder<'s> {
             Some(root) => Ok(root),
             None => Err(vec![error("syntax", "the file is empty", Span::new(0, 0))]),
         }
+    }
+}
+
+/// `bytes` to one decimal in the largest unit under it: `48.8 MiB`, `512 bytes`.
+fn approximate_bytes(bytes: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let b = bytes as f64;
+    if b >= KIB * KIB * KIB {
+        format!("{:.1} GiB", b / (KIB * KIB * KIB))
+    } else if b >= KIB * KIB {
+        format!("{:.1} MiB", b / (KIB * KIB))
+    } else if b >= KIB {
+        format!("{:.1} KiB", b / KIB)
+    } else {
+        format!("{bytes} bytes")
     }
 }
 
@@ -1093,6 +1246,82 @@ mod tests {
         }
         let e = errs(&text);
         assert!(e[0].message.contains("aliases expand"), "{e:#?}");
+    }
+
+    /// The errors of `text` parsed with at most `bytes` bytes of text copied by aliases,
+    /// and as many by anchors.
+    fn errs_within(text: &str, bytes: u64) -> Result<Node, Vec<Diagnostic>> {
+        let limits = Budget {
+            values: YAML_MAX_ALIAS_VALUES,
+            bytes,
+        };
+        parse_within(&src(text), "", None, limits)
+    }
+
+    #[test]
+    fn alias_expansion_is_bounded_in_bytes() {
+        // A 50 KB string, a list of 1,000 aliases to it and a list of 500 aliases to
+        // that list: 51 KB of text, 25 GB once expanded, and 501,500 values, under the
+        // values' limit. It is refused at the first alias that passes 64 MiB, the first
+        // `*a` of `b`, before that alias is copied: only `a` (50 MB) was built.
+        let mut text = format!("s: &s \"{}\"\n", "x".repeat(50_000));
+        text.push_str(&format!("a: &a [{}*s]\n", "*s, ".repeat(999)));
+        text.push_str(&format!("b: [{}*a]\n", "*a, ".repeat(499)));
+        assert!(text.len() < 60_000);
+        let d = one_err(&text, "alias-expansion");
+        assert_eq!(d.message, "aliases expand to more than 64 MiB of text");
+        assert_eq!(pos(&text, d.span.unwrap()), (3, 5), "{d:#?}");
+        assert_eq!(slice(&text, d.span.unwrap()), "*a");
+        assert_eq!(d.found.as_deref(), Some("`*a`, which copies 47.7 MiB more"));
+        assert!(
+            d.expected
+                .as_deref()
+                .unwrap()
+                .contains("at most 64 MiB of text")
+        );
+    }
+
+    #[test]
+    fn alias_bytes_count_scalars_and_keys_up_to_the_limit() {
+        // `a` holds 10 bytes: the key `k`, 4 bytes, and `v` 6.
+        let text = "a: &a {kkkk: vvvvvv}\nb: [*a, *a, *a]\n";
+        assert!(errs_within(text, 30).is_ok());
+        let e = errs_within(text, 29).unwrap_err();
+        assert_eq!(e[0].code, "alias-expansion", "{e:#?}");
+        assert_eq!(pos(text, e[0].span.unwrap()), (2, 13));
+        // Text written in the file does not count, however long: only copies do.
+        let long = format!("a: {}\nb: [{}]\n", "x".repeat(5000), "y, ".repeat(2000));
+        assert!(errs_within(&long, 100).is_ok());
+        // Nor do a few aliases of ordinary size under the real limits.
+        let text = "d: &d {model: m, temperature: 0.5}\nt1: {<<: *d, name: a}\nt2: {<<: *d}\nn: &n hi\nm: *n\n";
+        assert_eq!(
+            json(text)["t2"],
+            serde_json::json!({"model": "m", "temperature": 0.5})
+        );
+    }
+
+    #[test]
+    fn nested_anchors_are_bounded_in_the_copies_they_keep() {
+        // Each anchored list keeps a copy of what it holds, so anchors nested in each
+        // other copy the same text once per level, with no alias at all: 512 levels
+        // around a 1 MB string kept 512 MB.
+        let text = format!(
+            "{}\"{}\"{}\n",
+            "&a [".repeat(3),
+            "x".repeat(400),
+            "]".repeat(3)
+        );
+        // Two levels hold 800 bytes of copies; the third passes 1,000.
+        let e = errs_within(&text, 1000).unwrap_err();
+        assert_eq!(e[0].code, "alias-expansion", "{e:#?}");
+        assert_eq!(
+            e[0].message,
+            "anchors keep copies of more than 1000 bytes of text"
+        );
+        // At the anchor of the outermost list, the last to be closed.
+        assert_eq!(pos(&text, e[0].span.unwrap()), (1, 1));
+        assert_eq!(slice(&text, e[0].span.unwrap()), "&a");
+        assert!(errs_within(&text, 1200).is_ok());
     }
 
     #[test]

@@ -432,3 +432,57 @@ fn numbers_too_large_to_hold_say_what_the_limit_is() {
     let out = plain(&loaded);
     assert!(out.contains("at most 9223372036854775807"), "{out}");
 }
+
+/// One 50 KB anchored string, a list of 1,000 aliases to it and a list of 500 aliases
+/// to that list: a 51 KB file whose 501,500 values pass the values' limit, and which
+/// expanded to 25 GB of text (issue 41).
+fn alias_bytes_bomb() -> String {
+    let mut text = format!("s: &s \"{}\"\n", "x".repeat(50_000));
+    text.push_str(&format!("a: &a [{}*s]\n", "*s, ".repeat(999)));
+    text.push_str(&format!("b: [{}*a]\n", "*a, ".repeat(499)));
+    text
+}
+
+#[test]
+fn yaml_aliases_are_bounded_in_bytes_not_only_in_values() {
+    let text = alias_bytes_bomb();
+    assert!(text.len() < 60_000, "far under the input limit");
+    let loaded = load("bomb.yaml", &text);
+    assert_eq!(codes(&loaded), ["alias-expansion"], "{}", plain(&loaded));
+    let out = plain(&loaded);
+    assert!(
+        out.contains("aliases expand to more than 64 MiB of text"),
+        "{out}"
+    );
+    // At the first alias of `b`: the list `a` (50 MB) was copied once, never `b`'s
+    // 500 copies of it. The error comes before the expansion it refuses.
+    assert!(
+        out.starts_with("bomb.yaml:3:5: error[alias-expansion]"),
+        "{out}"
+    );
+    assert!(out.contains("expected: aliases that copy at most 64 MiB of text in all"));
+    assert!(loaded.tree.is_none());
+    // The same shape around a 10-byte string (5 MB once expanded) is an ordinary file.
+    let small = text.replace(&"x".repeat(50_000), &"x".repeat(10));
+    let loaded = load("small.yaml", &small);
+    assert!(loaded.tree.is_some(), "{}", plain(&loaded));
+}
+
+#[test]
+fn nested_anchors_are_bounded_in_bytes() {
+    // No alias at all: each anchored list keeps a copy of what it holds, so 200 of
+    // them nested around a 500 KB string (a 500 KB file) kept 100 MB.
+    let text = format!(
+        "{}\"{}\"{}\n",
+        "&a [".repeat(200),
+        "x".repeat(500_000),
+        "]".repeat(200)
+    );
+    let loaded = load("nested.yaml", &text);
+    assert_eq!(codes(&loaded), ["alias-expansion"], "{}", plain(&loaded));
+    let out = plain(&loaded);
+    assert!(
+        out.contains("anchors keep copies of more than 64 MiB of text"),
+        "{out}"
+    );
+}
