@@ -10,6 +10,12 @@
 //! is left; [`end_pending_groups`] kills at once every group still within its grace, so
 //! that nothing outlives Prill. Lines are read with a byte budget ([`read_line`]), so a
 //! line never grows past its cap.
+//!
+//! On Linux, what leaves the group (`setsid cmd &`, a daemonising server, a double
+//! fork) is ended too: the first program started makes this process a child subreaper,
+//! so such orphans become its children, and `orphans` ends those that descend from a
+//! program Prill started (never the embedding program's own), once their program's
+//! group is ended, and at exit. Elsewhere the guarantee is the process group only.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -24,6 +30,9 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::task::JoinHandle;
 
 use crate::error::ConnectError;
+
+#[cfg(target_os = "linux")]
+mod orphans;
 
 /// How much of a command's stderr is kept for error messages.
 pub const STDERR_KEPT: usize = 8 * 1024;
@@ -46,12 +55,28 @@ fn pending_groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
 /// within its [`GROUP_GRACE`]: a program calls this before it exits, so that an agent
 /// or tool program that ignores `SIGTERM` does not outlive it (the delayed kill dies
 /// with the program).
+///
+/// On Linux it also kills every orphan this process adopted from the programs it
+/// started: the first program started makes this process a child subreaper
+/// (`PR_SET_CHILD_SUBREAPER`, a process-wide setting an embedding program inherits), so
+/// that a helper which left its program's process group (`setsid`, a double fork) is
+/// re-parented here rather than to init. Prill ends only orphans that descend from its
+/// own programs (they carry the `PRILL_STARTED_BY` variable it sets, or are in one of
+/// their process groups): each program's, right after its group's grace, and here
+/// those of every ended program at once; an embedding program's own children and their
+/// orphans are never signalled or reaped. Elsewhere than Linux only the process groups
+/// are ended.
 pub fn end_pending_groups() {
     #[cfg(unix)]
-    for raw in std::mem::take(&mut *pending_groups()) {
-        if let Some(pid) = rustix::process::Pid::from_raw(raw) {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    {
+        let groups = std::mem::take(&mut *pending_groups());
+        for &raw in &groups {
+            if let Some(pid) = rustix::process::Pid::from_raw(raw) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
         }
+        #[cfg(target_os = "linux")]
+        orphans::end_all_now(&groups);
     }
 }
 
@@ -98,6 +123,12 @@ pub(crate) struct Process {
     stderr_task: Option<JoinHandle<()>>,
     /// The keys the program may print (its environment's), blanked out of messages.
     secrets: Redactor,
+    /// Its `PRILL_STARTED_BY` mark, which what it starts inherits.
+    #[cfg(target_os = "linux")]
+    mark: String,
+    /// Its pid, never taken for an orphan while this is alive.
+    #[cfg(target_os = "linux")]
+    pid: Option<i32>,
 }
 
 impl Process {
@@ -127,9 +158,23 @@ impl Process {
         if let Some(cwd) = launch.cwd {
             command.current_dir(cwd);
         }
+        // What leaves the group is adopted by this process and known by its mark.
+        #[cfg(target_os = "linux")]
+        let mark = {
+            orphans::adopt_orphans();
+            let mark = orphans::next_mark();
+            command.env(orphans::MARK, &mark);
+            mark
+        };
         let mut child = command
             .spawn()
             .map_err(|e| spawn_error(crate::http::root_cause(&e)))?;
+        #[cfg(target_os = "linux")]
+        let pid = child.id().and_then(|id| i32::try_from(id).ok());
+        #[cfg(target_os = "linux")]
+        if let Some(pid) = pid {
+            orphans::started(pid, &mark);
+        }
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -148,12 +193,17 @@ impl Process {
             tail,
             stderr_task: Some(stderr_task),
             secrets: launch.secrets,
+            #[cfg(target_os = "linux")]
+            mark,
+            #[cfg(target_os = "linux")]
+            pid,
         })
     }
 
     /// Ends the program and everything it started: `SIGTERM` to its process group,
     /// then `SIGKILL` after [`GROUP_GRACE`] to whatever is left of it (elsewhere than
-    /// unix: the program alone is killed). Ending it again does nothing.
+    /// unix: the program alone is killed), then, on Linux, what left the group
+    /// (`orphans`). Ending it again does nothing.
     pub(crate) fn end(&mut self) {
         #[cfg(not(unix))]
         let _ = self.child.start_kill();
@@ -164,35 +214,31 @@ impl Process {
             .and_then(|id| rustix::process::Pid::from_raw(i32::try_from(id).ok()?))
         {
             use rustix::process::{Signal, kill_process_group};
-            // An error means the group is gone already: nothing is left to end.
+            let raw = pid.as_raw_nonzero().get();
+            // Its descendants, read while they are still its descendants.
+            #[cfg(target_os = "linux")]
+            let lineage = orphans::Lineage::of(self.mark.clone(), raw);
+            let then = move || {
+                #[cfg(target_os = "linux")]
+                orphans::end_lineage(lineage);
+            };
+            // An error means the group is gone already: only orphans may be left.
             if kill_process_group(pid, Signal::TERM).is_err() {
-                tracing::debug!(pid = pid.as_raw_nonzero().get(), "the program had ended");
+                tracing::debug!(pid = raw, "the program had ended");
+                then();
                 return;
             }
-            tracing::debug!(pid = pid.as_raw_nonzero().get(), grace = ?GROUP_GRACE, "ending the program's process group");
-            pending_groups().push(pid.as_raw_nonzero().get());
-            let kill = move || {
-                let raw = pid.as_raw_nonzero().get();
+            tracing::debug!(pid = raw, grace = ?GROUP_GRACE, "ending the program's process group");
+            pending_groups().push(raw);
+            after_grace(move || {
                 let mut pending = pending_groups();
                 if let Some(at) = pending.iter().position(|p| *p == raw) {
                     pending.swap_remove(at);
                     let _ = kill_process_group(pid, Signal::KILL);
                 }
-            };
-            match tokio::runtime::Handle::try_current() {
-                Ok(runtime) => {
-                    runtime.spawn(async move {
-                        tokio::time::sleep(GROUP_GRACE).await;
-                        kill();
-                    });
-                }
-                Err(_) => {
-                    std::thread::spawn(move || {
-                        std::thread::sleep(GROUP_GRACE);
-                        kill();
-                    });
-                }
-            }
+                drop(pending);
+                then();
+            });
         }
     }
 
@@ -260,6 +306,31 @@ impl Process {
 impl Drop for Process {
     fn drop(&mut self) {
         self.end();
+        // No longer managed here: once it has ended, it may be reaped as an orphan.
+        #[cfg(target_os = "linux")]
+        if let Some(pid) = self.pid {
+            orphans::forget(pid);
+        }
+    }
+}
+
+/// Runs `then` [`GROUP_GRACE`] from now, on the runtime when there is one, else on a
+/// thread of its own.
+#[cfg(unix)]
+fn after_grace(then: impl FnOnce() + Send + 'static) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            runtime.spawn(async move {
+                tokio::time::sleep(GROUP_GRACE).await;
+                then();
+            });
+        }
+        Err(_) => {
+            std::thread::spawn(move || {
+                std::thread::sleep(GROUP_GRACE);
+                then();
+            });
+        }
     }
 }
 
