@@ -47,7 +47,8 @@ impl Settings {
     /// [`Settings::secrets`] and the plan's `${VAR}` values), never written to a
     /// cassette. An error here (a folder that cannot be read, `--record` into a folder
     /// that already holds cassettes, a line that is not an exchange, `--replay` of a
-    /// folder that does not exist) means the run must not start.
+    /// folder that does not exist, an entry that is not a regular file or files over
+    /// `MAX_CASSETTE_BYTES`) means the run must not start.
     pub fn open_cassettes(&self, secrets: &Redactor) -> Result<Option<Cassettes>, SettingsError> {
         let Some(flags) = &self.overrides.cassettes else {
             return Ok(None);
@@ -64,7 +65,7 @@ impl Settings {
             latency: flags.latency,
             ignore: table.map(|t| t.ignore.clone()).unwrap_or_default(),
             keep: table.map(|t| t.keep.clone()).unwrap_or_default(),
-            secrets: secrets.values().map(str::to_owned).collect(),
+            secrets: secrets.clone(),
             ..CassetteOptions::new(&flags.dir, flags.mode)
         };
         Cassettes::open(options).map(Some).map_err(|e| {

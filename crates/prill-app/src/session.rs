@@ -47,8 +47,9 @@ impl Session {
     /// when `overrides.demo`), the launcher of tool programs
     /// ([`Settings::tool_launcher`]), the judge when a case has a gist check, and the
     /// cassettes every connection of them records into or replays from
-    /// ([`Settings::open_cassettes`], with every secret of the run and of `plan`). A
-    /// plan with no case reaches nothing.
+    /// ([`Settings::open_cassettes`], with every secret of the run and of `plan`, which
+    /// the model cache blanks too: [`Settings::with_plan_secrets`]). A plan with no case
+    /// reaches nothing.
     pub async fn new(settings: &Settings, plan: &Plan) -> Result<Session, SettingsError> {
         let mut secrets = settings.secrets();
         secrets.extend(&plan.secrets);
@@ -56,7 +57,10 @@ impl Session {
             Some(opened) => Some(opened.clone()),
             None => settings.open_cassettes(&secrets)?,
         };
-        let settings = &settings.clone().with_cassettes(cassettes.clone());
+        let settings = &settings
+            .clone()
+            .with_cassettes(cassettes.clone())
+            .with_plan_secrets(plan.secrets.clone());
         let mut notes = Vec::new();
         if let Some(c) = &cassettes {
             notes.push(format!(

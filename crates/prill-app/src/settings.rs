@@ -110,6 +110,10 @@ pub struct Settings {
     /// records into them or replays from them. `None` until then, and without a
     /// cassette flag.
     pub cassettes: Option<prill_connect::cassette::Cassettes>,
+    /// The `${VAR}` values of the plan being run (`Plan::secrets`), once
+    /// [`crate::Session::new`] knows it ([`Settings::with_plan_secrets`]): the model
+    /// cache blanks them with the keys of [`Settings::secrets`]. Empty until then.
+    pub plan_secrets: prill_spec::redact::Redactor,
 }
 
 /// The first `prill.toml` in `start` or a folder above it.
@@ -132,6 +136,7 @@ impl Settings {
             env: Env::from_process(),
             overrides: Overrides::default(),
             cassettes: None,
+            plan_secrets: prill_spec::redact::Redactor::default(),
         }
     }
 
@@ -163,6 +168,7 @@ impl Settings {
                         env,
                         overrides,
                         cassettes: None,
+                        plan_secrets: prill_spec::redact::Redactor::default(),
                     });
                 }
             },
@@ -175,6 +181,7 @@ impl Settings {
             env,
             overrides,
             cassettes: None,
+            plan_secrets: prill_spec::redact::Redactor::default(),
         })
     }
 
@@ -187,6 +194,14 @@ impl Settings {
     /// them or replays from them.
     pub fn with_cassettes(self, cassettes: Option<prill_connect::cassette::Cassettes>) -> Settings {
         Settings { cassettes, ..self }
+    }
+
+    /// With the `${VAR}` values of the plan being run, which the model cache blanks.
+    pub fn with_plan_secrets(self, plan_secrets: prill_spec::redact::Redactor) -> Settings {
+        Settings {
+            plan_secrets,
+            ..self
+        }
     }
 
     /// With these overrides.

@@ -10,10 +10,11 @@
 //! or at once ([`Latency`]), to the same decoders live traffic goes through.
 //!
 //! This crate is the format, the normalization ([`Normalizer`]: what is volatile, what
-//! is secret), the matching ([`Cassette::find`], whose miss names the closest recorded
-//! request and shows the difference), and a replayed JSON-RPC answer given the id of
-//! the request sent ([`jsonrpc`]). It does no network I/O and no I/O beyond reading and
-//! writing cassette files. `prill-connect` records and replays them on live traffic
+//! is secret, blanked by the run's [`Redact`]ion in every byte an exchange keeps), the
+//! matching ([`Cassette::find`], whose miss names the closest recorded request and shows
+//! the difference), and a replayed JSON-RPC answer given the id of the request sent
+//! ([`jsonrpc`]). It does no network I/O and no I/O beyond reading and writing cassette
+//! files, and reads only regular files, within [`MAX_CASSETTE_BYTES`] ([`read_regular`]). `prill-connect` records and replays them on live traffic
 //! (its `cassette::Cassettes`, which re-exports this crate's items); `prill-demo`'s
 //! replaying server (`prill serve --replay`) reads them.
 //!
@@ -38,16 +39,20 @@
 //! assert!(miss.to_string().contains("\"Goodbye\""));
 //! ```
 
+mod files;
 mod format;
 pub mod jsonrpc;
 mod matching;
 mod normalize;
+mod redact;
 
+pub use files::{MAX_CASSETTE_BYTES, read_regular, regular_size};
 pub use format::{
     CASSETTE_VERSION, Chunk, Exchange, RecordedRequest, RecordedResponse, schema_text,
 };
 pub use matching::{Cassette, CassetteError, NoMatch};
 pub use normalize::{Normalizer, REDACTED, VOLATILE_FIELDS};
+pub use redact::Redact;
 
 /// How a replayed response is paced.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

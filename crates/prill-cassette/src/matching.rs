@@ -1,4 +1,6 @@
 //! A cassette in memory: the exchanges of its files, and the request that finds one.
+//! Its files are read through `files.rs`: only regular files, within
+//! [`MAX_CASSETTE_BYTES`].
 
 use std::collections::HashMap;
 use std::fmt;
@@ -7,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::files::{MAX_CASSETTE_BYTES, human_bytes, kind_name, read_regular, regular_size};
 use crate::format::{CASSETTE_VERSION, Chunk, Exchange, RecordedRequest, RecordedResponse};
 
 /// The exchanges of a cassette, in the order they were recorded.
@@ -29,6 +32,39 @@ pub enum CassetteError {
         path: PathBuf,
         /// Why.
         source: std::io::Error,
+    },
+    /// A cassette path names something other than a regular file (a named pipe, a
+    /// device, a folder): refused before it is opened.
+    #[error("{path}: it is {kind}, not a regular file; only regular files are read as cassettes")]
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead.
+        kind: &'static str,
+    },
+    /// A cassette file is over [`MAX_CASSETTE_BYTES`] (or the limit it was read with).
+    #[error("{path}: {}, over the limit of {} for a cassette file", held(*.size), human_bytes(*.limit))]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size, when it was known before reading.
+        size: Option<u64>,
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// The cassette files of a folder are over [`MAX_CASSETTE_BYTES`] together.
+    #[error(
+        "{dir}: its cassette files hold {} together, over the limit of {} for a cassette folder",
+        human_bytes(*.size),
+        human_bytes(*.limit)
+    )]
+    FolderTooLarge {
+        /// The folder.
+        dir: PathBuf,
+        /// What its cassette files hold together, in bytes (at least).
+        size: u64,
+        /// The limit, in bytes.
+        limit: u64,
     },
     /// A line is not an exchange of this format.
     #[error("{path}:{line}: not a cassette exchange: {message}")]
@@ -60,6 +96,14 @@ pub enum CassetteError {
         /// The version found.
         found: u32,
     },
+}
+
+/// How much a file over a limit holds, as its message says it.
+fn held(size: Option<u64>) -> String {
+    match size {
+        Some(size) => format!("it holds {}", human_bytes(size)),
+        None => "it holds more".to_owned(),
+    }
 }
 
 /// No recorded exchange answers a request: what was asked, and the closest recorded
@@ -109,7 +153,9 @@ impl std::error::Error for NoMatch {}
 
 impl Cassette {
     /// Reads every `*.jsonl` file of `dir` (none when `dir` does not exist), in the
-    /// order of their names.
+    /// order of their names. Each is looked at before any is opened: one that is not a
+    /// regular file (after following symbolic links: a named pipe, a device), or files
+    /// over [`MAX_CASSETTE_BYTES`] together, refuse the folder at once, reading nothing.
     pub fn read_dir(dir: &Path) -> Result<Cassette, CassetteError> {
         let io = |source| CassetteError::Io {
             path: dir.to_owned(),
@@ -125,18 +171,44 @@ impl Cassette {
         };
         files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
         files.sort();
+        let mut total: u64 = 0;
+        for file in &files {
+            total = total.saturating_add(regular_size(file, MAX_CASSETTE_BYTES)?);
+        }
+        let too_large = |size| CassetteError::FolderTooLarge {
+            dir: dir.to_owned(),
+            size,
+            limit: MAX_CASSETTE_BYTES,
+        };
+        if total > MAX_CASSETTE_BYTES {
+            return Err(too_large(total));
+        }
         let mut cassette = Cassette::default();
+        let mut read: u64 = 0;
         for file in files {
-            cassette.read_file(&file)?;
+            read = read.saturating_add(cassette.read_sized(&file)?);
+            // A file may have grown since it was looked at.
+            if read > MAX_CASSETTE_BYTES {
+                return Err(too_large(read));
+            }
         }
         Ok(cassette)
     }
 
-    /// Adds the exchanges of the file at `path`.
+    /// Adds the exchanges of the file at `path`. Only a regular file (after following
+    /// symbolic links) is read, and no further than [`MAX_CASSETTE_BYTES`]: anything
+    /// else is refused before it is opened.
     pub fn read_file(&mut self, path: &Path) -> Result<(), CassetteError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CassetteError::Io {
+        self.read_sized(path).map(|_| ())
+    }
+
+    /// [`Cassette::read_file`], saying how many bytes the file held.
+    fn read_sized(&mut self, path: &Path) -> Result<u64, CassetteError> {
+        let bytes = read_regular(path, MAX_CASSETTE_BYTES)?;
+        let size = bytes.len() as u64;
+        let text = String::from_utf8(bytes).map_err(|e| CassetteError::Io {
             path: path.to_owned(),
-            source,
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
         })?;
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
@@ -159,11 +231,12 @@ impl Cassette {
             let exchange = serde_json::from_value(value).map_err(|e| parse(e.to_string()))?;
             self.exchanges.push(exchange);
         }
-        Ok(())
+        Ok(size)
     }
 
     /// Appends `exchange` to the cassette file at `path` (created with its folder), one
-    /// line written whole.
+    /// line written whole. A path that names something other than a regular file (a
+    /// named pipe, whose opening would block) is refused before it is opened.
     pub fn append(path: &Path, exchange: &Exchange) -> Result<(), CassetteError> {
         let io = |source| CassetteError::Io {
             path: path.to_owned(),
@@ -171,6 +244,14 @@ impl Cassette {
         };
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        if let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+        {
+            return Err(CassetteError::NotRegular {
+                path: path.to_owned(),
+                kind: kind_name(meta.file_type()),
+            });
         }
         let mut line = serde_json::to_string(exchange).map_err(|e| io(e.into()))?;
         line.push('\n');
@@ -180,6 +261,15 @@ impl Cassette {
             .open(path)
             .map_err(io)?;
         file.write_all(line.as_bytes()).map_err(io)
+    }
+
+    /// Blanks the secrets `normalizer` knows in every recorded request, as it blanks
+    /// a request sent now: a recording made with other secrets (other keys, whose
+    /// parts may look like the ends of common words) still matches the same request.
+    pub fn redact_requests(&mut self, normalizer: &crate::Normalizer) {
+        for exchange in &mut self.exchanges {
+            normalizer.redact_request(&mut exchange.request);
+        }
     }
 
     /// Adds `exchange` after those recorded.
@@ -398,6 +488,132 @@ mod tests {
         assert_eq!(body(&mut c).as_deref(), Some("first"));
         assert_eq!(body(&mut c).as_deref(), Some("second"));
         assert_eq!(body(&mut c).as_deref(), Some("second"));
+    }
+
+    /// Blanks every string it holds that ends like a key that ends in `only`, as a
+    /// partly quoted key is blanked.
+    struct EndsLikeAKey;
+
+    impl crate::Redact for EndsLikeAKey {
+        fn redact(&self, text: &mut String) {
+            *text = text
+                .split(' ')
+                .map(|w| if w.ends_with("only") { "<redacted>" } else { w })
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+
+        fn reach(&self) -> usize {
+            4
+        }
+    }
+
+    /// A recording made with other secrets than the replay's still matches: the
+    /// recorded requests are blanked as the sent ones are.
+    #[test]
+    fn a_recording_matches_a_request_blanked_with_other_secrets() {
+        let replaying = Normalizer::default().with_redaction(std::sync::Arc::new(EndsLikeAKey));
+        let sent = |n: &Normalizer| {
+            n.request(
+                "openai",
+                "POST",
+                "http://127.0.0.1:9/v1/chat/completions",
+                &json!({"messages": [{"role": "user", "content": "reply with only a number"}]}),
+                Some(0),
+            )
+        };
+        let mut c = Cassette::default();
+        c.push_exchange(sent(&Normalizer::default()), 200, vec![], vec![]);
+        assert!(c.find(&sent(&replaying)).is_err());
+        c.redact_requests(&replaying);
+        assert!(c.find(&sent(&replaying)).is_ok());
+    }
+
+    /// `Cassette::read_dir(dir)`'s error, which must come within a second: run on a
+    /// thread of its own, so that a read that blocks fails the test rather than hangs it.
+    fn refused_at_once(dir: &Path) -> CassetteError {
+        let dir = dir.to_owned();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(Cassette::read_dir(&dir).map(|_| ()));
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(1))
+            .expect("the folder was neither read nor refused within a second")
+            .expect_err("the folder was read")
+    }
+
+    /// A good cassette, so that the folder is refused for its other entry alone.
+    fn good(dir: &Path) {
+        let mut c = Cassette::default();
+        c.push_exchange(request("Hi", 0), 200, vec![], vec![(3, b"ok".to_vec())]);
+        Cassette::append(&dir.join("a-good.jsonl"), &c.exchanges()[0]).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_in_a_cassette_folder_is_refused_at_once_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        good(dir.path());
+        let pipe = dir.path().join("pipe.jsonl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let e = refused_at_once(dir.path());
+        assert!(matches!(e, CassetteError::NotRegular { .. }), "{e:?}");
+        let text = e.to_string();
+        assert!(text.contains("pipe.jsonl"), "{text}");
+        assert!(text.contains("named pipe"), "{text}");
+        // Appending to it is refused too, rather than blocking on its opening.
+        let mut c = Cassette::default();
+        c.push_exchange(request("Hi", 0), 200, vec![], vec![]);
+        let e = Cassette::append(&pipe, &c.exchanges()[0]).unwrap_err();
+        assert!(matches!(e, CassetteError::NotRegular { .. }), "{e:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_device_is_refused_at_once_and_a_link_to_a_cassette_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        good(elsewhere.path());
+        std::os::unix::fs::symlink(
+            elsewhere.path().join("a-good.jsonl"),
+            dir.path().join("linked.jsonl"),
+        )
+        .unwrap();
+        assert_eq!(Cassette::read_dir(dir.path()).unwrap().exchanges().len(), 1);
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.jsonl")).unwrap();
+        let e = refused_at_once(dir.path());
+        assert!(matches!(e, CassetteError::NotRegular { .. }), "{e:?}");
+        let text = e.to_string();
+        assert!(text.contains("zero.jsonl"), "{text}");
+        assert!(text.contains("character device"), "{text}");
+    }
+
+    /// Files over the limit are refused by their size, before a byte of them is read: a
+    /// terabyte costs nothing.
+    #[test]
+    fn files_over_the_limit_are_refused_before_they_are_read_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        good(dir.path());
+        let huge = std::fs::File::create(dir.path().join("huge.jsonl")).unwrap();
+        huge.set_len(1 << 40).unwrap();
+        let e = refused_at_once(dir.path());
+        assert!(matches!(e, CassetteError::TooLarge { .. }), "{e:?}");
+        let text = e.to_string();
+        assert!(text.contains("huge.jsonl"), "{text}");
+        assert!(text.contains("limit of 256 MiB"), "{text}");
+        std::fs::remove_file(dir.path().join("huge.jsonl")).unwrap();
+        // Each under the limit, over it together.
+        for name in ["b.jsonl", "c.jsonl"] {
+            let file = std::fs::File::create(dir.path().join(name)).unwrap();
+            file.set_len(MAX_CASSETTE_BYTES / 2 + 1).unwrap();
+        }
+        let e = refused_at_once(dir.path());
+        assert!(matches!(e, CassetteError::FolderTooLarge { .. }), "{e:?}");
+        assert!(e.to_string().contains("limit of 256 MiB"), "{e}");
     }
 
     #[test]

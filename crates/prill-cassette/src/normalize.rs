@@ -1,9 +1,14 @@
 //! What a cassette keeps of a request: the volatile fields removed (they would never
-//! match twice), the secrets blanked (cassettes are meant to be committed).
+//! match twice), the secrets blanked (cassettes are meant to be committed): fields and
+//! query parameters that hold keys by their names, and every secret of the run wherever
+//! it is, in requests and responses alike, by the run's redaction ([`Redact`]).
+
+use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::format::{Chunk, RecordedRequest};
+use crate::format::{Chunk, RecordedRequest, RecordedResponse};
+use crate::redact::{self, Redact};
 
 /// The body fields left out of matching by default, as dotted paths (`*` is any key
 /// or element): a JSON-RPC request's counter, request and trace ids, timestamps.
@@ -43,20 +48,35 @@ const SECRET_PARAMS: [&str; 7] = [
 /// What stands for a secret in a cassette.
 pub const REDACTED: &str = "<redacted>";
 
-/// How requests are normalized: which body fields are volatile, which values are
-/// secrets. `[cassettes] ignore` adds fields, `[cassettes] keep` takes defaults away.
-#[derive(Clone, PartialEq, Eq)]
+/// How exchanges are normalized: which body fields are volatile, and how the run's
+/// secrets are blanked ([`Normalizer::with_redaction`]). `[cassettes] ignore` adds
+/// fields, `[cassettes] keep` takes defaults away.
+#[derive(Clone)]
 pub struct Normalizer {
     ignored: Vec<Vec<String>>,
-    secrets: Vec<String>,
+    redaction: Option<Arc<dyn Redact>>,
 }
 
-/// Shows the ignored fields and how many secrets it blanks, never their values.
+/// Equal when they ignore the same fields and share one redaction (or have none).
+impl PartialEq for Normalizer {
+    fn eq(&self, other: &Normalizer) -> bool {
+        self.ignored == other.ignored
+            && match (&self.redaction, &other.redaction) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+impl Eq for Normalizer {}
+
+/// Shows the ignored fields and whether it blanks secrets, never what they are.
 impl std::fmt::Debug for Normalizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Normalizer")
             .field("ignored", &self.ignored)
-            .field("secrets", &self.secrets.len())
+            .field("redacts", &self.redaction.is_some())
             .finish()
     }
 }
@@ -79,22 +99,20 @@ impl Normalizer {
             .collect();
         Normalizer {
             ignored,
-            secrets: Vec::new(),
+            redaction: None,
         }
     }
 
-    /// Also blanks these values (the keys and `${VAR}` values of the run) wherever they
-    /// appear: in bodies, URLs and recorded chunks. Values shorter than 4 characters
-    /// are not taken (they would blank ordinary text).
-    pub fn with_secrets(mut self, secrets: impl IntoIterator<Item = String>) -> Normalizer {
-        self.secrets
-            .extend(secrets.into_iter().filter(|s| s.chars().count() >= 4));
-        // Longer first, so a secret that contains another is blanked whole.
-        self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    /// Also blanks every secret of the run with `redaction`, wherever it appears: in
+    /// request bodies (their strings and keys) and endpoints, and in responses (their
+    /// chunks, a secret split between two included, headers and breaks).
+    pub fn with_redaction(mut self, redaction: Arc<dyn Redact>) -> Normalizer {
+        self.redaction = Some(redaction);
         self
     }
 
-    /// The request as a cassette keeps it.
+    /// The request as a cassette keeps it: its volatile fields removed, its secrets
+    /// blanked.
     pub fn request(
         &self,
         connector: &str,
@@ -107,50 +125,98 @@ impl Normalizer {
         for path in &self.ignored {
             remove(&mut body, path);
         }
-        self.scrub_value(&mut body);
-        RecordedRequest {
+        blank_fields(&mut body);
+        let mut request = RecordedRequest {
             connector: connector.to_owned(),
-            endpoint: format!("{method} {}", self.scrub_text(&clean_url(url))),
+            endpoint: format!("{method} {}", clean_url(url)),
             body,
             case: None,
             sample,
-        }
+        };
+        self.redact_request(&mut request);
+        request
     }
 
-    /// A chunk of a response, with any known secret blanked.
+    /// Blanks the run's secrets in `request`: its endpoint, and every string and key of
+    /// its body.
+    pub fn redact_request(&self, request: &mut RecordedRequest) {
+        let Some(redaction) = &self.redaction else {
+            return;
+        };
+        redaction.redact(&mut request.endpoint);
+        redact_value(redaction.as_ref(), &mut request.body);
+    }
+
+    /// Blanks the run's secrets in `response`: its chunks (a secret split between two
+    /// is blanked whole: the chunks around it are joined), its headers and its break.
+    pub fn redact_response(&self, response: &mut RecordedResponse) {
+        let Some(redaction) = &self.redaction else {
+            return;
+        };
+        for (name, value) in &mut response.headers {
+            redaction.redact(name);
+            redaction.redact(value);
+        }
+        if let Some(reason) = &mut response.broke_off {
+            redaction.redact(reason);
+        }
+        let chunks = std::mem::take(&mut response.chunks);
+        response.chunks = redact::chunks(redaction.as_ref(), chunks);
+    }
+
+    /// A chunk of a response, with every secret blanked.
     pub fn chunk(&self, at_ms: u64, bytes: Vec<u8>) -> Chunk {
-        match String::from_utf8(bytes) {
-            Ok(text) => Chunk::new(at_ms, self.scrub_text(&text).into_bytes()),
-            Err(e) => Chunk::new(at_ms, e.into_bytes()),
+        let chunk = Chunk::new(at_ms, bytes);
+        match &self.redaction {
+            None => chunk,
+            Some(redaction) => redact::chunks(redaction.as_ref(), vec![chunk])
+                .pop()
+                .unwrap_or_else(|| Chunk::new(at_ms, Vec::new())),
         }
     }
 
-    /// `text` with every known secret blanked.
+    /// `text` with every secret blanked.
     pub fn scrub_text(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        for secret in &self.secrets {
-            if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), REDACTED);
-            }
+        match &self.redaction {
+            None => text.to_owned(),
+            Some(redaction) => redact::redacted(redaction.as_ref(), text),
         }
-        out
     }
+}
 
-    fn scrub_value(&self, value: &mut Value) {
-        match value {
-            Value::String(s) => *s = self.scrub_text(s),
-            Value::Array(items) => items.iter_mut().for_each(|v| self.scrub_value(v)),
-            Value::Object(map) => {
-                for (key, v) in map.iter_mut() {
-                    if is_secret_field(key) && !v.is_null() {
-                        *v = Value::String(REDACTED.to_owned());
-                    } else {
-                        self.scrub_value(v);
-                    }
+/// Blanks the values of the fields that hold secrets by their names, at any depth.
+fn blank_fields(value: &mut Value) {
+    match value {
+        Value::Array(items) => items.iter_mut().for_each(blank_fields),
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if is_secret_field(key) && !v.is_null() {
+                    *v = Value::String(REDACTED.to_owned());
+                } else {
+                    blank_fields(v);
                 }
             }
-            _ => {}
         }
+        _ => {}
+    }
+}
+
+/// Blanks every secret in the strings and keys of `value`.
+fn redact_value(redaction: &dyn Redact, value: &mut Value) {
+    match value {
+        Value::String(s) => redaction.redact(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(redaction, v)),
+        Value::Object(map) => {
+            let renamed = map.keys().any(|k| redact::redacted(redaction, k) != *k);
+            if renamed {
+                let entries = std::mem::take(map);
+                for (key, v) in entries {
+                    map.insert(redact::redacted(redaction, &key), v);
+                }
+            }
+            map.values_mut().for_each(|v| redact_value(redaction, v));
+        }
+        _ => {}
     }
 }
 
@@ -232,12 +298,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    use crate::redact::tests::Values;
+
+    fn secret(values: Vec<&'static str>) -> Normalizer {
+        Normalizer::default().with_redaction(Arc::new(Values(values)))
+    }
+
     #[test]
     fn debug_never_shows_a_secret() {
-        let n = Normalizer::default().with_secrets(["sk-very-secret-1234".to_owned()]);
+        let n = secret(vec!["sk-very-secret-1234"]);
         let shown = format!("{n:?}");
         assert!(!shown.contains("sk-very-secret"), "{shown}");
-        assert!(shown.contains("secrets: 1"), "{shown}");
+        assert!(shown.contains("redacts: true"), "{shown}");
     }
 
     #[test]
@@ -266,13 +338,14 @@ mod tests {
 
     #[test]
     fn secrets_are_blanked_in_bodies_urls_and_chunks() {
-        let n = Normalizer::default().with_secrets(["sk-distinctive-123".to_owned()]);
+        let n = secret(vec!["sk-distinctive-123"]);
         let r = n.request(
             "huggingface",
             "POST",
-            "https://user:pw@h.example/v1?key=abc&model=m",
+            "https://user:pw@h.example/v1?key=abc&model=m&t=sk-distinctive-123",
             &json!({"api_key": "whatever", "note": "my key is sk-distinctive-123",
-                    "nested": {"Authorization": "Bearer x"}}),
+                    "nested": {"Authorization": "Bearer x"},
+                    "sk-distinctive-123": "a secret as a key"}),
             Some(2),
         );
         let text = serde_json::to_string(&r).unwrap();
@@ -280,7 +353,36 @@ mod tests {
             assert!(!text.contains(leaked), "{leaked} in {text}");
         }
         assert!(r.endpoint.contains("model=m"), "{}", r.endpoint);
+        assert_eq!(r.body["<redacted>"], "a secret as a key");
         let chunk = n.chunk(3, b"echo sk-distinctive-123".to_vec());
         assert_eq!(chunk.text.as_deref(), Some("echo <redacted>"));
+    }
+
+    /// Every byte a response keeps is blanked: its chunks, headers and break.
+    #[test]
+    fn a_response_is_blanked_in_its_chunks_headers_and_break() {
+        let n = secret(vec!["sk-distinctive-123"]);
+        let mut response = RecordedResponse {
+            status: 401,
+            headers: vec![("x-echo".into(), "sk-distinctive-123".into())],
+            chunks: vec![
+                Chunk::new(0, b"{\"error\": \"key sk-distinc".to_vec()),
+                Chunk::new(4, b"tive-123 refused\"}".to_vec()),
+            ],
+            broke_off: Some("reset after sk-distinctive-123".into()),
+        };
+        n.redact_response(&mut response);
+        let text = serde_json::to_string(&response).unwrap();
+        assert!(!text.contains("sk-distinc"), "{text}");
+        assert!(!text.contains("tive-123"), "{text}");
+        assert_eq!(response.headers[0].1, "<redacted>");
+        assert_eq!(
+            response.broke_off.as_deref(),
+            Some("reset after <redacted>")
+        );
+        // Without a redaction, nothing changes.
+        let mut untouched = response.clone();
+        Normalizer::default().redact_response(&mut untouched);
+        assert_eq!(untouched, response);
     }
 }

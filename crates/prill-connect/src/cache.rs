@@ -7,9 +7,19 @@
 //! expired or unreadable entry is only a miss (an unreadable one is removed), and a
 //! request the cache cannot serve goes to the provider. One file per request, named by
 //! the sha256 of the request as [`Normalizer`] keys a cassette (connector, method and
-//! path, body without volatile fields; no case, no sample, not the host), holding one
-//! cassette [`Exchange`]: one format serves both. Files are written whole to a
-//! temporary name and renamed, so a run never reads half an entry written by another.
+//! path, body without volatile fields; no case, not the host), holding one cassette
+//! [`Exchange`]: one format serves both. Files are written whole to a temporary name
+//! and renamed, so a run never reads half an entry written by another.
+//!
+//! The cache lives in the project's folder, and CI caches carry it from one pipeline to
+//! the next, so an entry is blanked as a cassette is: every secret of the run
+//! ([`CacheOptions::secrets`]: its keys, whole and in part, and its `${VAR}` values) and
+//! every key the request's headers carried is written `<redacted>`, in the request and
+//! in the answer alike. The name of the file is the hash of the request *before* it is
+//! blanked, which shows no secret and keeps requests that differ only in a secret apart;
+//! the blanked request the entry holds must equal the blanked request asked. An entry
+//! that is not a regular file (a named pipe, a link to a device), or is larger than
+//! [`MAX_CASSETTE_BYTES`], is a miss, never read, and removed.
 //!
 //! Only a request that asks for `temperature: 0` is cached (`temperature` for
 //! OpenAI-compatible APIs, Hugging Face and Anthropic, `options.temperature` for
@@ -39,10 +49,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
+use prill_spec::redact::Redactor;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::cassette::{CASSETTE_VERSION, Exchange, Normalizer, RecordedRequest, RecordedResponse};
+use crate::cassette::redact;
+use crate::cassette::{
+    CASSETTE_VERSION, CassetteError, Exchange, MAX_CASSETTE_BYTES, Normalizer, RecordedRequest,
+    RecordedResponse,
+};
 
 /// The size cap of the cache by default: 500 MB.
 pub const DEFAULT_MAX_BYTES: u64 = 500 * 1_000_000;
@@ -59,6 +74,9 @@ pub struct CacheOptions {
     pub max_bytes: u64,
     /// How old an entry may be; older ones are misses, and removed.
     pub max_age: Duration,
+    /// The run's secrets (its keys, blanked whole and in part, and its `${VAR}`
+    /// values), never written to an entry: each is written as `<redacted>`.
+    pub secrets: Redactor,
 }
 
 impl CacheOptions {
@@ -68,6 +86,7 @@ impl CacheOptions {
             dir: dir.into(),
             max_bytes: DEFAULT_MAX_BYTES,
             max_age: DEFAULT_MAX_AGE,
+            secrets: Redactor::default(),
         }
     }
 }
@@ -75,9 +94,9 @@ impl CacheOptions {
 /// A request the cache can serve: its file name and the request as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CacheKey {
-    /// The sha256 of the normalized request, in hex.
+    /// The sha256 of the normalized request (before its secrets are blanked), in hex.
     pub hash: String,
-    /// The normalized request, as the entry keeps it.
+    /// The normalized request with its secrets blanked, as the entry keeps it.
     pub request: RecordedRequest,
 }
 
@@ -88,7 +107,10 @@ pub struct ModelCache(Arc<Inner>);
 #[derive(Debug)]
 struct Inner {
     options: CacheOptions,
+    /// Keys the requests: volatile fields out, no secret blanked.
     normalizer: Normalizer,
+    /// Blanks the run's secrets from what an entry keeps.
+    blanking: Normalizer,
     /// Tells apart the temporary files of one process's concurrent stores.
     writes: AtomicU64,
 }
@@ -96,9 +118,11 @@ struct Inner {
 impl ModelCache {
     /// The cache of `options`; nothing is read or made until it is used.
     pub fn open(options: CacheOptions) -> ModelCache {
+        let blanking = redact::blanking(&options.secrets);
         ModelCache(Arc::new(Inner {
             options,
             normalizer: Normalizer::default(),
+            blanking,
             writes: AtomicU64::new(0),
         }))
     }
@@ -122,7 +146,7 @@ impl ModelCache {
         if !temperature_zero(body) {
             return None;
         }
-        let request = self
+        let mut request = self
             .0
             .normalizer
             .request(connector, "POST", url, body, sample);
@@ -137,15 +161,25 @@ impl ModelCache {
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
+        self.0.blanking.redact_request(&mut request);
         Some(CacheKey { hash, request })
     }
 
     /// The stored answer to `key`, when there is one still young enough. Anything that
     /// cannot be read as an entry for this very request is a miss (and removed, unless
-    /// it is only another request's).
+    /// it is only another request's); what is not a regular file, or is larger than
+    /// [`MAX_CASSETTE_BYTES`], is never read.
     pub fn lookup(&self, key: &CacheKey) -> Option<RecordedResponse> {
         let path = self.path(&key.hash);
-        let meta = fs::metadata(&path).ok()?;
+        let meta = match crate::cassette::regular_size(&path, MAX_CASSETTE_BYTES) {
+            Ok(_) => fs::metadata(&path).ok()?,
+            Err(CassetteError::Io { .. }) => return None,
+            Err(e) => {
+                tracing::debug!(entry = %path.display(), error = %e, "model cache: not an entry, removed");
+                let _ = fs::remove_file(&path);
+                return None;
+            }
+        };
         let modified = meta.modified().ok()?;
         if SystemTime::now()
             .duration_since(modified)
@@ -155,14 +189,17 @@ impl ModelCache {
             let _ = fs::remove_file(&path);
             return None;
         }
-        let exchange = fs::read(&path)
+        let exchange = crate::cassette::read_regular(&path, MAX_CASSETTE_BYTES)
             .ok()
             .and_then(|bytes| serde_json::from_slice::<Exchange>(&bytes).ok());
-        let Some(exchange) = exchange.filter(usable) else {
+        let Some(mut exchange) = exchange.filter(usable) else {
             tracing::debug!(entry = %path.display(), "model cache: unreadable, removed");
             let _ = fs::remove_file(&path);
             return None;
         };
+        // Kept by a run with other secrets (another key), it is blanked as this run
+        // blanks the request.
+        self.0.blanking.redact_request(&mut exchange.request);
         if exchange.request.connector != key.request.connector
             || exchange.request.endpoint != key.request.endpoint
             || exchange.request.body != key.request.body
@@ -180,9 +217,21 @@ impl ModelCache {
     }
 
     /// Keeps `response` as the answer to `key`, when it is a successful one that did
-    /// not break off; then removes the least recently used entries while the cache is
-    /// over its cap. A failure to write is not an error: the entry is only not kept.
+    /// not break off, blanked of the run's secrets; then removes the least recently used
+    /// entries while the cache is over its cap. A failure to write is not an error: the
+    /// entry is only not kept.
     pub fn store(&self, key: &CacheKey, response: RecordedResponse) {
+        self.store_hiding(key, response, &Redactor::default());
+    }
+
+    /// [`ModelCache::store`], blanking the keys the request's headers carried too
+    /// (`request_secrets`), even those the run does not know as its own.
+    pub(crate) fn store_hiding(
+        &self,
+        key: &CacheKey,
+        mut response: RecordedResponse,
+        request_secrets: &Redactor,
+    ) {
         if !(200..300).contains(&response.status) || response.broke_off.is_some() {
             tracing::debug!(
                 status = response.status,
@@ -190,9 +239,18 @@ impl ModelCache {
             );
             return;
         }
+        let mut request = key.request.clone();
+        match redact::with_request(&self.0.options.secrets, request_secrets) {
+            None => self.0.blanking.redact_response(&mut response),
+            Some(all) => {
+                let blanking = redact::blanking(&all);
+                blanking.redact_request(&mut request);
+                blanking.redact_response(&mut response);
+            }
+        }
         let exchange = Exchange {
             cassette_version: CASSETTE_VERSION,
-            request: key.request.clone(),
+            request,
             response,
         };
         if self.write(&key.hash, &exchange).is_err() {
@@ -268,6 +326,8 @@ pub struct Pending(Option<PendingEntry>);
 struct PendingEntry {
     cache: ModelCache,
     key: CacheKey,
+    /// The keys the request's headers carried.
+    secrets: Redactor,
     read: Arc<std::sync::Mutex<Option<RecordedResponse>>>,
 }
 
@@ -277,8 +337,17 @@ impl Pending {
         Pending(Some(PendingEntry {
             cache,
             key,
+            secrets: Redactor::default(),
             read: Arc::default(),
         }))
+    }
+
+    /// Blanks `secrets` (the keys the request's headers carried) from the entry too.
+    pub fn hiding(mut self, secrets: &Redactor) -> Pending {
+        if let Some(entry) = &mut self.0 {
+            entry.secrets.extend(secrets);
+        }
+        self
     }
 
     /// The callback that takes the answer as read (for [`crate::cassette::live::tee`]).
@@ -296,7 +365,9 @@ impl Pending {
         };
         let read = entry.read.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(response) = read {
-            entry.cache.store(&entry.key, response);
+            entry
+                .cache
+                .store_hiding(&entry.key, response, &entry.secrets);
         }
     }
 }
@@ -507,6 +578,89 @@ mod tests {
         good.keep();
         assert_eq!(cache.lookup(&key), Some(answer("{}")));
         assert!(Pending::default().collect().is_none());
+    }
+
+    /// `cache.lookup(key)`, which must come within a second: run on a thread of its
+    /// own, so that a read that blocks fails the test rather than hangs it.
+    fn looked_up_at_once(cache: &ModelCache, key: &CacheKey) -> Option<RecordedResponse> {
+        let (cache, key) = (cache.clone(), key.clone());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(cache.lookup(&key));
+        });
+        rx.recv_timeout(Duration::from_secs(1))
+            .expect("the entry was neither read nor skipped within a second")
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_entry_that_is_not_a_regular_file_or_too_large_is_a_miss_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        // Never too old: only what the entry is decides.
+        let cache = ModelCache::open(CacheOptions {
+            max_age: Duration::from_secs(100 * 365 * 24 * 60 * 60),
+            ..CacheOptions::new(dir.path().join("models"))
+        });
+        let key = cache.key("openai", URL, &body("hi"), None).unwrap();
+        let path = cache.path(&key.hash);
+        fs::create_dir_all(cache.dir()).unwrap();
+        // A link to a device: read, it would never end.
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        assert_eq!(looked_up_at_once(&cache, &key), None);
+        assert!(fs::symlink_metadata(&path).is_err(), "left in place");
+        // A named pipe: opened, it would block.
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_eq!(looked_up_at_once(&cache, &key), None);
+        assert!(fs::symlink_metadata(&path).is_err(), "left in place");
+        // Larger than any entry may be: skipped by its size.
+        let huge = fs::File::create(&path).unwrap();
+        huge.set_len(MAX_CASSETTE_BYTES + 1).unwrap();
+        assert_eq!(looked_up_at_once(&cache, &key), None);
+        // The cache keeps answers there again.
+        cache.store(&key, answer("{}"));
+        assert_eq!(looked_up_at_once(&cache, &key), Some(answer("{}")));
+    }
+
+    #[test]
+    fn an_entry_holds_no_secret_and_requests_that_differ_in_one_stay_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut secrets = Redactor::default();
+        secrets.secret("${OPENAI_API_KEY}", "sk-proj-Hq7Tw2Lm9Vc4Rb8Nf3Zx9Q");
+        secrets.secret("${MY_TOKEN}", "tok-distinctive-6a1f0e");
+        secrets.secret("${OTHER_TOKEN}", "tok-distinctive-93bd2c");
+        let cache = ModelCache::open(CacheOptions {
+            secrets,
+            ..CacheOptions::new(dir.path().join("models"))
+        });
+        let key = cache
+            .key("openai", URL, &body("say tok-distinctive-6a1f0e"), None)
+            .unwrap();
+        cache.store(
+            &key,
+            answer("tok-distinctive-6a1f0e, and sk-proj-****...Zx9Q was refused"),
+        );
+        let kept = fs::read_to_string(cache.path(&key.hash)).unwrap();
+        for fragment in ["tok-distinctive-6a1f0e", "sk-proj-", "Zx9Q"] {
+            assert!(!kept.contains(fragment), "{fragment} in {kept}");
+        }
+        assert!(!format!("{key:?}").contains("tok-distinctive"));
+        assert_eq!(
+            cache.lookup(&key),
+            Some(answer(
+                "<redacted>, and <redacted>****...<redacted> was refused"
+            ))
+        );
+        let other = cache
+            .key("openai", URL, &body("say tok-distinctive-93bd2c"), None)
+            .unwrap();
+        // Blanked alike, they are still two requests.
+        assert_eq!(other.request, key.request);
+        assert_ne!(other.hash, key.hash);
+        assert_eq!(cache.lookup(&other), None);
     }
 
     #[test]

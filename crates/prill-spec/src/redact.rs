@@ -155,6 +155,24 @@ impl Redactor {
         self.pairs.sort_by_key(|p| std::cmp::Reverse(p.1.len()));
     }
 
+    /// The same values and keys, hidden the same way (keys in part too), each shown as
+    /// `shown` rather than as its `${NAME}`: for a file that must read the same
+    /// whichever variable held a value (a cassette's `<redacted>`).
+    pub fn shown_as(&self, shown: &str) -> Redactor {
+        Redactor {
+            pairs: self
+                .pairs
+                .iter()
+                .map(|(_, value)| (shown.to_owned(), value.clone()))
+                .collect(),
+            keys: self
+                .keys
+                .iter()
+                .map(|(_, key)| (shown.to_owned(), key.clone()))
+                .collect(),
+        }
+    }
+
     /// Every value it hides, longest first: for a writer that blanks them its own way
     /// (a cassette, `docs/cassettes.md`). Never print them.
     pub fn values(&self) -> impl Iterator<Item = &str> {
@@ -473,6 +491,18 @@ mod tests {
         let mut r = Redactor::default();
         r.secret("<redacted>", "abcdef");
         assert_eq!(r.text("abcdef and abcd"), "<redacted> and abcd");
+    }
+
+    #[test]
+    fn shown_as_hides_the_same_values_and_keys_under_one_text() {
+        let mut r = redactor();
+        r.secret("${OPENAI_API_KEY}", "sk-proj-abcdefghijklmnopZx9Q");
+        let blank = r.shown_as("<redacted>");
+        assert_eq!(
+            blank.text("Incorrect API key provided: sk-proj-****...Zx9Q, sk-live-1234567890"),
+            "Incorrect API key provided: <redacted>****...<redacted>, <redacted>"
+        );
+        assert!(!format!("{blank:?}").contains("sk-"));
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod assess;
 mod bedrock_credentials;
 mod cache;
 mod cassettes;
+mod cassettes_hostile;
 mod ci_docs;
 mod ci_reports;
 mod cli;

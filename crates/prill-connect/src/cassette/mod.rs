@@ -7,14 +7,18 @@
 //! module puts them on live traffic: [`Cassettes`], the cassettes of one run that every
 //! connector shares ([`Mode`], [`CassetteOptions`]); [`live`], a recorded response
 //! turned back into a streamed [`reqwest::Response`], and a live one kept as it
-//! streams; and the seam that `HttpClient::attempt_paced` sends every request through.
+//! streams; the seam that `HttpClient::attempt_paced` sends every request through; and
+//! the run's secrets as every byte a cassette or the model cache keeps is blanked of
+//! them (`redact.rs`).
 
 pub mod live;
+pub(crate) mod redact;
 pub(crate) mod seam;
 mod store;
 
 pub use prill_cassette::{
-    CASSETTE_VERSION, Cassette, CassetteError, Chunk, Exchange, Latency, NoMatch, Normalizer,
-    REDACTED, RecordedRequest, RecordedResponse, VOLATILE_FIELDS, schema_text,
+    CASSETTE_VERSION, Cassette, CassetteError, Chunk, Exchange, Latency, MAX_CASSETTE_BYTES,
+    NoMatch, Normalizer, REDACTED, RecordedRequest, RecordedResponse, Redact, VOLATILE_FIELDS,
+    read_regular, regular_size, schema_text,
 };
 pub use store::{CassetteOptions, Cassettes, Mode};

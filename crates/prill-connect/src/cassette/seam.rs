@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use prill_cassette::{RecordedRequest, jsonrpc};
+use prill_spec::redact::Redactor;
 use prill_target::scope;
 use reqwest::Response;
 use serde_json::Value;
@@ -20,6 +21,8 @@ pub(crate) struct Keyed {
     pub(crate) key: RecordedRequest,
     /// The body as sent: JSON, else a string, else `Value::Null`.
     pub(crate) body: Value,
+    /// The keys its headers carry, blanked from what is recorded of it.
+    pub(crate) secrets: Redactor,
 }
 
 /// `request`, sent by `connector`, as the cassettes key it. Headers are never part of
@@ -36,7 +39,8 @@ pub(crate) fn key(cassettes: &Cassettes, connector: &str, request: &reqwest::Req
         request.url().as_str(),
         &body,
     );
-    Keyed { key, body }
+    let secrets = crate::provider::transport::key_secrets(request.headers());
+    Keyed { key, body, secrets }
 }
 
 /// The recorded answer to `keyed`, as a response that begins now (with when), when the
@@ -63,7 +67,8 @@ pub(crate) fn replay(
 
 /// `response` (whose attempt began at `started`) unchanged for its reader, written to
 /// the cassettes with `keyed`'s key once its body ends, breaks off or is dropped, in
-/// the file of the sample that sent it. A write that fails is kept by the cassettes
+/// the file of the sample that sent it, blanked of the run's secrets and of the keys
+/// its headers carried. A write that fails is kept by the cassettes
 /// ([`Cassettes::failure`]).
 pub(crate) fn record(
     cassettes: &Cassettes,
@@ -74,12 +79,13 @@ pub(crate) fn record(
     let cassettes = cassettes.clone();
     let sample = scope::current();
     let key = keyed.key;
+    let secrets = keyed.secrets;
     live::tee(
         response,
         started,
         Box::new(move |recorded| {
             let endpoint = key.endpoint.clone();
-            match cassettes.record_in(sample.as_ref(), key, recorded) {
+            match cassettes.record_hiding(sample.as_ref(), key, recorded, &secrets) {
                 Ok(()) => tracing::debug!(%endpoint, "recorded into a cassette"),
                 Err(error) => tracing::warn!(%error, "a cassette could not be written"),
             }

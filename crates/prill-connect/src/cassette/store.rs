@@ -14,8 +14,11 @@ use prill_cassette::{
     CASSETTE_VERSION, Cassette, CassetteError, Exchange, Latency, Normalizer, RecordedRequest,
     RecordedResponse,
 };
+use prill_spec::redact::Redactor;
 use prill_target::scope::{self, SampleScope};
 use serde_json::Value;
+
+use super::redact;
 
 use crate::error::ConnectError;
 
@@ -50,8 +53,10 @@ pub struct CassetteOptions {
     pub ignore: Vec<String>,
     /// Default volatile fields to match on after all (`[cassettes] keep`).
     pub keep: Vec<String>,
-    /// Values never written to a cassette (keys, `${VAR}` values).
-    pub secrets: Vec<String>,
+    /// The run's secrets (its keys, blanked whole and in part, and its `${VAR}`
+    /// values), never written to a cassette: each is written as `<redacted>`, wherever
+    /// it is in what an exchange keeps.
+    pub secrets: Redactor,
 }
 
 impl CassetteOptions {
@@ -63,7 +68,7 @@ impl CassetteOptions {
             latency: Latency::Recorded,
             ignore: Vec::new(),
             keep: Vec::new(),
-            secrets: Vec::new(),
+            secrets: Redactor::default(),
         }
     }
 }
@@ -80,6 +85,8 @@ struct Inner {
     mode: Mode,
     latency: Latency,
     normalizer: Normalizer,
+    /// The secrets the normalizer blanks, for a request that adds its own.
+    secrets: Redactor,
     /// The recordings read at the start (replaying modes), with what was served.
     recorded: Mutex<Cassette>,
     /// The files this run wrote to: `--re-record` empties each before its first line.
@@ -110,14 +117,21 @@ impl Cassettes {
                 Cassette::default()
             }
         };
-        let normalizer =
-            Normalizer::new(&options.ignore, &options.keep).with_secrets(options.secrets);
+        let mut normalizer = Normalizer::new(&options.ignore, &options.keep);
+        if let Some(redaction) = redact::redaction(&options.secrets) {
+            normalizer = normalizer.with_redaction(redaction);
+        }
+        // Recorded with other secrets (other keys), a request is keyed as this run
+        // keys it.
+        let mut recorded = recorded;
+        recorded.redact_requests(&normalizer);
         Ok(Cassettes {
             inner: Arc::new(Inner {
                 dir: options.dir,
                 mode: options.mode,
                 latency: options.latency,
                 normalizer,
+                secrets: options.secrets,
                 recorded: Mutex::new(recorded),
                 written: Mutex::new(HashSet::new()),
                 failure: Mutex::new(None),
@@ -194,7 +208,8 @@ impl Cassettes {
     }
 
     /// Writes what `request` got live (the secrets of its chunks, headers and break
-    /// blanked) to the file of the current sample's case.
+    /// blanked, a secret split between two chunks included) to the file of the current
+    /// sample's case.
     pub fn record(
         &self,
         request: RecordedRequest,
@@ -212,7 +227,19 @@ impl Cassettes {
         request: RecordedRequest,
         response: RecordedResponse,
     ) -> Result<(), CassetteError> {
-        let written = self.write(scope, request, response);
+        self.record_hiding(scope, request, response, &Redactor::default())
+    }
+
+    /// [`Cassettes::record_in`], blanking the keys `request`'s headers carried too
+    /// (`request_secrets`), even those the run does not know as its own.
+    pub(crate) fn record_hiding(
+        &self,
+        scope: Option<&SampleScope>,
+        request: RecordedRequest,
+        response: RecordedResponse,
+        request_secrets: &Redactor,
+    ) -> Result<(), CassetteError> {
+        let written = self.write(scope, request, response, request_secrets);
         if let Err(error) = &written {
             let mut failure = self.inner.failure.lock().unwrap_or_else(|e| e.into_inner());
             failure.get_or_insert_with(|| {
@@ -237,20 +264,19 @@ impl Cassettes {
     fn write(
         &self,
         scope: Option<&SampleScope>,
-        request: RecordedRequest,
+        mut request: RecordedRequest,
         mut response: RecordedResponse,
+        request_secrets: &Redactor,
     ) -> Result<(), CassetteError> {
-        let normalizer = &self.inner.normalizer;
-        for chunk in &mut response.chunks {
-            if let Some(text) = &chunk.text {
-                chunk.text = Some(normalizer.scrub_text(text));
+        // The request was keyed with the run's secrets blanked; the keys of its own
+        // headers are blanked from all it keeps too.
+        match redact::with_request(&self.inner.secrets, request_secrets) {
+            None => self.inner.normalizer.redact_response(&mut response),
+            Some(all) => {
+                let blanking = redact::blanking(&all);
+                blanking.redact_request(&mut request);
+                blanking.redact_response(&mut response);
             }
-        }
-        for (_, value) in &mut response.headers {
-            *value = normalizer.scrub_text(value);
-        }
-        if let Some(reason) = &response.broke_off {
-            response.broke_off = Some(normalizer.scrub_text(reason));
         }
         let path = self.file(scope);
         let exchange = Exchange {

@@ -334,7 +334,7 @@ impl Transport {
                 return Err(self.status_error(answered, peer_label, &secrets).await);
             }
             let pending = match key {
-                Some((cache, key)) => Pending::new(cache.clone(), key),
+                Some((cache, key)) => Pending::new(cache.clone(), key).hiding(&secrets),
                 None => Pending::default(),
             };
             let response = match pending.collect() {
@@ -526,9 +526,10 @@ fn ended_mid_event(peer: &str, rest: &SseEvent) -> ConnectError {
     ConnectError::protocol(peer, message)
 }
 
-/// The keys the key headers of a request hold, to blank out of an error body: whole,
-/// after a `Bearer ` scheme, and in part ([`Redactor::secret`]).
-fn key_secrets(headers: &HeaderMap) -> Redactor {
+/// The keys the key headers of a request hold, to blank out of an error body and of
+/// what cassettes and the model cache keep: whole, after a `Bearer ` scheme, and in
+/// part ([`Redactor::secret`]).
+pub(crate) fn key_secrets(headers: &HeaderMap) -> Redactor {
     let mut secrets = Redactor::default();
     headers
         .iter()

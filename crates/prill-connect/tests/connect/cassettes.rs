@@ -53,7 +53,10 @@ fn cassettes(dir: &Path, mode: Mode) -> Cassettes {
 fn paced(dir: &Path, mode: Mode, latency: Latency) -> Cassettes {
     let mut options = CassetteOptions::new(dir, mode);
     options.latency = latency;
-    options.secrets = vec![KEY.to_owned(), SECRET_METADATA.to_owned()];
+    options.secrets.secret("${KEY}", KEY);
+    options
+        .secrets
+        .secret("${SECRET_METADATA}", SECRET_METADATA);
     Cassettes::open(options).unwrap()
 }
 

@@ -24,6 +24,7 @@ mod providers_openai;
 mod providers_structured;
 mod providers_tool_turns;
 mod replay_server;
+mod secrets_kept;
 mod server;
 mod stdio;
 mod stdio_cassettes;

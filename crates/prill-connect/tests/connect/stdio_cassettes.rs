@@ -50,7 +50,7 @@ fn nowhere() -> StdioCommand {
 fn cassettes(dir: &Path, mode: Mode, latency: Latency) -> Cassettes {
     let mut options = CassetteOptions::new(dir, mode);
     options.latency = latency;
-    options.secrets = vec![SECRET.to_owned()];
+    options.secrets.secret("${SECRET}", SECRET);
     Cassettes::open(options).unwrap()
 }
 
