@@ -1,7 +1,8 @@
 //! The HTTP client's connections: a pooled connection is reused, a stale one replaced,
 //! a request the server may have read is never sent again, and the proxy the
 //! environment names (`HTTPS_PROXY`) is gone through. Against servers on 127.0.0.1
-//! that keep connections open (the scripted server of `server.rs` closes each one).
+//! that keep connections open (the scripted server of `server.rs` closes each one), and
+//! one that closes each right after answering, which no chat reaches twice.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -197,6 +198,45 @@ async fn a_pooled_connection_the_server_closed_is_replaced() {
         [(0, "GET".to_owned()), (1, "POST".to_owned())],
         "each request once, the second on a new connection"
     );
+}
+
+#[tokio::test]
+async fn a_server_that_closes_after_each_answer_never_gets_a_request_twice() {
+    // The race of a server that closes a kept-alive connection right after answering:
+    // the next chat may go out on the connection before the client sees the close. Such
+    // a chat either succeeds, on a new connection, or errors; none reaches the server
+    // twice, since a chat written to a connection that then broke is never sent again.
+    let server = KeepAlive::start(|_, _| Then::AnswerAndClose).await;
+    let connector = connector(&server);
+    let mut answered = 0;
+    for n in 0..20 {
+        match connector
+            .open("math_guy")
+            .await
+            .unwrap()
+            .send(&AgentRequest::new(format!("chat {n}")))
+            .await
+        {
+            Ok(response) => {
+                assert_eq!(response.text.as_deref(), Some("ok"));
+                answered += 1;
+            }
+            Err(e) => assert!(
+                matches!(e.kind(), ErrorKind::Protocol | ErrorKind::Unreachable),
+                "{e}"
+            ),
+        }
+    }
+    tokio::time::sleep(SETTLE).await;
+    let requests = server.requests();
+    assert!(requests.len() <= 20, "a chat was sent twice: {requests:?}");
+    assert!(requests.len() >= answered, "{requests:?}");
+    // Each connection carried at most one chat the server read.
+    let mut per_connection = std::collections::HashMap::new();
+    for (connection, _) in &requests {
+        *per_connection.entry(*connection).or_insert(0) += 1;
+    }
+    assert!(per_connection.values().all(|n| *n == 1), "{requests:?}");
 }
 
 /// A CONNECT proxy on 127.0.0.1: each tunnel's target is recorded, then bytes are
