@@ -8,9 +8,11 @@
 //! not read: it is [`Skipped`], with why, for the caller to show.
 
 use std::fmt;
-use std::fs::{File, Metadata};
-use std::io::{self, Read};
+use std::fs::Metadata;
+use std::io;
 use std::path::{Path, PathBuf};
+
+use prill_spec::files::{Unread, kind_name, read_within};
 
 /// The most bytes of a run's file the index reads: 1 GiB. A run keeps each answer
 /// (at most 32 MiB, the response cap) in its samples and its unit, so a run of a few
@@ -133,100 +135,32 @@ fn regular(metadata: &Metadata) -> Result<(), Look> {
     if metadata.is_file() {
         Ok(())
     } else {
-        Err(Look::Not(format!(
-            "it is {}, not a regular file; only regular files are read",
-            kind_name(metadata.file_type())
-        )))
-    }
-}
-
-/// What kind of thing an entry is when it is not a regular file.
-fn kind_name(file_type: std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if file_type.is_fifo() {
-            return "a named pipe (FIFO)";
-        }
-        if file_type.is_char_device() {
-            return "a character device";
-        }
-        if file_type.is_block_device() {
-            return "a block device";
-        }
-        if file_type.is_socket() {
-            return "a socket";
-        }
-    }
-    if file_type.is_dir() {
-        "a folder"
-    } else {
-        "not a regular file"
+        Err(not_read(Unread::NotRegular {
+            kind: kind_name(metadata.file_type()),
+        }))
     }
 }
 
 /// The text of the regular file at `path` and its stamp when it was opened, read
-/// within `max` bytes: looked at first, opened without blocking, looked at again
-/// through the open file (it may have been replaced in between). Bytes that are not
-/// UTF-8 (half a character that a killed run left at the end) become U+FFFD.
+/// within `max` bytes (`prill_spec::files::read_within`: looked at first, opened
+/// without blocking, looked at again through the open file). Bytes that are not UTF-8
+/// (half a character that a killed run left at the end) become U+FFFD.
 pub(crate) fn read(path: &Path, max: u64) -> Result<(Stamp, String), Look> {
-    let stamp = look(path)?;
-    if stamp.0 > max {
-        return Err(too_large(Some(stamp.0), max));
-    }
-    let file = match open_nonblocking(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(Look::Gone),
-        Err(e) => return Err(Look::Not(format!("it cannot be opened: {e}"))),
+    let (metadata, bytes) = match read_within(path, max) {
+        Ok(read) => read,
+        Err(Unread::Io(e)) if e.kind() == io::ErrorKind::NotFound => return Err(Look::Gone),
+        Err(e) => return Err(not_read(e)),
     };
-    let metadata = file
-        .metadata()
-        .map_err(|e| Look::Not(format!("it cannot be looked at: {e}")))?;
-    regular(&metadata)?;
-    let stamp = Stamp::of(&metadata);
-    let mut bytes = Vec::with_capacity(usize::try_from(stamp.0.min(max)).unwrap_or(0));
-    file.take(max.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| Look::Not(format!("it cannot be read: {e}")))?;
-    if bytes.len() as u64 > max {
-        return Err(too_large(None, max));
-    }
     let text = String::from_utf8(bytes)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    Ok((stamp, text))
+    Ok((Stamp::of(&metadata), text))
 }
 
-fn too_large(size: Option<u64>, max: u64) -> Look {
-    let size = match size {
-        Some(size) => format!("it holds {size} bytes"),
-        None => "it grew".to_owned(),
-    };
-    const GIB: u64 = 1024 * 1024 * 1024;
-    let limit = if max >= GIB && max.is_multiple_of(GIB) {
-        format!("{} GiB", max / GIB)
-    } else {
-        format!("{max} bytes")
-    };
-    Look::Not(format!(
-        "{size}, over the limit of {limit} for a run's file"
-    ))
-}
-
-/// `path` opened for reading; on unix with `O_NONBLOCK`, so that a FIFO put in place
-/// of the file after it was looked at does not block the open.
-fn open_nonblocking(path: &Path) -> io::Result<File> {
-    #[cfg(unix)]
-    {
-        use rustix::fs::{Mode, OFlags};
-        let fd = rustix::fs::open(
-            path,
-            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
-            Mode::empty(),
-        )?;
-        Ok(File::from(fd))
-    }
-    #[cfg(not(unix))]
-    {
-        File::open(path)
-    }
+/// Why an entry is not read, in the words a warning shows.
+fn not_read(e: Unread) -> Look {
+    Look::Not(match e {
+        Unread::NotRegular { .. } => format!("{e}; only regular files are read"),
+        Unread::TooLarge { .. } => format!("{e} for a run's file"),
+        Unread::Io(e) => format!("it cannot be read: {e}"),
+    })
 }

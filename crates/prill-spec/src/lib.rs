@@ -54,6 +54,7 @@
 
 pub mod diag;
 pub mod escape;
+pub mod files;
 pub mod inputs;
 pub mod limits;
 pub mod load;

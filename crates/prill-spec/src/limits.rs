@@ -11,9 +11,10 @@
 //! may leave the project's folder (`includes = "project"`). The others are fixed:
 //! they are far above anything a real test file needs.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::files::Unread;
 
 /// The default of [`Limits::max_input_bytes`]: 1 MiB for a file and everything it
 /// includes. Real test files hold a few KiB; HOCON costs a few hundred bytes of
@@ -80,43 +81,7 @@ pub enum IncludeScope {
     Within(PathBuf),
 }
 
-/// `bytes` as people read sizes: `4 MiB`, `1536 bytes`.
-pub fn human_bytes(bytes: u64) -> String {
-    const MIB: u64 = 1024 * 1024;
-    const KIB: u64 = 1024;
-    if bytes >= MIB && bytes.is_multiple_of(MIB) {
-        format!("{} MiB", bytes / MIB)
-    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
-        format!("{} KiB", bytes / KIB)
-    } else {
-        format!("{bytes} bytes")
-    }
-}
-
-/// What kind of thing a path names when it is not a regular file.
-fn kind_name(file_type: std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if file_type.is_fifo() {
-            return "a named pipe (FIFO)";
-        }
-        if file_type.is_char_device() {
-            return "a character device";
-        }
-        if file_type.is_block_device() {
-            return "a block device";
-        }
-        if file_type.is_socket() {
-            return "a socket";
-        }
-    }
-    if file_type.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    }
-}
+pub use crate::files::human_bytes;
 
 /// Reads at most `max` bytes of the regular file at `path` (after following symbolic
 /// links). A FIFO, a device or a directory is refused before it is opened, so that
@@ -127,35 +92,15 @@ fn kind_name(file_type: std::fs::FileType) -> &'static str {
 /// [`io::ErrorKind::InvalidInput`] for what is not a regular file and
 /// [`io::ErrorKind::FileTooLarge`] for a file over the limit.
 pub fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(not_regular(meta.file_type()));
+    match crate::files::read_within(path, max) {
+        Ok((_, bytes)) => Ok(bytes),
+        Err(Unread::Io(e)) => Err(e),
+        Err(Unread::NotRegular { kind }) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {kind}, not a regular file; only regular files are read"),
+        )),
+        Err(Unread::TooLarge { size, max }) => Err(too_large(size, max)),
     }
-    if meta.len() > max {
-        return Err(too_large(Some(meta.len()), max));
-    }
-    let file = File::open(path)?;
-    // The file may have changed between the look and the open.
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(not_regular(meta.file_type()));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(max)).unwrap_or(0));
-    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(too_large(None, max));
-    }
-    Ok(bytes)
-}
-
-fn not_regular(file_type: std::fs::FileType) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!(
-            "it is {}, not a regular file; only regular files are read",
-            kind_name(file_type)
-        ),
-    )
 }
 
 fn too_large(size: Option<u64>, max: u64) -> io::Error {

@@ -110,7 +110,7 @@ fn a_link_to_a_device_a_link_to_nothing_and_a_folder_are_skipped() {
         "{skipped:?}"
     );
     assert!(skipped[0].1.contains("leads nowhere"), "{skipped:?}");
-    assert!(skipped[1].1.contains("a folder"), "{skipped:?}");
+    assert!(skipped[1].1.contains("a directory"), "{skipped:?}");
     assert!(skipped[2].1.contains("character device"), "{skipped:?}");
 }
 
