@@ -2,9 +2,12 @@
 //! of one, the newest, or the newest of a branch's commit) or read from report files,
 //! and the thresholds of `[compare]` in `prill.toml`.
 
-use prill_history::RunRow;
 use prill_history::compare::{CompareError, Side, Thresholds, newest_on, pick};
-use prill_report::stored::StoredRun;
+use prill_history::{MAX_RUN_FILE_BYTES, RunRow};
+use prill_report::stored::{StoredError, StoredRun};
+
+/// The most of a kept run's first line read to learn its command: the `run` record.
+const FIRST_LINE_BYTES: u64 = 64 * 1024;
 
 use crate::history::git;
 use crate::settings::Settings;
@@ -145,19 +148,110 @@ impl Kept<'_> {
             .collect())
     }
 
-    /// The command of a kept run, from its first line alone.
+    /// The command of a kept run, from its first line alone (at most 64 KiB of it),
+    /// read as the history reads its files: a regular file, opened without blocking.
     fn command(&self, row: &RunRow) -> Option<String> {
-        use std::io::BufRead as _;
+        use std::io::{BufRead as _, Read as _};
         let path = self.settings.runs_dir().join(format!("{}.jsonl", row.id));
+        let (_, file) = prill_spec::files::open_within(&path, MAX_RUN_FILE_BYTES).ok()?;
         let mut line = String::new();
-        std::io::BufReader::new(std::fs::File::open(path).ok()?)
+        std::io::BufReader::new(file.take(FIRST_LINE_BYTES))
             .read_line(&mut line)
             .ok()?;
         Some(StoredRun::parse(&line).ok()?.info?.command)
     }
 
+    /// A kept run, read whole within the history's limit: a regular file, opened
+    /// without blocking, never more than [`MAX_RUN_FILE_BYTES`].
     fn read(&self, row: &RunRow) -> Result<Side, CompareError> {
         let path = self.settings.runs_dir().join(format!("{}.jsonl", row.id));
-        Ok(Side::new(row.id.clone(), StoredRun::read(&path)?))
+        let unreadable = |e: prill_spec::files::Unread| StoredError::Io {
+            path: path.clone(),
+            source: std::io::Error::other(e.to_string()),
+        };
+        let (_, bytes) =
+            prill_spec::files::read_within(&path, MAX_RUN_FILE_BYTES).map_err(unreadable)?;
+        let text = String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        let run = StoredRun::parse(&text).map_err(|e| e.in_file(&path))?;
+        Ok(Side::new(row.id.clone(), run))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str) -> RunRow {
+        RunRow {
+            id: id.to_owned(),
+            started_at: String::new(),
+            command: "run".to_owned(),
+            commit: None,
+            dirty: false,
+            branch: None,
+            passed: 0,
+            failed: 0,
+            errored: 0,
+            skipped: 0,
+            duration: None,
+            finished: true,
+            cost: None,
+            cassettes: None,
+        }
+    }
+
+    /// A kept run's file replaced by a named pipe after the index listed it: reading
+    /// it, or its first line, neither blocks nor reads forever.
+    #[cfg(unix)]
+    #[test]
+    fn a_kept_run_that_became_a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("prill.toml"), "").unwrap();
+        let settings = Settings::load_from(
+            dir.path(),
+            None,
+            prill_spec::Env::default(),
+            crate::Overrides::default(),
+        )
+        .unwrap();
+        std::fs::create_dir_all(settings.runs_dir()).unwrap();
+        let fifo = settings.runs_dir().join("r1.jsonl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let kept = Kept {
+            settings: &settings,
+            rows: Some(vec![row("r1")]),
+        };
+        assert_eq!(kept.command(&row("r1")), None);
+        let e = kept.read(&row("r1")).unwrap_err();
+        assert!(e.to_string().contains("named pipe"), "{e}");
+    }
+
+    /// A link to `/dev/zero` is refused, not read until memory runs out.
+    #[cfg(unix)]
+    #[test]
+    fn a_kept_run_that_links_to_a_device_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("prill.toml"), "").unwrap();
+        let settings = Settings::load_from(
+            dir.path(),
+            None,
+            prill_spec::Env::default(),
+            crate::Overrides::default(),
+        )
+        .unwrap();
+        std::fs::create_dir_all(settings.runs_dir()).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", settings.runs_dir().join("r1.jsonl")).unwrap();
+        let kept = Kept {
+            settings: &settings,
+            rows: Some(vec![row("r1")]),
+        };
+        assert_eq!(kept.command(&row("r1")), None);
+        let e = kept.read(&row("r1")).unwrap_err();
+        assert!(e.to_string().contains("character device"), "{e}");
     }
 }

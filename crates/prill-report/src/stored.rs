@@ -162,7 +162,8 @@ impl From<Report> for StoredRun {
 }
 
 impl StoredError {
-    fn in_file(self, path: &Path) -> StoredError {
+    /// The error of [`StoredRun::parse`] on the text of the file at `path`, naming it.
+    pub fn in_file(self, path: &Path) -> StoredError {
         let named = format!("{}: ", path.display());
         match self {
             StoredError::Parse { line, message, .. } => StoredError::Parse {

@@ -20,7 +20,7 @@
 //! ```
 
 use std::fs::{File, Metadata};
-use std::io::{self, Read as _};
+use std::io::{self, Read as _, Take};
 use std::path::Path;
 
 /// Why a file was not read.
@@ -70,17 +70,25 @@ pub fn look(path: &Path, max: u64) -> Result<Metadata, Unread> {
 /// was when opened: looked at, opened without blocking, looked at again. A file over
 /// `max` is refused without reading more than `max + 1` bytes of it.
 pub fn read_within(path: &Path, max: u64) -> Result<(Metadata, Vec<u8>), Unread> {
+    let (metadata, mut file) = open_within(path, max)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len().min(max)).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(Unread::TooLarge { size: None, max });
+    }
+    Ok((metadata, bytes))
+}
+
+/// The regular file at `path`, opened as [`read_within`] opens it, for a caller that
+/// reads only part of it (a first line): it yields at most `max + 1` bytes, so a
+/// caller that needs to know the file fits checks for more than `max`.
+pub fn open_within(path: &Path, max: u64) -> Result<(Metadata, Take<File>), Unread> {
     look(path, max)?;
     let file = open_nonblocking(path)?;
     // The file may have been replaced between the look and the open.
     let metadata = file.metadata()?;
     regular(&metadata)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len().min(max)).unwrap_or(0));
-    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(Unread::TooLarge { size: None, max });
-    }
-    Ok((metadata, bytes))
+    Ok((metadata, file.take(max.saturating_add(1))))
 }
 
 fn regular(metadata: &Metadata) -> Result<(), Unread> {
