@@ -193,12 +193,12 @@ fn stopped(stop: Stop) {
 }
 
 /// Ends the process now, as `stop` calls for, after saying why (for at most half a
-/// second) and ending the process groups still to be killed.
+/// second) and ending every program it started, running or not, and what they started.
 fn end(stop: Stop, why: &str) -> ! {
     if let Some(said) = say(format!("\nstopped by {}: {why}\n", stop.name())) {
         let _ = said.recv_timeout(Duration::from_millis(500));
     }
-    prill_connect::end_pending_groups();
+    prill_connect::end_all_programs();
     std::process::exit(i32::from(stop.code().code()))
 }
 

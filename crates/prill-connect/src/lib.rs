@@ -161,7 +161,7 @@ pub use http::{HttpOptions, INFO_TIMEOUT, NeuroSanHttp};
 pub use mcp::{MCP_PROTOCOL_VERSION, NeuroSanMcp};
 pub use neuro_san_direct::{ConfigSource, DirectConnector, NeuroSanDirect};
 pub(crate) use prill_target::{error, types, with_timeout};
-pub use process::{GROUP_GRACE, STDERR_KEPT, end_pending_groups};
+pub use process::{GROUP_GRACE, STDERR_KEPT, end_all_programs, end_pending_groups};
 pub use reqwest::Url;
 pub use retry::{RetryPolicy, Statuses};
 pub use server::{DEFAULT_SERVER, SERVER_ENV, label, parse_server, resolve_server, with_scheme};

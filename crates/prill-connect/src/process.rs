@@ -80,6 +80,38 @@ pub fn end_pending_groups() {
     }
 }
 
+/// Ends at once every program this process started and everything they started, for
+/// a program that must exit now, in the middle of its conversations (a second stop
+/// signal): unlike [`end_pending_groups`], which leaves running conversations alone,
+/// it kills each running program's process group, its descendants (those that left
+/// the group included, on Linux) and every group within its grace, and waits at most
+/// half a second for them to end. Call it only just before the process exits: every
+/// conversation still going on breaks.
+pub fn end_all_programs() {
+    #[cfg(unix)]
+    {
+        let groups = std::mem::take(&mut *pending_groups());
+        // On Linux the running programs' descendants are read before any is signalled.
+        #[cfg(not(target_os = "linux"))]
+        let groups = [groups, std::mem::take(&mut *running_groups())].concat();
+        for &raw in &groups {
+            if let Some(pid) = rustix::process::Pid::from_raw(raw) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+        }
+        #[cfg(target_os = "linux")]
+        orphans::end_everything_now(&groups);
+    }
+}
+
+/// The process groups of the programs whose conversation goes on (elsewhere than
+/// Linux, where `orphans` keeps them with their marks).
+#[cfg(all(unix, not(target_os = "linux")))]
+fn running_groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+    RUNNING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// What messages must not show of a program's stderr: the values of [`KEY_VARIABLES`]
 /// and of `secret_variables`, as the program sees them (from `env`, else Prill's own
 /// environment, which it inherits).
@@ -175,6 +207,10 @@ impl Process {
         if let Some(pid) = pid {
             orphans::started(pid, &mark);
         }
+        #[cfg(all(unix, not(target_os = "linux")))]
+        if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+            running_groups().push(pid);
+        }
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -215,6 +251,8 @@ impl Process {
         {
             use rustix::process::{Signal, kill_process_group};
             let raw = pid.as_raw_nonzero().get();
+            #[cfg(not(target_os = "linux"))]
+            running_groups().retain(|&g| g != raw);
             // Its descendants, read while they are still its descendants.
             #[cfg(target_os = "linux")]
             let lineage = orphans::Lineage::of(self.mark.clone(), raw);

@@ -1,6 +1,7 @@
 //! The history against what only the binary shows: a run whose history folder holds a
 //! FIFO ends (and a SIGTERM after its summary ends it within seconds), `prill runs`
-//! lists it with a warning; a second SIGTERM ends a run stuck writing a report; and
+//! lists it with a warning; a second SIGTERM ends a run stuck writing a report, and
+//! ends at once the agents and what they started, even within their grace (Linux); and
 //! eight `prill run`s at once in one project keep eight runs, each unit once. The rules
 //! themselves are tested in `prill-history` (`tests/it/hostile.rs`, `concurrent.rs`).
 
@@ -193,6 +194,102 @@ fn a_second_sigterm_ends_a_run_stuck_writing_a_report() {
     let status = status.unwrap_or_else(|| panic!("a second SIGTERM did not end the run: {seen}"));
     assert_eq!(status.code(), Some(143), "{seen}");
     assert!(seen.contains("stopped by SIGTERM"), "{seen}");
+}
+
+/// Whether process `pid` started at `start` is still there and not a zombie.
+#[cfg(target_os = "linux")]
+fn alive(pid: u32, start: u64) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    fields.first() != Some(&"Z") && fields.get(19).and_then(|s| s.parse().ok()) == Some(start)
+}
+
+/// The pid in `path` and when that process started, once the file is there.
+#[cfg(target_os = "linux")]
+fn pid_in(path: &Path) -> (u32, u64) {
+    let started = Instant::now();
+    while started.elapsed() < HANG {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+            && let Some(start) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit_once(')')?
+                        .1
+                        .split_whitespace()
+                        .nth(19)?
+                        .parse()
+                        .ok()
+                })
+        {
+            return (pid, start);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("no pid in {}", path.display());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_second_sigterm_ends_the_agents_and_what_they_started_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // An agent that ignores SIGTERM and never answers, whose helper leaves its process
+    // group (`setsid`) and ignores SIGTERM too.
+    std::fs::write(
+        dir.path().join("agent.sh"),
+        "trap '' TERM\n\
+         setsid sh -c 'echo $$ > helper.tmp; mv helper.tmp helper.pid; exec sleep 300' &\n\
+         echo $$ > agent.tmp; mv agent.tmp agent.pid\n\
+         while :; do sleep 1; done\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("prill.toml"),
+        "[agents.stuck]\ncommand = [\"sh\", \"agent.sh\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("stuck.yaml"),
+        "agent: stuck\nconnections: [direct]\ninteractions:\n  - text: hi\n    response: {text: {value: hi}}\n",
+    )
+    .unwrap();
+    let (mut child, heard) = start(dir.path(), &["run", "stuck.yaml"]);
+    let agent = pid_in(&dir.path().join("agent.pid"));
+    let helper = pid_in(&dir.path().join("helper.pid"));
+    let mut seen = String::new();
+    // The first SIGTERM cancels the run and ends the conversation: the agent, which
+    // ignores SIGTERM, has its grace, and its helper is still its child...
+    signal(&child, "TERM");
+    wait_for(&heard, "cancelling", &mut seen);
+    assert!(
+        alive(agent.0, agent.1) && alive(helper.0, helper.1),
+        "{seen}"
+    );
+    // ...the second ends the run, the agent and its helper (once the agent is gone,
+    // an orphan that Prill adopts) at once.
+    signal(&child, "TERM");
+    let status = ended_within(&mut child, PROMPTLY);
+    rest(&heard, &mut seen);
+    let status = status.unwrap_or_else(|| panic!("a second SIGTERM did not end the run: {seen}"));
+    assert_eq!(status.code(), Some(143), "{seen}");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while (alive(agent.0, agent.1) || alive(helper.0, helper.1)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for (what, (pid, start)) in [("the agent", agent), ("its helper", helper)] {
+        let left = alive(pid, start);
+        if left {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+        assert!(!left, "{what} ({pid}) outlived prill: {seen}");
+    }
 }
 
 #[test]

@@ -29,7 +29,7 @@
 //! signalled, and only after its start time is checked, so a pid the system gave to
 //! another process is never hit.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::Read as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, Once, OnceLock};
@@ -69,15 +69,16 @@ pub(super) fn next_mark() -> String {
     format!("{}.{n}", getpid().as_raw_nonzero())
 }
 
-/// The programs Prill started and still manages: never signalled or reaped here.
-fn leaders() -> MutexGuard<'static, BTreeSet<i32>> {
-    static LEADERS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// The programs Prill started and still manages, with their marks: never signalled or
+/// reaped here, but by [`end_everything_now`].
+fn leaders() -> MutexGuard<'static, BTreeMap<i32, String>> {
+    static LEADERS: Mutex<BTreeMap<i32, String>> = Mutex::new(BTreeMap::new());
     LEADERS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Records `pid` as a program Prill started and manages, marked `mark`.
 pub(super) fn started(pid: i32, mark: &str) {
-    leaders().insert(pid);
+    leaders().insert(pid, mark.to_owned());
     live().insert(mark.to_owned());
 }
 
@@ -262,7 +263,7 @@ impl Sweep {
     /// whether any is left.
     fn tick(&mut self) -> bool {
         let _reaping = reaping();
-        let managed = leaders().clone();
+        let managed: BTreeSet<i32> = leaders().keys().copied().collect();
         for pid in children(self.me) {
             if managed.contains(&pid) || self.targets.contains_key(&pid) {
                 continue;
@@ -356,7 +357,7 @@ pub(super) fn end_lineage(lineage: Lineage) {
 pub(super) fn end_all_now(groups: &[i32]) {
     let me = getpid().as_raw_nonzero().get();
     let _reaping = reaping();
-    let managed = leaders().clone();
+    let managed: BTreeSet<i32> = leaders().keys().copied().collect();
     let live = live().clone();
     let ours = format!("{me}.");
     let mut killed = Vec::new();
@@ -378,6 +379,60 @@ pub(super) fn end_all_now(groups: &[i32]) {
     let deadline = Instant::now() + Duration::from_millis(200);
     while !killed.is_empty() && Instant::now() < deadline {
         killed.retain(|&pid| !reap(pid));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Ends at once everything this process started that is still there, for a process
+/// that must exit now (a second stop signal): every program it manages is sent
+/// `SIGKILL` with its process group, and so is every one of their descendants, those
+/// that left the group included, and every orphan of an earlier program
+/// ([`end_all_now`]). The programs' descendants are read before they are signalled; once
+/// a program has ended, they are children of this process, and each is signalled only
+/// as such. It waits at most half a second for them to end.
+pub(super) fn end_everything_now(groups: &[i32]) {
+    let me = getpid().as_raw_nonzero().get();
+    let programs: Vec<(i32, String)> = std::mem::take(&mut *leaders()).into_iter().collect();
+    let lineages: Vec<Lineage> = programs
+        .iter()
+        .map(|(pid, mark)| Lineage::of(mark.clone(), *pid))
+        .collect();
+    let mut groups: HashSet<i32> = groups.iter().copied().collect();
+    for (pid, _) in &programs {
+        signal(*pid, true, Signal::KILL);
+        groups.insert(*pid);
+    }
+    let ours = format!("{me}.");
+    let _reaping = reaping();
+    let deadline = Instant::now() + Duration::from_millis(500);
+    // Each group's leader, a program of this process (ended, or ended here), is waited
+    // for: its children become this process's once it is reaped.
+    let mut waiting: Vec<i32> = groups.iter().copied().collect();
+    loop {
+        waiting.retain(|&pid| !reap(pid));
+        let mut found = false;
+        for pid in children(me) {
+            let Some(s) = stat(pid).filter(|s| s.ppid == me) else {
+                continue;
+            };
+            if waiting.contains(&pid) {
+                continue;
+            }
+            if groups.contains(&s.pgrp)
+                || lineages.iter().any(|l| l.seen.contains(&(pid, s.start)))
+                || marked(pid, |v| v.starts_with(ours.as_bytes()))
+            {
+                if s.pgrp == pid {
+                    groups.insert(pid);
+                }
+                signal(pid, s.pgrp == pid, Signal::KILL);
+                waiting.push(pid);
+                found = true;
+            }
+        }
+        if (!found && waiting.is_empty()) || Instant::now() >= deadline {
+            return;
+        }
         std::thread::sleep(Duration::from_millis(5));
     }
 }
