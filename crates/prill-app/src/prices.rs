@@ -92,20 +92,11 @@ mod tests {
             status: prill_check::Status::Passed,
             duration: Duration::ZERO,
             interactions: vec![InteractionReport {
-                index: 0,
-                sent: None,
-                sent_sly_data: None,
-                answer: None,
-                answer_bytes: None,
-                structure: None,
-                sly_data: None,
-                duration: Duration::ZERO,
-                checks: Vec::new(),
-                error: None,
                 call: CallInfo {
                     usage,
                     ..CallInfo::default()
                 },
+                ..InteractionReport::sent(0, None)
             }],
             error: None,
         }

@@ -200,6 +200,25 @@ impl ErrorInfo {
 }
 
 impl InteractionReport {
+    /// The report of interaction `index`, which sent `sent`, before anything came back:
+    /// no answer, no checks, no error, no time yet. The engine fills in the rest:
+    /// `InteractionReport { answer, checks, ..InteractionReport::sent(index, text) }`.
+    pub fn sent(index: usize, sent: Option<String>) -> InteractionReport {
+        InteractionReport {
+            index,
+            sent,
+            sent_sly_data: None,
+            answer: None,
+            answer_bytes: None,
+            structure: None,
+            sly_data: None,
+            duration: Duration::ZERO,
+            checks: Vec::new(),
+            error: None,
+            call: CallInfo::default(),
+        }
+    }
+
     /// Hides every value `secrets` holds in what was sent, what came back, the checks'
     /// results and the error.
     pub fn redact(&mut self, secrets: &Redactor) {
@@ -449,17 +468,8 @@ mod tests {
     #[test]
     fn only_answers_over_the_limit_are_quoted() {
         let interaction = |answer: String| InteractionReport {
-            index: 0,
-            sent: None,
-            sent_sly_data: None,
             answer: Some(answer),
-            answer_bytes: None,
-            structure: None,
-            sly_data: None,
-            duration: Duration::ZERO,
-            checks: Vec::new(),
-            error: None,
-            call: CallInfo::default(),
+            ..InteractionReport::sent(0, None)
         };
         let long = "x".repeat(ANSWER_QUOTED + 1);
         let short = "y".repeat(ANSWER_QUOTED);

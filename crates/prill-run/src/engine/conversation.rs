@@ -61,17 +61,10 @@ pub(super) async fn conversation(
             Ok(response) => response,
             Err(e) => {
                 out.push(InteractionReport {
-                    index,
-                    sent: step.input.text.clone(),
                     sent_sly_data,
-                    answer: None,
-                    answer_bytes: None,
-                    structure: None,
-                    sly_data: None,
                     duration: started.elapsed(),
-                    checks: Vec::new(),
                     error: Some(error_info(&e)),
-                    call: CallInfo::default(),
+                    ..InteractionReport::sent(index, step.input.text.clone())
                 });
                 return Ok(());
             }
@@ -98,17 +91,14 @@ pub(super) async fn conversation(
             session = None;
         }
         out.push(InteractionReport {
-            index,
-            sent: step.input.text.clone(),
             sent_sly_data,
             answer: response.text,
-            answer_bytes: None,
             structure: response.structure,
             sly_data: response.sly_data,
             duration: started.elapsed(),
             checks,
-            error: None,
             call,
+            ..InteractionReport::sent(index, step.input.text.clone())
         });
     }
     Ok(())

@@ -110,17 +110,9 @@ pub(super) async fn model_call(
         Ok(response) => response,
         Err(e) => {
             out.push(InteractionReport {
-                index: 0,
-                sent: step.input.text.clone(),
-                sent_sly_data: None,
-                answer: None,
-                answer_bytes: None,
-                structure: None,
-                sly_data: None,
                 duration: started.elapsed(),
-                checks: Vec::new(),
                 error: Some(error_info(&e)),
-                call: CallInfo::default(),
+                ..InteractionReport::sent(0, step.input.text.clone())
             });
             return Ok(());
         }
@@ -135,17 +127,11 @@ pub(super) async fn model_call(
     };
     note_truncation(&mut checks, &call);
     out.push(InteractionReport {
-        index: 0,
-        sent: step.input.text.clone(),
-        sent_sly_data: None,
         answer: response.text,
-        answer_bytes: None,
-        structure: None,
-        sly_data: None,
         duration: started.elapsed(),
         checks,
-        error: None,
         call,
+        ..InteractionReport::sent(0, step.input.text.clone())
     });
     Ok(())
 }

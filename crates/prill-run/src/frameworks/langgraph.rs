@@ -43,19 +43,7 @@ pub(crate) async fn call(
     let request = graph_request(ctx, config)?;
     let step = &case.interactions[0];
     let started = Instant::now();
-    let mut report = InteractionReport {
-        index: 0,
-        sent: step.input.text.clone(),
-        sent_sly_data: None,
-        answer: None,
-        answer_bytes: None,
-        structure: None,
-        sly_data: None,
-        duration: Duration::ZERO,
-        checks: Vec::new(),
-        error: None,
-        call: CallInfo::default(),
-    };
+    let mut report = InteractionReport::sent(0, step.input.text.clone());
     let run = match server.run(&request).await {
         Ok(run) => run,
         Err(e) => {

@@ -76,17 +76,12 @@ pub(crate) async fn call(
         _ => Vec::new(),
     };
     out.push(InteractionReport {
-        index: 0,
-        sent: step.input.text.clone(),
-        sent_sly_data: None,
         answer: final_answer.map(|a| a.text),
-        answer_bytes: None,
-        structure: None,
-        sly_data: None,
         duration: run.started.elapsed(),
         checks,
         error,
         call,
+        ..InteractionReport::sent(0, step.input.text.clone())
     });
     Ok(())
 }

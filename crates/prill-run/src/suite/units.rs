@@ -9,9 +9,7 @@ use prill_spec::Dialect;
 use prill_spec::model::data_driven::SuccessRatio;
 
 use super::{CaseReport, EvaluationReport, EvaluationResult, GridCombination};
-use crate::events::{
-    CallInfo, ErrorInfo, ErrorKind, InteractionReport, SampleReport, UnitId, UnitReport,
-};
+use crate::events::{ErrorInfo, ErrorKind, InteractionReport, SampleReport, UnitId, UnitReport};
 use crate::ratio::Tally;
 
 /// The unit of case `hash` of suite `suite` under `grid`: dialect
@@ -57,17 +55,10 @@ pub fn unit_report(unit: UnitId, case: &CaseReport, total: Duration) -> UnitRepo
         status: case.status,
         duration: total,
         interactions: vec![InteractionReport {
-            index: 0,
-            sent: None,
-            sent_sly_data: None,
-            answer: None,
-            answer_bytes: None,
-            structure: None,
-            sly_data: None,
             duration: case.duration,
             checks,
             error,
-            call: CallInfo::default(),
+            ..InteractionReport::sent(0, None)
         }],
         error: None,
     };
