@@ -300,10 +300,10 @@ fn keywords(negated: bool, path: &str, found: &Value, given: &Value) -> Verdict 
 fn excerpt(text: &str, needle: &str) -> String {
     const MAX: usize = crate::text::PREVIEW_CHARS;
     if text.chars().count() <= MAX || needle.is_empty() {
-        return preview(&Value::String(text.to_owned()));
+        return preview(text);
     }
     let Some(at) = text.find(needle) else {
-        return preview(&Value::String(text.to_owned()));
+        return preview(text);
     };
     let before: String = text[..at]
         .chars()

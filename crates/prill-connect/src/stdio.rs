@@ -396,6 +396,8 @@ impl StdioConversation {
             });
         }
 
+        // The lines are kept only for a recording: an answer is otherwise held once.
+        let recording = self.tape.as_ref().is_some_and(|t| t.cassettes.records());
         let mut collector = Collector::default();
         let mut budget = self.max_body_bytes;
         let mut first_byte = None;
@@ -407,7 +409,7 @@ impl StdioConversation {
             if first_byte.is_none() && !buf.is_empty() {
                 first_byte = Some(start.elapsed());
             }
-            if !buf.is_empty() && !matches!(read, Read::TooLarge) {
+            if recording && !buf.is_empty() && !matches!(read, Read::TooLarge) {
                 let at_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
                 self.heard.push(Chunk::new(at_ms, buf.clone()));
             }

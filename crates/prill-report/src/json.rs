@@ -180,6 +180,22 @@ impl JsonLines {
     }
 }
 
+/// The most room [`JsonLines`] keeps from one line to the next.
+const SCRATCH_KEPT: usize = 1024 * 1024;
+
+/// The bytes of the answers a `sample_finished` line holds: most of such a line, when
+/// they are long.
+fn answers_len(line: &Line) -> usize {
+    match &line.record {
+        crate::format::Record::SampleFinished { sample, .. } => sample
+            .interactions
+            .iter()
+            .filter_map(|i| i.answer.as_ref().map(String::len))
+            .sum(),
+        _ => 0,
+    }
+}
+
 impl JsonLines {
     /// Writes `line` and flushes: what [`Reporter::event`] does with an event, for a
     /// caller that has made the line already.
@@ -188,9 +204,16 @@ impl JsonLines {
         // A unit's samples are serialized once, for their `sample_finished` lines, and
         // every line into the same buffer, which keeps its room from line to line.
         self.scratch.clear();
+        // Room for a sample's long answers at once, rather than by doubling (which
+        // holds the old and the new buffer together, and half of the new one unused).
+        self.scratch.reserve(answers_len(line).saturating_add(4096));
         self.splicer.write(line, &mut self.scratch)?;
         self.scratch.push(b'\n');
         self.out.write_all(&self.scratch)?;
+        // A long answer's room is not kept for the lines after it.
+        if self.scratch.capacity() > SCRATCH_KEPT {
+            self.scratch = Vec::new();
+        }
         if self.batched {
             Ok(())
         } else {

@@ -30,13 +30,14 @@ pub(crate) struct Splicer {
     kept: HashMap<Box<str>, Vec<(u32, Box<RawValue>)>>,
 }
 
-/// A `sample_finished` line, its unit and sample already serialized.
+/// A `sample_finished` line: its unit and sample already serialized
+/// ([`RawValue`]), or not.
 #[derive(Serialize)]
-struct SampleLine<'a> {
+struct SampleLine<'a, U: ?Sized, S: ?Sized> {
     schema_version: u32,
     event: &'static str,
-    unit: &'a RawValue,
-    sample: &'a RawValue,
+    unit: &'a U,
+    sample: &'a S,
 }
 
 /// A `unit_finished` line: the fields of [`Unit`], in its order, its samples already
@@ -72,6 +73,23 @@ impl Splicer {
         sample: &Sample,
         out: &mut Vec<u8>,
     ) -> serde_json::Result<()> {
+        // A long answer is quoted in the unit's line, so that line differs: such a
+        // sample is not kept, and is written straight out, not copied first.
+        let long = sample
+            .interactions
+            .iter()
+            .any(|i| i.answer.as_ref().is_some_and(|a| a.len() > ANSWER_QUOTED));
+        if long {
+            return serde_json::to_writer(
+                out,
+                &SampleLine {
+                    schema_version,
+                    event: "sample_finished",
+                    unit,
+                    sample,
+                },
+            );
+        }
         let unit = to_raw_value(unit)?;
         let sample_json = to_raw_value(sample)?;
         serde_json::to_writer(
@@ -79,17 +97,12 @@ impl Splicer {
             &SampleLine {
                 schema_version,
                 event: "sample_finished",
-                unit: &unit,
-                sample: &sample_json,
+                unit: &*unit,
+                sample: &*sample_json,
             },
         )?;
         let kept = self.kept.entry(unit.get().into()).or_default();
-        // A long answer is quoted in the unit's line, so that line differs: not kept.
-        let long = sample
-            .interactions
-            .iter()
-            .any(|i| i.answer.as_ref().is_some_and(|a| a.len() > ANSWER_QUOTED));
-        if kept.len() < MAX_KEPT && !long {
+        if kept.len() < MAX_KEPT {
             kept.push((sample.index, sample_json));
         }
         Ok(())

@@ -41,7 +41,7 @@ fn message(m: &TextMatch, text: Option<&str>, want: bool, all: &[&str], wrong: &
         ""
     };
     let not = if want { "" } else { "not " };
-    let shown = preview(&json!(text.unwrap_or("")));
+    let shown = preview(text.unwrap_or(""));
     if wrong.is_empty() {
         let does = if want { "contains" } else { "does not contain" };
         format!("output {does} {}{case}", quoted(all))
@@ -93,7 +93,7 @@ fn occurring<'m>(m: &'m TextMatch, text: Option<&str>, present: bool) -> Vec<&'m
 
 /// `"a"`, or `"a", "b" and "c"`.
 fn quoted(texts: &[&str]) -> String {
-    let q: Vec<String> = texts.iter().map(|t| preview(&json!(t))).collect();
+    let q: Vec<String> = texts.iter().map(|t| preview(*t)).collect();
     match q.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => q.join(""),

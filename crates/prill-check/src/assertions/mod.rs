@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::evaluation::Evaluation;
 use crate::response::Response;
-use crate::text::short;
+use crate::text::{short, short_text};
 
 pub mod contains;
 pub mod latency;
@@ -121,10 +121,7 @@ pub fn found(assertion: &Assertion, response: &Response) -> Option<Value> {
                 .collect(),
         ))),
         Assertion::MaxIterationsUsed(_) => response.iterations.map(Value::from),
-        _ => response
-            .text
-            .as_deref()
-            .map(|t| short(&Value::String(t.to_owned()))),
+        _ => response.text.as_deref().map(short_text),
     }
 }
 

@@ -2,7 +2,6 @@
 //! multi-line with `.` matching newlines (see [`prill_spec::model::sentinel::Pattern`]).
 
 use prill_spec::model::sentinel::Pattern;
-use serde_json::json;
 
 use crate::evaluation::Evaluation;
 use crate::text::preview;
@@ -17,12 +16,12 @@ pub(super) fn evaluate(pattern: &Pattern, text: Option<&str>) -> (Evaluation, St
         Some(m) => format!(
             "output matches /{}/ at {}",
             pattern.as_str(),
-            preview(&json!(m.as_str()))
+            preview(m.as_str())
         ),
         None => format!(
             "expected the output to match /{}/, found {}",
             pattern.as_str(),
-            preview(&json!(text.unwrap_or("")))
+            preview(text.unwrap_or(""))
         ),
     };
     (

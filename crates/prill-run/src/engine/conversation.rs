@@ -182,14 +182,16 @@ impl Carry {
 
 /// The response as the checks see it, the `chat_context` it returned, and its
 /// trajectory for the report. The checks see the agents and tools the agent invoked
-/// (its trajectory, read from a `MAXIMAL` stream) as its tool calls, in order.
+/// (its trajectory, read from a `MAXIMAL` stream) as its tool calls, in order. The raw
+/// messages, which no check reads and which hold the answer's text again, are dropped
+/// here, as [`crate::model::answer_of`] drops a model's raw events.
 fn into_check_response(response: AgentResponse) -> (Response, Option<Value>, Vec<TrajectoryStep>) {
     let AgentResponse {
         text,
         structure,
         sly_data,
         chat_context,
-        messages,
+        messages: _,
         timings,
         usage,
         trajectory,
@@ -226,7 +228,7 @@ fn into_check_response(response: AgentResponse) -> (Response, Option<Value>, Vec
         stop_reason: None,
         iterations: None,
         refusal: false,
-        messages,
+        messages: Vec::new(),
     };
     (response, chat_context, steps)
 }
