@@ -11,6 +11,7 @@
 //! report ([`mod@report`]), with `--write-docs` puts it in `docs/performance.md`, and exits
 //! non-zero when Prill misses one of its [`targets::TARGETS`].
 
+pub(crate) mod long;
 mod measure;
 mod promptfoo;
 mod report;
@@ -41,6 +42,10 @@ pub(crate) struct Options {
     /// Also 100,000 tests at -j 500
     #[arg(long)]
     large: bool,
+    /// Also 20 tests whose answers are 20 MiB each, at -j 1 and -j 20, with the
+    /// history, --json and --html: peak memory against the answers' size
+    #[arg(long)]
+    long_answers: bool,
     /// Runs of each Prill workload (the median is reported)
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
     runs: u16,
@@ -112,8 +117,19 @@ pub(crate) fn run(options: &Options, repo: &Path) -> Result<(), String> {
         None
     };
     let sandbox = Sandbox::detect();
-    let server = FakeServer::start(&binaries.fake_openai, LATENCY_MS, sandbox)?;
+    let server = FakeServer::start(&binaries.fake_openai, LATENCY_MS, None, sandbox)?;
     eprintln!("fake server at {} ({sandbox:?})", server.url);
+    let long_server = if options.long_answers {
+        let bytes = Some(long::ANSWER_BYTES);
+        Some(FakeServer::start(
+            &binaries.fake_openai,
+            LATENCY_MS,
+            bytes,
+            sandbox,
+        )?)
+    } else {
+        None
+    };
     let bench = Bench {
         prill: binaries.prill,
         promptfoo,
@@ -123,7 +139,30 @@ pub(crate) fn run(options: &Options, repo: &Path) -> Result<(), String> {
         runs: usize::from(options.runs),
         promptfoo_runs: usize::from(options.promptfoo_runs.unwrap_or(options.runs)),
     };
-    let results = bench.measure_all(&pairs)?;
+    let mut results = bench.measure_all(&pairs)?;
+    if let Some(long_server) = &long_server {
+        let long_bench = Bench {
+            prill: bench.prill.clone(),
+            promptfoo: None,
+            server: long_server,
+            dir: bench.dir.clone(),
+            sandbox,
+            runs: bench.runs,
+            promptfoo_runs: 0,
+        };
+        let suite = long_bench.write("prill-long.yaml", &long::suite())?;
+        let direct = long_bench.direct_project()?;
+        for source in [long::Source::Provider, long::Source::Direct] {
+            for jobs in long::JOBS {
+                let what = format!("Prill, long answers ({source}), -j {jobs}");
+                let samples = long_bench.repeat(bench.runs, &what, || match source {
+                    long::Source::Provider => long_bench.prill_run_long(&suite, None, jobs),
+                    long::Source::Direct => long_bench.prill_run_long(&direct, Some(&direct), jobs),
+                })?;
+                results.long.push((source, jobs, summarize(&samples)?));
+            }
+        }
+    }
     report(&bench, &results, repo, options.write_docs)
 }
 
@@ -138,6 +177,11 @@ fn report(
     let outcomes = targets::check(&TARGETS, |subject| match subject {
         Subject::Run { tests, jobs } => results.find(tests, jobs, Tool::Prill),
         Subject::List { tests } => results.lists.iter().find(|l| l.0 == tests).map(|l| l.1),
+        Subject::LongAnswers { source, jobs } => results
+            .long
+            .iter()
+            .find(|l| (l.0, l.1) == (source, jobs))
+            .map(|l| l.2),
     });
     let text = report::render(results, &outcomes, LATENCY_MS, &bench.preamble(repo));
     println!("{text}");

@@ -44,6 +44,13 @@ enum Task {
     /// Measure Prill (and with --with-promptfoo, promptfoo) on generated suites against a
     /// fake OpenAI server; print a Markdown report; fail when Prill misses a target
     Bench(bench::Options),
+    /// The benchmark's direct agent: answers each request line with one final message
+    /// of BYTES of text (`--long-answers`)
+    #[command(hide = true)]
+    LongAgent {
+        #[arg(long)]
+        bytes: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -60,6 +67,7 @@ fn main() -> ExitCode {
             }
         }
         Task::Bench(options) => bench::run(&options, &repo_root()),
+        Task::LongAgent { bytes } => bench::long::agent(bytes),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

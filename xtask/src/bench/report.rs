@@ -44,6 +44,8 @@ pub(crate) struct Results {
     pub(crate) rows: Vec<Row>,
     /// `prill list` by number of tests.
     pub(crate) lists: Vec<(usize, Summary)>,
+    /// The long-answer workload (`--long-answers`) by source and concurrency.
+    pub(crate) long: Vec<(super::long::Source, usize, Summary)>,
 }
 
 impl Results {
@@ -80,6 +82,9 @@ pub(crate) fn render(
             s.rss_median_mb
         );
     }
+    if !results.long.is_empty() {
+        out.push_str(&long_table(&results.long));
+    }
     out.push_str(
         "\nPrill's targets (medians; `cargo xtask bench` exits non-zero when one is missed):\n\n",
     );
@@ -100,6 +105,29 @@ pub(crate) fn render(
             t.subject,
             t.measure.name(),
             t.measure.format(t.limit)
+        );
+    }
+    out
+}
+
+/// The table of the long-answer workload: its peak RSS, and that in answers.
+fn long_table(long: &[(super::long::Source, usize, Summary)]) -> String {
+    let answer = super::long::answer_mb();
+    let mut out = format!(
+        "\nLong answers (`--long-answers`): {} tests, each answered {:.0} MB by the fake \
+         server (streamed 64 KiB an event) or by a direct agent (one line), with the \
+         history, `--json` and `--html`:\n\n\
+         | answered by | -j | wall s, median (min–max) | peak RSS MB | peak RSS / answers in flight |\n|---|---|---|---|---|\n",
+        super::long::TESTS,
+        answer
+    );
+    for (source, jobs, s) in long {
+        let _ = writeln!(
+            out,
+            "| {source} | {jobs} | {} | {:.1} | {:.1} |",
+            wall(s),
+            s.rss_median_mb,
+            s.rss_median_mb / (answer * (*jobs).min(super::long::TESTS) as f64)
         );
     }
     out
@@ -229,6 +257,27 @@ mod tests {
         );
         assert!(
             text.contains("| `prill run`, 10,000 tests, -j 200 | CPU | ≤ 1.60 s | not run |  |"),
+            "{text}"
+        );
+        assert!(!text.contains("Long answers"), "{text}");
+        let mut long = summary(4.0);
+        long.rss_median_mb = 104.9;
+        results
+            .long
+            .push((super::super::long::Source::Direct, 1, long));
+        let text = render(&results, &outcomes, 20, "Machine: test\n");
+        assert!(
+            text.contains("Long answers (`--long-answers`): 20 tests, each answered 21 MB by"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| a direct agent | 1 | 4.00 (3.50–4.50) | 104.9 | 5.0 |"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "| `prill run`, 20 tests answered 20 MiB each by a direct agent, -j 1 | peak RSS | ≤ 250.0 MB | not run |  |"
+            ),
             "{text}"
         );
     }

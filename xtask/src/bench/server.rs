@@ -67,9 +67,15 @@ pub(crate) struct FakeServer {
 }
 
 impl FakeServer {
-    /// Starts `binary` answering after `latency_ms`, inside a new network namespace for
-    /// [`Sandbox::Namespace`], and reads its URL from its first line.
-    pub(crate) fn start(binary: &Path, latency_ms: u64, sandbox: Sandbox) -> Result<Self, String> {
+    /// Starts `binary` answering after `latency_ms` (with an answer of `reply_bytes`
+    /// when given), inside a new network namespace for [`Sandbox::Namespace`], and
+    /// reads its URL from its first line.
+    pub(crate) fn start(
+        binary: &Path,
+        latency_ms: u64,
+        reply_bytes: Option<usize>,
+        sandbox: Sandbox,
+    ) -> Result<Self, String> {
         let latency = latency_ms.to_string();
         let mut command = match sandbox {
             Sandbox::Namespace => {
@@ -87,8 +93,11 @@ impl FakeServer {
             }
             Sandbox::Proxy => Command::new(binary),
         };
+        command.args(["--latency-ms", &latency]);
+        if let Some(bytes) = reply_bytes {
+            command.args(["--reply-bytes", &bytes.to_string()]);
+        }
         command
-            .args(["--latency-ms", &latency])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());

@@ -11,6 +11,11 @@ pub(crate) enum Subject {
     Run { tests: usize, jobs: usize },
     /// `prill list` of `tests` tests: loading and planning.
     List { tests: usize },
+    /// `prill run` of the long-answer suite ([`super::long`]) at `-j jobs`.
+    LongAnswers {
+        source: super::long::Source,
+        jobs: usize,
+    },
 }
 
 impl fmt::Display for Subject {
@@ -20,6 +25,12 @@ impl fmt::Display for Subject {
                 write!(f, "`prill run`, {} tests, -j {jobs}", thousands(*tests))
             }
             Subject::List { tests } => write!(f, "`prill list`, {} tests", thousands(*tests)),
+            Subject::LongAnswers { source, jobs } => write!(
+                f,
+                "`prill run`, {} tests answered {} MiB each by {source}, -j {jobs}",
+                super::long::TESTS,
+                super::long::ANSWER_BYTES >> 20
+            ),
         }
     }
 }
@@ -91,10 +102,17 @@ const RUN_100K_500: Subject = Subject::Run {
     jobs: 500,
 };
 const LIST_10K: Subject = Subject::List { tests: 10_000 };
+const fn long(source: super::long::Source, jobs: usize) -> Subject {
+    Subject::LongAnswers { source, jobs }
+}
+const PROVIDER: super::long::Source = super::long::Source::Provider;
+const DIRECT: super::long::Source = super::long::Source::Direct;
 
 /// Prill's targets against the fake server at 20 ms (the 100,000-test one runs only
-/// with `--large`).
-pub(crate) const TARGETS: [Target; 8] = [
+/// with `--large`, the long answers only with `--long-answers`). A long answer is
+/// 21 MB: one at a time, a run stays within 12 of them; twenty at once (420 MB of
+/// answers in flight), within 2.5 times what is in flight.
+pub(crate) const TARGETS: [Target; 12] = [
     target(RUN_10K_200, Measure::Wall, 1.5),
     target(RUN_10K_200, Measure::Cpu, 1.6),
     target(RUN_10K_200, Measure::Rss, 48.0),
@@ -103,6 +121,10 @@ pub(crate) const TARGETS: [Target; 8] = [
     target(RUN_100K_500, Measure::Rss, 170.0),
     target(LIST_10K, Measure::Wall, 0.12),
     target(LIST_10K, Measure::Rss, 25.0),
+    target(long(PROVIDER, 1), Measure::Rss, 250.0),
+    target(long(PROVIDER, 20), Measure::Rss, 1050.0),
+    target(long(DIRECT, 1), Measure::Rss, 250.0),
+    target(long(DIRECT, 20), Measure::Rss, 1050.0),
 ];
 
 /// A target and the median it was checked against (`None`: that workload did not run).
@@ -196,7 +218,11 @@ mod tests {
                 None,
                 None,
                 Some(true),
-                Some(true)
+                Some(true),
+                None,
+                None,
+                None,
+                None
             ]
         );
         assert_eq!(

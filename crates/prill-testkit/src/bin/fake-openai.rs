@@ -1,12 +1,13 @@
 //! `fake-openai`: [`FakeOpenAi`] as a process of its own, for benchmarks that drive
 //! Prill (or promptfoo) against an OpenAI-compatible server on loopback.
 //!
-//! `fake-openai [--port P] [--latency-ms MS] [--reply TEXT] [--threads N]` serves on
-//! `127.0.0.1:P` (a free port by default), prints `listening on
+//! `fake-openai [--port P] [--latency-ms MS] [--reply TEXT] [--reply-bytes N] [--threads N]`
+//! serves on `127.0.0.1:P` (a free port by default), prints `listening on
 //! http://127.0.0.1:PORT/v1` as its first line, and answers every valid chat completion
 //! with `TEXT` after `MS` milliseconds (0 by default), whole or streamed as server-sent
-//! events when asked, with `usage`, until it is killed. It keeps no record of the
-//! requests, so it does not grow with them.
+//! events when asked, with `usage`, until it is killed. With `--reply-bytes` the answer
+//! is `TEXT` repeated to `N` bytes, streamed 64 KiB an event (a long answer). It keeps
+//! no record of the requests, so it does not grow with them.
 //!
 //! It runs on one thread by default (`--threads 1`, tokio's current-thread runtime),
 //! its pauses on a `timerfd` of that thread's reactor: sharing two cores with the client
@@ -26,7 +27,7 @@ use prill_testkit::providers::openai::FakeOpenAi;
 /// (`must_contain "Paris"`, `must_not_contain "London"`, `regex_match "\d+"`).
 const DEFAULT_REPLY: &str = "Paris has 2 million people";
 
-const USAGE: &str = "usage: fake-openai [--port P] [--latency-ms MS] [--reply TEXT] [--threads N]";
+const USAGE: &str = "usage: fake-openai [--port P] [--latency-ms MS] [--reply TEXT] [--reply-bytes N] [--threads N]";
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
@@ -34,6 +35,8 @@ struct Options {
     port: u16,
     latency: Duration,
     reply: String,
+    /// The reply's length in bytes: `reply` repeated (and cut) to it.
+    reply_bytes: Option<usize>,
     /// Runtime threads: 1 runs everything on the main thread, 0 one per core.
     threads: usize,
 }
@@ -44,6 +47,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
         port: 0,
         latency: Duration::ZERO,
         reply: DEFAULT_REPLY.to_owned(),
+        reply_bytes: None,
         threads: 1,
     };
     let mut args = args.into_iter();
@@ -60,6 +64,11 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
                 options.latency = Duration::from_millis(ms);
             }
             "--reply" => options.reply = value()?,
+            "--reply-bytes" => {
+                let v = value()?;
+                let n = v.parse().map_err(|_| format!("bad --reply-bytes: {v}"))?;
+                options.reply_bytes = Some(n);
+            }
             "--threads" => {
                 let v = value()?;
                 options.threads = v.parse().map_err(|_| format!("bad --threads: {v}"))?;
@@ -67,7 +76,26 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
             other => return Err(format!("unknown argument: {other}")),
         }
     }
+    if options.reply.is_empty() && options.reply_bytes.is_some_and(|n| n > 0) {
+        return Err("--reply-bytes needs a --reply that is not empty".to_owned());
+    }
     Ok(options)
+}
+
+/// `reply` repeated, a space between each, and cut to `bytes` (ASCII `reply`: cut at
+/// character boundaries otherwise).
+fn long_reply(reply: &str, bytes: usize) -> String {
+    let mut out = String::with_capacity(bytes + reply.len() + 1);
+    while out.len() < bytes {
+        out.push_str(reply);
+        out.push(' ');
+    }
+    let mut end = bytes;
+    while !out.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.truncate(end);
+    out
 }
 
 fn main() -> ExitCode {
@@ -107,8 +135,14 @@ async fn run(options: Options) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // A long reply is streamed in pieces of 64 KiB, as a model streams a few tokens an
+    // event: word by word it would take many times its length on the wire.
+    let reply = match options.reply_bytes {
+        Some(bytes) => Reply::text(long_reply(&options.reply, bytes)).pieces(64 * 1024),
+        None => Reply::text(options.reply),
+    };
     fake.record_requests(false)
-        .default_reply(Reply::text(options.reply).delay(options.latency));
+        .default_reply(reply.delay(options.latency));
     let mut out = std::io::stdout().lock();
     if writeln!(out, "listening on {}", fake.base_url())
         .and_then(|()| out.flush())
@@ -150,6 +184,7 @@ mod tests {
                 port: 8080,
                 latency: Duration::from_millis(20),
                 reply: "hi".to_owned(),
+                reply_bytes: None,
                 threads: 1,
             }
         );
@@ -158,5 +193,15 @@ mod tests {
         assert!(parse(args(&["--port"])).is_err());
         assert!(parse(args(&["--latency-ms", "x"])).is_err());
         assert!(parse(args(&["--verbose"])).is_err());
+    }
+
+    #[test]
+    fn long_replies_repeat_the_reply_to_the_length() {
+        assert_eq!(long_reply("ab", 7), "ab ab a");
+        assert_eq!(long_reply("ab", 0), "");
+        assert_eq!(long_reply("é", 3), "é ");
+        let options = parse(args(&["--reply-bytes", "1048576"])).unwrap();
+        assert_eq!(options.reply_bytes, Some(1_048_576));
+        assert!(parse(args(&["--reply", "", "--reply-bytes", "3"])).is_err());
     }
 }
