@@ -15,9 +15,10 @@
 //!   an error for that sample, and counts against the ratio.
 //! - Cancelling the run (Ctrl-C) starts nothing new, cancels what runs, and still ends
 //!   with every unit's report and the run's summary.
-//! - Fail fast ([`RunOptions::fail_fast`]): after the first unit that fails or errors,
-//!   nothing new starts, what runs finishes, and every unit not started is reported
-//!   skipped, as on Ctrl-C; the summary says the run stopped.
+//! - Fail fast ([`RunOptions::fail_fast`]): at the first unit that fails or errors,
+//!   nothing new starts and the units still running stop, their samples cancelled;
+//!   every unit not started or not decided is reported skipped, and the summary says
+//!   the run stopped.
 
 //!
 //! The modules, in the order a run goes through them:
@@ -157,8 +158,8 @@ pub struct RunOptions {
     pub cancel: CancellationToken,
     /// Run every sample even after the verdict is decided (the assessor needs them all).
     pub exhaustive: bool,
-    /// Start no new unit after the first one that fails or errors (`--fail-fast`): the
-    /// units in flight finish, the others are reported skipped.
+    /// Stop at the first unit that fails or errors (`--fail-fast`, `-x`): no unit
+    /// starts after it, the units in flight stop, and all of those are reported skipped.
     pub fail_fast: bool,
 }
 
@@ -233,6 +234,7 @@ pub async fn run_plan<'p>(
             ratio,
             exhaustive: options.exhaustive,
             cancel: options.cancel.clone(),
+            stop: options.fail_fast.then(|| stop.clone()),
             events: events.clone(),
         };
         let permit = tokio::select! {
@@ -250,10 +252,9 @@ pub async fn run_plan<'p>(
             let _ = ctx.events.send(Event::UnitFinished(report));
             continue;
         };
-        let stop = options.fail_fast.then(|| stop.clone());
         tasks.spawn(async move {
             let report = run_unit(&ctx).await;
-            if let Some(stop) = stop
+            if let Some(stop) = &ctx.stop
                 && matches!(report.verdict, Status::Failed | Status::Errored)
             {
                 stop.cancel();

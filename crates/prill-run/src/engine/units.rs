@@ -96,6 +96,9 @@ pub(super) struct UnitCtx {
     pub(super) ratio: SuccessRatio,
     pub(super) exhaustive: bool,
     pub(super) cancel: CancellationToken,
+    /// Under fail fast, cancelled by the first unit that fails or errors: a unit still
+    /// undecided then stops and is reported skipped.
+    pub(super) stop: Option<CancellationToken>,
     pub(super) events: mpsc::UnboundedSender<Event>,
 }
 
@@ -160,6 +163,7 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
     let mut running = JoinSet::new();
     let mut next: u32 = 0;
     let mut permit = None;
+    let mut stopped = false;
     while verdict.is_none() || ctx.exhaustive {
         let more = next < ctx.ratio.of && (verdict.is_none() || ctx.exhaustive);
         if !more && running.is_empty() {
@@ -171,6 +175,10 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
         tokio::select! {
             biased;
             () = ctx.cancel.cancelled() => break,
+            () = stop_of(ctx.stop.as_ref()) => {
+                stopped = true;
+                break;
+            }
             Some(joined) = running.join_next(), if !running.is_empty() => {
                 // The sample's permit is given back only once its outcome is counted:
                 // with `-j 1` the samples run one after another and the same ones run
@@ -211,7 +219,10 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
     running.abort_all();
     UnitReport {
         unit: ctx.unit.clone(),
-        verdict: if ctx.exhaustive {
+        // Stopped by another unit's failure: what it did so far decides nothing.
+        verdict: if stopped {
+            Status::Skipped
+        } else if ctx.exhaustive {
             tally.final_verdict(ctx.ratio)
         } else {
             verdict.unwrap_or_else(|| tally.final_verdict(ctx.ratio))
@@ -220,6 +231,14 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
         tally,
         samples,
         duration: started.elapsed(),
+    }
+}
+
+/// Resolves when `stop` is cancelled; never without one.
+async fn stop_of(stop: Option<&CancellationToken>) {
+    match stop {
+        Some(stop) => stop.cancelled().await,
+        None => std::future::pending().await,
     }
 }
 

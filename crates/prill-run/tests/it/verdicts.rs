@@ -260,3 +260,56 @@ async fn a_plan_given_to_the_run_runs_as_one_lent_to_it() {
     assert_eq!(given, lent);
     assert_eq!(given.0, (2, 1, 1), "{given:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fail_fast_stops_the_units_in_flight_and_reports_them_skipped() {
+    // 17 units start at once (jobs 32): the one that answers wrongly at once stops the
+    // 16 others, which would wait a minute for their answers.
+    let agent = from_fn(|request: AgentRequest| async move {
+        if request.text.as_deref() == Some("fail") {
+            return answer("wrong");
+        }
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        answer("right")
+    });
+    let mut cases = Vec::new();
+    for i in 0..17 {
+        let text = if i == 8 { "fail" } else { "wait" };
+        let plan = plan_of_text(
+            &format!("case{i}.hocon"),
+            &format!(
+                "agent = a, connections = [direct]\n\
+                 interactions = [{{ text = {text}, response.text.keywords = right }}]"
+            ),
+        );
+        cases.extend(plan.cases);
+    }
+    let plan = Plan::new(cases);
+    let registry = Registry::new().with("a", Arc::new(agent));
+    let options = RunOptions {
+        jobs: 32,
+        fail_fast: true,
+        ..RunOptions::default()
+    };
+    let (summary, units) =
+        tokio::time::timeout(Duration::from_secs(30), run(&plan, registry, options))
+            .await
+            .expect("the run stops at the first failure, not when the others answer");
+    assert_eq!(units.len(), 17);
+    assert_eq!(
+        (
+            summary.passed,
+            summary.failed,
+            summary.errored,
+            summary.skipped
+        ),
+        (0, 1, 0, 16),
+        "{summary:?}"
+    );
+    assert!(summary.stopped && !summary.cancelled, "{summary:?}");
+    let failed: Vec<_> = units
+        .iter()
+        .filter(|u| u.verdict == Status::Failed)
+        .collect();
+    assert_eq!(failed[0].unit.name, "case8", "{failed:?}");
+}
