@@ -414,8 +414,8 @@ impl Emptied {
     /// except for an empty partition of a suite that has cases).
     pub fn judge(self, no_tests: Option<NoTests>) -> EmptyRun {
         let message = match self {
-            Emptied::NoFiles => "no test file found".to_owned(),
-            Emptied::NoCases => "no test case to run: no test file holds one".to_owned(),
+            Emptied::NoFiles => format!("no test file found {INIT_HINT}"),
+            Emptied::NoCases => format!("no test case to run: no test file holds one {INIT_HINT}"),
             Emptied::Selection { of } => format!(
                 "no test case to run: the selection left none of {of} {}",
                 cases(of)
@@ -435,6 +435,10 @@ impl Emptied {
         EmptyRun { level, message }
     }
 }
+
+/// Where a newcomer in a folder with no test starts.
+const INIT_HINT: &str =
+    "(`prill init` writes a first project with tests, or name the files to run)";
 
 fn cases(n: usize) -> &'static str {
     if n == 1 { "case" } else { "cases" }
@@ -722,6 +726,10 @@ mod tests {
         let none = Selection::all().select(Vec::new());
         assert_eq!(none.emptied(), Some(Emptied::NoCases));
         assert_eq!(none.empty_run(None).unwrap().level, Level::Error);
+        // A newcomer's first run, in a folder with no test, says where to start.
+        for why in [Emptied::NoCases, Emptied::NoFiles] {
+            assert!(why.judge(None).message.contains("`prill init`"));
+        }
 
         let filtered = Selection::all().filter("nothing").unwrap().select(many(3));
         assert_eq!(filtered.emptied(), Some(Emptied::Selection { of: 3 }));

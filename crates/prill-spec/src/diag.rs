@@ -261,9 +261,19 @@ impl Report {
         }
     }
 
-    /// The one-line form, `file:line:col: error[code]: path: message`, for CI logs
-    /// and editors' problem matchers: the first line of [`Report::plain`].
+    /// The one-line form, `file:line:col: error[code]: path: message (help)`, for CI
+    /// logs and editors' problem matchers: the first line of [`Report::plain`], with
+    /// its help (a "did you mean") at the end, as nothing else of it is shown.
     pub fn short(&self) -> String {
+        let mut out = self.first_line();
+        if let Some(help) = &self.diagnostic.help {
+            out.push_str(&format!(" ({})", help.replace(['\n', '\r'], " ")));
+        }
+        out
+    }
+
+    /// `file:line:col: error[code]: path: message`, on one line.
+    fn first_line(&self) -> String {
         let d = &self.diagnostic;
         // A message never spans lines in this form.
         let headline = d.headline().replace(['\n', '\r'], " ");
@@ -279,7 +289,7 @@ impl Report {
     /// `file:line:col: error[code]: path: message`, then detail, expected, found and help.
     pub fn plain(&self) -> String {
         let d = &self.diagnostic;
-        let mut out = self.short();
+        let mut out = self.first_line();
         if let Some(detail) = &d.detail {
             for line in detail.lines() {
                 out.push_str("\n  ");
@@ -540,6 +550,20 @@ mod tests {
             r.short(),
             "t.yaml:2:1: error[unknown-key]: bad: unknown key `bad`"
         );
+        // A hint is all the one-line form may show beyond the line: it ends the line.
+        let d = Diagnostic::new("unknown-key", "vlaue", "unknown key `vlaue`")
+            .at(Span::new(5, 8))
+            .help("did you mean `value`?");
+        let r = Report::new(d, &src);
+        assert_eq!(
+            r.short(),
+            "t.yaml:2:1: error[unknown-key]: vlaue: unknown key `vlaue` (did you mean `value`?)"
+        );
+        assert!(
+            r.plain()
+                .starts_with(&format!("{}\n", r.short().split(" (").next().unwrap()))
+        );
+        assert!(r.plain().ends_with("\n  help: did you mean `value`?"));
     }
 
     #[test]
@@ -671,7 +695,7 @@ mod tests {
             .help(format!("did you mean `{key}`?"))
             .detail(format!("Sentinel says:\n{key}\n  ::warning::x"));
         let r = Report::new(d, &Source::new("t.json", text));
-        for out in [r.plain(), r.render(false), r.render(true)] {
+        for out in [r.plain(), r.render(false), r.render(true), r.short()] {
             assert!(commands_in(&out).is_empty(), "{out}");
             assert!(!out.contains("\u{1b}[2J"), "{out}");
         }

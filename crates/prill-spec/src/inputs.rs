@@ -217,17 +217,23 @@ impl Inputs {
         }
     }
 
-    /// `N files, N valid, N invalid`, then `, N warnings` and `, N skipped` when nonzero.
+    /// `N files, N valid, N invalid`, then `, N warnings` and `, N skipped` when nonzero
+    /// (`1 file`, `1 warning`).
     pub fn summary(&self) -> String {
         let counts = self.counts();
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut line = format!(
-            "{} files, {} valid, {} invalid",
-            self.entries.len(),
+            "{}, {} valid, {} invalid",
+            plural(self.entries.len(), "file", "files"),
             counts.valid,
             counts.invalid
         );
         if counts.warnings > 0 {
-            line.push_str(&format!(", {} warnings", counts.warnings));
+            line.push_str(&format!(
+                ", {}",
+                plural(counts.warnings, "warning", "warnings")
+            ));
         }
         if self.skipped > 0 {
             line.push_str(&format!(", {} skipped", self.skipped));
@@ -555,5 +561,19 @@ mod tests {
             taken.listing_of(&Plan::new(cases)),
             inputs(dir.path()).listing()
         );
+    }
+
+    #[test]
+    fn the_summary_counts_in_words() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(inputs(dir.path()).summary(), "2 files, 1 valid, 1 invalid");
+        std::fs::remove_file(dir.path().join("bad.yaml")).unwrap();
+        let one = load_paths(
+            &[dir.path().join("suite.yaml")],
+            &Env::default(),
+            false,
+            &Limits::default(),
+        );
+        assert_eq!(one.summary(), "1 file, 1 valid, 0 invalid");
     }
 }

@@ -54,7 +54,7 @@ fn validate_accepts_a_valid_spec() {
     write(dir.path(), "good.yaml", GOOD_SPEC);
     let out = prill(dir.path(), &["validate", "good.yaml"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(stdout(&out), "1 files, 1 valid, 0 invalid\n");
+    assert_eq!(stdout(&out), "1 file, 1 valid, 0 invalid\n");
     assert_eq!(stderr(&out), "");
 }
 
@@ -64,7 +64,7 @@ fn validate_reports_a_typo_with_location_path_and_suggestion() {
     write(dir.path(), "typo.yaml", TYPO_SPEC);
     let out = prill(dir.path(), &["validate", "--format", "human", "typo.yaml"]);
     assert_eq!(code(&out), 2);
-    assert_eq!(stdout(&out), "1 files, 0 valid, 1 invalid\n");
+    assert_eq!(stdout(&out), "1 file, 0 valid, 1 invalid\n");
     let err = stderr(&out);
     assert!(err.contains("typo.yaml:5:1"), "{err}");
     assert!(err.contains("assertion: unknown key `assertion`"), "{err}");
@@ -78,7 +78,7 @@ fn diagnostics_are_one_line_each_when_piped_or_asked() {
     write(dir.path(), "good.yaml", GOOD_SPEC);
     let expected = "\
 typo.yaml:1:1: error[missing-field]: assertions: missing required field `assertions`
-typo.yaml:5:1: error[unknown-key]: assertion: unknown key `assertion`
+typo.yaml:5:1: error[unknown-key]: assertion: unknown key `assertion` (did you mean `assertions`?)
 ";
     // stderr is a pipe here: the short form is the default, and `--format short` asks for it.
     for args in [
@@ -93,7 +93,7 @@ typo.yaml:5:1: error[unknown-key]: assertion: unknown key `assertion`
     // Every command that prints spec diagnostics does the same.
     let out = prill(dir.path(), &["list", "typo.yaml"]);
     assert_eq!(stderr(&out), expected);
-    // The lines are the first lines of the full form.
+    // The lines are the first lines of the full form, each with its hint.
     let human = prill(dir.path(), &["validate", "--format", "human", "typo.yaml"]);
     assert!(stderr(&human).contains("help: did you mean `assertions`?"));
 }
@@ -141,7 +141,7 @@ fn validate_defaults_to_the_current_directory_and_skips_other_files() {
     write(dir.path(), "notes.txt", "not a test\n");
     let out = prill(dir.path(), &["validate"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(stdout(&out), "1 files, 1 valid, 0 invalid, 1 skipped\n");
+    assert_eq!(stdout(&out), "1 file, 1 valid, 0 invalid, 1 skipped\n");
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn validate_rejects_an_unrecognized_file_named_explicitly() {
     write(dir.path(), "docker-compose.yaml", "services: {}\n");
     let out = prill(dir.path(), &["validate", "docker-compose.yaml"]);
     assert_eq!(code(&out), 2);
-    assert_eq!(stdout(&out), "1 files, 0 valid, 1 invalid\n");
+    assert_eq!(stdout(&out), "1 file, 0 valid, 1 invalid\n");
     assert!(
         stderr(&out).contains("cannot tell which kind of test file this is"),
         "{}",
@@ -309,7 +309,7 @@ fn convert_writes_a_file_that_loads_to_the_same_model() {
         }
         let check = prill(dir.path(), &["validate", name]);
         assert_eq!(code(&check), 0, "{syntax}: {}", stderr(&check));
-        assert_eq!(stdout(&check), "1 files, 1 valid, 0 invalid\n");
+        assert_eq!(stdout(&check), "1 file, 1 valid, 0 invalid\n");
         assert_eq!(cases_without_file(dir.path(), name), original, "{syntax}");
     }
 }
@@ -412,7 +412,7 @@ fn warnings_are_shown_but_keep_the_file_valid() {
     let out = prill(dir.path(), &["validate", "music_nerd_pro/ignored.json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     // The ignored part, and the case it leaves with no check at all.
-    assert_eq!(stdout(&out), "1 files, 1 valid, 0 invalid, 2 warnings\n");
+    assert_eq!(stdout(&out), "1 file, 1 valid, 0 invalid, 2 warnings\n");
     assert!(
         stderr(&out).contains("ignored.json:5:57"),
         "{}",
@@ -433,7 +433,7 @@ fn colour_only_when_asked_or_on_a_terminal() {
     let forced = prill(dir.path(), &["validate", "--color", "always", "typo.yaml"]);
     assert!(stderr(&forced).contains('\u{1b}'), "{}", stderr(&forced));
     // Data on stdout never has colour.
-    assert_eq!(stdout(&forced), "1 files, 0 valid, 1 invalid\n");
+    assert_eq!(stdout(&forced), "1 file, 0 valid, 1 invalid\n");
 }
 
 #[test]

@@ -112,7 +112,7 @@ fn invalid_files_and_empty_selections_exit_2_without_running() {
     // stderr is a pipe: one line per diagnostic.
     assert!(
         stderr
-            .contains("bad.yaml:3:5: error[unknown-key]: interactions[0].txt: unknown key `txt`\n"),
+            .contains("bad.yaml:3:5: error[unknown-key]: interactions[0].txt: unknown key `txt` (did you mean `text`?)\n"),
         "{stderr}"
     );
     assert!(stderr.contains("nothing was run"), "{stderr}");

@@ -197,7 +197,7 @@ fn strict_turns_every_warning_into_an_error() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "1 files, 1 valid, 0 invalid, 2 warnings\n"
+        "1 file, 1 valid, 0 invalid, 2 warnings\n"
     );
     let err = stderr(&out);
     assert!(err.contains("this case checks nothing"), "{err}");
@@ -231,7 +231,7 @@ fn strict_turns_every_warning_into_an_error() {
     for out in [&strict_validate, &config_validate] {
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
-            "1 files, 0 valid, 1 invalid\n"
+            "1 file, 0 valid, 1 invalid\n"
         );
     }
     for out in [&strict_run, &config_run] {
