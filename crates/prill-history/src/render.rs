@@ -5,12 +5,20 @@ use std::fmt::Write as _;
 
 use crate::{CaseRow, RunRow};
 
-/// One line per run: id, start, commit (short, `+` when dirty), the command (`run`,
-/// `assess`), the totals and the
+/// A header, then one line per run: its id (which starts with its start time, UTC),
+/// commit (short, `+` when dirty), the command (`run`, `assess`), the totals and the
 /// duration (`(unfinished)` for a run that did not finish), then its cost where known,
 /// and the cassettes it recorded or replayed (`cassettes: replay tests/cassettes`).
 pub fn runs(rows: &[RunRow]) -> String {
     let mut out = String::new();
+    let width = rows.iter().map(|r| r.id.len()).max().unwrap_or(0);
+    if !rows.is_empty() {
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:<11}  {:<7}  result, duration",
+            "run (started, UTC)", "commit", "command"
+        );
+    }
     for r in rows {
         let commit = match &r.commit {
             Some(c) => format!(
@@ -35,8 +43,8 @@ pub fn runs(rows: &[RunRow]) -> String {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{}  {}  {:<11}  {:<6}  {} passed, {} failed, {} errored, {} skipped  {duration}{cost}{cassettes}",
-            r.id, r.started_at, commit, r.command, r.passed, r.failed, r.errored, r.skipped
+            "{:<width$}  {:<11}  {:<7}  {} passed, {} failed, {} errored, {} skipped  {duration}{cost}{cassettes}",
+            r.id, commit, r.command, r.passed, r.failed, r.errored, r.skipped
         );
     }
     out

@@ -110,7 +110,9 @@ fn every_run_is_kept_with_its_commit_settings_and_events() {
     let out = prill(dir.path(), &["runs"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let listed = text(&out.stdout);
-    let lines: Vec<&str> = listed.lines().collect();
+    // A header, then the runs, newest first.
+    let lines: Vec<&str> = listed.lines().skip(1).collect();
+    assert!(listed.starts_with("run (started, UTC)"), "{listed}");
     assert_eq!(lines.len(), 2, "{listed}");
     assert!(
         lines[0].starts_with(second["id"].as_str().unwrap()),
@@ -141,7 +143,11 @@ fn every_run_is_kept_with_its_commit_settings_and_events() {
     std::fs::write(dir.path().join(".prill/history.sqlite"), "not a database").unwrap();
     let out = prill(dir.path(), &["runs"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout).lines().count(), 2);
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        3,
+        "a header and two runs"
+    );
     // A case no run has is an error.
     let out = prill(dir.path(), &["runs", "--case", "no-such-case"]);
     assert_eq!(out.status.code(), Some(2));
@@ -271,7 +277,7 @@ fn an_assessment_is_kept_in_the_history_with_every_sample() {
     // `prill runs` lists it, and the case's history has it.
     let out = prill(dir.path(), &["runs"]);
     let listed = text(&out.stdout);
-    assert!(listed.contains("  assess  1 passed, 0 failed"), "{listed}");
+    assert!(listed.contains("  assess   1 passed, 0 failed"), "{listed}");
     let out = prill(dir.path(), &["runs", "--case", "echo"]);
     let case = text(&out.stdout);
     assert!(case.contains("3/3 samples"), "{case}");
@@ -430,7 +436,7 @@ fn a_run_killed_mid_run_is_listed_unfinished_with_its_finished_units() {
     let out = prill(dir.path(), &["runs"]);
     let shown = text(&out.stdout);
     assert!(
-        shown.lines().next().unwrap().ends_with("(unfinished)"),
+        shown.lines().nth(1).unwrap().ends_with("(unfinished)"),
         "{shown}"
     );
     // The echo case's history has both runs; the slow case never finished.

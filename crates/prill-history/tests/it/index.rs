@@ -101,15 +101,18 @@ fn runs_are_listed_newest_first_and_a_case_shows_its_pattern() {
     }
     assert!(history.case_history("nothing").unwrap().is_empty());
     let table = render::runs(&runs);
-    assert_eq!(table.lines().count(), 3);
+    assert_eq!(table.lines().count(), 4, "a header and three runs: {table}");
     assert!(
-        table
-            .lines()
-            .nth(1)
-            .unwrap()
-            .contains("1 passed, 1 failed, 0 errored, 0 skipped  1.25s"),
+        table.starts_with("run (started, UTC)  ") && table.contains("  commit  "),
         "{table}"
     );
+    let second = table.lines().nth(2).unwrap();
+    assert!(
+        second.contains("1 passed, 1 failed, 0 errored, 0 skipped  1.25s"),
+        "{table}"
+    );
+    // The start is in the id: it is not printed again.
+    assert!(!table.contains(&runs[1].started_at), "{table}");
 }
 
 #[test]
