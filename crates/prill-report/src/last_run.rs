@@ -87,9 +87,10 @@ impl Reporter for LastRunReport {
             Event::UnitFinished(report) => {
                 let unit = &report.unit;
                 let previous = self.units.last();
+                let shown = prill_run::last_run::shown_file(&unit.file);
                 let file = match previous {
-                    Some(p) if *p.file == *unit.file => Arc::clone(&p.file),
-                    _ => Arc::from(unit.file.as_path()),
+                    Some(p) if *p.file == *shown => Arc::clone(&p.file),
+                    _ => Arc::from(shown),
                 };
                 let connection = match previous {
                     Some(p) if *p.connection == *unit.connection => Arc::clone(&p.connection),

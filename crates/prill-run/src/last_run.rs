@@ -88,12 +88,25 @@ pub struct LastUnit {
     pub verdict: String,
 }
 
+/// A case's file as the last run names it, and as reports show it: without a leading
+/// `./` (the files of `prill run .` or `prill run ./tests`).
+pub fn shown_file(file: &Path) -> &Path {
+    let mut file = file;
+    while let Ok(rest) = file.strip_prefix(".") {
+        if rest == file || rest.as_os_str().is_empty() {
+            break;
+        }
+        file = rest;
+    }
+    file
+}
+
 impl LastUnit {
-    /// The entry of a finished unit.
+    /// The entry of a finished unit (its file as [`shown_file`] names it).
     pub fn of(unit: &UnitReport) -> LastUnit {
         LastUnit {
             case_id: unit.unit.case_id.clone(),
-            file: unit.unit.file.clone(),
+            file: shown_file(&unit.unit.file).to_owned(),
             name: unit.unit.name.clone(),
             connection: unit.unit.connection.clone(),
             verdict: unit.verdict.name().to_owned(),
@@ -235,5 +248,24 @@ impl Rerun {
                     .then_some(case)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_named_without_a_leading_dot() {
+        for (given, shown) in [
+            ("./tests/x.yaml", "tests/x.yaml"),
+            ("././x.yaml", "x.yaml"),
+            ("tests/x.yaml", "tests/x.yaml"),
+            ("../x.yaml", "../x.yaml"),
+            ("/abs/x.yaml", "/abs/x.yaml"),
+            (".", "."),
+        ] {
+            assert_eq!(shown_file(Path::new(given)), Path::new(shown), "{given}");
+        }
     }
 }
