@@ -11,7 +11,8 @@
 //!                 <property name="sample.0" value="failed"/>
 //!                 ...
 //!             </properties>
-//!             <failure message="1 passed, 2 failed (need 2/3)" type="failed">text: expected to contain [&quot;hello&quot;], found &quot;bye&quot; (2 samples)
+//!             <failure message="text: expected to contain [&quot;hello&quot;], found &quot;bye&quot; (2 samples)" type="failed">1 passed, 2 failed (need 2/3)
+//! text: expected to contain [&quot;hello&quot;], found &quot;bye&quot; (2 samples)
 //!   at tests/agents/greet.hocon:8:13, interaction 0, samples 0, 2
 //!   check: interactions[0].response.text.keywords
 //!   expected: [&quot;hello&quot;]
@@ -36,11 +37,14 @@
 //! - `line` is the line of the unit's first failing check (of its first erroring one,
 //!   for a unit that errored; of its first check, for one that passed), left out when
 //!   no check's place is known;
-//! - a unit that failed gets `<failure>` with each failing check's message, where it
-//!   happened (`file:line:col`, the interaction, the samples), the check's path and its
-//!   expected and found values, then any errors of its other samples; a unit that
-//!   errored gets `<error>`, never `<failure>`, with its error messages and the first
-//!   error's kind as its `type`; a unit that did not run gets `<skipped>`;
+//! - a unit that failed gets `<failure>`: its `message` is the first failing check's
+//!   reason on one line (what junitparser and junit2html show), and its body the
+//!   tally, then each failing check's message, where it happened (`file:line:col`, the
+//!   interaction, the samples), the check's path and its expected and found values,
+//!   then any errors of its other samples; a unit that errored gets `<error>`, never
+//!   `<failure>`, its first error as the `message`, the tally and every error in the
+//!   body, and the first error's kind as its `type`; a unit that did not run gets
+//!   `<skipped>`;
 //! - a unit that did not pass carries the transcript of its first failing sample
 //!   ([`transcript::render`]) in `<system-out>`.
 //!
@@ -170,14 +174,23 @@ fn test_case(unit: &UnitReport, file: &str, cancelled: bool) -> TestCase {
             .collect::<Vec<_>>()
             .join("\n")
     };
+    // What a viewer shows of a failure is its message (junitparser and junit2html show
+    // only that): the first problem's reason on one line; the tally opens the body.
+    let headline = |only: Option<Kind>| {
+        problems
+            .iter()
+            .find(|p| only.is_none_or(|k| p.kind == k))
+            .map_or_else(|| outcome(unit), |p| one_line(&p.shown()))
+    };
+    let body = |only: Option<Kind>| format!("{}\n{}", outcome(unit), description(only));
     let status = match unit.verdict {
         Status::Passed => TestCaseStatus::success(),
         Status::Failed => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             status
-                .set_message(outcome(unit))
+                .set_message(headline(None))
                 .set_type("failed")
-                .set_description(description(None));
+                .set_description(body(None));
             status
         }
         Status::Errored => {
@@ -187,9 +200,9 @@ fn test_case(unit: &UnitReport, file: &str, cancelled: bool) -> TestCase {
                 .find_map(|p| p.error_kind.clone())
                 .unwrap_or_else(|| "errored".to_owned());
             status
-                .set_message(outcome(unit))
+                .set_message(headline(Some(Kind::Error)))
                 .set_type(ty)
-                .set_description(description(Some(Kind::Error)));
+                .set_description(body(Some(Kind::Error)));
             status
         }
         Status::Skipped | Status::Unscored => {
@@ -218,6 +231,18 @@ fn test_case(unit: &UnitReport, file: &str, cancelled: bool) -> TestCase {
     }
     case.add_properties(properties(unit));
     case
+}
+
+/// The most a failure's message holds, in characters.
+const MESSAGE_CHARS: usize = 200;
+
+/// `text`'s first line, cut to [`MESSAGE_CHARS`] with `…`.
+fn one_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    match line.char_indices().nth(MESSAGE_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    }
 }
 
 /// One problem as the failure body shows it: the message, then where it happened, the

@@ -56,11 +56,15 @@ fn a_failed_unit_gets_a_failure_with_the_failing_checks() {
         panic!("not a non-success: {:?}", case.status);
     };
     assert_eq!(*kind, NonSuccessKind::Failure);
-    assert_eq!(message.as_deref(), Some("1 passed, 2 failed (need 2/3)"));
+    // The message is the reason (all junitparser and junit2html show); the tally
+    // opens the body.
+    let message = message.as_deref().unwrap();
+    assert!(message.starts_with(KEYWORD_FAILURE), "{message}");
+    assert!(message.ends_with("(2 samples)"), "{message}");
     let description = description.as_deref().unwrap();
-    assert!(description.starts_with(KEYWORD_FAILURE), "{description}");
-    let first = description.lines().next().unwrap();
-    assert!(first.ends_with("(2 samples)"), "{description}");
+    let mut lines = description.lines();
+    assert_eq!(lines.next(), Some("1 passed, 2 failed (need 2/3)"));
+    assert_eq!(lines.next(), Some(message), "{description}");
 
     assert_eq!(property(case, "success_ratio"), Some("2/3"));
     assert_eq!(property(case, "tally.passed"), Some("1"));
@@ -79,6 +83,7 @@ fn an_errored_unit_gets_an_error_and_never_a_failure() {
     let TestCaseStatus::NonSuccess {
         kind,
         ty,
+        message,
         description,
         ..
     } = &case.status
@@ -87,6 +92,11 @@ fn an_errored_unit_gets_an_error_and_never_a_failure() {
     };
     assert_eq!(*kind, NonSuccessKind::Error);
     assert_eq!(ty.as_deref(), Some("unreachable"));
+    let message = message.as_deref().unwrap();
+    assert!(
+        message.starts_with("error: ") && message.contains(UNREACHABLE),
+        "the first error is the message: {message}"
+    );
     let description = description.as_deref().unwrap();
     assert!(description.contains(UNREACHABLE), "{description}");
     assert!(description.contains("the judge failed"), "{description}");
@@ -222,7 +232,7 @@ fn a_failure_says_where_and_what_was_expected_and_found() {
     };
     let lines: Vec<&str> = description.as_deref().unwrap().lines().collect();
     assert_eq!(
-        lines[1..],
+        lines[2..],
         [
             "  at cases/a.hocon:8:13, interaction 0, samples 0, 2",
             "  check: interactions[0].response.text.keywords",

@@ -169,8 +169,9 @@ async fn a_suite_run_shows_in_every_reporter() {
     for part in [
         r#"<testsuite name="scores" tests="3" skipped="0" errors="1" failures="1""#,
         r#"<testcase name="good [fn]" classname="scores""#,
-        "<failure message=\"0 passed, 1 failed (need 1/1)\" type=\"failed\">accuracy: score 0.2, needs &gt;= 0.5\n  at evaluators.accuracy, interaction 0, sample 0</failure>",
-        "<error message=\"0 passed, 1 errored (need 1/1)\" type=\"function\">error: interaction 0: fn: the model is offline\n  interaction 0, sample 0</error>",
+        // The reason is the message a viewer shows; the tally opens the body.
+        "<failure message=\"accuracy: score 0.2, needs &gt;= 0.5\" type=\"failed\">0 passed, 1 failed (need 1/1)\naccuracy: score 0.2, needs &gt;= 0.5\n  at evaluators.accuracy, interaction 0, sample 0</failure>",
+        "<error message=\"error: interaction 0: fn: the model is offline\" type=\"function\">0 passed, 1 errored (need 1/1)\nerror: interaction 0: fn: the model is offline\n  interaction 0, sample 0</error>",
         r#"<property name="dialect" value="rust-suite"/>"#,
     ] {
         assert!(xml.contains(part), "{part}\nnot in\n{xml}");
