@@ -2,7 +2,10 @@
 //! at the line of the spec that failed.
 //!
 //! [`Github`] prints, as each unit finishes, one `::error` line per distinct failing
-//! check and per error of a unit that did not pass; [`diagnostics`] does the same for
+//! check and per error of a unit that did not pass, once for all the units where it
+//! says the same at the same place (a case that failed alike over two connections).
+//! GitHub shows [`SHOWN_A_STEP`] error annotations of a step: past them, the last one
+//! says how many more there were. [`diagnostics`] does the same for
 //! the problems found while loading test files (`::error` for what makes a file
 //! invalid, `::warning` for the rest):
 //!
@@ -46,6 +49,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -58,18 +62,38 @@ use crate::Reporter;
 use crate::ci::{expected_found, in_a_file, relative};
 use crate::digest::{Problem, problems};
 
+/// The most error annotations GitHub shows for one step.
+pub const SHOWN_A_STEP: usize = 10;
+
 /// The GitHub annotations reporter. See the [module documentation](self).
 #[derive(Debug)]
 pub struct Github<W: Write> {
     out: W,
     base: Option<PathBuf>,
+    /// The annotations written or held, by place and message: one that says the same
+    /// at the same place (a case that failed alike over two connections) is not
+    /// written again.
+    seen: HashSet<String>,
+    /// How many were written.
+    written: usize,
+    /// The last one GitHub would show, held until it is known whether more follow.
+    held: Option<String>,
+    /// How many more there were: one annotation says so at the end instead.
+    more: usize,
 }
 
 impl<W: Write> Github<W> {
     /// Annotations written to `out` (stdout, for GitHub to read), each line flushed as
     /// its unit finishes.
     pub fn new(out: W) -> Github<W> {
-        Github { out, base: None }
+        Github {
+            out,
+            base: None,
+            seen: HashSet::new(),
+            written: 0,
+            held: None,
+            more: 0,
+        }
     }
 
     /// Names the files that lie under `base` (the run's directory, the repository's
@@ -92,7 +116,20 @@ impl<W: Write> Reporter for Github<W> {
         let Event::UnitFinished(unit) = event else {
             return Ok(());
         };
-        let text = annotations(unit, self.base.as_deref());
+        let mut text = String::new();
+        for (key, line) in annotations(unit, self.base.as_deref()) {
+            if !self.seen.insert(key) {
+                continue;
+            }
+            if self.written + 1 < SHOWN_A_STEP {
+                self.written += 1;
+                text.push_str(&line);
+            } else if self.held.is_none() && self.more == 0 {
+                self.held = Some(line);
+            } else {
+                self.more += 1 + usize::from(self.held.take().is_some());
+            }
+        }
         if text.is_empty() {
             return Ok(());
         }
@@ -100,17 +137,31 @@ impl<W: Write> Reporter for Github<W> {
         self.out.flush()
     }
 
+    /// Writes the annotation held back, or, when there were more than GitHub shows,
+    /// one that says how many more there were.
     fn finish(&mut self) -> io::Result<()> {
+        if let Some(line) = self.held.take() {
+            self.out.write_all(line.as_bytes())?;
+        } else if self.more > 0 {
+            let message = format!(
+                "{} more failures or errors are not annotated here: GitHub shows {SHOWN_A_STEP} annotations a step. The run's log and reports have them all.",
+                self.more
+            );
+            let line = command("error", &[("title", "Prill: more failures")], &message);
+            self.out.write_all(line.as_bytes())?;
+        }
         self.out.flush()
     }
 }
 
-/// The annotations of one finished unit: none when it passed or did not run.
-fn annotations(unit: &UnitReport, base: Option<&Path>) -> String {
+/// The annotations of one finished unit, each with what identifies it (its place and
+/// message, not its title, which names the connection): none when it passed or did
+/// not run.
+fn annotations(unit: &UnitReport, base: Option<&Path>) -> Vec<(String, String)> {
     let verdict = match unit.verdict {
         Status::Failed => "failed",
         Status::Errored => "errored",
-        Status::Passed | Status::Skipped | Status::Unscored => return String::new(),
+        Status::Passed | Status::Skipped | Status::Unscored => return Vec::new(),
     };
     let file = relative(&unit.unit.file, base);
     let shown_file = escape::controls(&file);
@@ -128,8 +179,10 @@ fn annotations(unit: &UnitReport, base: Option<&Path>) -> String {
                     properties.push(("col", col));
                 }
             }
+            let message = message(unit, problem, &shown_file);
+            let key = command("error", &properties, &message);
             properties.push(("title", &title));
-            command("error", &properties, &message(unit, problem, &shown_file))
+            (key, command("error", &properties, &message))
         })
         .collect()
 }

@@ -55,6 +55,43 @@ fn annotations_are_written_as_each_unit_finishes() {
 }
 
 #[test]
+fn the_same_annotation_of_two_connections_is_written_once() {
+    let mut direct = failed_unit();
+    direct.unit.connection = "direct".into();
+    let events = [
+        prill_run::Event::UnitFinished(failed_unit()),
+        prill_run::Event::UnitFinished(direct),
+    ];
+    let text = annotations(&events);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("title=greets [http] failed::"), "{text}");
+}
+
+#[test]
+fn past_what_github_shows_one_annotation_says_how_many_more() {
+    let unit = |i: usize| {
+        let mut unit = failed_unit();
+        unit.unit.file = format!("cases/{i}.hocon").into();
+        prill_run::Event::UnitFinished(unit)
+    };
+    // Exactly as many as GitHub shows: all of them.
+    let events: Vec<_> = (0..github::SHOWN_A_STEP).map(unit).collect();
+    let text = annotations(&events);
+    assert_eq!(text.lines().count(), github::SHOWN_A_STEP, "{text}");
+    assert!(!text.contains("more failures"), "{text}");
+    // Three more: nine of them, then one that says how many are not shown.
+    let events: Vec<_> = (0..github::SHOWN_A_STEP + 3).map(unit).collect();
+    let text = annotations(&events);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), github::SHOWN_A_STEP, "{text}");
+    assert!(lines[8].contains("file=cases/8.hocon"), "{text}");
+    assert!(
+        lines[9].starts_with("::error title=Prill%3A more failures::4 more failures or errors"),
+        "{text}"
+    );
+}
+
+#[test]
 fn files_under_the_run_directory_are_named_relative_to_it() {
     let mut unit = failed_unit();
     unit.unit.file = "/repo/tests/agents/a.hocon".into();
