@@ -146,11 +146,16 @@ struct Browser {
 
 impl Browser {
     fn launch() -> Browser {
+        Browser::launch_sized(1200, 900)
+    }
+
+    /// A browser whose window is `width` × `height`.
+    fn launch_sized(width: u32, height: u32) -> Browser {
         use headless_chrome::protocol::cdp::types::Event;
         let options = headless_chrome::LaunchOptions::default_builder()
             .path(Some(PathBuf::from("/usr/bin/chromium")))
             .sandbox(false)
-            .window_size(Some((1200, 900)))
+            .window_size(Some((width, height)))
             .idle_browser_timeout(Duration::from_secs(120))
             .build()
             .unwrap();
@@ -292,6 +297,77 @@ fn the_page_filters_and_expands_in_headless_chromium() {
         "{:?}",
         browser.errors()
     );
+}
+
+/// The strings of a JSON array that a page gave as its text (`JSON.stringify`).
+fn strings(json: &Value) -> Vec<String> {
+    let text = json.as_str().expect("a JSON text");
+    serde_json::from_str(text).expect("an array of strings")
+}
+
+/// An interaction the demo's `slow` agent cannot answer in time: an error of its turn.
+const TOO_SLOW: &str = "agent: slow\nconnections: [direct]\ninteractions:\n  - text: take your time\n    sly_data: {delay_ms: 5000}\n    timeout_in_seconds: 0.5\n    response:\n      text: {keywords: waited}\n";
+
+/// The first screen (1400 × 900) of a run with a failure and an error is what failed
+/// and why: the first failure's reason is in it, the errored case shows its error (an
+/// error of its turn), the Samples column reads as a sentence, and a conversation's
+/// interactions are numbered as the terminal numbers them, the failing check named.
+/// The screenshot is kept as `html-first-screen.png` in the target's tmp folder.
+#[test]
+#[cfg_attr(
+    not(prill_browser_tests),
+    ignore = "needs headless Chromium: set PRILL_BROWSER_TESTS=1 with Debian's chromium installed (.ci/run does)"
+)]
+fn the_first_screen_is_what_failed_and_why_in_headless_chromium() {
+    let (dir, _) = project_page();
+    std::fs::write(dir.path().join("too_slow.yaml"), TOO_SLOW).unwrap();
+    let out = prill(dir.path(), &["run", "--demo", ".", "--html", "first.html"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let browser = Browser::launch_sized(1400, 900);
+    browser.open(&dir.path().join("first.html"));
+    let in_view = browser.eval(
+        "(() => { const m = document.querySelector('details.failure .reason .message');          const r = m.getBoundingClientRect();          return m.textContent.length > 0 && r.top >= 0 && r.bottom <= window.innerHeight; })()",
+    );
+    assert_eq!(
+        in_view, true,
+        "the first failure's reason is on the first screen"
+    );
+    let reasons = strings(&browser.eval(
+        "JSON.stringify([...document.querySelectorAll('details.failure')].map((d) => \
+         d.querySelector('.reason').textContent))",
+    ));
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert!(
+        reasons[0].starts_with("error (timeout): ") && reasons[0].contains("`slow` within"),
+        "the errored case shows its turn's error: {reasons:?}"
+    );
+    assert!(
+        reasons[1].contains("at home_town.hocon:16:25")
+            && reasons[1].contains("expected Manchester"),
+        "a failure says where, and what it expected: {reasons:?}"
+    );
+    assert_eq!(
+        browser.eval(
+            "document.querySelector('#cases tbody tr.unit.failed td:nth-child(5)').textContent"
+        ),
+        "0 of 1 passed (needs 1 of 1)"
+    );
+    browser.eval(
+        "document.querySelector('details.failure[data-case]:nth-of-type(2) > summary').click()",
+    );
+    let headings = strings(&browser.eval(
+        "JSON.stringify([...document.querySelectorAll('details.failure[open] .turn h4')].map((h) => h.textContent))",
+    ));
+    assert_eq!(headings.len(), 2, "{headings:?}");
+    assert!(headings[0].starts_with("Interaction 0 · "), "{headings:?}");
+    assert!(
+        headings[1].starts_with("Interaction 1 · ")
+            && headings[1].ends_with("not passed: keywords"),
+        "{headings:?}"
+    );
+    browser.eval("window.scrollTo(0, 0)");
+    browser.screenshot("html-first-screen.png");
+    assert_eq!(browser.errors(), Vec::<String>::new(), "no console error");
 }
 
 /// A click on the (only) failure shows its checks and its conversation, turn by turn;

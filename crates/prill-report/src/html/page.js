@@ -101,7 +101,7 @@
       el("td", {}, u.name, el("div", { class: "file" }, u.file)),
       el("td", {}, u.dialect),
       el("td", {}, u.connection, el("div", { class: "id" }, u.target)),
-      el("td", {}, u.ratio + " (" + u.tally.passed + "/" + (u.tally.passed + u.tally.failed + u.tally.errored) + " passed)"),
+      el("td", {}, samples(u)),
       el("td", { class: "num" }, secs(u.duration)),
       el("td", { class: "num" }, secs(u.latency)),
       el("td", { class: "num" }, u.tokens === null ? "" : u.tokens.toLocaleString("en")),
@@ -117,7 +117,25 @@
     return tr;
   }
 
-  // What failed in a unit, and the failing sample's conversation, turn by turn.
+  // "0 of 1 passed (needs 1 of 1)": how the samples went, then what the case needs.
+  function samples(u) {
+    const [need, of] = u.ratio.split("/");
+    const ran = u.tally.passed + u.tally.failed + u.tally.errored;
+    return u.tally.passed + " of " + ran + " passed (needs " + need + " of " + of + ")";
+  }
+
+  // Why a unit did not pass, in one place: its first failing check (where it is, what
+  // it expected and found), else the error of its sample or of its first turn.
+  function reason(u) {
+    const f = u.failure;
+    const check = f.checks[0];
+    if (check) return { message: check.message, at: check.at || check.path, expected: check.expected, found: check.found };
+    const error = f.error || (f.turns.find((t) => t.error) || {}).error;
+    return error ? { message: "error (" + error.kind + "): " + error.message } : { message: "" };
+  }
+
+  // What failed in a unit, and the failing sample's conversation, interaction by
+  // interaction (numbered from 0, as the terminal numbers them).
   function detail(u) {
     const f = u.failure;
     const box = el("div", { class: "detail" });
@@ -139,11 +157,12 @@
   function turn(t) {
     const part = (role, value, cls) => value === null || value === undefined ? [] :
       [el("div", { class: "role" }, role), el("pre", { class: cls || "" }, show(value))];
-    const failing = t.checks.filter((c) => c.status === "failed" || c.status === "errored").length;
+    const failing = t.checks.filter((c) => c.status === "failed" || c.status === "errored").map((c) => c.name || c.path);
     return el("div", { class: "turn" },
-      el("h4", {}, "Turn " + (t.index + 1) + " · " + secs(t.duration) +
+      el("h4", {}, "Interaction " + t.index + " · " + secs(t.duration) +
         (t.usage ? " · " + ((t.usage.input || 0) + (t.usage.output || 0)) + " tokens" : "") +
-        " · " + t.checks.length + (t.checks.length === 1 ? " check" : " checks") + (failing ? ", " + failing + " not passed" : "")),
+        " · " + t.checks.length + (t.checks.length === 1 ? " check" : " checks") +
+        (failing.length ? ", not passed: " + failing.join(", ") : "")),
       part("sent", t.sent), part("sent sly_data", t.sent_sly_data),
       part(t.cached ? "answer (from the model response cache)" : "answer", t.answer),
       part("structure", t.structure), part("sly_data", t.sly_data),
@@ -159,11 +178,16 @@
   function drawFailures(upTo) {
     for (; failuresDrawn < Math.min(upTo, failed.length); failuresDrawn++) {
       const u = failed[failuresDrawn];
-      const first = u.failure.checks[0];
-      const why = first ? first.message : u.failure.error ? u.failure.error.message : "";
+      const why = reason(u);
+      const cut = (v) => { const text = show(v); return text.length > 300 ? text.slice(0, 300) + "…" : text; };
       const box = el("details", { class: "failure", "data-case": u.case_id },
         el("summary", {}, tag(u.verdict), " ", el("strong", {}, u.name), " [" + u.connection + "] ",
-          el("span", { class: "message" }, why)));
+          el("span", { class: "file" }, u.file),
+          el("div", { class: "reason" },
+            el("div", { class: "message" }, why.message),
+            why.at ? el("div", { class: "at" }, "at " + why.at) : [],
+            why.expected !== null && why.expected !== undefined ? el("div", {}, el("span", { class: "label" }, "expected "), el("code", {}, cut(why.expected))) : [],
+            why.found !== null && why.found !== undefined ? el("div", {}, el("span", { class: "label" }, "found "), el("code", {}, cut(why.found))) : [])));
       box.addEventListener("toggle", () => { if (box.open && box.childElementCount === 1) box.append(detail(u)); });
       failures.append(box);
     }

@@ -1,6 +1,7 @@
 //! The page itself: the parts written once in HTML (the summary, the settings, the
-//! charts, a comparison's changes) and the script that draws the table, the failures
-//! and the judges' verdicts from the embedded data.
+//! charts, a comparison's changes) and the script that draws the failures, the table
+//! and the judges' verdicts from the embedded data. What failed and why comes first,
+//! then a comparison's changes, the cases, the judges, the settings and the charts.
 
 use std::fmt::Write;
 
@@ -35,13 +36,14 @@ pub(super) fn page(
     );
     out.push_str(&summary_html(units, summary));
     out.push_str("</header>\n<main>");
+    // What failed and why comes first: it is what a reader opens the page for.
+    out.push_str(
+        "<section id=\"failures-section\"><h2>Failures</h2><div id=\"failures\"></div>\
+         <button id=\"more-failures\" type=\"button\" hidden>Show more</button></section>\n",
+    );
     if let Some(compare) = compare {
         out.push_str(&compare_html(compare));
     }
-    if let Some(run) = run {
-        out.push_str(&settings_html(run));
-    }
-    out.push_str(&charts_html(&data));
     out.push_str(
         "<section id=\"cases-section\"><h2>Cases</h2>\
          <div class=\"controls\">\
@@ -58,11 +60,13 @@ pub(super) fn page(
          <th data-key=\"latency\" class=\"num\">Latency</th><th data-key=\"tokens\" class=\"num\">Tokens</th>\
          <th data-key=\"cost\" class=\"num\">Cost</th></tr></thead><tbody></tbody></table>\
          <button id=\"more-cases\" type=\"button\" hidden>Show more</button></section>\n\
-         <section id=\"failures-section\"><h2>Failures</h2><div id=\"failures\"></div>\
-         <button id=\"more-failures\" type=\"button\" hidden>Show more</button></section>\n\
-         <section id=\"judges-section\"><h2>Judge verdicts</h2><div id=\"judges\"></div></section>\n\
-         </main>\n<script id=\"prill-data\" type=\"application/json\">",
+         <section id=\"judges-section\"><h2>Judge verdicts</h2><div id=\"judges\"></div></section>\n",
     );
+    if let Some(run) = run {
+        out.push_str(&settings_html(run));
+    }
+    out.push_str(&charts_html(&data));
+    out.push_str("</main>\n<script id=\"prill-data\" type=\"application/json\">");
     out.push_str(&data.script_json());
     let _ = write!(
         out,
