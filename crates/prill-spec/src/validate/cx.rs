@@ -19,6 +19,26 @@
 use crate::diag::{Diagnostic, did_you_mean};
 use crate::node::{Key, Node, Value, cut};
 
+/// The most diagnostics a file gets: past them, one more says how many others there
+/// are. A file of a million wrong values is refused as fast as one of ten, and its
+/// report stays readable.
+pub(crate) const MAX_DIAGNOSTICS: usize = 200;
+
+/// The diagnostic that stands for `dropped` diagnostics not shown, `errors` of them
+/// errors.
+fn too_many(dropped: usize, errors: usize) -> Diagnostic {
+    let s = if dropped == 1 { "" } else { "s" };
+    let d = Diagnostic::new(
+        "too-many-problems",
+        "",
+        format!(
+            "{dropped} more problem{s} in this file {} not shown: the first {MAX_DIAGNOSTICS} are; fix them and validate again",
+            if dropped == 1 { "is" } else { "are" }
+        ),
+    );
+    if errors == 0 { d.warning() } else { d }
+}
+
 /// How diagnostics are phrased.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Style {
@@ -166,7 +186,11 @@ struct Entry {
 /// Collects diagnostics for one file.
 pub(crate) struct Cx {
     pub(crate) style: Style,
+    /// At most [`MAX_DIAGNOSTICS`]; those past it are counted in `dropped`.
     pub(crate) diags: Vec<Diagnostic>,
+    /// The diagnostics past [`MAX_DIAGNOSTICS`], not kept: how many, and how many of
+    /// them errors.
+    dropped: (usize, usize),
     /// Regular expressions already compiled in this file, or why each failed.
     pub(crate) regexes:
         std::collections::HashMap<String, Result<crate::model::sentinel::Pattern, String>>,
@@ -181,16 +205,37 @@ impl Cx {
         Cx {
             style,
             diags: Vec::new(),
+            dropped: (0, 0),
             regexes: std::collections::HashMap::new(),
             entries: std::collections::HashMap::new(),
             providers: std::collections::BTreeMap::new(),
         }
     }
 
+    /// Keeps `d`, unless [`MAX_DIAGNOSTICS`] are kept already: then it is only counted.
+    pub(crate) fn push(&mut self, d: Diagnostic) {
+        if !self.full(d.severity) {
+            self.diags.push(d);
+        }
+    }
+
+    /// Whether the diagnostics are full: then one of `severity` is counted, not kept.
+    fn full(&mut self, severity: crate::diag::Severity) -> bool {
+        if self.diags.len() < MAX_DIAGNOSTICS {
+            return false;
+        }
+        self.dropped.0 += 1;
+        self.dropped.1 += usize::from(severity == crate::diag::Severity::Error);
+        true
+    }
+
     /// Every diagnostic in file order, each Sentinel block written out: the first one
-    /// headed by the count of the whole file, as pydantic prints one error for it.
+    /// headed by the count of the whole file, as pydantic prints one error for it. Past
+    /// [`MAX_DIAGNOSTICS`], the first ones in the file are kept and one more says how
+    /// many are not shown.
     pub(crate) fn finish(self) -> Vec<Diagnostic> {
         let mut entries = self.entries;
+        let (mut dropped, mut dropped_errors) = self.dropped;
         let mut all: Vec<(Diagnostic, Option<Entry>)> = self
             .diags
             .into_iter()
@@ -198,6 +243,13 @@ impl Cx {
             .map(|(i, d)| (d, entries.remove(&i)))
             .collect();
         all.sort_by_key(|(d, _)| d.span.map(|s| s.start).unwrap_or(usize::MAX));
+        if all.len() > MAX_DIAGNOSTICS {
+            for (d, _) in all.drain(MAX_DIAGNOSTICS..) {
+                dropped += 1;
+                dropped_errors += usize::from(d.severity == crate::diag::Severity::Error);
+            }
+        }
+        let more = (dropped > 0).then(|| too_many(dropped, dropped_errors));
         let count = all.iter().filter(|(_, e)| e.is_some()).count();
         let mut first = true;
         all.into_iter()
@@ -220,6 +272,7 @@ impl Cx {
                     d.detail(detail)
                 }
             })
+            .chain(more)
             .collect()
     }
 
@@ -234,12 +287,14 @@ impl Cx {
         self.report(d, at, None, found);
     }
 
-    /// How many errors (not warnings) have been recorded.
+    /// How many errors (not warnings) have been recorded, those not kept included.
     pub(crate) fn errors(&self) -> usize {
-        self.diags
-            .iter()
-            .filter(|d| d.severity == crate::diag::Severity::Error)
-            .count()
+        self.dropped.1
+            + self
+                .diags
+                .iter()
+                .filter(|d| d.severity == crate::diag::Severity::Error)
+                .count()
     }
 
     /// Records a diagnostic. `pyd` gives the Sentinel block; `found` the offending value.
@@ -250,6 +305,9 @@ impl Cx {
         pyd: Option<Pyd>,
         found: Option<&Node>,
     ) {
+        if self.full(d.severity) {
+            return;
+        }
         if let Some(node) = found
             && d.found.is_none()
         {
@@ -289,6 +347,9 @@ impl Cx {
 
     /// A required field that is absent from `object` (the object's node).
     pub(crate) fn missing(&mut self, object: &Node, at: &At, name: &str, what: &str) {
+        if self.full(crate::diag::Severity::Error) {
+            return;
+        }
         let field = at.key(name);
         let d = Diagnostic::new(
             "missing-field",

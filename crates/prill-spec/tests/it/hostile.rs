@@ -486,3 +486,36 @@ fn nested_anchors_are_bounded_in_bytes() {
         "{out}"
     );
 }
+
+/// A file of 100,000 wrong values, within the input limit: it gets the first 200
+/// problems and one that counts the rest, rather than 100,000 (which took minutes and
+/// hundreds of megabytes to find and print: a problem's place was looked up on the
+/// same long line again and again). In every dialect.
+#[test]
+fn a_file_of_many_wrong_values_gets_the_first_problems_and_a_count() {
+    let many = vec!["0"; 100_000].join(", ");
+    for (name, text) in [
+        ("s.yaml", format!("name: s\ntests: [{many}]\n")),
+        (
+            "d.json",
+            format!("{{\"agent\": \"a\", \"interactions\": [{many}]}}"),
+        ),
+        ("d.hocon", format!("agent = a\ninteractions = [{many}]\n")),
+    ] {
+        let loaded = load(name, &text);
+        let codes = codes(&loaded);
+        assert_eq!(
+            codes.len(),
+            201,
+            "{name}: {:?}",
+            &codes[..5.min(codes.len())]
+        );
+        assert_eq!(codes[200], "too-many-problems", "{name}");
+        let shown = plain(&loaded);
+        assert!(
+            shown.contains("99800 more problems in this file are not shown: the first 200 are"),
+            "{name}: {}",
+            &shown[shown.len().saturating_sub(300)..]
+        );
+    }
+}

@@ -159,7 +159,7 @@ fn provider_and_model(t: &Checked<'_>, framework: Framework, defaults: Option<&N
                     "set `provider` to the one that serves it, or name a Bedrock model (`us.anthropic.claude-3-5-haiku-20241022-v1:0`)",
                 )
                 .warning();
-                cx.diags.push(d);
+                cx.push(d);
             }
             kind
         }
@@ -246,7 +246,7 @@ pub(super) fn unused_own(tests: &[Checked<'_>], cx: &mut Cx) {
             .at(node.span)
             .help(unused_help())
             .warning();
-            cx.diags.push(d);
+            cx.push(d);
         }
     }
 }
@@ -265,7 +265,7 @@ pub(super) fn unused_default(any_framework: bool, defaults: Option<&Node>, cx: &
         .at(node.span)
         .help(unused_help())
         .warning();
-        cx.diags.push(d);
+        cx.push(d);
     }
 }
 

@@ -143,7 +143,7 @@ fn guessed(
         .at(node.span)
         .help(help)
         .warning();
-    cx.diags.push(d);
+    cx.push(d);
 }
 
 /// The values `provider` may take, named providers of `prill.toml` included.
@@ -210,7 +210,7 @@ fn not_sent(t: &Checked<'_>, key: &str, path: &str, node: &Node, cx: &mut Cx) {
         "OpenAI's reasoning models (o-series, gpt-5, codex) and Claude 4.7 and later refuse it; remove it to silence this",
     )
     .warning();
-    cx.diags.push(d);
+    cx.push(d);
 }
 
 /// Tool names every provider takes: `[a-zA-Z0-9_-]{1,64}`.
