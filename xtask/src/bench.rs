@@ -313,6 +313,21 @@ struct Bench<'a> {
     promptfoo_runs: usize,
 }
 
+/// The words of a measured `prill run SUITE -j JOBS`: quiet, without the model cache
+/// or colour.
+fn run_args(suite: &Path, jobs: usize) -> Vec<OsString> {
+    vec![
+        "run".into(),
+        suite.into(),
+        "-j".into(),
+        jobs.to_string().into(),
+        "--quiet".into(),
+        "--no-cache".into(),
+        "--color".into(),
+        "never".into(),
+    ]
+}
+
 impl Bench<'_> {
     /// Measures every workload of `pairs`, size by size, and `prill list` of each size:
     /// all of Prill's runs first, then promptfoo's, so that promptfoo's long CPU-bound
@@ -475,16 +490,7 @@ impl Bench<'_> {
 
     /// One `prill run SUITE -j JOBS`, which must pass all `tests` tests.
     fn prill_run(&self, suite: &Path, tests: usize, jobs: usize) -> Result<Sample, String> {
-        let args: Vec<OsString> = vec![
-            "run".into(),
-            suite.into(),
-            "-j".into(),
-            jobs.to_string().into(),
-            "--quiet".into(),
-            "--no-cache".into(),
-            "--color".into(),
-            "never".into(),
-        ];
+        let args = run_args(suite, jobs);
         let finished = measure(
             &self.invocation(&self.prill, args, false),
             &self.time_file(),

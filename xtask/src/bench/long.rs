@@ -10,7 +10,6 @@
 //! sample's record) and quotes it elsewhere, so memory follows the answers in flight,
 //! not the number of tests.
 
-use std::ffi::OsString;
 use std::fmt;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -105,20 +104,13 @@ impl Bench<'_> {
         project: Option<&Path>,
         jobs: usize,
     ) -> Result<Sample, String> {
-        let args: Vec<OsString> = vec![
-            "run".into(),
-            suite.into(),
-            "-j".into(),
-            jobs.to_string().into(),
-            "--quiet".into(),
-            "--no-cache".into(),
-            "--color".into(),
-            "never".into(),
+        let mut args = super::run_args(suite, jobs);
+        args.extend([
             "--json".into(),
             self.dir.join("long.json").into(),
             "--html".into(),
             self.dir.join("long.html").into(),
-        ];
+        ]);
         let mut invocation = self.invocation(&self.prill, args, false);
         if let Some(project) = project {
             invocation.cwd = project.to_owned();
