@@ -201,11 +201,9 @@ mod tests {
         }
     }
 
-    /// A kept run's file replaced by a named pipe after the index listed it: reading
-    /// it, or its first line, neither blocks nor reads forever.
+    /// An empty project's settings, its runs folder made.
     #[cfg(unix)]
-    #[test]
-    fn a_kept_run_that_became_a_fifo_is_refused_without_blocking() {
+    fn project() -> (tempfile::TempDir, Settings) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("prill.toml"), "").unwrap();
         let settings = Settings::load_from(
@@ -216,42 +214,45 @@ mod tests {
         )
         .unwrap();
         std::fs::create_dir_all(settings.runs_dir()).unwrap();
+        (dir, settings)
+    }
+
+    /// What reading the kept run `r1` says: its command, and the error reading it.
+    #[cfg(unix)]
+    fn read_r1(settings: &Settings) -> (Option<String>, String) {
+        let kept = Kept {
+            settings,
+            rows: Some(vec![row("r1")]),
+        };
+        let error = kept.read(&row("r1")).unwrap_err().to_string();
+        (kept.command(&row("r1")), error)
+    }
+
+    /// A kept run's file replaced by a named pipe after the index listed it: reading
+    /// it, or its first line, neither blocks nor reads forever.
+    #[cfg(unix)]
+    #[test]
+    fn a_kept_run_that_became_a_fifo_is_refused_without_blocking() {
+        let (_dir, settings) = project();
         let fifo = settings.runs_dir().join("r1.jsonl");
         let made = std::process::Command::new("mkfifo")
             .arg(&fifo)
             .status()
             .unwrap();
         assert!(made.success());
-        let kept = Kept {
-            settings: &settings,
-            rows: Some(vec![row("r1")]),
-        };
-        assert_eq!(kept.command(&row("r1")), None);
-        let e = kept.read(&row("r1")).unwrap_err();
-        assert!(e.to_string().contains("named pipe"), "{e}");
+        let (command, e) = read_r1(&settings);
+        assert_eq!(command, None);
+        assert!(e.contains("named pipe"), "{e}");
     }
 
     /// A link to `/dev/zero` is refused, not read until memory runs out.
     #[cfg(unix)]
     #[test]
     fn a_kept_run_that_links_to_a_device_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("prill.toml"), "").unwrap();
-        let settings = Settings::load_from(
-            dir.path(),
-            None,
-            prill_spec::Env::default(),
-            crate::Overrides::default(),
-        )
-        .unwrap();
-        std::fs::create_dir_all(settings.runs_dir()).unwrap();
+        let (_dir, settings) = project();
         std::os::unix::fs::symlink("/dev/zero", settings.runs_dir().join("r1.jsonl")).unwrap();
-        let kept = Kept {
-            settings: &settings,
-            rows: Some(vec![row("r1")]),
-        };
-        assert_eq!(kept.command(&row("r1")), None);
-        let e = kept.read(&row("r1")).unwrap_err();
-        assert!(e.to_string().contains("character device"), "{e}");
+        let (command, e) = read_r1(&settings);
+        assert_eq!(command, None);
+        assert!(e.contains("character device"), "{e}");
     }
 }

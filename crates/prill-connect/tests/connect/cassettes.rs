@@ -19,7 +19,6 @@ use prill_connect::provider::openai::OpenAi;
 use prill_connect::provider::transport::Transport;
 use prill_connect::provider::{
     ChatMessage, Limits, ModelRequest, ModelResponse, Provider, ProviderKind, ProviderSettings,
-    Role, Sampling,
 };
 use prill_connect::{
     AgentRequest, AgentResponse, ConnectError, Connector, ErrorKind, HttpOptions, NeuroSanHttp,
@@ -248,18 +247,7 @@ async fn mcp_replays_the_session_and_answers_the_id_sent() {
 }
 
 fn ask(model: &str, text: &str) -> ModelRequest {
-    ModelRequest {
-        model: model.into(),
-        system: Some("Be brief.".into()),
-        messages: vec![ChatMessage::text(Role::User, text)],
-        tools: Vec::new(),
-        sampling: Sampling {
-            temperature: Some(0.0),
-            ..Sampling::default()
-        },
-        timeout: Some(Duration::from_secs(20)),
-        response_format: None,
-    }
+    crate::request_at_zero(model, Some("Be brief."), text)
 }
 
 fn settings(kind: ProviderKind, vars: &[(&str, String)]) -> ProviderSettings {

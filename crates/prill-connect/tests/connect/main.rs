@@ -40,3 +40,25 @@ fn long_text(n: usize) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// A request to `model` at temperature 0 (which the model cache keeps), with a 20 s
+/// limit: what the cassette and cache tests ask.
+fn request_at_zero(
+    model: &str,
+    system: Option<&str>,
+    text: &str,
+) -> prill_connect::provider::ModelRequest {
+    use prill_connect::provider::{ChatMessage, ModelRequest, Role, Sampling};
+    ModelRequest {
+        model: model.into(),
+        system: system.map(Into::into),
+        messages: vec![ChatMessage::text(Role::User, text)],
+        tools: Vec::new(),
+        sampling: Sampling {
+            temperature: Some(0.0),
+            ..Sampling::default()
+        },
+        timeout: Some(std::time::Duration::from_secs(20)),
+        response_format: None,
+    }
+}

@@ -13,9 +13,7 @@ use prill_connect::cache::{CacheOptions, ModelCache};
 use prill_connect::cassette::{CassetteOptions, Cassettes, Latency, Mode};
 use prill_connect::provider::openai::OpenAi;
 use prill_connect::provider::transport::Transport;
-use prill_connect::provider::{
-    ChatMessage, Limits, ModelRequest, Provider, ProviderKind, ProviderSettings, Role, Sampling,
-};
+use prill_connect::provider::{Limits, ModelRequest, Provider, ProviderKind, ProviderSettings};
 use prill_connect::{ConnectError, HttpOptions, RetryPolicy};
 use prill_spec::Env;
 use prill_spec::redact::Redactor;
@@ -112,18 +110,7 @@ fn openai(
 }
 
 fn ask(text: &str) -> ModelRequest {
-    ModelRequest {
-        model: "gpt-4o-mini".into(),
-        system: None,
-        messages: vec![ChatMessage::text(Role::User, text)],
-        tools: Vec::new(),
-        sampling: Sampling {
-            temperature: Some(0.0),
-            ..Sampling::default()
-        },
-        timeout: Some(Duration::from_secs(20)),
-        response_format: None,
-    }
+    crate::request_at_zero("gpt-4o-mini", None, text)
 }
 
 /// What OpenAI answers a key it refuses: the key's first 8 and last 4 characters.
