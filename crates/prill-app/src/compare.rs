@@ -40,9 +40,31 @@ impl Settings {
 
     /// The base and head runs `query` names, read.
     pub fn compare_sides(&self, query: &RunQuery) -> Result<(Side, Side), CompareError> {
+        self.sides(query, true)
+    }
+
+    /// [`Settings::compare_sides`] with runs named only by their ids in the history,
+    /// never by a file (`prill view`).
+    pub fn compare_kept(&self, query: &RunQuery) -> Result<(Side, Side), CompareError> {
+        self.sides(query, false)
+    }
+
+    /// A kept run, read: the one whose id is `id` (or starts with it, when only one
+    /// does).
+    pub fn kept_run(&self, id: &str) -> Result<Side, CompareError> {
         let mut kept = Kept {
             settings: self,
             rows: None,
+            files: false,
+        };
+        kept.side(id)
+    }
+
+    fn sides(&self, query: &RunQuery, files: bool) -> Result<(Side, Side), CompareError> {
+        let mut kept = Kept {
+            settings: self,
+            rows: None,
+            files,
         };
         let too_few = |found, command: Option<&str>| CompareError::TooFew {
             found,
@@ -115,6 +137,8 @@ impl Settings {
 struct Kept<'s> {
     settings: &'s Settings,
     rows: Option<Vec<RunRow>>,
+    /// Whether a run may be named by a report file.
+    files: bool,
 }
 
 impl Kept<'_> {
@@ -125,11 +149,11 @@ impl Kept<'_> {
         Ok(self.rows.as_deref().unwrap_or_default())
     }
 
-    /// The run `query` names: a file when one is there, else a kept run's id or the
-    /// start of one.
+    /// The run `query` names: a file when one is there (and files may be named), else a
+    /// kept run's id or the start of one.
     fn side(&mut self, query: &str) -> Result<Side, CompareError> {
         let path = std::path::Path::new(query);
-        if path.is_file() {
+        if self.files && path.is_file() {
             return Ok(Side::new(query, StoredRun::read(path)?));
         }
         let row = pick(self.rows()?, query)?.clone();
@@ -223,6 +247,7 @@ mod tests {
         let kept = Kept {
             settings,
             rows: Some(vec![row("r1")]),
+            files: false,
         };
         let error = kept.read(&row("r1")).unwrap_err().to_string();
         (kept.command(&row("r1")), error)

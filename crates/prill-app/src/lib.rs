@@ -72,6 +72,7 @@ mod rerun;
 mod runtime;
 mod session;
 mod settings;
+pub mod view;
 pub mod watch;
 
 pub use cache::MODELS_CACHE_DIR;

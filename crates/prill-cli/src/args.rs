@@ -60,6 +60,22 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two runs: regressions, fixes, new and removed cases, pass rates, latency, tokens, cost, judge reasons
     Compare(CompareArgs),
+    /// Browse the kept runs: each run's report, a case across runs, any two runs compared (a read-only server on 127.0.0.1)
+    View(ViewArgs),
+}
+
+/// `prill view`.
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// The port to serve on (0 picks a free one)
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Print the address only; do not open a browser
+    #[arg(long)]
+    pub no_open: bool,
+    /// The project configuration, whose folder holds the history [default: ./prill.toml when it exists, else the working directory]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// `prill report`.

@@ -75,6 +75,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runs(args) => commands::runs::run(&args, color),
         Command::Report(args) => commands::report::run(&args, color),
         Command::Compare(args) => commands::compare::run(&args, color),
+        Command::View(args) => commands::view::run(&args, color),
         Command::Judge(args) => match &args.command {
             args::JudgeCommand::Check(check) => commands::judge::check(check, color),
         },

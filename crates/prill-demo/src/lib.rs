@@ -45,6 +45,10 @@
 //! returns when every task of the server has ended. Dropping a [`RunningServer`] starts the
 //! same shutdown without waiting for it.
 //!
+//! **Pages instead of agents.** [`DemoServerBuilder::pages`] serves a read-only site
+//! made by a [`Pages`] (`prill view`) on the same listener, with the same limits; see
+//! [`pages`].
+//!
 //! # Limits on clients
 //!
 //! Every phase of a request has a time limit, and the connections held at once have a
@@ -200,6 +204,7 @@ mod faults;
 mod limits;
 mod mcp;
 mod model;
+pub mod pages;
 mod pyjson;
 pub mod replay;
 mod routes;
@@ -213,6 +218,7 @@ pub use direct::respond;
 pub use faults::{DEFAULT_HUGE_BYTES, FAULT_HEADER, HUGE_LINE_BYTES};
 pub use limits::ClientLimits;
 pub use mcp::MCP_PROTOCOL_VERSION;
+pub use pages::{Page, Pages};
 pub use replay::Recordings;
 pub use server::{DemoServer, DemoServerBuilder, RunningServer};
 pub use tls::TlsIdentity;

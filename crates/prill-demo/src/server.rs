@@ -20,6 +20,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
+use crate::pages::Pages;
 use crate::replay::Recordings;
 use crate::timed::{RequestBody, WriteStall};
 use crate::{ClientLimits, DemoError, TlsIdentity, routes};
@@ -40,6 +41,7 @@ impl DemoServer {
             tls: None,
             grace: DEFAULT_GRACE,
             replay: None,
+            pages: None,
             limits: ClientLimits::default(),
         }
     }
@@ -51,7 +53,18 @@ pub struct DemoServerBuilder {
     tls: Option<TlsIdentity>,
     grace: Duration,
     replay: Option<Arc<Recordings>>,
+    pages: Option<SharedPages>,
     limits: ClientLimits,
+}
+
+/// The pages served instead of the demo agents.
+#[derive(Clone)]
+pub(crate) struct SharedPages(pub(crate) Arc<dyn Pages>);
+
+impl std::fmt::Debug for SharedPages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Pages")
+    }
 }
 
 impl DemoServerBuilder {
@@ -73,6 +86,13 @@ impl DemoServerBuilder {
     /// [`crate::replay`]).
     pub fn replay(mut self, recordings: Recordings) -> DemoServerBuilder {
         self.replay = Some(Arc::new(recordings));
+        self
+    }
+
+    /// Serves `pages` instead of the demo agents: a read-only site (`prill view`; see
+    /// [`crate::pages`]).
+    pub fn pages(mut self, pages: Arc<dyn Pages>) -> DemoServerBuilder {
+        self.pages = Some(SharedPages(pages));
         self
     }
 
@@ -98,6 +118,7 @@ impl DemoServerBuilder {
             open: AtomicUsize::new(0),
             once_keys: Mutex::new(HashSet::new()),
             replay: self.replay,
+            pages: self.pages,
             limits: self.limits,
         });
         let slots = Arc::new(Semaphore::new(self.limits.connection_cap()));
@@ -208,6 +229,8 @@ pub(crate) struct Shared {
     pub(crate) once_keys: Mutex<HashSet<String>>,
     /// The recordings served instead of the demo agents, when replaying.
     pub(crate) replay: Option<Arc<Recordings>>,
+    /// The pages served instead of the demo agents (`prill view`).
+    pub(crate) pages: Option<SharedPages>,
     /// The limits on clients.
     limits: ClientLimits,
 }

@@ -47,6 +47,7 @@ mod files;
 mod index;
 mod recorder;
 pub mod render;
+pub mod view;
 
 use std::path::{Path, PathBuf};
 

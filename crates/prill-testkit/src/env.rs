@@ -63,11 +63,12 @@ pub const VARIABLES: [&str; 39] = [
     "PRILL_JUDGE",
 ];
 
-/// What else changes what a child `prill` prints: `GITHUB_ACTIONS=true` adds
-/// annotations on stdout, and `PRILL_LOG` or `RUST_LOG` logs on stderr, so that a test
-/// run inside GitHub Actions, or by someone chasing a bug with logs on, would see
-/// output the same test does not see elsewhere.
-pub const OUTPUT_VARIABLES: [&str; 3] = ["GITHUB_ACTIONS", "PRILL_LOG", "RUST_LOG"];
+/// What else changes what a child `prill` prints or starts: `GITHUB_ACTIONS=true` adds
+/// annotations on stdout, `PRILL_LOG` or `RUST_LOG` logs on stderr, and `BROWSER` names
+/// the browser `prill view` opens, so that a test run inside GitHub Actions, by someone
+/// chasing a bug with logs on, or on a desktop would see output (or windows) the same
+/// test does not see elsewhere.
+pub const OUTPUT_VARIABLES: [&str; 4] = ["GITHUB_ACTIONS", "PRILL_LOG", "RUST_LOG", "BROWSER"];
 
 /// Removes every one of [`VARIABLES`] and [`OUTPUT_VARIABLES`] from `cmd`'s
 /// environment, points the Hugging Face token file and the AWS profile files into

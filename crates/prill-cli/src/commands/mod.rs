@@ -16,6 +16,7 @@ pub(crate) mod schema;
 pub(crate) mod serve;
 pub(crate) mod show;
 pub(crate) mod validate;
+pub(crate) mod view;
 pub(crate) mod watch;
 
 use std::sync::{Arc, OnceLock};

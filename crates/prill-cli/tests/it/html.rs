@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::support::{fixtures, prill, text};
 
 /// A passing case against the demo `echo` agent.
-const PASSING: &str = "agent: echo\nconnections: [direct]\ninteractions:\n  - text: hi\n    response: {text: {value: hi}}\n";
+pub(crate) const PASSING: &str = "agent: echo\nconnections: [direct]\ninteractions:\n  - text: hi\n    response: {text: {value: hi}}\n";
 
 /// A scratch project: the two-turn case that fails on its second turn, and a passing
 /// one; and its page, written by `prill run --demo . --html report.html`.
@@ -137,10 +137,10 @@ fn an_html_path_that_cannot_be_written_fails_before_the_run() {
 
 /// Headless Chromium (Debian's `chromium`), driven over the DevTools protocol, with
 /// every console error and uncaught exception of its tab collected.
-struct Browser {
+pub(crate) struct Browser {
     // Kept alive for the tab; dropped (and the process ended) with the test.
     _browser: headless_chrome::Browser,
-    tab: Arc<headless_chrome::Tab>,
+    pub(crate) tab: Arc<headless_chrome::Tab>,
     errors: Arc<Mutex<Vec<String>>>,
 }
 
@@ -150,7 +150,7 @@ impl Browser {
     }
 
     /// A browser whose window is `width` × `height`.
-    fn launch_sized(width: u32, height: u32) -> Browser {
+    pub(crate) fn launch_sized(width: u32, height: u32) -> Browser {
         use headless_chrome::protocol::cdp::types::Event;
         let options = headless_chrome::LaunchOptions::default_builder()
             .path(Some(PathBuf::from("/usr/bin/chromium")))
@@ -202,7 +202,7 @@ impl Browser {
     }
 
     /// The value of a JavaScript expression.
-    fn eval(&self, expression: &str) -> Value {
+    pub(crate) fn eval(&self, expression: &str) -> Value {
         self.tab
             .evaluate(expression, false)
             .unwrap()
@@ -218,7 +218,7 @@ impl Browser {
 
     /// Saves a screenshot of the whole page under the target directory (the test's
     /// artifact).
-    fn screenshot(&self, name: &str) -> PathBuf {
+    pub(crate) fn screenshot(&self, name: &str) -> PathBuf {
         use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
         let png = self
             .tab
@@ -229,7 +229,7 @@ impl Browser {
         path
     }
 
-    fn errors(&self) -> Vec<String> {
+    pub(crate) fn errors(&self) -> Vec<String> {
         self.errors.lock().unwrap().clone()
     }
 }
@@ -300,7 +300,7 @@ fn the_page_filters_and_expands_in_headless_chromium() {
 }
 
 /// The strings of a JSON array that a page gave as its text (`JSON.stringify`).
-fn strings(json: &Value) -> Vec<String> {
+pub(crate) fn strings(json: &Value) -> Vec<String> {
     let text = json.as_str().expect("a JSON text");
     serde_json::from_str(text).expect("an array of strings")
 }

@@ -44,4 +44,5 @@ mod support;
 mod timeouts;
 mod tool_loops;
 mod trajectory;
+mod view;
 mod workflow_commands;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::support::{command, runtime};
 
 /// Kills the server when a test ends, however it ends.
-struct Server(Child);
+pub(crate) struct Server(pub(crate) Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -33,14 +33,14 @@ fn serve(dir: &std::path::Path) -> (Server, BufReader<ChildStderr>) {
 }
 
 /// The next stderr line (empty at the end).
-fn next_line(stderr: &mut BufReader<ChildStderr>) -> String {
+pub(crate) fn next_line(stderr: &mut BufReader<ChildStderr>) -> String {
     let mut line = String::new();
     stderr.read_line(&mut line).expect("stderr is readable");
     line
 }
 
 /// A whole `Connection: close` GET over a std socket.
-fn get(addr: &str, path: &str) -> String {
+pub(crate) fn get(addr: &str, path: &str) -> String {
     let mut stream = TcpStream::connect(addr).expect("connects to the printed address");
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))

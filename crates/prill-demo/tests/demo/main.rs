@@ -8,4 +8,5 @@ mod endpoints;
 mod faults;
 mod limits;
 mod mcp;
+mod pages;
 mod tls;

@@ -11,7 +11,7 @@ use crate::digest::shown_path;
 use crate::format::{
     Check, CheckOutcome, Dialect, Error, Interaction, RunInfo, Status, Tally, Unit,
 };
-use crate::html::CompareSection;
+use crate::html::{CompareSection, Links};
 use crate::transcript::first_failing_saved;
 
 /// The page's data, embedded as JSON.
@@ -20,6 +20,8 @@ pub(super) struct PageData<'a> {
     pub(super) run: Option<&'a RunInfo>,
     pub(super) units: Vec<UnitView<'a>>,
     pub(super) compare: Option<&'a CompareSection>,
+    /// Where a case's history is, on a page that is part of a site (`prill view`).
+    pub(super) case_href: Option<&'a str>,
 }
 
 /// One unit, as the table and the failures list show it.
@@ -93,6 +95,7 @@ impl<'a> PageData<'a> {
         units: &'a [Unit],
         run: Option<&'a RunInfo>,
         compare: Option<&'a CompareSection>,
+        links: &'a Links,
     ) -> PageData<'a> {
         let mut units: Vec<UnitView<'a>> = units.iter().map(UnitView::new).collect();
         if let Some(compare) = compare {
@@ -109,6 +112,7 @@ impl<'a> PageData<'a> {
             run,
             units,
             compare,
+            case_href: links.case.as_deref(),
         }
     }
 

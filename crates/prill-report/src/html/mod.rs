@@ -118,7 +118,58 @@ pub fn render(
     run: Option<&RunInfo>,
     compare: Option<&CompareSection>,
 ) -> String {
-    page::page(units, summary, run, compare)
+    page::page(units, summary, run, compare, &Links::default())
+}
+
+/// [`render`]'s page with links to other pages of a site (`prill view`): a row of links
+/// at the top, and each case's name linked to its history.
+pub fn render_linked(
+    units: &[Unit],
+    summary: Option<&Summary>,
+    run: Option<&RunInfo>,
+    compare: Option<&CompareSection>,
+    links: &Links,
+) -> String {
+    page::page(units, summary, run, compare, links)
+}
+
+/// The links of a page that is part of a site (`prill view`); a page written to a file
+/// has none.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[non_exhaustive]
+pub struct Links {
+    /// The links at the top of the page, as (text, href).
+    pub nav: Vec<(String, String)>,
+    /// Where a case's history is: this followed by the case's id (percent-encoded).
+    pub case: Option<String>,
+}
+
+impl Links {
+    /// The links `nav` at the top, and cases linked to `case` + their id.
+    pub fn new(nav: Vec<(String, String)>, case: Option<String>) -> Links {
+        Links { nav, case }
+    }
+}
+
+/// A page of a site with the report's style: `title` as its title and heading, the
+/// `links` at the top, and `body` (HTML, put in as given) as its content. It loads
+/// nothing.
+pub fn document(title: &str, links: &Links, body: &str) -> String {
+    page::document(title, links, body)
+}
+
+/// `text` as a part of a URL path or query: every byte but `A-Z a-z 0-9 - . _ ~` as
+/// `%XX`.
+pub fn url_part(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }
 
 /// The reporter of `--html FILE`: collects the run's units and writes [`render`]'s page
@@ -170,7 +221,7 @@ impl Reporter for HtmlReport {
 }
 
 /// `text` as HTML text or an attribute's value.
-pub(crate) fn escape(text: &str) -> String {
+pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

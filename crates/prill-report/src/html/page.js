@@ -25,6 +25,8 @@
   const usd = (c) => c === null || c === undefined ? "" : "$" + (c < 0.01 ? c.toPrecision(2) : c.toFixed(2));
   const show = (v) => typeof v === "string" ? v : JSON.stringify(v, null, 2);
   const tag = (status) => el("span", { class: "tag " + status }, status);
+  // A case's name; on a page of `prill view`, a link to the case's history.
+  const caseName = (u) => data.case_href ? el("a", { href: data.case_href + encodeURIComponent(u.case_id) }, u.name) : u.name;
 
   // The filters' choices, from the data.
   function choices(id, key) {
@@ -98,7 +100,7 @@
   function row(u) {
     const tr = el("tr", { class: "unit " + u.verdict + (u.failure ? " openable" : ""), "data-case": u.case_id },
       el("td", {}, tag(u.verdict), u.changes.flatMap((c) => [" ", tag(c)])),
-      el("td", {}, u.name, el("div", { class: "file" }, u.file)),
+      el("td", {}, caseName(u), el("div", { class: "file" }, u.file)),
       el("td", {}, u.dialect),
       el("td", {}, u.connection, el("div", { class: "id" }, u.target)),
       el("td", {}, samples(u)),
@@ -108,7 +110,8 @@
       el("td", { class: "num" }, usd(u.cost)));
     if (u.failure) {
       tr.title = "Click for what failed and the conversation";
-      tr.addEventListener("click", () => {
+      tr.addEventListener("click", (event) => {
+        if (event.target.closest("a")) return;
         const next = tr.nextElementSibling;
         if (next && next.classList.contains("inline-detail")) { next.remove(); return; }
         tr.after(el("tr", { class: "inline-detail" }, el("td", { colspan: 9 }, detail(u))));
@@ -181,7 +184,7 @@
       const why = reason(u);
       const cut = (v) => { const text = show(v); return text.length > 300 ? text.slice(0, 300) + "…" : text; };
       const box = el("details", { class: "failure", "data-case": u.case_id },
-        el("summary", {}, tag(u.verdict), " ", el("strong", {}, u.name), " [" + u.connection + "] ",
+        el("summary", {}, tag(u.verdict), " ", el("strong", {}, caseName(u)), " [" + u.connection + "] ",
           el("span", { class: "file" }, u.file),
           el("div", { class: "reason" },
             el("div", { class: "message" }, why.message),

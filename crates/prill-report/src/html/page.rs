@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::data::PageData;
 use super::svg::{histogram, plural};
-use super::{CompareSection, escape};
+use super::{CompareSection, Links, escape, url_part};
 use crate::format::{RunInfo, Status, Summary, Unit};
 
 const STYLE: &str = include_str!("page.css");
@@ -19,21 +19,15 @@ pub(super) fn page(
     summary: Option<&Summary>,
     run: Option<&RunInfo>,
     compare: Option<&CompareSection>,
+    links: &Links,
 ) -> String {
-    let data = PageData::new(units, run, compare);
+    let data = PageData::new(units, run, compare, links);
     let title = match run {
         Some(run) => format!("Prill run {}", run.id),
         None => "Prill run".to_owned(),
     };
     let mut out = String::with_capacity(4096 + units.len() * 512);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{}</title><style>{STYLE}</style></head><body>\n<header><h1>{}</h1>",
-        escape(&title),
-        escape(&title)
-    );
+    head(&mut out, &title, links);
     out.push_str(&summary_html(units, summary));
     out.push_str("</header>\n<main>");
     // What failed and why comes first: it is what a reader opens the page for.
@@ -42,7 +36,7 @@ pub(super) fn page(
          <button id=\"more-failures\" type=\"button\" hidden>Show more</button></section>\n",
     );
     if let Some(compare) = compare {
-        out.push_str(&compare_html(compare));
+        out.push_str(&compare_html(compare, links));
     }
     out.push_str(
         "<section id=\"cases-section\"><h2>Cases</h2>\
@@ -73,6 +67,48 @@ pub(super) fn page(
         "</script>\n<script>{SCRIPT}</script>\n</body></html>\n"
     );
     out
+}
+
+/// The start of a page up to its header's heading: the links first, when it has any.
+fn head(out: &mut String, title: &str, links: &Links) {
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><style>{STYLE}</style></head><body>\n<header>",
+        escape(title),
+    );
+    if !links.nav.is_empty() {
+        out.push_str("<nav>");
+        for (text, href) in &links.nav {
+            let _ = write!(out, "<a href=\"{}\">{}</a>", escape(href), escape(text));
+        }
+        out.push_str("</nav>");
+    }
+    let _ = write!(out, "<h1>{}</h1>", escape(title));
+}
+
+/// A page of a site in the report's style, with `body` as its content.
+pub(super) fn document(title: &str, links: &Links, body: &str) -> String {
+    let mut out = String::with_capacity(2048 + body.len());
+    head(&mut out, title, links);
+    out.push_str("</header>\n<main>");
+    out.push_str(body);
+    out.push_str("</main>\n</body></html>\n");
+    out
+}
+
+/// A case's name, linked to its history when the page is part of a site.
+fn case_name(name: &str, case_id: &str, links: &Links) -> String {
+    match &links.case {
+        Some(prefix) => format!(
+            "<a href=\"{}{}\">{}</a>",
+            escape(prefix),
+            url_part(case_id),
+            escape(name)
+        ),
+        None => escape(name),
+    }
 }
 
 /// The totals, the pass rate and the duration; a run that did not finish says so.
@@ -199,7 +235,7 @@ fn charts_html(data: &PageData<'_>) -> String {
 }
 
 /// A comparison's changes, regressions first, one row each.
-fn compare_html(compare: &CompareSection) -> String {
+fn compare_html(compare: &CompareSection, links: &Links) -> String {
     let mut rows: Vec<_> = compare.rows.iter().collect();
     rows.sort_by_key(|r| r.kind != "regression");
     let regressions = rows.iter().filter(|r| r.kind == "regression").count();
@@ -225,7 +261,7 @@ fn compare_html(compare: &CompareSection) -> String {
             out,
             "<tr class=\"{kind}\"><td><span class=\"tag {kind}\">{kind}</span></td>\
              <td>{}<div class=\"id\">{}</div></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&r.case),
+            case_name(&r.case, &r.case_id, links),
             escape(&r.case_id),
             escape(&r.connection),
             escape(&r.base),
