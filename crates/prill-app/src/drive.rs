@@ -70,7 +70,7 @@ pub fn prepare(
         };
     }
     let models = settings.models();
-    let loaded = Plan::new(taken).cases;
+    let loaded = settings.plan(taken).cases;
     let mut notes = Vec::new();
     if !models.is_empty() && !loaded.iter().any(runs_on_a_model) {
         notes.push(

@@ -22,7 +22,9 @@ use std::time::Duration;
 use prill_history::{History, HistoryError, Recorder, Skipped};
 use prill_report::format::{GitState, RunCassettes, RunInfo, RunSettings};
 use prill_run::Selection;
+use prill_spec::Plan;
 use prill_spec::model::config::HistoryConfig;
+use prill_spec::plan::{Case, repeated_ids};
 
 use crate::settings::Settings;
 
@@ -95,6 +97,23 @@ impl Settings {
     /// The history of this project: its runs folder and its index, brought up to date.
     pub fn history(&self) -> Result<History, HistoryError> {
         History::open(&self.runs_dir(), &self.project_dir().join(INDEX_FILE))
+    }
+
+    /// The plan of `cases`, each with its own id: of cases with the same inputs, the
+    /// one in the file that had an id in the newest kept run that has it keeps it, so
+    /// adding a copy of a case elsewhere renames only the copy
+    /// ([`Plan::claimed`]). Without a history, or when it cannot be read, they are
+    /// numbered in the order they were found.
+    pub fn plan(&self, cases: Vec<Case>) -> Plan {
+        let ids = repeated_ids(&cases);
+        if ids.is_empty() || !self.runs_dir().is_dir() {
+            return Plan::new(cases);
+        }
+        let claims = self
+            .history()
+            .and_then(|h| h.claims(&ids))
+            .unwrap_or_default();
+        Plan::claimed(cases, &claims)
     }
 
     /// What chose and shaped a run of `paths` under `selection` with these settings.

@@ -78,7 +78,8 @@ pub(crate) fn rerun_failed(
             ));
         }
     };
-    let rerun = last.rerun();
+    let failed = last.rerun().len();
+    let (rerun, edited) = last.rerun_among(&cases);
     if rerun.is_empty() {
         return Err(empty(
             Level::Note,
@@ -95,15 +96,19 @@ pub(crate) fn rerun_failed(
         return Err(empty(
             Level::Note,
             format!(
-                "--rerun-failed: none of the {} unit(s) that failed or errored in the last run ({shown}) is among the cases loaded (a changed case has another id; give the same paths, --connection and --model); nothing to rerun",
-                rerun.len()
+                "--rerun-failed: none of the {failed} unit(s) that failed or errored in the last run ({shown}) is among the cases loaded (a case whose file or name changed is another case; give the same paths, --connection and --model); nothing to rerun"
             ),
         ));
     }
-    let note = format!(
-        "rerunning {units} of the {} unit(s) that failed or errored in the last run ({shown})",
-        rerun.len()
+    let mut note = format!(
+        "rerunning {units} of the {failed} unit(s) that failed or errored in the last run ({shown})"
     );
+    if !edited.is_empty() {
+        note.push_str(&format!(
+            "; inputs changed since, rerun as the same case: {}",
+            edited.join(", ")
+        ));
+    }
     Ok((kept, note))
 }
 

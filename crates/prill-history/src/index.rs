@@ -5,6 +5,7 @@
 
 mod sync;
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -121,6 +122,8 @@ pub struct CaseRow {
     pub case_id: String,
     /// The case's name.
     pub name: String,
+    /// The file the case came from, as reports show it.
+    pub file: String,
     /// The connection or provider.
     pub connection: String,
     /// `passed`, `failed`, `errored` or `skipped`.
@@ -142,6 +145,13 @@ pub struct CaseRow {
     /// What all its samples cost, in US dollars, where a price was known
     /// (`[prices]` of `prill.toml`).
     pub cost: Option<f64>,
+}
+
+/// A case's file as reports show it: without a leading `./`.
+fn shown(file: &str) -> String {
+    prill_run::last_run::shown_file(Path::new(file))
+        .display()
+        .to_string()
 }
 
 /// The history: the runs folder and its index, up to date when opened.
@@ -260,45 +270,101 @@ impl History {
     }
 
     /// Every unit of the case `case` (its id, the start of its id, or its name) in the
-    /// kept runs, newest first.
+    /// kept runs, newest first. A case named by its id is followed through edits of its
+    /// inputs (which change its id): the units of the same file and name under other
+    /// ids are its units too.
     pub fn case_history(&self, case: &str) -> Result<Vec<CaseRow>, HistoryError> {
+        let by_id = |id: &str| id >= case && id < after_prefix(case).as_str();
+        // The files and names the id stands for, then every unit of those names.
+        let mut named: HashSet<(String, String)> = HashSet::new();
+        {
+            let mut statement = self
+                .db
+                .prepare(
+                    "SELECT DISTINCT name, file FROM units WHERE case_id >= ?1 AND case_id < ?2",
+                )
+                .map_err(|e| self.index_error(e))?;
+            let rows = statement
+                .query_map([case, &after_prefix(case)], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                })
+                .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+                .map_err(|e| self.index_error(e))?;
+            named.extend(rows.into_iter().map(|(name, file)| (name, shown(&file))));
+        }
+        let names: Vec<&str> = named.iter().map(|(name, _)| name.as_str()).collect();
         let mut statement = self
             .db
             .prepare(
-                "SELECT u.run_id, r.started_at, r.git_commit, u.case_id, u.name, u.connection, \
-                 u.verdict, u.passed, u.samples, u.duration, u.latency, u.time_to_first_token, \
-                 u.input_tokens, u.output_tokens, u.cost FROM units u JOIN runs r ON r.id = u.run_id \
+                "SELECT u.run_id, r.started_at, r.git_commit, u.case_id, u.name, u.file, \
+                 u.connection, u.verdict, u.passed, u.samples, u.duration, u.latency, \
+                 u.time_to_first_token, u.input_tokens, u.output_tokens, u.cost \
+                 FROM units u JOIN runs r ON r.id = u.run_id \
                  WHERE (u.case_id >= ?1 AND u.case_id < ?2) OR u.name = ?1 \
+                 OR u.name IN (SELECT value FROM json_each(?3)) \
                  ORDER BY r.started_at DESC, r.id DESC, u.connection",
             )
             .map_err(|e| self.index_error(e))?;
-        let rows = statement
-            .query_map([case, &after_prefix(case)], |r| {
+        let names = serde_json::to_string(&names).unwrap_or_else(|_| "[]".to_owned());
+        let rows: Vec<CaseRow> = statement
+            .query_map([case, &after_prefix(case), &names], |r| {
                 Ok(CaseRow {
                     run_id: r.get(0)?,
                     started_at: r.get(1)?,
                     commit: r.get(2)?,
                     case_id: r.get(3)?,
                     name: r.get(4)?,
-                    connection: r.get(5)?,
-                    verdict: r.get(6)?,
-                    passed: r.get(7)?,
-                    samples: r.get(8)?,
-                    duration: r.get(9)?,
-                    latency: r.get(10)?,
-                    time_to_first_token: r.get(11)?,
+                    file: shown(&r.get::<_, String>(5)?),
+                    connection: r.get(6)?,
+                    verdict: r.get(7)?,
+                    passed: r.get(8)?,
+                    samples: r.get(9)?,
+                    duration: r.get(10)?,
+                    latency: r.get(11)?,
+                    time_to_first_token: r.get(12)?,
                     input_tokens: r
-                        .get::<_, Option<i64>>(12)?
-                        .map(|n| u64::try_from(n).unwrap_or(0)),
-                    output_tokens: r
                         .get::<_, Option<i64>>(13)?
                         .map(|n| u64::try_from(n).unwrap_or(0)),
-                    cost: r.get(14)?,
+                    output_tokens: r
+                        .get::<_, Option<i64>>(14)?
+                        .map(|n| u64::try_from(n).unwrap_or(0)),
+                    cost: r.get(15)?,
                 })
             })
             .and_then(Iterator::collect)
             .map_err(|e| self.index_error(e))?;
-        Ok(rows)
+        Ok(rows
+            .into_iter()
+            .filter(|r| {
+                by_id(&r.case_id)
+                    || r.name == case
+                    || named.contains(&(r.name.clone(), r.file.clone()))
+            })
+            .collect())
+    }
+
+    /// The file each of `ids` came from in the newest kept run that has it (as reports
+    /// show files), for the ids of cases with the same inputs
+    /// ([`prill_spec::plan::Plan::claimed`]); an id no kept run has is left out.
+    pub fn claims(&self, ids: &[String]) -> Result<HashMap<String, PathBuf>, HistoryError> {
+        let mut statement = self
+            .db
+            .prepare(
+                "SELECT u.file FROM units u JOIN runs r ON r.id = u.run_id \
+                 WHERE u.case_id = ?1 ORDER BY r.started_at DESC, r.id DESC LIMIT 1",
+            )
+            .map_err(|e| self.index_error(e))?;
+        let mut claims = HashMap::new();
+        for id in ids {
+            let file: Option<String> = statement
+                .query_row([id], |r| r.get(0))
+                .optional()
+                .map_err(|e| self.index_error(e))?;
+            if let Some(file) = file {
+                claims.insert(id.clone(), PathBuf::from(file));
+            }
+        }
+        Ok(claims)
     }
 
     /// Keeps the newest `keep` runs: the older ones' files are removed, and their rows.

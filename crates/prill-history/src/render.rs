@@ -50,18 +50,37 @@ pub fn runs(rows: &[RunRow]) -> String {
     out
 }
 
+/// For each row of a case's history (newest first), the id the case had in the run
+/// before, over the same connection, when its inputs were edited in between (its id
+/// changed; its file and name did not).
+pub fn inputs_changed(rows: &[CaseRow]) -> Vec<Option<&str>> {
+    rows.iter()
+        .enumerate()
+        .map(|(at, r)| {
+            let older = rows[at + 1..]
+                .iter()
+                .find(|o| o.connection == r.connection && o.file == r.file && o.name == r.name)?;
+            (older.case_id != r.case_id).then_some(older.case_id.as_str())
+        })
+        .collect()
+}
+
 /// One line per unit of the case, newest run first, with its metrics where known
 /// (the mean latency and time to first token of its interactions, its tokens in and
-/// out, its cost), then a line of its verdicts
+/// out, its cost), and where its inputs were edited since the run before (`inputs
+/// changed: id 3f9a… → 7c21…`), then a line of its verdicts
 /// oldest to newest (`P` passed, `F` failed, `E` errored, `S` skipped), which shows a
 /// flaky case at a glance.
 pub fn case(rows: &[CaseRow]) -> String {
     let mut out = String::new();
-    for r in rows {
+    for (r, before) in rows.iter().zip(inputs_changed(rows)) {
         let commit = r.commit.as_deref().map_or("-", |c| &c[..c.len().min(10)]);
+        let edited = before
+            .map(|id| format!("  inputs changed: id {id} → {}", r.case_id))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{}  {:<11}  {:<7}  {}/{} samples  {:.2}s{}  {} [{}]",
+            "{}  {:<11}  {:<7}  {}/{} samples  {:.2}s{}  {} [{}]{edited}",
             r.run_id,
             commit,
             r.verdict,

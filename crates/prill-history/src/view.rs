@@ -252,41 +252,57 @@ pub fn case_page(rows: &[CaseRow]) -> String {
     };
     let title = format!("Case {}", newest.name);
     let runs_passed = rows.iter().filter(|r| r.verdict == "passed").count();
+    let one_unit_a_run = rows.windows(2).all(|w| w[0].run_id != w[1].run_id);
     let samples: u32 = rows.iter().map(|r| r.samples).sum();
     let passed: u32 = rows.iter().map(|r| r.passed).sum();
     let mut body = format!(
-        "<p id=\"summary\" class=\"summary\"><span class=\"rate\">passed in {runs_passed} of {} runs</span> \
-         {passed} of {samples} samples passed{}</p><p class=\"id\">{}</p>",
+        "<p id=\"summary\" class=\"summary\"><span class=\"rate\">passed in {runs_passed} of {} {}</span> \
+         {passed} of {samples} samples passed{}</p><p class=\"id\">{} · {}</p>",
         rows.len(),
+        if one_unit_a_run {
+            "runs"
+        } else {
+            "units (runs × connections)"
+        },
         if samples > 0 {
             format!(" ({:.0}%)", 100.0 * f64::from(passed) / f64::from(samples))
         } else {
             String::new()
         },
+        escape(&newest.file),
         escape(&newest.case_id),
     );
     body.push_str("<h2>Pass rate over time</h2>");
     body.push_str(&rate_chart(rows));
     body.push_str(
         "<h2>Runs</h2><table id=\"case-runs\"><thead><tr><th>Run (started, UTC)</th>\
-         <th>Commit</th><th>Connection</th><th>Status</th><th>Samples</th>\
+         <th>Commit</th><th>Id</th><th>Connection</th><th>Status</th><th>Samples</th>\
          <th class=\"num\">Duration</th><th class=\"num\">Latency</th>\
          <th class=\"num\">Tokens</th><th class=\"num\">Cost</th></tr></thead><tbody>",
     );
-    for r in rows {
+    for (r, before) in rows.iter().zip(crate::render::inputs_changed(rows)) {
+        let edited = before
+            .map(|id| {
+                format!(
+                    " <span class=\"tag inputs_changed\" title=\"its inputs were edited: id {} before\">inputs changed</span>",
+                    escape(id)
+                )
+            })
+            .unwrap_or_default();
         let tokens = match (r.input_tokens, r.output_tokens) {
             (None, None) => String::new(),
             (input, output) => (input.unwrap_or(0) + output.unwrap_or(0)).to_string(),
         };
         let _ = write!(
             body,
-            "<tr><td><a href=\"{}\">{}</a></td><td class=\"id\">{}</td><td>{}</td>\
+            "<tr><td><a href=\"{}\">{}</a></td><td class=\"id\">{}</td><td class=\"id\">{}{edited}</td><td>{}</td>\
              <td><span class=\"tag {verdict}\">{verdict}</span></td><td>{} of {} passed</td>\
              <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{}</td></tr>",
             escape(&Route::Run(r.run_id.clone()).href()),
             escape(&r.run_id),
             escape(&commit(r.commit.as_deref(), false, None)),
+            escape(&r.case_id),
             escape(&r.connection),
             r.passed,
             r.samples,

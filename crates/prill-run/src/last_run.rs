@@ -27,7 +27,7 @@
 //! assert_eq!(written, last.to_json().into_bytes());
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use prill_spec::model::data_driven::Connection;
@@ -187,6 +187,50 @@ impl LastRun {
                 .map(|u| (u.case_id.clone(), u.connection.clone()))
                 .collect(),
         }
+    }
+}
+
+impl LastRun {
+    /// [`LastRun::rerun`] among `cases`, following edits: a unit that failed or errored
+    /// whose case is not among `cases` under its id (its inputs were edited since,
+    /// which changes the id) is run again as the case of the same file and name whose
+    /// id the last run does not know. Also returns those cases, as `name (file)`.
+    pub fn rerun_among(&self, cases: &[Case]) -> (Rerun, Vec<String>) {
+        let mut rerun = self.rerun();
+        let key = |case: &Case| crate::engine::unit_id(case, None).case_id;
+        let loaded: HashSet<String> = cases.iter().map(key).collect();
+        let lost: Vec<&LastUnit> = self
+            .units
+            .iter()
+            .filter(|u| u.failed() && !loaded.contains(&u.case_id))
+            .collect();
+        if lost.is_empty() {
+            return (rerun, Vec::new());
+        }
+        let known: HashSet<&str> = self.units.iter().map(|u| u.case_id.as_str()).collect();
+        let mut by_place: HashMap<(&str, &Path), Vec<String>> = HashMap::new();
+        for case in cases {
+            let id = key(case);
+            if !known.contains(id.as_str()) {
+                by_place
+                    .entry((&case.name, shown_file(&case.file)))
+                    .or_default()
+                    .push(id);
+            }
+        }
+        let mut edited = Vec::new();
+        for unit in lost {
+            let Some(ids) = by_place.get(&(unit.name.as_str(), shown_file(&unit.file))) else {
+                continue;
+            };
+            for id in ids {
+                rerun.units.insert((id.clone(), unit.connection.clone()));
+            }
+            edited.push(format!("{} ({})", unit.name, unit.file.display()));
+        }
+        edited.sort();
+        edited.dedup();
+        (rerun, edited)
     }
 }
 

@@ -22,6 +22,9 @@ use crate::model::sentinel::{
 };
 
 mod id;
+pub mod repeated;
+
+pub use repeated::{Claims, repeated_ids};
 
 /// The longest id a case may have, as the Autoblocks SDK requires of hashes.
 pub const MAX_ID_LEN: usize = 100;
@@ -766,25 +769,17 @@ impl From<Plan> for std::borrow::Cow<'_, Plan> {
 }
 
 impl Plan {
-    /// A plan of `cases`, giving cases with equal inputs distinct ids (`-2`, `-3`, ...).
-    pub fn new(mut cases: Vec<Case>) -> Plan {
-        // The ids are counted by reference, then the repeated ones renamed: no id is
-        // copied for the count (a large plan has one per case).
-        let mut seen: std::collections::HashMap<&str, usize> =
-            std::collections::HashMap::with_capacity(cases.len());
-        let mut repeated = Vec::new();
-        for (i, case) in cases.iter().enumerate() {
-            let n = seen.entry(&*case.id).or_insert(0);
-            *n += 1;
-            if *n > 1 {
-                repeated.push((i, *n));
-            }
-        }
-        drop(seen);
-        for (i, n) in repeated {
-            let case = &mut cases[i];
-            case.id = format!("{}-{n}", case.id).into();
-        }
+    /// A plan of `cases`, giving cases with equal inputs distinct ids (`-2`, `-3`, ...),
+    /// in the order they were found.
+    pub fn new(cases: Vec<Case>) -> Plan {
+        Plan::claimed(cases, &Claims::new())
+    }
+
+    /// [`Plan::new`], but an id `claims` gives to a file goes to that file's case: a
+    /// file keeps its case's id when a copy of it is added in another file
+    /// ([`repeated`]).
+    pub fn claimed(mut cases: Vec<Case>, claims: &Claims) -> Plan {
+        repeated::number(&mut cases, claims);
         Plan {
             cases,
             secrets: Redactor::default(),
@@ -804,6 +799,7 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn a_hash_is_the_sha256_of_the_canonical_text() {
@@ -868,6 +864,65 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert!(Arc::ptr_eq(&model(&cases[0]), &model(&cases[19])));
+    }
+
+    /// A case of id `id` from `file`.
+    fn case_in(id: &str, file: &str) -> Case {
+        Case {
+            id: id.into(),
+            name: "".into(),
+            dialect: Dialect::DataDriven,
+            file: Arc::from(Path::new(file)),
+            tags: Box::default(),
+            category: None,
+            target: Target::Agent {
+                agent: "a".into(),
+                connections: vec![],
+                use_direct: false,
+                metadata: None,
+            },
+            success_ratio: SuccessRatio::default(),
+            timeout: None,
+            interactions: vec![],
+            failure_patterns: Box::default(),
+        }
+    }
+
+    /// A copy of a case added in a file found first does not take the id of the file
+    /// that had it; the claim of a file that no longer has such a case is no claim.
+    #[test]
+    fn a_claimed_id_stays_with_its_file() {
+        let ids = |plan: &Plan| -> Vec<(String, String)> {
+            plan.cases
+                .iter()
+                .map(|c| (c.id.to_string(), c.file.display().to_string()))
+                .collect()
+        };
+        let cases = || {
+            vec![
+                case_in("x", "a_copy.yaml"),
+                case_in("y", "b.yaml"),
+                case_in("x", "tests/x.yaml"),
+            ]
+        };
+        assert_eq!(repeated_ids(&cases()), ["x", "x-2"]);
+        let unclaimed = Plan::new(cases());
+        assert_eq!(unclaimed.cases[0].id.as_ref(), "x", "first found, bare");
+        let claims: Claims = [("x".to_owned(), PathBuf::from("./tests/x.yaml"))].into();
+        let plan = Plan::claimed(cases(), &claims);
+        assert_eq!(
+            ids(&plan),
+            [
+                ("x-2".to_owned(), "a_copy.yaml".to_owned()),
+                ("y".to_owned(), "b.yaml".to_owned()),
+                ("x".to_owned(), "tests/x.yaml".to_owned()),
+            ]
+        );
+        let gone: Claims = [("x".to_owned(), PathBuf::from("elsewhere.yaml"))].into();
+        assert_eq!(ids(&Plan::claimed(cases(), &gone)), ids(&unclaimed));
+        // `x-2` claimed by the copy, `x` by nobody: the other case is bare.
+        let second: Claims = [("x-2".to_owned(), PathBuf::from("a_copy.yaml"))].into();
+        assert_eq!(ids(&Plan::claimed(cases(), &second)), ids(&plan));
     }
 
     #[test]

@@ -14,16 +14,22 @@ use crate::output;
 /// and make the exit code [`ExitCode::INVALID`], as does finding no case when
 /// `--no-tests` does not allow that.
 pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
+    let settings = Settings::load(None, Overrides::default()).ok();
     let (inputs, cases) = load_paths_for_cases(
         &args.paths,
         &Env::from_process(),
         false,
-        &Settings::load(None, Overrides::default())
-            .map(|s| s.input_limits())
+        &settings
+            .as_ref()
+            .map(Settings::input_limits)
             .unwrap_or_default(),
     );
     output::stderr(&output::render(&inputs.reports(), color));
-    let plan = Plan::new(cases);
+    // The ids a run gives: a case's repeats keep the ids the history gave them.
+    let plan = match &settings {
+        Some(settings) => settings.plan(cases),
+        None => Plan::new(cases),
+    };
     let cases = plan.cases.len();
     let all_valid = inputs.entries.iter().all(Entry::is_valid);
     let test_files = inputs.test_files();

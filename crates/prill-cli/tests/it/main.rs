@@ -26,6 +26,7 @@ mod history;
 mod history_hostile;
 mod hostile;
 mod html;
+mod identity;
 mod judge;
 mod langgraph;
 mod limits;

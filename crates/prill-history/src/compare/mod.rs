@@ -32,8 +32,8 @@ mod stats;
 use std::path::PathBuf;
 
 pub use model::{
-    CaseRef, Change, Comparison, JudgeChange, LATENCY_FLOOR_SECONDS, Metric, MetricChange, Only,
-    Outcome, RunRef, Side, Thresholds, compare,
+    CaseRef, Change, Comparison, Edited, JudgeChange, LATENCY_FLOOR_SECONDS, Metric, MetricChange,
+    Only, Outcome, RunRef, Side, Thresholds, compare,
 };
 pub use stats::fisher_exact;
 

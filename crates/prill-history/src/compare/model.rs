@@ -131,6 +131,21 @@ pub struct Change {
     pub p_value: Option<f64>,
 }
 
+/// A case whose inputs were edited between the runs: a unit of the base run and one of
+/// the head run of the same file, name and connection, under another id (a case's id
+/// hashes its inputs). Compared as one case, it is neither a regression nor a fix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Edited {
+    /// The unit in the head run.
+    pub case: CaseRef,
+    /// Its id in the base run.
+    pub base_case_id: String,
+    /// In the base run.
+    pub base: Outcome,
+    /// In the head run.
+    pub head: Outcome,
+}
+
 /// A unit of only one of the runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Only {
@@ -230,6 +245,9 @@ pub struct Comparison {
     pub new: Vec<Only>,
     /// Units only the base run has.
     pub removed: Vec<Only>,
+    /// Cases whose inputs were edited: a removed and a new unit of the same file, name
+    /// and connection, compared as one.
+    pub inputs_changed: Vec<Edited>,
     /// Latency, time to first token, tokens and cost beyond their thresholds.
     pub metrics: Vec<MetricChange>,
     /// Gist checks whose judge's reason changed.
@@ -258,12 +276,25 @@ pub fn compare(base: &Side, head: &Side, thresholds: &Thresholds) -> Comparison 
         within_chance: Vec::new(),
         new: Vec::new(),
         removed: Vec::new(),
+        inputs_changed: Vec::new(),
         metrics: Vec::new(),
         judge: Vec::new(),
         unchanged: 0,
         skipped: 0,
     };
-    let (pairs, removed, new) = pair(&base.units, &head.units);
+    let (pairs, mut removed, mut new) = pair(&base.units, &head.units);
+    for (b, h) in edited(&mut removed, &mut new) {
+        if b.verdict == Status::Skipped || h.verdict == Status::Skipped {
+            out.skipped += 1;
+            continue;
+        }
+        out.inputs_changed.push(Edited {
+            case: case_ref(h),
+            base_case_id: b.unit.case_id.clone(),
+            base: outcome(b),
+            head: outcome(h),
+        });
+    }
     for (b, h) in pairs {
         if b.verdict == Status::Skipped || h.verdict == Status::Skipped {
             out.skipped += 1;
@@ -362,6 +393,30 @@ fn pair<'a>(base: &'a [Unit], head: &'a [Unit]) -> Paired<'a> {
         new.extend(h);
     }
     (pairs, removed, new)
+}
+
+/// The units of `removed` and `new` of the same file, name and connection (a case
+/// whose inputs were edited), taken out of both and paired, in order.
+fn edited<'a>(removed: &mut Vec<&'a Unit>, new: &mut Vec<&'a Unit>) -> Vec<(&'a Unit, &'a Unit)> {
+    let key = |u: &Unit| {
+        (
+            prill_run::last_run::shown_file(std::path::Path::new(&u.unit.file)).to_owned(),
+            u.unit.name.clone(),
+            u.unit.connection.clone(),
+        )
+    };
+    let mut pairs = Vec::new();
+    removed.retain(|b| {
+        let wanted = key(b);
+        match new.iter().position(|h| key(h) == wanted) {
+            Some(i) => {
+                pairs.push((*b, new.remove(i)));
+                false
+            }
+            None => true,
+        }
+    });
+    pairs
 }
 
 fn ok(s: Status) -> bool {

@@ -8,7 +8,7 @@ use prill_report::format::Status;
 use prill_report::html::{CompareRow, CompareSection};
 use prill_report::markdown::escape;
 
-use super::model::{CaseRef, Change, Comparison, MetricChange, Only, Outcome, RunRef};
+use super::model::{CaseRef, Change, Comparison, Edited, MetricChange, Only, Outcome, RunRef};
 
 /// `1 regression, 2 fixes, ...`: every non-empty kind of change, or `no change`.
 pub fn headline(c: &Comparison) -> String {
@@ -22,6 +22,11 @@ pub fn headline(c: &Comparison) -> String {
     add(c.fixes.len(), "fix", "fixes");
     add(c.new.len(), "new case", "new cases");
     add(c.removed.len(), "removed case", "removed cases");
+    add(
+        c.inputs_changed.len(),
+        "case with inputs changed",
+        "cases with inputs changed",
+    );
     add(
         c.within_chance.len(),
         "pass-rate change within chance",
@@ -137,6 +142,22 @@ pub fn human(c: &Comparison) -> String {
     };
     only(&mut out, "New", &c.new);
     only(&mut out, "Removed", &c.removed);
+    if !c.inputs_changed.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nInputs changed (the same file, name and connection under a new id: compared as one case, neither a regression nor a fix)"
+        );
+        for e in &c.inputs_changed {
+            let _ = writeln!(
+                out,
+                "  {}  {} → {}  ({})",
+                case(&e.case),
+                outcome(&e.base),
+                outcome(&e.head),
+                edited_ids(e)
+            );
+        }
+    }
     changes(
         &mut out,
         &format!("Within chance (p ≥ {})", c.thresholds.alpha),
@@ -169,6 +190,14 @@ pub fn human(c: &Comparison) -> String {
         }
     }
     out
+}
+
+/// `id 3f9a… → 7c21…, tests/x.yaml`.
+fn edited_ids(e: &Edited) -> String {
+    format!(
+        "id {} → {}, {}",
+        e.base_case_id, e.case.case_id, e.case.file
+    )
 }
 
 fn one_line(text: &str) -> String {
@@ -212,6 +241,24 @@ pub fn markdown(c: &Comparison) -> String {
                 escape(&o.case.name),
                 escape(&o.case.connection),
                 outcome(&o.outcome)
+            );
+        }
+        rest.push('\n');
+    }
+    if !c.inputs_changed.is_empty() {
+        let _ = writeln!(
+            rest,
+            "| Inputs changed | Connection | Base | Head | Ids |\n|---|---|---|---|---|"
+        );
+        for e in &c.inputs_changed {
+            let _ = writeln!(
+                rest,
+                "| {} | {} | {} | {} | {} |",
+                escape(&e.case.name),
+                escape(&e.case.connection),
+                outcome(&e.base),
+                outcome(&e.head),
+                escape(&edited_ids(e))
             );
         }
         rest.push('\n');
@@ -334,6 +381,15 @@ impl From<&Comparison> for CompareSection {
                 outcome(&o.outcome),
                 String::new(),
                 String::new(),
+            ));
+        }
+        for e in &c.inputs_changed {
+            rows.push(row(
+                "inputs_changed",
+                &e.case,
+                outcome(&e.base),
+                outcome(&e.head),
+                edited_ids(e),
             ));
         }
         for ch in &c.within_chance {

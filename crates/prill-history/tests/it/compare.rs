@@ -115,6 +115,90 @@ fn verdicts_become_regressions_fixes_new_and_removed() {
     assert_eq!(render::headline(&same), "no change (5 cases as before)");
 }
 
+/// An edited case (another id, the same file, name and connection) is one case whose
+/// inputs changed, not a removed and a new one, and never a regression; a case of
+/// another file with the same name is not it.
+#[test]
+fn an_edited_case_is_paired_as_inputs_changed() {
+    let with = |mut u: Value, id: &str, file: &str| {
+        u["unit"]["case_id"] = json!(id);
+        u["unit"]["file"] = json!(file);
+        u
+    };
+    let base = side(
+        "base",
+        &[
+            with(
+                unit("greets", "direct", "passed", one("passed")),
+                "aaa",
+                "./t/x.yaml",
+            ),
+            with(
+                unit("greets", "http", "passed", one("passed")),
+                "aaa",
+                "./t/x.yaml",
+            ),
+            with(
+                unit("other", "direct", "passed", one("passed")),
+                "ccc",
+                "t/y.yaml",
+            ),
+        ],
+    );
+    let head = side(
+        "head",
+        &[
+            with(
+                unit("greets", "direct", "failed", one("failed")),
+                "bbb",
+                "t/x.yaml",
+            ),
+            with(
+                unit("greets", "http", "passed", one("passed")),
+                "bbb",
+                "t/x.yaml",
+            ),
+            with(
+                unit("other", "direct", "passed", one("passed")),
+                "ddd",
+                "t/z.yaml",
+            ),
+        ],
+    );
+    let c = compare(&base, &head, &Thresholds::default());
+    assert!(c.regressions.is_empty(), "{:?}", c.regressions);
+    let edited: Vec<(&str, &str, &str)> = c
+        .inputs_changed
+        .iter()
+        .map(|e| {
+            (
+                e.case.connection.as_str(),
+                e.base_case_id.as_str(),
+                e.case.case_id.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(edited, [("direct", "aaa", "bbb"), ("http", "aaa", "bbb")]);
+    assert_eq!(c.removed.len(), 1, "another file's case is not paired");
+    assert_eq!(c.new.len(), 1);
+    let text = render::human(&c);
+    assert!(text.contains("2 cases with inputs changed"), "{text}");
+    assert!(
+        text.contains("greets [direct]  passed 1/1 → failed 0/1  (id aaa → bbb, t/x.yaml)"),
+        "{text}"
+    );
+    assert!(render::markdown(&c).contains("| Inputs changed |"));
+    let section = CompareSection::from(&c);
+    assert_eq!(
+        section
+            .rows
+            .iter()
+            .filter(|r| r.kind == "inputs_changed")
+            .count(),
+        2
+    );
+}
+
 #[test]
 fn a_sampled_case_regresses_only_beyond_chance() {
     let base = side(

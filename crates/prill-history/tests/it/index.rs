@@ -343,3 +343,66 @@ fn pruning_by_age_removes_only_the_runs_older_than_it() {
             .is_empty()
     );
 }
+
+/// A `unit_finished` line of the case `id` named `name` in `file`, passed.
+fn named_unit(id: &str, name: &str, file: &str) -> String {
+    unit_line(id, "passed")
+        .replace(
+            &format!("\"name\":\"{id} name\""),
+            &format!("\"name\":\"{name}\""),
+        )
+        .replace(
+            &format!("\"file\":\"tests/{id}.yaml\""),
+            &format!("\"file\":\"{file}\""),
+        )
+}
+
+/// A case named by its id is followed through an edit of its inputs (a new id, the
+/// same file and name), and the line where its inputs changed says so; a case of the
+/// same name in another file is not followed.
+#[test]
+fn a_case_is_followed_through_an_edit_of_its_inputs() {
+    let dir = scratch();
+    let runs = dir.path().join("runs");
+    for (i, id) in ["aaaa00000000", "aaaa00000000", "bbbb00000000"]
+        .iter()
+        .enumerate()
+    {
+        let run = format!("20261125T00000{i}.000Z-00000{i}");
+        write_run(
+            &runs,
+            &run,
+            &[
+                run_line(&run, &format!("2026-11-25T00:00:0{i}Z"), None),
+                named_unit(
+                    id,
+                    "greets",
+                    if i == 0 {
+                        "./tests/g.yaml"
+                    } else {
+                        "tests/g.yaml"
+                    },
+                ),
+                named_unit("cccc00000000", "greets", "tests/other.yaml"),
+                finished_line(2, 0),
+            ],
+        );
+    }
+    let history = open(dir.path());
+    let units = history.case_history("bbbb").unwrap();
+    let ids: Vec<&str> = units.iter().map(|u| u.case_id.as_str()).collect();
+    assert_eq!(ids, ["bbbb00000000", "aaaa00000000", "aaaa00000000"]);
+    let text = render::case(&units);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].ends_with("inputs changed: id aaaa00000000 → bbbb00000000"),
+        "{text}"
+    );
+    assert!(!lines[1].contains("inputs changed"), "{text}");
+    assert_eq!(history.case_history("aaaa").unwrap().len(), 3, "either id");
+    assert_eq!(
+        history.case_history("greets").unwrap().len(),
+        6,
+        "a name is a name"
+    );
+}

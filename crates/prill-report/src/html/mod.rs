@@ -67,8 +67,8 @@ pub struct CompareSection {
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[non_exhaustive]
 pub struct CompareRow {
-    /// `regression`, `fix`, `new`, `removed`, `pass_rate`, `latency`, `tokens`,
-    /// `cost` or `judge`.
+    /// `regression`, `fix`, `new`, `removed`, `inputs_changed`, `pass_rate`,
+    /// `latency`, `tokens`, `cost` or `judge`.
     pub kind: String,
     /// The case's name.
     pub case: String,

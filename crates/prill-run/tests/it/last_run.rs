@@ -116,3 +116,41 @@ fn plan_units_are_the_units_a_run_runs() {
         ["echo [mcp]", "hello [openai]"]
     );
 }
+
+/// A case whose inputs were edited since it failed has another id: it is rerun as the
+/// case of the same file and name that the last run does not know, over the
+/// connection it failed over, and named; a case of another file is not.
+#[test]
+fn a_failed_case_whose_inputs_changed_is_rerun_as_the_same_case() {
+    let before = agent_case();
+    let last = LastRun::new(vec![
+        unit(&before[0], "direct", "failed"),
+        unit(&before[0], "http", "passed"),
+    ]);
+    let edited = || {
+        let mut loaded = cases(
+            "./echo.yaml",
+            "agent: echo\nconnections: [direct, http]\ninteractions:\n  - text: hello again\n    response:\n      text: {keywords: hi}\n",
+        );
+        loaded.extend(cases(
+            "other.yaml",
+            "agent: echo\nconnections: [direct]\ninteractions:\n  - text: other\n",
+        ));
+        loaded
+    };
+    assert_ne!(
+        edited()[0].id,
+        before[0].id,
+        "an input changed, so did the id"
+    );
+    assert!(
+        last.rerun().apply(edited(), None).is_empty(),
+        "not by its id"
+    );
+    let (rerun, named) = last.rerun_among(&edited());
+    assert_eq!(named, ["echo (echo.yaml)"]);
+    let kept = rerun.apply(edited(), None);
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].name.as_ref(), "echo");
+    assert_eq!(connections(&kept[0]), [Connection::Direct]);
+}
