@@ -248,14 +248,44 @@ impl Settings {
         let http = routed(&|u, o| Ok(Arc::new(NeuroSanHttp::new(u.clone(), o)?)))?;
         let https = routed(&|u, o| Ok(Arc::new(NeuroSanHttp::https(u, o)?)))?;
         let mcp = routed(&|u, o| Ok(Arc::new(NeuroSanMcp::new(u.clone(), o)?)))?;
+        let mut direct: Arc<dyn Connector> = Arc::new(self.direct_connector(&options));
+        #[cfg(feature = "demo")]
+        if let Some(demo) = self.replayed_demo(&options) {
+            direct = Arc::new(Routed {
+                default: direct,
+                by_agent: demo,
+            });
+        }
         Ok(Connectors::new()
-            .with(
-                Connection::Direct,
-                Arc::new(self.direct_connector(&options)),
-            )
+            .with(Connection::Direct, direct)
             .with(Connection::Http, http)
             .with(Connection::Https, https)
             .with(Connection::Mcp, mcp))
+    }
+
+    /// When replaying cassettes recorded with `--demo` (they hold
+    /// [`DEMO_CONNECTOR`](crate::demo::DEMO_CONNECTOR) exchanges) without it: the demo
+    /// agents on `direct`, answered from the cassettes only, for every demo agent's name
+    /// `prill.toml` does not give a command of its own.
+    #[cfg(feature = "demo")]
+    fn replayed_demo(&self, options: &HttpOptions) -> Option<HashMap<String, Arc<dyn Connector>>> {
+        let cassettes = options.cassettes.as_ref()?;
+        if cassettes.mode() != prill_connect::cassette::Mode::Replay
+            || !cassettes.holds(crate::demo::DEMO_CONNECTOR)
+        {
+            return None;
+        }
+        let registry: Arc<dyn Connector> =
+            Arc::new(crate::demo::taped_registry(Some(cassettes.clone())));
+        let own = self.config.as_ref().map(|c| &c.agents);
+        Some(
+            prill_demo::DemoAgent::ALL
+                .iter()
+                .map(|agent| agent.name())
+                .filter(|name| !own.is_some_and(|own| own.contains_key(*name)))
+                .map(|name| (name.to_owned(), Arc::clone(&registry)))
+                .collect(),
+        )
     }
 
     /// How `framework_config.tool_command` programs are started: with Prill's

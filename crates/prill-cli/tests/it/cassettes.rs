@@ -137,6 +137,66 @@ fn the_quickstart_replays_with_no_server_and_the_same_report() {
     assert_eq!(timeless(replayed), timeless(recorded));
 }
 
+/// `prill init`'s project recorded with `--demo` replays every connection, the demo's
+/// in-process `direct` included: without `--demo` (no demo agent at all, where it
+/// exited 3), and with it, its `direct` answered from the cassettes and not live (an
+/// answer edited in the cassette is the answer the check sees).
+#[test]
+fn an_init_project_records_and_replays_every_connection_the_demo_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = prill_isolated(dir.path(), &["init"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (recorded, replayed, out) = demo_round_trip(dir.path(), &[], &["--replay-latency", "zero"]);
+    assert_eq!(recorded["summary"]["failed"], 0, "{recorded}");
+    assert!(
+        recorded["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|u| u["unit"]["connection"] == "direct"),
+        "the project has a direct case"
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(timeless(replayed), timeless(recorded.clone()));
+
+    // The demo's own answers, edited in the cassette: a replay with `--demo` reads them.
+    let cassettes = dir.path().join("cassettes");
+    let mut edited = 0;
+    for entry in std::fs::read_dir(&cassettes).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<String> = text
+            .lines()
+            .map(|line| {
+                if line.contains("\"connector\":\"demo\"") && line.contains("Beatles") {
+                    edited += 1;
+                    line.replace("Beatles", "Monkees")
+                } else {
+                    line.to_owned()
+                }
+            })
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    }
+    assert!(edited > 0, "the direct exchanges are in the cassettes");
+    let cassettes = cassettes.to_str().unwrap();
+    let (out, report) = run_json(
+        dir.path(),
+        "edited.json",
+        &["--demo", "--replay", cassettes, "--replay-latency", "zero"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let failed: Vec<&Value> = report["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["verdict"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{report}");
+    assert_eq!(failed[0]["unit"]["connection"], "direct");
+}
+
 #[test]
 fn samples_replay_by_index_with_the_same_mix_of_passes_and_failures() {
     let dir = tempfile::tempdir().unwrap();

@@ -47,7 +47,9 @@ fn an_edited_case_keeps_its_history_in_compare_runs_and_rerun_failed() {
     let said = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "the edited case ran: {said}");
     assert!(
-        said.contains("inputs changed since, rerun as the same case: tests/greet (tests/greet.yaml)"),
+        said.contains(
+            "inputs changed since, rerun as the same case: tests/greet (tests/greet.yaml)"
+        ),
         "{said}"
     );
     let after = last_ids(dir.path())[0].1.clone();

@@ -202,6 +202,18 @@ impl Cassettes {
         }
     }
 
+    /// Whether some recorded exchange is `connector`'s (`http`, `demo`, ...): what a
+    /// replay can answer. Always `false` while recording.
+    pub fn holds(&self, connector: &str) -> bool {
+        self.inner
+            .recorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .exchanges()
+            .iter()
+            .any(|e| e.request.connector == connector)
+    }
+
     /// Whether live answers are written.
     pub fn records(&self) -> bool {
         self.inner.mode != Mode::Replay
