@@ -140,6 +140,19 @@ impl Diagnostic {
         self
     }
 
+    /// Whether the message itself says what was expected and what was found
+    /// (`expected an integer, found a string "abc"`): then the lines under it in the
+    /// text renderings do not say them again (the JSON keeps both fields).
+    pub fn states_both(&self) -> bool {
+        let (Some(expected), Some(found)) = (&self.expected, &self.found) else {
+            return false;
+        };
+        let lead = format!("expected {expected}, found ");
+        self.message
+            .find(&lead)
+            .is_some_and(|at| self.message[at + lead.len()..].contains(found.as_str()))
+    }
+
     /// The headline: the path (when there is one) and the message.
     pub fn headline(&self) -> String {
         if self.path.is_empty() {
@@ -286,7 +299,8 @@ impl Report {
     }
 
     /// A plain one-paragraph rendering with no colour and no snippet:
-    /// `file:line:col: error[code]: path: message`, then detail, expected, found and help.
+    /// `file:line:col: error[code]: path: message`, then detail, expected, found (unless
+    /// the message says both: [`Diagnostic::states_both`]) and help.
     pub fn plain(&self) -> String {
         let d = &self.diagnostic;
         let mut out = self.first_line();
@@ -296,11 +310,13 @@ impl Report {
                 out.push_str(line);
             }
         }
-        if let Some(e) = &d.expected {
-            out.push_str(&format!("\n  expected: {e}"));
-        }
-        if let Some(f) = &d.found {
-            out.push_str(&format!("\n  found: {f}"));
+        if !d.states_both() {
+            if let Some(e) = &d.expected {
+                out.push_str(&format!("\n  expected: {e}"));
+            }
+            if let Some(f) = &d.found {
+                out.push_str(&format!("\n  found: {f}"));
+            }
         }
         if let Some(h) = &d.help {
             out.push_str(&format!("\n  help: {h}"));
@@ -331,6 +347,9 @@ impl fmt::Display for Report {
         write!(f, "{}", d.headline())?;
         if let Some(detail) = &d.detail {
             write!(f, "\n{detail}")?;
+        }
+        if d.states_both() {
+            return Ok(());
         }
         if let Some(e) = &d.expected {
             write!(f, "\nexpected: {e}")?;
@@ -530,6 +549,37 @@ mod tests {
             Some("did you mean `gist`?")
         );
         assert_eq!(did_you_mean("zebra", keys), None);
+    }
+
+    /// A message that says what was expected and found is not followed by the same two
+    /// lines, in either text rendering; the JSON keeps both fields.
+    #[test]
+    fn expected_and_found_are_said_once() {
+        let src = Source::new("t.yaml", "seed: 'abc'\n");
+        let d = Diagnostic::new(
+            "invalid-type",
+            "seed",
+            "expected an integer, found a string \"abc\"",
+        )
+        .at(Span::new(6, 11))
+        .expected("an integer")
+        .found("\"abc\"")
+        .detail("1 validation error for TestSpec\nseed\n  Input should be a valid integer");
+        assert!(d.states_both());
+        let json = d.to_json(&src);
+        assert_eq!(json["expected"], "an integer");
+        assert_eq!(json["found"], "\"abc\"");
+        let r = Report::new(d, &src);
+        for text in [r.plain(), r.to_string(), r.render(false)] {
+            assert_eq!(text.matches("an integer").count(), 1, "{text}");
+            assert!(!text.contains("found: "), "{text}");
+            assert!(text.contains("Input should be a valid integer"), "{text}");
+        }
+        // A message that says neither keeps the lines.
+        let other = Diagnostic::new("invalid-type", "seed", "expected an integer")
+            .expected("an integer")
+            .found("\"abc\"");
+        assert!(!other.states_both());
     }
 
     #[test]
