@@ -1,7 +1,8 @@
 //! `prill init`: the files a new project starts from, each kept under
 //! `crates/prill-app/templates/` and compiled in: a commented `prill.toml`, one
 //! example test per dialect (a neuro-san data-driven HOCON case, a Sentinel TestSpec
-//! and a Sentinel TestSuite) that pass under `prill run --demo`, and a GitHub Actions
+//! and a Sentinel TestSuite) and a flaky case to assess (`prill assess`), all of which
+//! pass under `prill run --demo`, and a GitHub Actions
 //! workflow that runs them, uploads the JUnit report and writes the Markdown summary.
 //!
 //! [`init`] never overwrites a file unless asked: when any of them exists it writes
@@ -22,7 +23,7 @@ pub struct Template {
 pub const WORKFLOW: &str = include_str!("../templates/.github/workflows/prill.yml");
 
 /// Every file `prill init` writes, in the order it writes them.
-pub const TEMPLATES: [Template; 5] = [
+pub const TEMPLATES: [Template; 6] = [
     Template {
         path: "prill.toml",
         contents: include_str!("../templates/prill.toml"),
@@ -38,6 +39,10 @@ pub const TEMPLATES: [Template; 5] = [
     Template {
         path: "tests/suite.yaml",
         contents: include_str!("../templates/tests/suite.yaml"),
+    },
+    Template {
+        path: "tests/flaky.hocon",
+        contents: include_str!("../templates/tests/flaky.hocon"),
     },
     Template {
         path: ".github/workflows/prill.yml",

@@ -37,7 +37,9 @@ pub struct Mode {
     /// The deterministic signature: `interaction 0 · <path> · <test> · <expectation>`,
     /// plus ` · found <value>` when the mode was split by what was found.
     pub signature: String,
-    /// A readable name: an LLM's when classified with one, else the message.
+    /// A readable name: an LLM's when classified with one, else the mode in words
+    /// (`interaction 0: text value expected "ok", found "failure a"`; `... found 3
+    /// different answers`; `interaction 1: timed out`).
     pub label: String,
     /// How many samples failed this way.
     pub count: u64,
@@ -96,17 +98,27 @@ pub fn classify(firsts: &[Failure], samples: u64) -> Vec<Mode> {
         for (found, failures) in by_found {
             match found {
                 Some(found) if failures.len() >= 2 => {
-                    modes.push(mode(
-                        format!("{signature} · found {found}"),
-                        &failures,
-                        samples,
-                    ));
+                    let mut m = mode(format!("{signature} · found {found}"), &failures, samples);
+                    m.label = words(failures[0], Found::One);
+                    modes.push(m);
                 }
                 _ => rest.extend(failures),
             }
         }
         if !rest.is_empty() {
-            modes.push(mode(signature, &rest, samples));
+            let mut distinct: Vec<Option<String>> = rest
+                .iter()
+                .map(|f| f.found.as_deref().map(normalize))
+                .collect();
+            distinct.sort();
+            distinct.dedup();
+            let found = match distinct.as_slice() {
+                [_] => Found::One,
+                many => Found::Many(many.len()),
+            };
+            let mut m = mode(signature, &rest, samples);
+            m.label = words(rest[0], found);
+            modes.push(m);
         }
     }
     // Most common first; ties by signature, so the order never varies.
@@ -116,6 +128,87 @@ pub fn classify(firsts: &[Failure], samples: u64) -> Vec<Mode> {
             .then_with(|| a.signature.cmp(&b.signature))
     });
     modes
+}
+
+/// How many different answers a mode's failures found.
+#[derive(Debug, Clone, Copy)]
+enum Found {
+    /// One (or none at all).
+    One,
+    /// This many.
+    Many(usize),
+}
+
+/// The longest expectation or answer a mode's name quotes, in characters.
+const NAME_QUOTE_CHARS: usize = 60;
+
+/// A mode in words: where (the interaction), which check on which part of the answer,
+/// what it expected and what was found (or how many different answers), or, for an
+/// error, what went wrong.
+fn words(f: &Failure, found: Found) -> String {
+    let at = format!("interaction {}", f.interaction);
+    if let Some(kind) = f.test.strip_prefix("error:") {
+        return format!("{at}: {}", error_words(kind));
+    }
+    let check = check_words(&f.path, &f.test);
+    let expected = quoted(&f.expected);
+    match (found, &f.found) {
+        (Found::Many(n), _) => {
+            format!("{at}: {check} expected {expected}, found {n} different answers")
+        }
+        (Found::One, Some(answer)) => format!(
+            "{at}: {check} expected {expected}, found {}",
+            quoted(answer)
+        ),
+        (Found::One, None) => format!("{at}: {check} expected {expected}, found nothing"),
+    }
+}
+
+/// The check and what it looks at: `text value`, `structure.answer keywords`, or the
+/// check's name alone where the path says no more (`must_contain`).
+fn check_words(path: &str, test: &str) -> String {
+    let field = path
+        .split_once(".response.")
+        .map(|(_, rest)| rest)
+        .and_then(|rest| rest.strip_suffix(test))
+        .map(|rest| rest.trim_end_matches('.'))
+        .filter(|field| !field.is_empty());
+    match field {
+        Some(field) => format!("{field} {test}"),
+        None => test.to_owned(),
+    }
+}
+
+/// An error kind in words.
+fn error_words(kind: &str) -> String {
+    let words = match kind {
+        "timeout" => "timed out",
+        "unreachable" => "the agent could not be reached",
+        "unknown_agent" => "the server does not host the agent",
+        "status" => "the server answered with an error status",
+        "protocol" => "the agent broke the protocol",
+        "too_large" => "the answer was too large",
+        "tls" => "the TLS connection failed",
+        "io" => "the connection failed",
+        "spawn" => "the agent's program could not be started",
+        "config" => "the settings are wrong",
+        "max_iterations" => "the tool loop reached its max_iterations",
+        "panic" => "the agent or Prill panicked",
+        "function" => "the function under test failed",
+        "no_cassette" => "no recording answers it",
+        other => return format!("error ({other})"),
+    };
+    words.to_owned()
+}
+
+/// `text` in quotes, on one line, cut to [`NAME_QUOTE_CHARS`].
+fn quoted(text: &str) -> String {
+    let one_line = SPACE.replace_all(text.trim(), " ");
+    let mut cut: String = one_line.chars().take(NAME_QUOTE_CHARS).collect();
+    if one_line.chars().count() > NAME_QUOTE_CHARS {
+        cut.push('…');
+    }
+    format!("\"{cut}\"")
 }
 
 fn mode(signature: String, failures: &[&Failure], samples: u64) -> Mode {
@@ -235,6 +328,45 @@ mod tests {
         );
         assert!((modes[0].share - 0.05).abs() < 1e-12);
         assert!(modes[0].ci_low < 0.05 && modes[0].ci_high > 0.05);
+        let names: Vec<&str> = modes.iter().map(|m| m.label.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "interaction 0: text value expected \"ok\", found \"failure A\"",
+                "interaction 0: text value expected \"ok\", found \"failure b\"",
+                "interaction 0: text value expected \"ok\", found 2 different answers",
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_and_checks_without_a_field_are_named_in_words() {
+        let error = Failure {
+            interaction: 1,
+            path: "interactions[1]".into(),
+            test: "error:timeout".into(),
+            expected: String::new(),
+            found: None,
+            message: "no answer within 500ms".into(),
+        };
+        let sentinel = Failure {
+            interaction: 0,
+            path: "assertions[2]".into(),
+            test: "must_contain".into(),
+            expected: "refund".into(),
+            found: Some("x".repeat(100)),
+            message: String::new(),
+        };
+        let modes = classify(&[error.clone(), error, sentinel], 10);
+        let names: Vec<&str> = modes.iter().map(|m| m.label.as_str()).collect();
+        assert_eq!(names[0], "interaction 1: timed out");
+        assert_eq!(
+            names[1],
+            format!(
+                "interaction 0: must_contain expected \"refund\", found \"{}…\"",
+                "x".repeat(60)
+            )
+        );
     }
 
     #[test]

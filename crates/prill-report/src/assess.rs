@@ -74,7 +74,7 @@ pub fn assessment_table(cases: &[CaseAssessment]) -> String {
                 percent(m.share),
                 percent(m.ci_low),
                 percent(m.ci_high),
-                m.signature
+                m.label
             );
             let _ = writeln!(out, "        e.g. {}", m.example);
             if !m.criteria.is_empty() {
@@ -128,15 +128,12 @@ pub fn assessment_markdown(cases: &[CaseAssessment]) -> String {
             for m in &c.modes {
                 let _ = writeln!(
                     out,
-                    "| {} | {} ({}–{}) | `{}` | {} | {} |",
+                    "| {} | {} ({}–{}) | {} | {} | {} |",
                     m.count,
                     percent(m.share),
                     percent(m.ci_low),
                     percent(m.ci_high),
-                    m.signature
-                        .replace('|', "\\|")
-                        .replace('\n', " ")
-                        .replace('`', "'"),
+                    md(&m.label),
                     md(&m.criteria),
                     md(&m.example)
                 );
@@ -158,7 +155,7 @@ pub fn assessment_html(cases: &[CaseAssessment]) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Prill assessment</title>\n<style>\
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}\
 td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td.l,th.l{text-align:left}\
-.bar{fill:#d9534f}.ci{stroke:#222;stroke-width:1.5}.label{font-size:12px}\
+.bar{fill:#d9534f}.ci{stroke:#222;stroke-width:1.5}.label{font-size:12px}.name{font-size:12px;font-weight:600}\
 </style></head><body>\n<h1>Prill assessment</h1>\n<table id=\"cases\"><tr><th class=\"l\">case</th><th>samples</th><th>passed</th><th>failed</th><th>errored</th><th>pass rate</th><th>95% interval</th><th>ratio</th><th>p(meets ratio)</th></tr>\n",
     );
     for c in cases {
@@ -187,8 +184,10 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td.l,th.l{text-alig
             out.push_str("<p>No failures.</p>\n");
             continue;
         }
-        let (bar_h, gap, left, width) = (22.0, 10.0, 40.0, 420.0);
-        let height = c.modes.len() as f64 * (bar_h + gap) + gap;
+        // Each mode: its name on a line, then its bar (the count at the left, the share
+        // at the right, the 95% interval across it).
+        let (name_h, bar_h, gap, left, width) = (16.0, 22.0, 10.0, 40.0, 420.0);
+        let height = c.modes.len() as f64 * (name_h + bar_h + gap) + gap;
         let _ = writeln!(
             out,
             "<svg class=\"modes\" id=\"modes-{i}\" width=\"{}\" height=\"{height}\" role=\"img\" aria-label=\"failure modes of {}\">",
@@ -196,13 +195,16 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td.l,th.l{text-alig
             html(&c.name)
         );
         for (j, m) in c.modes.iter().enumerate() {
-            let y = gap + j as f64 * (bar_h + gap);
+            let top = gap + j as f64 * (name_h + bar_h + gap);
+            let y = top + name_h;
             let w = (m.share * width).max(1.0);
             let (lo, hi) = (left + m.ci_low * width, left + m.ci_high * width);
             let mid = y + bar_h / 2.0;
             let _ = writeln!(
                 out,
-                "<text class=\"label\" x=\"0\" y=\"{}\">{}</text><rect class=\"bar\" x=\"{left}\" y=\"{y}\" width=\"{w:.1}\" height=\"{bar_h}\"><title>{}</title></rect><line class=\"ci\" x1=\"{lo:.1}\" x2=\"{hi:.1}\" y1=\"{mid}\" y2=\"{mid}\"/><text class=\"label\" x=\"{:.1}\" y=\"{}\">{}</text>",
+                "<text class=\"name\" x=\"{left}\" y=\"{}\">{}</text><text class=\"label\" x=\"0\" y=\"{}\">{}</text><rect class=\"bar\" x=\"{left}\" y=\"{y}\" width=\"{w:.1}\" height=\"{bar_h}\"><title>{}</title></rect><line class=\"ci\" x1=\"{lo:.1}\" x2=\"{hi:.1}\" y1=\"{mid}\" y2=\"{mid}\"/><text class=\"label\" x=\"{:.1}\" y=\"{}\">{}</text>",
+                top + name_h - 4.0,
+                html(&m.label),
                 mid + 4.0,
                 m.count,
                 html(&m.signature),
@@ -215,12 +217,13 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td.l,th.l{text-alig
         for m in &c.modes {
             let _ = writeln!(
                 out,
-                "<tr class=\"mode\"><td>{}</td><td>{} ({}–{})</td><td class=\"l\"><code>{}</code></td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+                "<tr class=\"mode\"><td>{}</td><td>{} ({}–{})</td><td class=\"l\" title=\"{}\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
                 m.count,
                 percent(m.share),
                 percent(m.ci_low),
                 percent(m.ci_high),
                 html(&m.signature),
+                html(&m.label),
                 html(&m.criteria),
                 html(&m.example)
             );

@@ -151,6 +151,27 @@ fn the_html_page_is_self_contained_with_a_bar_per_mode() {
         !page.contains("<script") && !page.contains("http://") && !page.contains("https://"),
         "self-contained"
     );
+    // Each bar carries its mode's name, in words.
+    for name in [
+        "interaction 0: text value expected &quot;ok&quot;, found &quot;failure A&quot;",
+        "interaction 0: text value expected &quot;ok&quot;, found &quot;failure B&quot;",
+    ] {
+        assert!(
+            page.contains(&format!("<text class=\"name\" x=\"40\" y=")) && page.contains(name),
+            "{name} is not on the page"
+        );
+    }
+    // And the terminal names them the same way.
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("interaction 0: text value expected \"ok\", found \"failure A\""),
+        "{said}"
+    );
+    assert!(
+        !said.contains("interactions[0].response.text.value · value"),
+        "{said}"
+    );
 }
 
 /// The bars' fill, `.bar{fill:#d9534f}` in the page's style.

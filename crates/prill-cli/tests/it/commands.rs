@@ -27,6 +27,7 @@ fn init_writes_examples_that_pass_against_the_demo_and_refuses_to_overwrite() {
         "tests/music_trivia.hocon",
         "tests/greeting.yaml",
         "tests/suite.yaml",
+        "tests/flaky.hocon",
         ".github/workflows/prill.yml",
     ] {
         assert!(dir.path().join("project").join(file).is_file(), "{file}");
@@ -42,13 +43,36 @@ fn init_writes_examples_that_pass_against_the_demo_and_refuses_to_overwrite() {
     let all = support::output_text(&out);
     assert_eq!(out.status.code(), Some(0), "{all}");
     let verdicts = support::verdicts(&report);
-    // The HOCON case over direct and http, the spec, the suite's two tests.
-    assert_eq!(verdicts.len(), 5, "{verdicts:?}");
+    // The HOCON case over direct and http, the spec, the suite's two tests, the flaky
+    // case.
+    assert_eq!(verdicts.len(), 6, "{verdicts:?}");
     assert!(verdicts.iter().all(|(_, v)| v == "passed"), "{verdicts:?}");
-    for name in ["music_trivia", "Greeting", "Order status", "Refund"] {
+    for name in [
+        "music_trivia",
+        "Greeting",
+        "Order status",
+        "Refund",
+        "flaky",
+    ] {
         assert!(
             verdicts.iter().any(|(n, _)| n.contains(name)),
             "{name}: {verdicts:?}"
+        );
+    }
+    // The flaky case is there to be assessed: its two failure modes, in words.
+    let out = prill_isolated(
+        &project,
+        &["assess", "--demo", "tests/flaky.hocon", "--samples", "200"],
+        &[],
+    );
+    let said = support::output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    for mode in ["found \"failure refused\"", "found \"failure off by one\""] {
+        assert!(
+            said.contains(&format!(
+                "interaction 0: text value expected \"ok\", {mode}"
+            )),
+            "{said}"
         );
     }
     // The files are valid as they are, without --demo: prill.toml names the demo model.
