@@ -157,7 +157,7 @@ fn the_html_page_is_self_contained_with_a_bar_per_mode() {
         "interaction 0: text value expected &quot;ok&quot;, found &quot;failure B&quot;",
     ] {
         assert!(
-            page.contains(&format!("<text class=\"name\" x=\"40\" y=")) && page.contains(name),
+            page.contains("<text class=\"name\" x=\"40\" y=") && page.contains(name),
             "{name} is not on the page"
         );
     }
