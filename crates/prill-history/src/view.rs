@@ -17,7 +17,7 @@
 
 use std::fmt::Write as _;
 
-use prill_report::html::{Links, document, escape, url_part};
+use prill_report::html::{Links, document, escape, seconds, url_part};
 
 use crate::{CaseRow, RunRow};
 
@@ -103,26 +103,10 @@ impl Route {
 
 /// `%XX`-decodes `text`; `None` when the result is not UTF-8.
 fn decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        let hex = bytes
-            .get(at + 1..at + 3)
-            .and_then(|hex| std::str::from_utf8(hex).ok())
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        match (bytes[at], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                at += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                at += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8()
+        .ok()
+        .map(std::borrow::Cow::into_owned)
 }
 
 /// The links at the top of every page: the runs, and the newest two compared.
@@ -394,17 +378,6 @@ pub fn not_found_page(message: &str) -> String {
         &site_links(),
         &format!("<p id=\"not-found\">{}</p>", escape(message)),
     )
-}
-
-/// `1.23 s`, `45 ms`, `<1 ms`.
-fn seconds(s: f64) -> String {
-    if s < 0.001 {
-        "<1 ms".to_owned()
-    } else if s < 1.0 {
-        format!("{:.0} ms", s * 1000.0)
-    } else {
-        format!("{s:.2} s")
-    }
 }
 
 #[cfg(test)]

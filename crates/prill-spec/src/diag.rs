@@ -432,11 +432,13 @@ impl Snippet {
         // WINDOW_AFTER from it, on its own line.
         // A position on the line's end (`\r\n`, or past it) is at the line's end.
         let at = (start - line_start).min(line.len());
-        let before: Vec<(usize, char)> = line[..at].char_indices().collect();
-        let from = before
-            .len()
-            .checked_sub(WINDOW_BEFORE)
-            .map_or(0, |i| before[i].0);
+        // Found from the position back, with nothing collected: the line may be
+        // megabytes long.
+        let from = line[..at]
+            .char_indices()
+            .rev()
+            .nth(WINDOW_BEFORE.saturating_sub(1))
+            .map_or(0, |(i, _)| i);
         let to = line[at..]
             .char_indices()
             .nth(WINDOW_AFTER)

@@ -16,10 +16,21 @@ use std::path::{Path, PathBuf};
 
 use crate::files::Unread;
 
-/// The default of [`Limits::max_input_bytes`]: 1 MiB for a file and everything it
-/// includes. Real test files hold a few KiB; HOCON costs a few hundred bytes of
-/// memory and microseconds per byte of input, so a megabyte is still cheap.
-pub const DEFAULT_MAX_INPUT_BYTES: u64 = 1024 * 1024;
+/// The default of [`Limits::max_input_bytes`]: 32 MiB for a file and everything it
+/// includes, so that a generated suite of 100,000 tests (about 20 MB) loads. What a
+/// file costs grows with its values more than its bytes, so their number is bounded
+/// too ([`MAX_VALUES`], [`HOCON_MAX_VALUES`]).
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 32 * 1024 * 1024;
+
+/// How many values (keys included) a JSON or YAML file may hold: 4 million, about
+/// twice what a suite of 100,000 generated tests holds. Counted before the file is
+/// parsed into a tree (`syntax::values`), so a file of tiny values is refused before
+/// it costs memory by the value.
+pub const MAX_VALUES: u64 = 4_000_000;
+
+/// How many values a HOCON file may hold: 250,000. The `hocon` crate takes about a
+/// kilobyte a value, and HOCON files are data-driven cases of a few dozen values.
+pub const HOCON_MAX_VALUES: u64 = 250_000;
 
 /// How deeply HOCON objects and lists may nest, counting each part of a dotted key
 /// (`a.b.c = 1` is three levels) as one level. The `hocon` crate refuses brackets

@@ -927,24 +927,7 @@ mod tests {
 
     #[test]
     fn duplicate_ids_get_suffixes() {
-        let case = |id: &str| Case {
-            id: id.into(),
-            name: "".into(),
-            dialect: Dialect::DataDriven,
-            file: Arc::from(Path::new("")),
-            tags: Box::default(),
-            category: None,
-            target: Target::Agent {
-                agent: "a".into(),
-                connections: vec![],
-                use_direct: false,
-                metadata: None,
-            },
-            success_ratio: SuccessRatio::default(),
-            timeout: None,
-            interactions: vec![],
-            failure_patterns: Box::default(),
-        };
+        let case = |id: &str| case_in(id, "");
         let plan = Plan::new(vec![case("x"), case("y"), case("x"), case("x")]);
         let ids: Vec<&str> = plan.cases.iter().map(|c| &*c.id).collect();
         assert_eq!(ids, ["x", "y", "x-2", "x-3"]);

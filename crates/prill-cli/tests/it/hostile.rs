@@ -59,7 +59,7 @@ fn a_file_over_max_input_bytes_says_the_limit() {
     let err = stderr(&out);
     assert!(err.contains("over the limit of 1 KiB"), "{err}");
     assert!(err.contains("max_input_bytes"), "{err}");
-    // Without the setting the default (1 MiB) holds it.
+    // Without the setting the default (32 MiB) holds it.
     std::fs::remove_file(dir.path().join("prill.toml")).unwrap();
     assert_eq!(
         code(&prill_bounded(dir.path(), &["validate", "big.yaml"], &[])),

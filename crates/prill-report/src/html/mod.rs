@@ -161,15 +161,18 @@ pub fn document(title: &str, links: &Links, body: &str) -> String {
 /// `text` as a part of a URL path or query: every byte but `A-Z a-z 0-9 - . _ ~` as
 /// `%XX`.
 pub fn url_part(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+    const PART: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    utf8_percent_encode(text, PART).to_string()
+}
+
+/// `1.23 s`, `45 ms`, `<1 ms`: a duration as the page shows it.
+pub fn seconds(s: f64) -> String {
+    page::seconds(s)
 }
 
 /// The reporter of `--html FILE`: collects the run's units and writes [`render`]'s page

@@ -275,7 +275,7 @@ fn compare_html(compare: &CompareSection, links: &Links) -> String {
 }
 
 /// `1.23 s`, `45 ms`, `<1 ms`.
-fn seconds(s: f64) -> String {
+pub(super) fn seconds(s: f64) -> String {
     if s < 0.001 {
         "<1 ms".to_owned()
     } else if s < 1.0 {

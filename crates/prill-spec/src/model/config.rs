@@ -66,9 +66,9 @@ pub struct Config {
     #[schemars(extend("default" = "any", "examples" = ["project"]))]
     pub includes: Option<IncludePolicy>,
     /// The most bytes a test file and everything it includes may hold together
-    /// (default 1048576, 1 MiB).
+    /// (default 33554432, 32 MiB; the values a file holds are bounded too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = 1048576, "examples" = [4194304]))]
+    #[schemars(extend("default" = 33554432, "examples" = [67108864]))]
     #[schemars(range(min = 1))]
     pub max_input_bytes: Option<u64>,
     /// What the frameworks of Sentinel specs reach: `[frameworks.langgraph]`, the

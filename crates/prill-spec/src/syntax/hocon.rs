@@ -34,6 +34,9 @@ use crate::source::Source;
 /// `prill convert` uses this so that it never writes a secret from the environment
 /// into converted text without being told to.
 pub fn environment_references(source: &Source, env: &Env) -> Vec<String> {
+    if super::values::hocon(&source.text).is_err() {
+        return Vec::new();
+    }
     let Ok(tokens) = hocon::tokenize(&source.text) else {
         return Vec::new();
     };
@@ -58,6 +61,9 @@ pub fn environment_references(source: &Source, env: &Env) -> Vec<String> {
 /// starts at the document root, so `common = {...}` followed by `${common}` names
 /// `common` here. Environment variables appear too, as nothing tells them apart.
 pub fn substitution_roots(source: &Source) -> Vec<String> {
+    if super::values::hocon(&source.text).is_err() {
+        return Vec::new();
+    }
     let Ok(tokens) = hocon::tokenize(&source.text) else {
         return Vec::new();
     };
@@ -103,6 +109,7 @@ fn parse_guarded(
     environment: &mut Vec<String>,
 ) -> Result<Node, Vec<Diagnostic>> {
     let text: &str = &source.text;
+    let values = super::values::hocon(text).map_err(|d| vec![*d])?;
     let tokens = hocon::tokenize(text)
         .map_err(|e| vec![syntax_error(source, &[], &[], &e.message, e.line, e.col)])?;
     let spans = token_spans(source, &tokens);
@@ -111,7 +118,8 @@ fn parse_guarded(
         return Err(vec![guard::too_deep_error(span, None)]);
     }
     let layout = Layout::build(&tokens, &spans);
-    *environment = guard::check(source, &tokens, &layout, env, limits).map_err(|d| vec![*d])?;
+    *environment =
+        guard::check(source, &tokens, &layout, env, limits, values).map_err(|d| vec![*d])?;
 
     let mut options = ParseOptions::defaults()
         .with_env(env.vars().clone())

@@ -32,6 +32,7 @@ pub fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
         0
     };
     let text = &full[base..];
+    super::values::json(text).map_err(|d| vec![shift(*d, base)])?;
     let parsed = match parse_to_ast(text, &CollectOptions::default(), &strict_options()) {
         Ok(parsed) => parsed,
         Err(error) => return Err(vec![syntax_error(&error, base)]),
@@ -52,6 +53,12 @@ pub fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
     } else {
         Err(builder.errors)
     }
+}
+
+/// `d`, whose span counts from `base` bytes into the file.
+fn shift(mut d: Diagnostic, base: usize) -> Diagnostic {
+    d.span = d.span.map(|s| Span::new(s.start + base, s.end + base));
+    d
 }
 
 /// The `jsonc-parser` options that accept exactly JSON and nothing more.

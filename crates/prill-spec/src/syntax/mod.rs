@@ -15,6 +15,7 @@ pub mod emit;
 pub mod hocon;
 pub mod json;
 pub mod toml;
+mod values;
 pub mod yaml;
 
 /// The environment HOCON substitutions read (`${X}`, `${?X}`).

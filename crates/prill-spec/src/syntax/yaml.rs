@@ -76,6 +76,7 @@ fn parse_within<'s>(
     items: Option<&'s mut dyn Items>,
     limits: Budget,
 ) -> Result<Node, Vec<Diagnostic>> {
+    super::values::yaml(&source.text).map_err(|d| vec![*d])?;
     let mut builder = Builder::new(source);
     builder.items = items.map(|sink| (key, sink));
     builder.limits = limits;

@@ -519,3 +519,90 @@ fn a_file_of_many_wrong_values_gets_the_first_problems_and_a_count() {
         );
     }
 }
+
+/// `[1,1,1,...]`: `n` values in `bytes` bytes or so.
+fn tiny_values(n: usize) -> String {
+    let mut text = String::with_capacity(2 * n + 2);
+    text.push('[');
+    for i in 0..n {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push('1');
+    }
+    text.push(']');
+    text
+}
+
+/// A file of tiny values within the byte limit costs memory by the value: past the
+/// count it is refused before it is parsed, in every syntax, whatever the file's
+/// dialect; an include's values count with the file's.
+#[test]
+fn a_file_of_too_many_values_is_refused_before_it_is_parsed() {
+    let list = tiny_values(4_000_001);
+    for (name, text) in [
+        (
+            "many.json",
+            format!("{{\"name\": \"s\", \"tests\": {list}}}"),
+        ),
+        ("many.yaml", format!("name: s\ntests: {list}\n")),
+        (
+            "many.hocon",
+            format!("{CASE}x = {}\n", tiny_values(250_001)),
+        ),
+    ] {
+        let loaded = load(name, &text);
+        assert_eq!(codes(&loaded), ["too-many-values"], "{name}");
+        let out = plain(&loaded);
+        assert!(out.contains("more than"), "{out}");
+        assert!(out.contains("split it into several files"), "{out}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "values.conf",
+        &format!("x = {}\n", tiny_values(200_000)),
+    );
+    write(
+        dir.path(),
+        "more.conf",
+        &format!("y = {}\n", tiny_values(60_000)),
+    );
+    let main = write(
+        dir.path(),
+        "main.hocon",
+        &format!("include \"values.conf\"\ninclude \"more.conf\"\n{CASE}"),
+    );
+    let loaded = load_path(&main, &Limits::default()).unwrap().unwrap();
+    assert_eq!(codes(&loaded), ["too-many-values"], "{}", plain(&loaded));
+}
+
+/// A generated suite of 100,000 tests (about 20 MB) loads under the default limits,
+/// in YAML and in JSON.
+#[test]
+fn a_generated_suite_of_100000_tests_loads_with_the_default_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut yaml = String::from("name: generated\ntests:\n");
+    let mut json = String::from("{\"name\": \"generated\", \"tests\": [");
+    for i in 0..100_000 {
+        let query = format!("What is the capital of country number {i}? Answer in one word.");
+        yaml.push_str(&format!(
+            "  - name: case {i:06}\n    model: gpt-4o-mini\n    provider: openai\n    inputs:\n      query: \"{query}\"\n    assertions:\n      - must_contain: Paris\n"
+        ));
+        if i > 0 {
+            json.push(',');
+        }
+        json.push_str(&format!(
+            "{{\"name\": \"case {i:06}\", \"model\": \"gpt-4o-mini\", \"provider\": \"openai\", \"inputs\": {{\"query\": \"{query}\"}}, \"assertions\": [{{\"must_contain\": \"Paris\"}}]}}"
+        ));
+    }
+    json.push_str("]}");
+    assert!(yaml.len() > 16 * 1024 * 1024 && json.len() > 16 * 1024 * 1024);
+    for (name, text) in [("suite.yaml", yaml), ("suite.json", json)] {
+        let path = write(dir.path(), name, &text);
+        let loaded = load_path(&path, &Limits::default())
+            .expect("within the default limit")
+            .expect("a test file");
+        assert!(loaded.is_valid(), "{name}: {}", plain(&loaded));
+    }
+}

@@ -9,6 +9,8 @@
 //!   it includes must fit in [`Limits::max_input_bytes`], and with
 //!   [`IncludeScope::Within`] it must lie inside the project's folder. Included text
 //!   gets the same depth check.
+//! - **Values.** An included file's values count with the including file's against
+//!   [`HOCON_MAX_VALUES`], counted before it is tokenized (`syntax::values`).
 //! - **Expansion.** `${...}` copies values, and copies of copies multiply: ten
 //!   levels of ten substitutions is 10^10 values from a 692-byte file. [`expansion`]
 //!   works out, from the text alone, an upper bound of what resolving would build,
@@ -30,7 +32,8 @@ use super::position::token_spans;
 use crate::diag::Diagnostic;
 use crate::limits::{
     HOCON_MAX_DEPTH, HOCON_MAX_EXPANDED_BYTES, HOCON_MAX_EXPANDED_VALUES,
-    HOCON_MAX_SUBSTITUTION_DEPTH, IncludeScope, Limits, human_bytes, read_regular,
+    HOCON_MAX_SUBSTITUTION_DEPTH, HOCON_MAX_VALUES, IncludeScope, Limits, human_bytes,
+    read_regular,
 };
 use crate::node::Span;
 use crate::source::Source;
@@ -174,6 +177,8 @@ struct Walk<'a> {
     limits: &'a Limits,
     /// Bytes read so far, the including file's own first.
     total: u64,
+    /// Values counted so far (an upper bound), the including file's own first.
+    values: u64,
     /// The canonical paths of the files being read, outermost first, to stop cycles
     /// (the `hocon` crate reports those).
     stack: Vec<PathBuf>,
@@ -191,6 +196,7 @@ pub(super) fn check(
     layout: &Layout,
     env: &Env,
     limits: &Limits,
+    values: u64,
 ) -> Result<Vec<String>, Box<Diagnostic>> {
     let root = match &limits.includes {
         IncludeScope::Anywhere => None,
@@ -199,6 +205,7 @@ pub(super) fn check(
     let mut walk = Walk {
         limits,
         total: source.text.len() as u64,
+        values,
         stack: Vec::new(),
         files: Vec::new(),
         root,
@@ -352,6 +359,12 @@ impl Walk<'_> {
                     return Err(too_deep_error(at, Some(&candidate)).into());
                 }
                 continue;
+            }
+            // Counted before it is tokenized: tokens cost memory by the value.
+            let budget = HOCON_MAX_VALUES.saturating_sub(self.values);
+            match super::super::values::hocon_within(&text, budget) {
+                Ok(values) => self.values += values,
+                Err(_) => return Err(super::super::values::hocon_too_many(at).into()),
             }
             let Ok(tokens) = hocon::tokenize(&text) else {
                 continue;
