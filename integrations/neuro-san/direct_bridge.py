@@ -19,6 +19,13 @@ What is honoured, per conversation (read from its first request):
 and per request: `user_message.text`, `chat_context`, `sly_data` and `chat_filter`,
 passed to the session unchanged.
 
+As a warm worker (`--worker` instead of an agent), it loads neuro-san once and serves
+one conversation after another: a line `{"prill_worker": "open", "agent": NAME}` ends
+the conversation before it (its session closed) and starts one with NAME, answered by
+`{"prill_worker": "opened"}` once neuro-san is loaded; the requests that follow are the
+conversation's, as above. Each conversation gets a fresh session; what a coded tool
+leaves in the process (module globals) is the limit of this mode.
+
 Run by hand:
     echo '{"user_message": {"text": "hi"}, "metadata": {}}' | python direct_bridge.py hello_world
 """
@@ -91,30 +98,58 @@ def answer(session, request):
     send(final if final is not None else {"response": {"type": FINAL}})
 
 
+WORKER = "prill_worker"
+
+
+def serve(agent, lines, factory):
+    """Answers the requests of `lines` in one conversation with `agent`, until a line
+    that is not a request (a worker's next `open`), which is returned; None at the end."""
+    session = None
+    try:
+        for line in lines:
+            if not line.strip():
+                continue
+            request = json.loads(line)
+            if WORKER in request:
+                return request
+            if session is None:
+                metadata = request.get("metadata") or None
+                session = factory().create_session(
+                    "direct", agent, use_direct=bool(request.get("use_direct", False)),
+                    metadata=metadata)
+            # neuro-san's driver resets a direct session before every interaction, so
+            # that the origins in the chat context match up.
+            session.reset()
+            answer(session, request)
+        return None
+    finally:
+        if session is not None:
+            session.close()
+
+
 def main():
     if len(sys.argv) != 2:
-        print("usage: direct_bridge.py <agent>", file=sys.stderr)
+        print("usage: direct_bridge.py <agent> | --worker", file=sys.stderr)
         return 2
-    agent = sys.argv[1]
 
+    # Loaded before the first line is read: a worker pays for it while Prill waits.
     from neuro_san.client.agent_session_factory import AgentSessionFactory
 
-    session = None
+    if sys.argv[1] != "--worker":
+        serve(sys.argv[1], sys.stdin, AgentSessionFactory)
+        return 0
+    control = None
     for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        if session is None:
-            metadata = request.get("metadata") or None
-            session = AgentSessionFactory().create_session(
-                "direct", agent, use_direct=bool(request.get("use_direct", False)),
-                metadata=metadata)
-        # neuro-san's driver resets a direct session before every interaction, so that
-        # the origins in the chat context match up.
-        session.reset()
-        answer(session, request)
-    if session is not None:
-        session.close()
+        if line.strip():
+            control = json.loads(line)
+            break
+    while control is not None:
+        if control.get(WORKER) != "open" or not isinstance(control.get("agent"), str):
+            print(f"bridge: not a worker's open line: {json.dumps(control)[:200]}",
+                  file=sys.stderr, flush=True)
+            return 2
+        send({WORKER: "opened"})
+        control = serve(control["agent"], sys.stdin, AgentSessionFactory)
     return 0
 
 

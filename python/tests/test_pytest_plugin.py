@@ -104,15 +104,16 @@ def test_a_node_id_runs_one_unit(pytester: pytest.Pytester, copy_fixture) -> Non
 def test_tags_and_connections_are_keywords(pytester: pytest.Pytester) -> None:
     # `prill init` writes a project: prill.toml (which turns the plugin on by itself),
     # a data-driven case over direct and http, a Sentinel spec and a suite on the demo
-    # model, one of whose tests carries the tag `refunds`.
+    # model, one of whose tests carries the tag `refunds`, and a flaky case.
     subprocess.run([prill_binary(), "init", str(pytester.path)], check=True, capture_output=True)
     result = pytester.runpytest("--prill-args=--demo", "-v")
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6)
     ids = items(result)
     assert "tests/greeting.yaml::Greeting[demo]" in ids
     assert "tests/suite.yaml::Refund[demo]" in ids
+    assert "tests/flaky.hocon::tests/flaky[direct]" in ids
     result = pytester.runpytest("--prill-args=--demo", "-k", "refunds or http", "-v")
-    result.assert_outcomes(passed=2, deselected=3)
+    result.assert_outcomes(passed=2, deselected=4)
     assert sorted(items(result)) == [
         "tests/music_trivia.hocon::tests/music_trivia[http]",
         "tests/suite.yaml::Refund[demo]",

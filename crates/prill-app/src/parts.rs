@@ -221,8 +221,9 @@ impl Settings {
 
     /// The agent connectors: http, https and mcp to the server (an agent with its own
     /// `url` in `prill.toml` goes to its own, with its own time limit), `direct` to
-    /// `prill.toml`'s commands, then neuro-san networks through the bridge.
-    pub fn agent_connectors(&self) -> Result<Connectors, ConnectError> {
+    /// `prill.toml`'s commands, then neuro-san networks through the bridge, whose first
+    /// warm worker starts now when `warm` (a plan with neuro-san cases on `direct`).
+    pub fn agent_connectors(&self, warm: bool) -> Result<Connectors, ConnectError> {
         let options = self.http_options()?;
         let base = self.server()?;
         let mut own: HashMap<String, (Url, HttpOptions)> = HashMap::new();
@@ -248,7 +249,13 @@ impl Settings {
         let http = routed(&|u, o| Ok(Arc::new(NeuroSanHttp::new(u.clone(), o)?)))?;
         let https = routed(&|u, o| Ok(Arc::new(NeuroSanHttp::https(u, o)?)))?;
         let mcp = routed(&|u, o| Ok(Arc::new(NeuroSanMcp::new(u.clone(), o)?)))?;
-        let mut direct: Arc<dyn Connector> = Arc::new(self.direct_connector(&options));
+        let direct_connector = self.direct_connector(&options);
+        if let Some(neuro_san) = direct_connector.neuro_san().filter(|_| warm) {
+            // neuro-san loads in the first worker while the run gets ready; a worker
+            // that cannot start says so at the first conversation that needs it.
+            let _ = neuro_san.warm();
+        }
+        let mut direct: Arc<dyn Connector> = Arc::new(direct_connector);
         #[cfg(feature = "demo")]
         if let Some(demo) = self.replayed_demo(&options) {
             direct = Arc::new(Routed {
@@ -261,6 +268,19 @@ impl Settings {
             .with(Connection::Http, http)
             .with(Connection::Https, https)
             .with(Connection::Mcp, mcp))
+    }
+
+    /// How many warm neuro-san workers run at once: `[neuro_san] workers`, else the
+    /// machine's cores; never more than the run's `--jobs`; 0 (a process per
+    /// conversation) with `fresh_process = true`.
+    pub fn neuro_san_workers(&self) -> usize {
+        let table = self.config.as_ref().and_then(|c| c.neuro_san.as_ref());
+        if table.and_then(|t| t.fresh_process).unwrap_or(false) {
+            return 0;
+        }
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let wanted = table.and_then(|t| t.workers).map_or(cores, |n| n as usize);
+        wanted.min(self.run_options(None).jobs).max(1)
     }
 
     /// When replaying cassettes recorded with `--demo` (they hold
@@ -319,11 +339,10 @@ impl Settings {
         }
         .with_timeouts(options.timeout, options.idle_timeout);
         let dir = self.project_dir();
-        let neuro_san = NeuroSanDirect::from_config(
-            self.config.as_ref().and_then(|c| c.neuro_san.as_ref()),
-            Path::new(&dir),
-            self.env.get(MANIFEST_ENV),
-        );
+        let table = self.config.as_ref().and_then(|c| c.neuro_san.as_ref());
+        let neuro_san =
+            NeuroSanDirect::from_config(table, Path::new(&dir), self.env.get(MANIFEST_ENV))
+                .map(|n| n.with_workers(self.neuro_san_workers()));
         let config = match &self.found {
             Found::File(path) => {
                 ConfigSource::File(std::path::absolute(path).unwrap_or(path.clone()))
@@ -446,5 +465,36 @@ mod tests {
                 "AWS_SECRET_ACCESS_KEY"
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod workers {
+    use crate::{Overrides, Settings};
+
+    fn settings(toml: &str, jobs: Option<usize>) -> (tempfile::TempDir, Settings) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("prill.toml"), toml).unwrap();
+        let overrides = Overrides {
+            jobs,
+            ..Overrides::default()
+        };
+        let settings =
+            Settings::load_from(dir.path(), None, prill_spec::Env::default(), overrides).unwrap();
+        (dir, settings)
+    }
+
+    /// `[neuro_san] workers`, else the cores; never more than `--jobs`; none with
+    /// `fresh_process`.
+    #[test]
+    fn warm_workers_are_as_many_as_asked_at_most_the_jobs() {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let table = "[neuro_san]\nmanifest = \"m.hocon\"\n";
+        assert_eq!(settings(table, Some(64)).1.neuro_san_workers(), cores);
+        let three = format!("{table}workers = 3\n");
+        assert_eq!(settings(&three, Some(64)).1.neuro_san_workers(), 3);
+        assert_eq!(settings(&three, Some(2)).1.neuro_san_workers(), 2);
+        let fresh = format!("{three}fresh_process = true\n");
+        assert_eq!(settings(&fresh, Some(64)).1.neuro_san_workers(), 0);
     }
 }

@@ -97,7 +97,7 @@ impl Session {
                 "this build has no demo agents (the `demo` feature of prill-app)".to_owned(),
             ));
         } else {
-            settings.agent_connectors()?
+            settings.agent_connectors(neuro_san_direct(settings, plan))?
         };
         let judge = match settings.judge_for(plan, &providers).await? {
             Some(chosen) => {
@@ -221,4 +221,27 @@ impl Settings {
             ..defaults
         }
     }
+}
+
+/// Whether `plan` has a case on `direct` whose agent is no command of `prill.toml`: one
+/// that a neuro-san network answers, when they are set up.
+fn neuro_san_direct(settings: &Settings, plan: &Plan) -> bool {
+    let commands = settings.config.as_ref().map(|c| &c.agents);
+    plan.cases.iter().any(|case| match &case.target {
+        prill_spec::plan::Target::Agent {
+            agent, connections, ..
+        } => {
+            let overridden = &settings.overrides.connections;
+            let connections = if overridden.is_empty() {
+                connections
+            } else {
+                overridden
+            };
+            connections.contains(&prill_spec::model::data_driven::Connection::Direct)
+                && commands
+                    .and_then(|c| c.get(&**agent))
+                    .is_none_or(|a| a.command.is_none())
+        }
+        _ => false,
+    })
 }

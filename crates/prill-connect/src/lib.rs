@@ -141,6 +141,7 @@ mod http;
 pub mod langgraph;
 mod mcp;
 pub mod neuro_san_direct;
+pub mod neuro_san_pool;
 mod process;
 pub mod provider;
 pub mod retry;

@@ -24,11 +24,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use prill_spec::model::config::NeuroSanConfig;
 
 use crate::cassette::Cassettes;
 use crate::error::ConnectError;
+use crate::neuro_san_pool::WorkerPool;
 use crate::stdio::{StdioCommand, StdioConnector, StdioConversation};
 use crate::stdio_cassette::{NEURO_SAN_DIRECT_CONNECTOR, RunCassettes};
 use crate::{BoxFuture, Connector, Conversation};
@@ -45,16 +47,42 @@ pub const MANIFEST_ENV: &str = "AGENT_MANIFEST_FILE";
 /// The variable neuro-san reads its coded tools' location from.
 pub const TOOL_PATH_ENV: &str = "AGENT_TOOL_PATH";
 
-/// neuro-san agent networks run in-process, one bridge process per conversation.
+/// neuro-san agent networks run in-process: on warm workers that load neuro-san once
+/// ([`NeuroSanDirect::with_workers`], [`crate::neuro_san_pool`]), or in one bridge
+/// process per conversation.
 ///
-/// `Debug` shows the environment's keys, never its values.
-#[derive(Clone, PartialEq, Eq)]
+/// `Debug` shows the environment's keys, never its values. Clones share their workers.
+#[derive(Clone)]
 pub struct NeuroSanDirect {
     python: String,
     env: BTreeMap<String, String>,
     cwd: Option<PathBuf>,
     cassettes: RunCassettes,
+    /// How many warm workers; 0 for a process per conversation.
+    workers: usize,
+    /// The workers, made at first use (so that the settings before it are theirs).
+    pool: Arc<OnceLock<Arc<WorkerPool>>>,
 }
+
+impl PartialEq for NeuroSanDirect {
+    fn eq(&self, other: &NeuroSanDirect) -> bool {
+        (
+            &self.python,
+            &self.env,
+            &self.cwd,
+            &self.cassettes,
+            self.workers,
+        ) == (
+            &other.python,
+            &other.env,
+            &other.cwd,
+            &other.cassettes,
+            other.workers,
+        )
+    }
+}
+
+impl Eq for NeuroSanDirect {}
 
 impl std::fmt::Debug for NeuroSanDirect {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -63,6 +91,7 @@ impl std::fmt::Debug for NeuroSanDirect {
             .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("cwd", &self.cwd)
             .field("cassettes", &self.cassettes)
+            .field("workers", &self.workers)
             .finish()
     }
 }
@@ -76,7 +105,54 @@ impl NeuroSanDirect {
             env: BTreeMap::new(),
             cwd: None,
             cassettes: RunCassettes::default(),
+            workers: 0,
+            pool: Arc::default(),
         }
+    }
+
+    /// The connection on `workers` warm workers (0: a bridge process per
+    /// conversation, as before), each loading neuro-san once and serving one
+    /// conversation after another ([`crate::neuro_san_pool`]).
+    pub fn with_workers(mut self, workers: usize) -> NeuroSanDirect {
+        self.workers = workers;
+        self.pool = Arc::default();
+        self
+    }
+
+    /// How many warm workers run at once; 0 when each conversation starts its own.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// Starts the first warm worker now, so that neuro-san loads while the caller does
+    /// other things (inside a tokio runtime); nothing without workers or while one is
+    /// alive already. Cassettes that replay need no worker and start none.
+    pub fn warm(&self) -> Result<(), ConnectError> {
+        if self.cassettes.0.as_ref().is_some_and(|c| !c.records()) {
+            return Ok(());
+        }
+        match self.pool() {
+            Some(pool) => pool.warm(),
+            None => Ok(()),
+        }
+    }
+
+    /// The warm workers, when there are any.
+    fn pool(&self) -> Option<&Arc<WorkerPool>> {
+        (self.workers > 0).then(|| {
+            self.pool
+                .get_or_init(|| Arc::new(WorkerPool::new(self.worker_command(), self.workers)))
+        })
+    }
+
+    /// The bridge as a warm worker, serving any agent.
+    fn worker_command(&self) -> StdioCommand {
+        let mut command = self.command("--worker");
+        command.label = Some(format!(
+            "`{} <prill's neuro-san direct bridge> --worker`",
+            self.python
+        ));
+        command
     }
 
     /// The connection with the run's cassettes (`None`: none): every exchange with a
@@ -168,7 +244,20 @@ impl NeuroSanDirect {
         idle: Option<std::time::Duration>,
     ) -> Result<StdioConversation, ConnectError> {
         let tape = self.cassettes.tape(NEURO_SAN_DIRECT_CONNECTOR, agent);
-        self.command(agent).start_with(timeout, idle, tape)
+        match self.pool() {
+            // Leased at its first live request; the command only names it in messages.
+            Some(pool) => {
+                let mut command = self.command(agent);
+                command.label = Some(format!(
+                    "`{} <prill's neuro-san direct bridge> --worker` (agent `{agent}`)",
+                    self.python
+                ));
+                Ok(command
+                    .start_later(timeout, idle, tape)
+                    .leasing(Arc::clone(pool), agent))
+            }
+            None => self.command(agent).start_with(timeout, idle, tape),
+        }
     }
 }
 

@@ -332,6 +332,17 @@ impl Process {
         text
     }
 
+    /// Forgets what the program wrote to stderr so far: a worker starting another
+    /// conversation shows only that conversation's.
+    pub(crate) fn clear_stderr_tail(&self) {
+        self.tail.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// The program's exit status when it has ended, `None` while it runs.
+    pub(crate) fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        self.child.try_wait()
+    }
+
     /// The end of what the program wrote to stderr so far, trimmed, keys blanked.
     pub(crate) fn stderr_tail(&self) -> String {
         let tail = self.tail.lock().unwrap_or_else(|p| p.into_inner());

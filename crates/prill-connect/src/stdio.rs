@@ -24,6 +24,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prill_spec::model::config::Config;
@@ -33,6 +34,7 @@ use serde_json::Value;
 use crate::cassette::{Cassettes, Chunk};
 use crate::decode::{DEFAULT_MAX_BODY_BYTES, values_of_line};
 use crate::error::{ConnectError, cut};
+use crate::neuro_san_pool::{Lease, WorkerPool};
 use crate::process::{Launch, Process, Read, secrets_of};
 use crate::stdio_cassette::{RunCassettes, STDIO_CONNECTOR, Tape};
 use crate::types::{AgentRequest, AgentResponse, Timings};
@@ -138,7 +140,28 @@ impl StdioCommand {
             Some(tape) if !tape.starts_at_once() => None,
             _ => Some(self.spawn()?),
         };
-        Ok(StdioConversation {
+        Ok(self.conversation(process, default, idle, tape))
+    }
+
+    /// A conversation whose process comes later: started, or leased from warm workers
+    /// ([`StdioConversation::leasing`]), at its first live request.
+    pub(crate) fn start_later(
+        &self,
+        default: Option<Duration>,
+        idle: Option<Duration>,
+        tape: Option<Tape>,
+    ) -> StdioConversation {
+        self.conversation(None, default, idle, tape)
+    }
+
+    fn conversation(
+        &self,
+        process: Option<Process>,
+        default: Option<Duration>,
+        idle: Option<Duration>,
+        tape: Option<Tape>,
+    ) -> StdioConversation {
+        StdioConversation {
             peer: format!("command {}", self.display()),
             command: self.clone(),
             process,
@@ -150,10 +173,12 @@ impl StdioCommand {
             tape,
             heard: Vec::new(),
             replayed: 0,
-        })
+            pool: None,
+            lease: None,
+        }
     }
 
-    fn spawn(&self) -> Result<Process, ConnectError> {
+    pub(crate) fn spawn(&self) -> Result<Process, ConnectError> {
         let process = Process::spawn(Launch {
             argv: &self.command,
             env: &self.env,
@@ -307,6 +332,21 @@ pub struct StdioConversation {
     heard: Vec<Chunk>,
     /// How many exchanges were answered from the cassettes.
     replayed: u32,
+    /// The warm workers its process is leased from, and the agent it opens them for,
+    /// instead of starting `command` ([`crate::neuro_san_pool`]).
+    pool: Option<(Arc<WorkerPool>, String)>,
+    /// The lease of its worker, given back when the conversation ends.
+    lease: Option<Lease>,
+}
+
+impl Drop for StdioConversation {
+    fn drop(&mut self) {
+        if let Some(lease) = self.lease.take() {
+            // Only a conversation that ended cleanly leaves a worker fit for the next.
+            let reusable = !self.busy && self.broken.is_none();
+            lease.give_back(self.process.take(), reusable);
+        }
+    }
 }
 
 impl Conversation for StdioConversation {
@@ -337,6 +377,12 @@ impl Conversation for StdioConversation {
                 });
             }
             self.heard.clear();
+            // A worker is leased outside the request's time limit: waiting for a free
+            // one, or for neuro-san to load, is not the agent's time.
+            if let Err(e) = self.lease_worker().await {
+                self.broken = Some("its worker could not be opened".to_owned());
+                return Err(e);
+            }
             let result = with_timeout(&peer, limit, self.exchange(&line))
                 .await
                 .map_err(|e| e.redacted(&request.secrets()));
@@ -361,6 +407,27 @@ impl Conversation for StdioConversation {
 }
 
 impl StdioConversation {
+    /// The conversation with its process leased from `pool`'s warm workers and opened
+    /// for `agent`, instead of starting its command.
+    pub(crate) fn leasing(mut self, pool: Arc<WorkerPool>, agent: &str) -> StdioConversation {
+        self.pool = Some((pool, agent.to_owned()));
+        self
+    }
+
+    /// Leases a worker when the conversation has a pool and no process yet.
+    async fn lease_worker(&mut self) -> Result<(), ConnectError> {
+        if self.process.is_some() || self.broken.is_some() {
+            return Ok(());
+        }
+        let Some((pool, agent)) = &self.pool else {
+            return Ok(());
+        };
+        let (process, lease) = pool.lease(agent).await?;
+        self.process = Some(process);
+        self.lease = Some(lease);
+        Ok(())
+    }
+
     /// Ends the command and everything it started ([`Process::end`]).
     fn end(&mut self) {
         if let Some(process) = &mut self.process {

@@ -12,6 +12,7 @@ mod langgraph;
 mod mcp;
 mod mcp_chat_filter;
 mod neuro_san_direct;
+mod neuro_san_workers;
 mod orphans;
 mod pool;
 mod providers_anthropic;

@@ -148,6 +148,7 @@ fn neuro_san_settings_come_from_prill_toml_else_from_agent_manifest_file() {
         manifest: Some("registries/manifest.hocon".into()),
         tool_path: Some("coded_tools".into()),
         env: [("PYTHONPATH".to_owned(), ".".to_owned())].into(),
+        ..NeuroSanConfig::default()
     };
     let direct = NeuroSanDirect::from_config(Some(&config), dir, Some("elsewhere.hocon")).unwrap();
     assert_eq!(direct.python(), "/project/venv/bin/python");

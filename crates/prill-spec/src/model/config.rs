@@ -269,6 +269,19 @@ pub struct NeuroSanConfig {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(extend("examples" = [{"PYTHONPATH": "."}]))]
     pub env: BTreeMap<String, String>,
+    /// How many warm workers (bridge processes that load neuro-san once and serve one
+    /// conversation after another) run at once [default: the machine's cores, at most
+    /// `--jobs`]. Each is a Python process of a few hundred MB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [2]))]
+    #[schemars(range(min = 1))]
+    pub workers: Option<u32>,
+    /// Start a bridge process for every conversation instead of warm workers, for
+    /// networks whose coded tools keep state in the process (module globals)
+    /// [default: false].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = false))]
+    pub fresh_process: Option<bool>,
 }
 
 /// Where HOCON `include` may read from.

@@ -169,7 +169,14 @@ fn neuro_san(node: &Node, at: &At, cx: &mut Cx) -> Option<NeuroSanConfig> {
     cx.unknown_keys(
         entries,
         at,
-        &["python", "manifest", "tool_path", "env"],
+        &[
+            "python",
+            "manifest",
+            "tool_path",
+            "env",
+            "workers",
+            "fresh_process",
+        ],
         |k| match k {
             "AGENT_MANIFEST_FILE" | "manifest_file" => {
                 Some("the manifest is `manifest`".to_owned())
@@ -187,6 +194,12 @@ fn neuro_san(node: &Node, at: &At, cx: &mut Cx) -> Option<NeuroSanConfig> {
         manifest: path("manifest", cx),
         tool_path: path("tool_path", cx),
         env: BTreeMap::new(),
+        workers: node
+            .get("workers")
+            .and_then(|n| positive(n, &at.key("workers"), cx)),
+        fresh_process: node
+            .get("fresh_process")
+            .and_then(|n| cx.boolean(n, &at.key("fresh_process"))),
     };
     if let Some(e) = node.get("env") {
         let at = at.key("env");

@@ -1,0 +1,146 @@
+//! Warm neuro-san workers (`NeuroSanDirect::with_workers`): one bridge process serves
+//! one conversation after another, each in a fresh session; a conversation that ends
+//! badly ends its worker and the next one gets a new process; no more workers live
+//! than the pool's size. Against the real bridge and the stand-in `neuro_san` package
+//! (`fixtures/neuro-san-stand-in`), whose answers say which process answered (`pid`)
+//! and how many sessions it made (`sessions`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use prill_connect::{AgentRequest, Connector, ErrorKind, NeuroSanDirect};
+use serde_json::{Value, json};
+
+fn stand_in() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/neuro-san-stand-in")
+}
+
+/// The stand-in networks on `workers` warm workers (0: a process per conversation).
+fn direct(dir: &Path, workers: usize) -> NeuroSanDirect {
+    NeuroSanDirect::new("python3")
+        .with_env("PYTHONPATH", stand_in().display().to_string())
+        .with_cwd(dir)
+        .with_workers(workers)
+}
+
+/// One conversation with `agent`, one request: the final message's sly_data.
+async fn talk(connector: &NeuroSanDirect, agent: &str) -> Value {
+    let mut conversation = connector.open(agent).await.unwrap();
+    let answer = conversation.send(&AgentRequest::new("hi")).await.unwrap();
+    assert_eq!(
+        answer.text.as_deref(),
+        Some(format!("{agent} says hi").as_str())
+    );
+    answer.sly_data.unwrap()
+}
+
+#[tokio::test]
+async fn a_warm_worker_serves_one_conversation_after_another_each_in_a_fresh_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let connector = direct(dir.path(), 1);
+    let first = talk(&connector, "hello_world").await;
+    let second = talk(&connector, "math_guy").await;
+    assert_eq!(first["pid"], second["pid"], "the same process answered");
+    assert_eq!(
+        (first["sessions"].as_u64(), second["sessions"].as_u64()),
+        (Some(1), Some(2)),
+        "a session of its own for each conversation"
+    );
+    assert_eq!(second["resets"], 1, "nothing of the first session is left");
+
+    // A process per conversation, as before, with no workers.
+    let fresh = direct(dir.path(), 0);
+    let (a, b) = (talk(&fresh, "a").await, talk(&fresh, "b").await);
+    assert_ne!(a["pid"], b["pid"]);
+    assert_eq!(
+        (a["sessions"].as_u64(), b["sessions"].as_u64()),
+        (Some(1), Some(1))
+    );
+}
+
+/// `pid` still runs.
+fn alive(pid: u64) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_conversation_that_times_out_ends_its_worker_and_the_next_gets_a_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let connector = direct(dir.path(), 1);
+    let before = talk(&connector, "hello_world").await;
+    let worker = before["pid"].as_u64().unwrap();
+
+    let pidfile = dir.path().join("slow.pid");
+    let mut conversation = connector.open("hello_world").await.unwrap();
+    let mut slow = AgentRequest::new("take your time");
+    slow.sly_data = json!({"sleep": 30, "pidfile": pidfile.display().to_string()})
+        .as_object()
+        .cloned();
+    slow.timeout = Some(Duration::from_millis(1500));
+    let error = conversation.send(&slow).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Timeout, "{error}");
+    drop(conversation);
+
+    let after = talk(&connector, "hello_world").await;
+    assert_ne!(after["pid"], before["pid"], "a new worker");
+    assert_eq!(after["sessions"], 1, "a new process");
+    for _ in 0..100 {
+        if !alive(worker) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!alive(worker), "the worker that timed out was ended");
+}
+
+#[tokio::test]
+async fn no_more_workers_live_than_the_pool_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let connector = std::sync::Arc::new(direct(dir.path(), 1));
+    let mut holding = connector.open("hello_world").await.unwrap();
+    let first = holding.send(&AgentRequest::new("hi")).await.unwrap();
+    let first_pid = first.sly_data.unwrap()["pid"].clone();
+
+    // A second conversation waits for the one worker, whatever its time limit.
+    let other = std::sync::Arc::clone(&connector);
+    let waiting = tokio::spawn(async move {
+        let mut conversation = other.open("math_guy").await.unwrap();
+        let mut request = AgentRequest::new("hi");
+        request.timeout = Some(Duration::from_millis(500));
+        conversation.send(&request).await
+    });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(!waiting.is_finished(), "it waits for the worker in use");
+    drop(holding);
+    let answer = tokio::time::timeout(Duration::from_secs(60), waiting)
+        .await
+        .expect("it got the worker once it was free")
+        .unwrap()
+        .expect("the wait was not counted against its time limit");
+    assert_eq!(
+        answer.sly_data.unwrap()["pid"],
+        first_pid,
+        "the same worker"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_network_is_an_error_and_the_next_conversation_gets_a_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let connector = direct(dir.path(), 1);
+    let mut conversation = connector.open("missing").await.unwrap();
+    let error = conversation
+        .send(&AgentRequest::new("hi"))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("not found in manifest file"),
+        "neuro-san's own message: {error}"
+    );
+    drop(conversation);
+    talk(&connector, "hello_world").await;
+}
