@@ -226,11 +226,19 @@ fn stand_in() -> std::path::PathBuf {
 
 #[tokio::test]
 async fn the_neuro_san_bridge_records_and_replays_without_python() {
+    // A process per conversation, and warm workers (which a replay never starts).
+    for workers in [0, 2] {
+        bridge_round_trip(workers).await;
+    }
+}
+
+async fn bridge_round_trip(workers: usize) {
     let work = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let live = NeuroSanDirect::new("python3")
         .with_env("PYTHONPATH", stand_in().display().to_string())
-        .with_cwd(work.path());
+        .with_cwd(work.path())
+        .with_workers(workers);
     let live = DirectConnector::new(StdioConnector::new(), Some(live))
         .with_cassettes(Some(cassettes(dir.path(), Mode::Record, Latency::Zero)));
     let talk = |connector: DirectConnector| async move {
@@ -247,10 +255,12 @@ async fn the_neuro_san_bridge_records_and_replays_without_python() {
     let recorded = talk(live).await;
     assert_eq!(recorded[0].text.as_deref(), Some("hello_world says hi"));
 
-    let replaying = NeuroSanDirect::new("/nonexistent/prill-test/python3");
+    let replaying = NeuroSanDirect::new("/nonexistent/prill-test/python3").with_workers(workers);
     let replaying = DirectConnector::new(StdioConnector::new(), Some(replaying))
         .with_cassettes(Some(cassettes(dir.path(), Mode::Replay, Latency::Zero)));
-    assert_eq!(talk(replaying).await, recorded);
+    let neuro_san = replaying.neuro_san().unwrap();
+    neuro_san.warm().expect("a replay starts no worker");
+    assert_eq!(talk(replaying).await, recorded, "workers: {workers}");
     let text = std::fs::read_to_string(dir.path().join("run.jsonl")).unwrap();
     assert!(
         text.contains("\"connector\":\"neuro-san-direct\""),
