@@ -13,6 +13,7 @@
 
 pub(crate) mod long;
 mod measure;
+mod neuro_san;
 mod promptfoo;
 mod report;
 mod server;
@@ -46,6 +47,10 @@ pub(crate) struct Options {
     /// history, --json and --html: peak memory against the answers' size
     #[arg(long)]
     long_answers: bool,
+    /// Only neuro-san's `direct` connection: Prill's warm workers against a process per
+    /// conversation and neuro-san's own driver, on the real neuro-san of the pinned venv
+    #[arg(long)]
+    neuro_san_direct: bool,
     /// Runs of each Prill workload (the median is reported)
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
     runs: u16,
@@ -108,6 +113,9 @@ pub(crate) fn run(options: &Options, repo: &Path) -> Result<(), String> {
     let scratch = Scratch::new()?;
     // Copies, so that another build into the same target folder cannot swap them mid-run.
     let binaries = build(repo, !options.no_build)?.copy_to(&scratch.path.join("bin"))?;
+    if options.neuro_san_direct {
+        return neuro_san::run(repo, &binaries.prill);
+    }
     let promptfoo = if options.with_promptfoo {
         let dir = options.promptfoo_dir.clone();
         Some(promptfoo::install(

@@ -24,12 +24,16 @@
 //! `fixtures/neuro-san-real/deviations.tsv`, and every one of those lines must still
 //! happen (see `verdicts.rs`).
 //!
+//! `PRILL_NEURO_SAN_BENCH=1` runs the benchmark of `direct` instead (`bench.rs`; `cargo
+//! xtask bench --neuro-san-direct`), and nothing else.
+//!
 //! `PRILL_NEURO_SAN_PRILL` names another `prill` binary to run instead of the one cargo
 //! built, and `PRILL_NEURO_SAN_CONNECTIONS` (comma-separated) runs only some of the
 //! connections, the others' trials showing as ignored: `.ci/wheel` runs the `direct`
 //! trial through the binary `pip install prill` put in the neuro-san venv (its bridge is
 //! compiled in; the other connections do not depend on how the binary was installed).
 
+mod bench;
 mod brain;
 mod server;
 mod verdicts;
@@ -117,6 +121,22 @@ static TURN: Mutex<()> = Mutex::new(());
 
 fn main() {
     let args = Arguments::from_args();
+    if std::env::var_os(bench::BENCH_ENV).is_some() {
+        // The benchmark alone, with nothing else running.
+        let trial = match gate() {
+            Gate::Run(python) => {
+                Trial::test("bench_direct_against_neuro_san_s_driver", move || {
+                    bench::bench(&python).map_err(Failed::from)
+                })
+            }
+            Gate::Skip(reason) | Gate::Fail(reason) => {
+                Trial::test("bench_direct_against_neuro_san_s_driver", move || {
+                    Err(reason.into())
+                })
+            }
+        };
+        libtest_mimic::run(&args, vec![trial]).exit();
+    }
     // These run everywhere: the test's own parts.
     let mut trials = vec![
         Trial::test("the_scripted_model_judges_both_prompts", || {
@@ -223,6 +243,22 @@ fn tables_name_case_files() -> Result<(), String> {
     Ok(())
 }
 
+/// The bridge's settings, as a neuro-san team would write them: `[neuro_san]` with the
+/// test's networks, coded tools and model settings under `fixtures`.
+fn prill_toml(python: &Path, fixtures: &Path) -> String {
+    format!(
+        "[neuro_san]\npython = {python:?}\nmanifest = {manifest:?}\ntool_path = {tools:?}\nenv = {{ PYTHONPATH = {root:?}, AGENT_LLM_INFO_FILE = {info:?} }}\n",
+        python = python.display().to_string(),
+        manifest = fixtures
+            .join("registries/manifest.hocon")
+            .display()
+            .to_string(),
+        tools = fixtures.join("coded_tools").display().to_string(),
+        root = fixtures.display().to_string(),
+        info = fixtures.join("llm_info.hocon").display().to_string(),
+    )
+}
+
 /// The neuro-san version `.ci/neuro-san/requirements.txt` pins.
 fn pinned_version() -> Result<String, String> {
     let path = repo().join(".ci/neuro-san/requirements.txt");
@@ -278,19 +314,8 @@ impl World {
         ));
         std::fs::write(dir.path().join("proxy.pem"), proxy.cert_pem())
             .map_err(|e| e.to_string())?;
-        // The bridge's settings, as a neuro-san team would write them.
-        let toml = format!(
-            "[neuro_san]\npython = {python:?}\nmanifest = {manifest:?}\ntool_path = {tools:?}\nenv = {{ PYTHONPATH = {root:?}, AGENT_LLM_INFO_FILE = {info:?} }}\n",
-            python = python.display().to_string(),
-            manifest = fixtures
-                .join("registries/manifest.hocon")
-                .display()
-                .to_string(),
-            tools = fixtures.join("coded_tools").display().to_string(),
-            root = fixtures.display().to_string(),
-            info = fixtures.join("llm_info.hocon").display().to_string(),
-        );
-        std::fs::write(dir.path().join("prill.toml"), toml).map_err(|e| e.to_string())?;
+        std::fs::write(dir.path().join("prill.toml"), prill_toml(python, &fixtures))
+            .map_err(|e| e.to_string())?;
         let mut cases: Vec<PathBuf> = std::fs::read_dir(fixtures.join("cases"))
             .map_err(|e| e.to_string())?
             .filter_map(|e| e.ok().map(|e| e.path()))
