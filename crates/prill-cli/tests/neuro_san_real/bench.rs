@@ -4,7 +4,8 @@
 //! neuro-san's own driver, one after another, over the same files against the same
 //! fake model, with nothing else running:
 //!
-//! - **a dozen**: twelve single-turn files of `fixtures/neuro-san-real/cases`;
+//! - **a dozen**: twelve single-turn files of `fixtures/neuro-san-real/cases` that need
+//!   no judge (Prill's gist judge would be the server's `judge` network);
 //! - **20/20**: three of them with `success_ratio = "20/20"`.
 //!
 //! Wall time, and CPU time of every process each side starts (a cgroup's `cpuacct`, so
@@ -39,7 +40,7 @@ const DOZEN: [&str; 12] = [
     "pass-less-greater.hocon",
     "pass-maximal-lowercase.hocon",
     "pass-trajectory.hocon",
-    "pass-metadata.hocon",
+    "fail-structure-presence.hocon",
     "fail-text-value.hocon",
     "fail-text-keywords.hocon",
     "fail-structure.hocon",
