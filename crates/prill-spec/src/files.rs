@@ -126,6 +126,19 @@ pub fn kind_name(file_type: std::fs::FileType) -> &'static str {
     }
 }
 
+/// `n` with its thousands marked: `4000000` as `4,000,000`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `bytes` as people read sizes: `8 MiB`, `3 KiB`, `1000 bytes`, `1 GiB`.
 pub fn human_bytes(bytes: u64) -> String {
     const GIB: u64 = 1024 * 1024 * 1024;

@@ -173,15 +173,7 @@ pub(crate) fn check(targets: &[Target], find: impl Fn(Subject) -> Option<Summary
 
 /// `12345` as `12,345`.
 pub(crate) fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    prill_spec::files::thousands(n as u64)
 }
 
 #[cfg(test)]

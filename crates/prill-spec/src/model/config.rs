@@ -280,7 +280,7 @@ pub struct NeuroSanConfig {
     /// networks whose coded tools keep state in the process (module globals)
     /// [default: false].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = false))]
+    #[schemars(extend("default" = false, "examples" = [true]))]
     pub fresh_process: Option<bool>,
 }
 

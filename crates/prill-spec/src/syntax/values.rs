@@ -19,6 +19,7 @@
 use saphyr_parser::{Event, Parser};
 
 use crate::diag::Diagnostic;
+use crate::files::thousands;
 use crate::limits::{HOCON_MAX_VALUES, MAX_VALUES};
 use crate::node::Span;
 
@@ -155,19 +156,6 @@ fn too_many(max: u64, at: usize) -> Diagnostic {
     )
     .at(Span::new(at, at + 1))
     .help("split it into several files; a suite of 100,000 generated tests holds about 2 million")
-}
-
-/// `4000000` as `4,000,000`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]
