@@ -120,8 +120,8 @@ fn running(pid: u32) -> bool {
 
 /// `timeout_in_seconds` at the top of `prill.toml` limits a network's interaction over
 /// the bridge: a session that sleeps is a timeout error (exit code 3, error kind
-/// `timeout` in the report, the 1 s limit in the message), soon, and the bridge and what
-/// the session started are gone afterwards.
+/// `timeout` in the report, the 1 s limit in the message), soon, and the bridge (a warm
+/// worker, which a timeout ends) and what the session started are gone afterwards.
 #[cfg(target_os = "linux")]
 #[test]
 fn prill_toml_s_timeout_reaches_a_network_run_through_the_bridge_and_ends_it() {
@@ -160,7 +160,7 @@ fn prill_toml_s_timeout_reaches_a_network_run_through_the_bridge_and_ends_it() {
     );
     assert!(
         stderr.contains(
-            "no complete answer from command `python3 <prill's neuro-san direct bridge> hello_world` within 1s"
+            "no complete answer from command `python3 <prill's neuro-san direct bridge> --worker` (agent `hello_world`) within 1s"
         ),
         "{stderr}"
     );
