@@ -39,7 +39,7 @@ fn runs_in(runs: &Path) -> Vec<(PathBuf, Vec<Value>)> {
 }
 
 /// A scratch project: the two-turn case that fails on its second turn, and a passing one.
-fn project() -> tempfile::TempDir {
+pub(crate) fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
         fixtures("examples/second_turn/home_town.hocon"),

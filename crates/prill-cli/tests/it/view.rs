@@ -10,7 +10,7 @@ use std::process::{ChildStderr, Stdio};
 
 use crate::html::PASSING;
 use crate::serve::{Server, get, next_line};
-use crate::support::{command, fixtures, prill, text};
+use crate::support::{command, prill, text};
 
 /// A case that passes in the first run and fails in the second (its answer is the same;
 /// its expectation changes, and expectations are not part of a case's id).
@@ -19,13 +19,7 @@ const TURNS: &str = "agent: echo\nconnections: [direct]\ninteractions:\n  - text
 /// A project with two kept runs: the second adds a case, and one case fails in it that
 /// passed in the first. Returns the folder and the runs' ids, newest first.
 fn project() -> (tempfile::TempDir, Vec<String>) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        fixtures("examples/second_turn/home_town.hocon"),
-        dir.path().join("home_town.hocon"),
-    )
-    .unwrap();
-    std::fs::write(dir.path().join("echo.yaml"), PASSING).unwrap();
+    let dir = crate::history::project();
     std::fs::write(dir.path().join("turns.yaml"), TURNS).unwrap();
     let out = prill(dir.path(), &["run", "--demo", "."]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
