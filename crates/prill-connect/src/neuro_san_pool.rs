@@ -17,8 +17,9 @@
 //!   conversation that finds none free waits for one, outside its request's time limit.
 //!   Workers start lazily; [`WorkerPool::warm`] starts the first one early (while the
 //!   files load), so its start-up is paid before any clock runs.
-//! - **Start-up.** A worker that is not ready within [`WORKER_START_LIMIT`] is ended and
-//!   the conversation errs, with the end of its stderr.
+//! - **Start-up.** A new worker that is not ready within [`WORKER_START_LIMIT`] is ended
+//!   and the conversation errs, with the end of its stderr; an idle worker that cannot
+//!   open a conversation (it died while it waited) is ended and replaced by a new one.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -101,12 +102,23 @@ impl WorkerPool {
             .acquire_owned()
             .await
             .map_err(|_| ConnectError::protocol(self.peer(), "the worker pool is closed"))?;
+        // An idle worker that died while it waited (killed, out of memory) is ended and
+        // replaced by a new one, once.
         let reused = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let mut process = match reused {
-            Some(process) => process,
-            None => self.command.spawn()?,
-        };
-        process.clear_stderr_tail();
+        if let Some(mut process) = reused {
+            process.clear_stderr_tail();
+            if let Ok(Ok(())) =
+                tokio::time::timeout(WORKER_START_LIMIT, open(&mut process, agent)).await
+            {
+                let lease = Lease {
+                    pool: Arc::clone(self),
+                    _permit: permit,
+                };
+                return Ok((process, lease));
+            }
+            process.end();
+        }
+        let mut process = self.command.spawn()?;
         let opened = tokio::time::timeout(WORKER_START_LIMIT, open(&mut process, agent)).await;
         let failure = match opened {
             Ok(Ok(())) => {

@@ -144,3 +144,22 @@ async fn an_unknown_network_is_an_error_and_the_next_conversation_gets_a_worker(
     drop(conversation);
     talk(&connector, "hello_world").await;
 }
+
+/// An idle worker that dies while it waits (killed, out of memory) is replaced: the next
+/// conversation gets a new process, not an error.
+#[cfg(unix)]
+#[tokio::test]
+async fn an_idle_worker_that_died_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let connector = direct(dir.path(), 1);
+    let before = talk(&connector, "hello_world").await;
+    let pid = before["pid"].as_u64().unwrap().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = talk(&connector, "hello_world").await;
+    assert_ne!(after["pid"], before["pid"], "a new worker");
+}
