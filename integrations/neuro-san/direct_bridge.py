@@ -19,8 +19,9 @@ What is honoured, per conversation (read from its first request):
 and per request: `user_message.text`, `chat_context`, `sly_data` and `chat_filter`,
 passed to the session unchanged.
 
-As a warm worker (`--worker` instead of an agent), it loads neuro-san once and serves
-one conversation after another: a line `{"prill_worker": "open", "agent": NAME}` ends
+As a warm worker (`--worker` instead of an agent), it loads neuro-san once (then writes
+`{"prill_worker": "ready"}`) and serves one conversation after another: a line
+`{"prill_worker": "open", "agent": NAME}` ends
 the conversation before it (its session closed) and starts one with NAME, answered by
 `{"prill_worker": "opened"}` once neuro-san is loaded; the requests that follow are the
 conversation's, as above. Each conversation gets a fresh session; what a coded tool
@@ -138,6 +139,7 @@ def main():
     if sys.argv[1] != "--worker":
         serve(sys.argv[1], sys.stdin, AgentSessionFactory)
         return 0
+    send({WORKER: "ready"})
     control = None
     for line in sys.stdin:
         if line.strip():

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use prill_connect::langgraph::{self, LanggraphServer};
 use prill_connect::neuro_san_direct::MANIFEST_ENV;
+use prill_connect::neuro_san_pool::Warming;
 use prill_connect::provider::{self, Limits, ProviderSettings};
 use prill_connect::tools::{CommandTools, DEFAULT_MAX_LINE_BYTES};
 use prill_connect::{
@@ -221,9 +222,13 @@ impl Settings {
 
     /// The agent connectors: http, https and mcp to the server (an agent with its own
     /// `url` in `prill.toml` goes to its own, with its own time limit), `direct` to
-    /// `prill.toml`'s commands, then neuro-san networks through the bridge, whose first
-    /// warm worker starts now when `warm` (a plan with neuro-san cases on `direct`).
-    pub fn agent_connectors(&self, warm: bool) -> Result<Connectors, ConnectError> {
+    /// `prill.toml`'s commands, then neuro-san networks through the bridge, of which
+    /// `warm` warm workers start now (as many as the plan's neuro-san conversations on
+    /// `direct` could use at once), said ready by the [`Warming`] returned.
+    pub fn agent_connectors(
+        &self,
+        warm: usize,
+    ) -> Result<(Connectors, Option<Warming>), ConnectError> {
         let options = self.http_options()?;
         let base = self.server()?;
         let mut own: HashMap<String, (Url, HttpOptions)> = HashMap::new();
@@ -250,11 +255,12 @@ impl Settings {
         let https = routed(&|u, o| Ok(Arc::new(NeuroSanHttp::https(u, o)?)))?;
         let mcp = routed(&|u, o| Ok(Arc::new(NeuroSanMcp::new(u.clone(), o)?)))?;
         let direct_connector = self.direct_connector(&options);
-        if let Some(neuro_san) = direct_connector.neuro_san().filter(|_| warm) {
-            // neuro-san loads in the first worker while the run gets ready; a worker
-            // that cannot start says so at the first conversation that needs it.
-            let _ = neuro_san.warm();
-        }
+        // neuro-san loads in the workers while the run gets ready; a worker that
+        // cannot start says so at the first conversation that needs it.
+        let warming = direct_connector
+            .neuro_san()
+            .filter(|_| warm > 0)
+            .and_then(|n| n.warm(warm));
         let mut direct: Arc<dyn Connector> = Arc::new(direct_connector);
         #[cfg(feature = "demo")]
         if let Some(demo) = self.replayed_demo(&options) {
@@ -263,11 +269,12 @@ impl Settings {
                 by_agent: demo,
             });
         }
-        Ok(Connectors::new()
+        let connectors = Connectors::new()
             .with(Connection::Direct, direct)
             .with(Connection::Http, http)
             .with(Connection::Https, https)
-            .with(Connection::Mcp, mcp))
+            .with(Connection::Mcp, mcp);
+        Ok((connectors, warming))
     }
 
     /// How many warm neuro-san workers run at once: `[neuro_san] workers`, else the

@@ -47,7 +47,10 @@ impl Prices {
         match event {
             Event::SampleFinished { unit, sample } => self.fill_sample(unit, sample),
             Event::UnitFinished(unit) => self.fill_unit(unit),
-            Event::RunStarted { .. } | Event::UnitStarted { .. } | Event::RunFinished(_) => {}
+            Event::RunStarted { .. }
+            | Event::UnitStarted { .. }
+            | Event::WorkersReady(_)
+            | Event::RunFinished(_) => {}
         }
     }
 

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use prill_check::Judge;
+use prill_connect::neuro_san_pool::Warming;
 use prill_run::{Connectors, Event, RunOptions, Summary, run_plan};
 use prill_spec::Plan;
 use prill_spec::redact::{KEY_VARIABLES, Redactor};
@@ -38,6 +39,8 @@ pub struct Session {
     /// The run's cassettes, when a cassette flag was given: after the run,
     /// [`Session::cassette_failure`] says whether every recording was written.
     pub cassettes: Option<prill_connect::cassette::Cassettes>,
+    /// neuro-san's warm workers starting: the first run reports when they are ready.
+    warming: std::sync::Mutex<Option<Warming>>,
     #[cfg(feature = "demo")]
     demo: Option<prill_demo::RunningServer>,
 }
@@ -76,6 +79,7 @@ impl Session {
         let mut providers = settings.providers()?;
         #[cfg(feature = "demo")]
         let mut demo = None;
+        let mut warming = None;
         let agents = if plan.cases.is_empty() {
             Connectors::new()
         } else if settings.overrides.demo {
@@ -97,7 +101,10 @@ impl Session {
                 "this build has no demo agents (the `demo` feature of prill-app)".to_owned(),
             ));
         } else {
-            settings.agent_connectors(neuro_san_direct(settings, plan))?
+            let (connectors, started) =
+                settings.agent_connectors(neuro_san_direct(settings, plan))?;
+            warming = started;
+            connectors
         };
         let judge = match settings.judge_for(plan, &providers).await? {
             Some(chosen) => {
@@ -121,6 +128,7 @@ impl Session {
             secrets: settings.secrets(),
             prices: settings.prices(),
             cassettes,
+            warming: std::sync::Mutex::new(warming),
             #[cfg(feature = "demo")]
             demo,
         })
@@ -142,7 +150,21 @@ impl Session {
         plan: impl Into<Cow<'p, Plan>>,
         events: UnboundedSender<Event>,
     ) -> Summary {
-        run_plan(plan, &self.connectors, &self.options, events).await
+        let warming = self
+            .warming
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let Some(warming) = warming else {
+            return run_plan(plan, &self.connectors, &self.options, events).await;
+        };
+        // The engine's events pass through, and the workers' readiness joins them after
+        // `RunStarted`, while the run lasts.
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let forward = tokio::spawn(with_workers_ready(rx, warming, events));
+        let summary = run_plan(plan, &self.connectors, &self.options, tx).await;
+        let _ = forward.await;
+        summary
     }
 
     /// Why the cassettes of this run are incomplete, when a recording could not be
@@ -223,11 +245,12 @@ impl Settings {
     }
 }
 
-/// Whether `plan` has a case on `direct` whose agent is no command of `prill.toml`: one
-/// that a neuro-san network answers, when they are set up.
-fn neuro_san_direct(settings: &Settings, plan: &Plan) -> bool {
+/// How many conversations of `plan` may go to neuro-san networks on `direct` (cases on
+/// `direct` whose agent is no command of `prill.toml`, each with its samples at most):
+/// the most warm workers the run could use at once.
+fn neuro_san_direct(settings: &Settings, plan: &Plan) -> usize {
     let commands = settings.config.as_ref().map(|c| &c.agents);
-    plan.cases.iter().any(|case| match &case.target {
+    let on_direct = |case: &&prill_spec::Case| match &case.target {
         prill_spec::plan::Target::Agent {
             agent, connections, ..
         } => {
@@ -243,5 +266,44 @@ fn neuro_san_direct(settings: &Settings, plan: &Plan) -> bool {
                     .is_none_or(|a| a.command.is_none())
         }
         _ => false,
-    })
+    };
+    plan.cases
+        .iter()
+        .filter(on_direct)
+        .map(|case| case.success_ratio.of as usize)
+        .sum()
+}
+
+/// Passes `engine`'s events to `events`, with [`Event::WorkersReady`] once `warming`
+/// is done, after `RunStarted` (never after the run is over).
+async fn with_workers_ready(
+    mut engine: tokio::sync::mpsc::UnboundedReceiver<Event>,
+    warming: Warming,
+    events: UnboundedSender<Event>,
+) {
+    let ready = warming.wait();
+    tokio::pin!(ready);
+    let mut started = false;
+    let mut told = false;
+    loop {
+        tokio::select! {
+            // Readiness first: queued events of a run that is over must not hide it.
+            biased;
+            warmed = &mut ready, if started && !told => {
+                told = true;
+                let _ = events.send(Event::WorkersReady(prill_run::WorkersReady {
+                    what: "neuro-san".to_owned(),
+                    ready: warmed.ready,
+                    failed: warmed.failed,
+                    took: warmed.took,
+                }));
+            }
+            event = engine.recv() => {
+                let Some(event) = event else { return };
+                started |= matches!(event, Event::RunStarted { .. });
+                told |= matches!(event, Event::RunFinished(_));
+                let _ = events.send(event);
+            }
+        }
+    }
 }

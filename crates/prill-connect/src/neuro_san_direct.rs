@@ -30,7 +30,7 @@ use prill_spec::model::config::NeuroSanConfig;
 
 use crate::cassette::Cassettes;
 use crate::error::ConnectError;
-use crate::neuro_san_pool::WorkerPool;
+use crate::neuro_san_pool::{Warming, WorkerPool};
 use crate::stdio::{StdioCommand, StdioConnector, StdioConversation};
 use crate::stdio_cassette::{NEURO_SAN_DIRECT_CONNECTOR, RunCassettes};
 use crate::{BoxFuture, Connector, Conversation};
@@ -124,17 +124,15 @@ impl NeuroSanDirect {
         self.workers
     }
 
-    /// Starts the first warm worker now, so that neuro-san loads while the caller does
-    /// other things (inside a tokio runtime); nothing without workers or while one is
-    /// alive already. Cassettes that replay need no worker and start none.
-    pub fn warm(&self) -> Result<(), ConnectError> {
+    /// Starts up to `count` warm workers now (at most [`NeuroSanDirect::workers`]), so
+    /// that neuro-san loads while the caller does other things (inside a tokio
+    /// runtime); [`Warming::wait`] says when they are ready. `None` without workers,
+    /// when all are alive already, or with cassettes that replay (they need no worker).
+    pub fn warm(&self, count: usize) -> Option<Warming> {
         if self.cassettes.0.as_ref().is_some_and(|c| !c.records()) {
-            return Ok(());
+            return None;
         }
-        match self.pool() {
-            Some(pool) => pool.warm(),
-            None => Ok(()),
-        }
+        self.pool()?.warm(count)
     }
 
     /// The warm workers, when there are any.

@@ -15,17 +15,22 @@
 //!   workers, and `fresh_process = true` in `[neuro_san]` is the way around it.
 //! - **Size.** At most [`WorkerPool::size`] workers live at once, idle or in use; a
 //!   conversation that finds none free waits for one, outside its request's time limit.
-//!   Workers start lazily; [`WorkerPool::warm`] starts the first one early (while the
-//!   files load), so its start-up is paid before any clock runs.
+//!   Workers start lazily; [`WorkerPool::warm`] starts some early (as soon as the plan
+//!   says the run needs them), so their start-up is paid before any clock runs, and
+//!   says when they are ready ([`Warming`]): a worker writes `{"prill_worker": "ready"}`
+//!   once neuro-san is loaded. A conversation that wants a worker still warming waits
+//!   for it rather than starting another.
 //! - **Start-up.** A new worker that is not ready within [`WORKER_START_LIMIT`] is ended
 //!   and the conversation errs, with the end of its stderr; an idle worker that cannot
 //!   open a conversation (it died while it waited) is ended and replaced by a new one.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::task::JoinHandle;
 
 use crate::error::ConnectError;
 use crate::process::{Process, Read};
@@ -37,6 +42,9 @@ pub const WORKER_START_LIMIT: Duration = Duration::from_secs(120);
 /// The key of the bridge's control lines.
 const WORKER: &str = "prill_worker";
 
+/// How a failure to start begins when the worker closed its output (it is ending).
+const CLOSED: &str = "it closed its output";
+
 /// The largest control line read while waiting for `opened`.
 const CONTROL_LINE_BYTES: u64 = 64 * 1024;
 
@@ -47,7 +55,10 @@ pub struct WorkerPool {
     command: StdioCommand,
     /// Workers not in use, ready for the next conversation.
     idle: Mutex<Vec<Process>>,
-    /// One permit per worker in use; idle ones hold none.
+    /// Workers [`WorkerPool::warm`] started, each to come (`None` if it could not
+    /// start): a conversation that finds no idle worker takes the next of them.
+    starting: Mutex<VecDeque<oneshot::Receiver<Option<Process>>>>,
+    /// One permit per worker in use or starting early; idle ones hold none.
     slots: Arc<Semaphore>,
     size: usize,
 }
@@ -67,6 +78,7 @@ impl WorkerPool {
         WorkerPool {
             command,
             idle: Mutex::new(Vec::new()),
+            starting: Mutex::new(VecDeque::new()),
             slots: Arc::new(Semaphore::new(size)),
             size,
         }
@@ -82,14 +94,50 @@ impl WorkerPool {
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
-    /// Starts one worker now, when none is alive yet, so that neuro-san loads while the
-    /// caller does other things. Must be called inside a tokio runtime.
-    pub fn warm(&self) -> Result<(), ConnectError> {
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.is_empty() && self.slots.available_permits() == self.size {
-            idle.push(self.command.spawn()?);
+    /// Starts up to `count` workers now, so that neuro-san loads while the caller does
+    /// other things: only on a pool that has none yet, and no more than it holds. The
+    /// next conversations take them, waiting for one still starting rather than
+    /// starting another. Must be called inside a tokio runtime. `None` when none
+    /// started.
+    pub fn warm(self: &Arc<WorkerPool>, count: usize) -> Option<Warming> {
+        let started = Instant::now();
+        let mut tasks = Vec::new();
+        let mut starting = self.starting.lock().unwrap_or_else(|e| e.into_inner());
+        // Only a pool with no worker yet: idle ones, and early ones whose start-up is
+        // over, hold no permit but are alive.
+        if self.idle() > 0 || !starting.is_empty() {
+            return None;
         }
-        Ok(())
+        for _ in 0..count {
+            let Ok(permit) = Arc::clone(&self.slots).try_acquire_owned() else {
+                break;
+            };
+            let (tx, rx) = oneshot::channel();
+            starting.push_back(rx);
+            let command = self.command.clone();
+            tasks.push(tokio::spawn(async move {
+                let Ok(mut process) = command.spawn() else {
+                    let _ = tx.send(None);
+                    return false;
+                };
+                let ready = matches!(
+                    tokio::time::timeout(WORKER_START_LIMIT, control(&mut process, "ready")).await,
+                    Ok(Ok(()))
+                );
+                if !ready {
+                    // The conversation that takes it starts another, and says why that
+                    // one cannot start.
+                    process.end();
+                    let _ = tx.send(None);
+                } else if let Err(Some(mut unwanted)) = tx.send(Some(process)) {
+                    // The pool is gone.
+                    unwanted.end();
+                }
+                drop(permit);
+                ready
+            }));
+        }
+        (!tasks.is_empty()).then_some(Warming { tasks, started })
     }
 
     /// A worker for a conversation with `agent`, opened for it: an idle one, else a new
@@ -105,6 +153,21 @@ impl WorkerPool {
         // An idle worker that died while it waited (killed, out of memory) is ended and
         // replaced by a new one, once.
         let reused = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let reused = match reused {
+            Some(process) => Some(process),
+            // Rather than start another, wait for one that started early.
+            None => {
+                let early = self
+                    .starting
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .pop_front();
+                match early {
+                    Some(coming) => coming.await.ok().flatten(),
+                    None => None,
+                }
+            }
+        };
         if let Some(mut process) = reused {
             process.clear_stderr_tail();
             if let Ok(Ok(())) =
@@ -131,7 +194,8 @@ impl WorkerPool {
             Ok(Err(message)) => message,
             Err(_) => format!("it was not ready within {} s", WORKER_START_LIMIT.as_secs()),
         };
-        let ended = !matches!(process.try_wait(), Ok(None));
+        // A worker that closed its output is ending: its stderr says why.
+        let ended = failure.starts_with(CLOSED) || !matches!(process.try_wait(), Ok(None));
         let message = process
             .with_stderr(
                 format!(
@@ -173,6 +237,13 @@ async fn open(process: &mut Process, agent: &str) -> Result<(), String> {
         .write(&line)
         .await
         .map_err(|e| format!("cannot write to it: {e}"))?;
+    control(process, "opened").await
+}
+
+/// Reads the worker's control lines until `{"prill_worker": <word>}` (a new worker's
+/// `ready` comes before its first `opened`, and is passed over); the error says what
+/// came instead.
+async fn control(process: &mut Process, word: &str) -> Result<(), String> {
     let started = Instant::now();
     let mut buf = Vec::new();
     let mut budget = CONTROL_LINE_BYTES;
@@ -186,7 +257,7 @@ async fn open(process: &mut Process, agent: &str) -> Result<(), String> {
             Read::TooLarge => return Err("it wrote a line too long for a control line".to_owned()),
             Read::End if buf.is_empty() => {
                 return Err(format!(
-                    "it closed its output after {:.1} s",
+                    "{CLOSED} after {:.1} s",
                     started.elapsed().as_secs_f64()
                 ));
             }
@@ -197,17 +268,57 @@ async fn open(process: &mut Process, agent: &str) -> Result<(), String> {
             continue;
         }
         let value: Option<Value> = serde_json::from_str(text.trim()).ok();
-        if value
+        match value
             .as_ref()
             .and_then(|v| v.get(WORKER))
             .and_then(Value::as_str)
-            == Some("opened")
         {
-            return Ok(());
+            Some(got) if got == word => return Ok(()),
+            Some("ready") => continue,
+            _ => {
+                return Err(format!(
+                    "it answered `{}` instead of `{word}`",
+                    crate::error::cut(text.trim(), 200)
+                ));
+            }
         }
-        return Err(format!(
-            "it answered `{}` instead of opening",
-            crate::error::cut(text.trim(), 200)
-        ));
+    }
+}
+
+/// Workers starting early ([`WorkerPool::warm`]): [`Warming::wait`] says when they are
+/// ready. Dropping it leaves them starting.
+#[derive(Debug)]
+pub struct Warming {
+    tasks: Vec<JoinHandle<bool>>,
+    started: Instant,
+}
+
+/// How the early workers started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Warmed {
+    /// How many are ready.
+    pub ready: usize,
+    /// How many could not start (the first conversation that needs one says why).
+    pub failed: usize,
+    /// From [`WorkerPool::warm`] to the last one's end of start-up.
+    pub took: Duration,
+}
+
+impl Warming {
+    /// Waits until every worker is ready or has failed to start.
+    pub async fn wait(self) -> Warmed {
+        let (mut ready, mut failed) = (0, 0);
+        for task in self.tasks {
+            if matches!(task.await, Ok(true)) {
+                ready += 1;
+            } else {
+                failed += 1;
+            }
+        }
+        Warmed {
+            ready,
+            failed,
+            took: self.started.elapsed(),
+        }
     }
 }

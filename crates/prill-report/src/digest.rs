@@ -501,7 +501,7 @@ impl Collected {
                 self.units.push(unit.clone());
             }
             Event::RunFinished(summary) => self.finished = Some(*summary),
-            Event::UnitStarted { .. } | Event::SampleFinished { .. } => {}
+            Event::UnitStarted { .. } | Event::SampleFinished { .. } | Event::WorkersReady(_) => {}
         }
     }
 

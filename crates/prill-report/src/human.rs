@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
-use prill_run::{Event, Status, Summary, UnitId, UnitReport};
+use prill_run::{Event, Status, Summary, UnitId, UnitReport, WorkersReady};
 
 use crate::Reporter;
 use crate::ansi::{Colour, paint};
@@ -186,6 +186,27 @@ impl Human {
         }
         self.write(&text)
     }
+}
+
+/// The line that says warm workers are ready: `neuro-san: 2 warm workers ready after
+/// 4.3s`, and how many could not start.
+fn workers_line(workers: &WorkersReady) -> String {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let failed = if workers.failed > 0 {
+        format!(
+            "; {} could not start (the cases that need one say why)",
+            workers.failed
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: {} warm worker{} ready after {}{failed}\n",
+        workers.what,
+        workers.ready,
+        plural(workers.ready),
+        seconds(workers.took)
+    )
 }
 
 /// The totals so far, beside the bar: `2 passed, 1 failed, 0 errored`.
@@ -349,6 +370,12 @@ impl Reporter for Human {
                 }
                 self.write(&unit_text(unit, self.options))
             }
+            Event::WorkersReady(workers) => {
+                if self.options.verbosity == Verbosity::Quiet {
+                    return Ok(());
+                }
+                self.write(&workers_line(workers))
+            }
             Event::RunFinished(summary) => self.summarize(summary),
         }
     }
@@ -475,6 +502,55 @@ mod tests {
             target: "agent".into(),
             tags: Vec::new(),
         }
+    }
+
+    /// What a [`Human`] at `verbosity` writes for `events`.
+    fn written(verbosity: Verbosity, events: &[Event]) -> String {
+        #[derive(Clone, Default)]
+        struct Sink(Arc<Mutex<Vec<u8>>>);
+        impl Write for Sink {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let sink = Sink::default();
+        let mut human = Human::new(
+            sink.clone(),
+            HumanOptions {
+                verbosity,
+                ..HumanOptions::default()
+            },
+        );
+        for event in events {
+            human.event(event).unwrap();
+        }
+        String::from_utf8(sink.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn the_run_says_when_warm_workers_are_ready_and_how_many_could_not_start() {
+        let ready = |ready, failed| {
+            Event::WorkersReady(WorkersReady {
+                what: "neuro-san".into(),
+                ready,
+                failed,
+                took: Duration::from_millis(4300),
+            })
+        };
+        let started = Event::RunStarted { units: 3 };
+        assert_eq!(
+            written(Verbosity::Normal, &[started.clone(), ready(2, 0)]),
+            "neuro-san: 2 warm workers ready after 4.30s\n"
+        );
+        assert_eq!(
+            written(Verbosity::Normal, &[started.clone(), ready(0, 1)]),
+            "neuro-san: 0 warm workers ready after 4.30s; 1 could not start (the cases that need one say why)\n"
+        );
+        assert_eq!(written(Verbosity::Quiet, &[started, ready(1, 0)]), "");
     }
 
     #[test]

@@ -396,8 +396,25 @@ pub enum Event {
     },
     /// A unit has its verdict.
     UnitFinished(UnitReport),
+    /// Warm workers started before the run are ready (or could not start): sent at
+    /// most once, after `RunStarted`, by whoever started them (a session, for
+    /// neuro-san's `direct` workers), never by the engine. Nothing about a unit.
+    WorkersReady(WorkersReady),
     /// The run is over.
     RunFinished(Summary),
+}
+
+/// Warm workers that started before the run: what they are and how their start went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkersReady {
+    /// What runs in them: `neuro-san`.
+    pub what: String,
+    /// How many are ready.
+    pub ready: usize,
+    /// How many could not start (the first conversation that needs one says why).
+    pub failed: usize,
+    /// From their start to the last one's end of start-up.
+    pub took: Duration,
 }
 
 impl Event {
@@ -408,7 +425,7 @@ impl Event {
             return;
         }
         match self {
-            Event::RunStarted { .. } | Event::RunFinished(_) => {}
+            Event::RunStarted { .. } | Event::WorkersReady(_) | Event::RunFinished(_) => {}
             Event::UnitStarted { unit } => unit.redact(secrets),
             Event::SampleFinished { unit, sample } => {
                 unit.redact(secrets);

@@ -60,7 +60,9 @@ pub mod select;
 pub mod suite;
 
 pub use engine::{Connectors, Frameworks, RunOptions, plan_units, run_plan};
-pub use events::{CallInfo, Event, Summary, TrajectoryStep, TurnInfo, UnitId, UnitReport};
+pub use events::{
+    CallInfo, Event, Summary, TrajectoryStep, TurnInfo, UnitId, UnitReport, WorkersReady,
+};
 pub use ratio::{Status, Tally};
 pub use select::{NoTests, Partition, Selected, Selection};
 pub use suite::{

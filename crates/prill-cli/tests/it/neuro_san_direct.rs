@@ -64,6 +64,8 @@ fn neuro_san_settings_in_prill_toml_run_networks_through_the_bridge() {
             "run",
             "--config",
             "project/prill.toml",
+            "--jsonl",
+            "events.jsonl",
             "project/hello.json",
         ],
         &[],
@@ -71,6 +73,26 @@ fn neuro_san_settings_in_prill_toml_run_networks_through_the_bridge() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("1 passed"), "{stderr}");
+    // The worker started before the run, and the run says when it was ready.
+    assert!(
+        stderr.contains("neuro-san: 1 warm worker ready after "),
+        "{stderr}"
+    );
+    let events: Vec<String> = std::fs::read_to_string(root.path().join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["event"].to_string())
+        .collect();
+    let at = |name: &str| {
+        events
+            .iter()
+            .position(|e| e == &format!("\"{name}\""))
+            .unwrap_or_else(|| panic!("no {name}: {events:?}"))
+    };
+    assert!(
+        at("run_started") < at("workers_ready") && at("workers_ready") < at("run_finished"),
+        "{events:?}"
+    );
 }
 
 #[test]

@@ -4,9 +4,14 @@
 //! neuro-san's own driver, one after another, over the same files against the same
 //! fake model, with nothing else running:
 //!
-//! - **a dozen**: twelve single-turn files of `fixtures/neuro-san-real/cases` that need
-//!   no judge (Prill's gist judge would be the server's `judge` network);
-//! - **20/20**: three of them with `success_ratio = "20/20"`.
+//! - **a dozen**: neuro-san's own `hello_world`, `math_guy` and `music_nerd` files
+//!   (`fixtures/conformance/neuro-san/fixtures-2026-02`, their networks from the
+//!   installed neuro-san) and nine single-turn files of `fixtures/neuro-san-real/cases`;
+//! - **20/20**: neuro-san's three with `success_ratio = "20/20"`.
+//!
+//! The gist of `hello_world` is judged by neuro-san's `gist` network in the driver (its
+//! only judge) and by Prill's judge (`openai:gpt-4o-mini`) in Prill: each as its users
+//! run it, against the same fake model.
 //!
 //! Wall time, and CPU time of every process each side starts (a cgroup's `cpuacct`, so
 //! that processes a side leaves behind are counted too). Each side's verdicts must agree
@@ -27,33 +32,35 @@ use serde_json::Value;
 
 use crate::server::{NeuroSanEnv, run, tail};
 use crate::verdicts::{Verdict, read_table};
-use crate::{STEP_LIMIT, brain, fixtures, name, prill_binary, prill_toml};
+use crate::{STEP_LIMIT, brain, fixtures, name, prill_binary, prill_toml, repo};
 
 /// The variable that runs the benchmark.
 pub(crate) const BENCH_ENV: &str = "PRILL_NEURO_SAN_BENCH";
 
-/// The dozen: single-turn files whose answers the fake model knows, with no judge.
-const DOZEN: [&str; 12] = [
+/// neuro-san's own files in the dozen, under `fixtures/conformance/neuro-san/fixtures-2026-02`;
+/// their networks, in the installed neuro-san's `registries`.
+const NEURO_SAN_OWN: [(&str, &str); 3] = [
+    ("hello_world/hello_world.hocon", "hello_world"),
+    ("math_guy/basic_sly_data.hocon", "math_guy"),
+    ("music_nerd/beatles_with_history.hocon", "music_nerd"),
+];
+
+/// The rest of the dozen: single-turn files of `fixtures/neuro-san-real/cases` whose
+/// answers the fake model knows, with no judge.
+const SINGLE_TURN: [&str; 9] = [
     "pass-text.hocon",
     "pass-structure.hocon",
     "pass-sly-data.hocon",
     "pass-less-greater.hocon",
-    "pass-maximal-lowercase.hocon",
     "pass-trajectory.hocon",
-    "fail-structure-presence.hocon",
     "fail-text-value.hocon",
     "fail-text-keywords.hocon",
     "fail-structure.hocon",
     "fail-sly-data.hocon",
-    "fail-less-greater.hocon",
 ];
 
-/// The files taken 20 times each.
-const TWENTY: [&str; 3] = [
-    "pass-text.hocon",
-    "pass-structure.hocon",
-    "pass-sly-data.hocon",
-];
+/// The networks of `fixtures/neuro-san-real/registries`.
+const OUR_NETWORKS: [&str; 4] = ["trivia", "calculator", "relay", "judge"];
 
 /// One side's run of one set.
 #[derive(Debug, Clone)]
@@ -73,44 +80,35 @@ pub(crate) fn bench(python: &Path) -> Result<(), String> {
     let model = runtime.block_on(FakeOpenAi::start());
     model.respond_with(brain::responder());
     let fixtures = fixtures().canonicalize().map_err(|e| e.to_string())?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let world = dir.path().join("world");
+    bench_world(python, &fixtures, &world)?;
     let env = NeuroSanEnv {
-        fixtures: fixtures.clone(),
+        fixtures: world.clone(),
         model_url: model.base_url(),
     };
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let warm = dir.path().join("warm");
     let fresh = dir.path().join("fresh");
     for (folder, extra) in [(&warm, ""), (&fresh, "fresh_process = true\n")] {
         std::fs::create_dir_all(folder).map_err(|e| e.to_string())?;
-        let toml = prill_toml(python, &fixtures) + extra;
+        let toml = prill_toml(python, &world) + extra;
         std::fs::write(folder.join("prill.toml"), toml).map_err(|e| e.to_string())?;
     }
+    let own_dir = repo().join("fixtures/conformance/neuro-san/fixtures-2026-02");
+    let own: Vec<PathBuf> = NEURO_SAN_OWN.iter().map(|(f, _)| own_dir.join(f)).collect();
     let cases = fixtures.join("cases");
-    let dozen: Vec<PathBuf> = DOZEN.iter().map(|f| cases.join(f)).collect();
+    let dozen: Vec<PathBuf> = own
+        .iter()
+        .cloned()
+        .chain(SINGLE_TURN.iter().map(|f| cases.join(f)))
+        .collect();
     let twenty_dir = dir.path().join("twenty");
     std::fs::create_dir_all(&twenty_dir).map_err(|e| e.to_string())?;
     let mut twenty = Vec::new();
-    for file in TWENTY {
-        let text = std::fs::read_to_string(cases.join(file)).map_err(|e| e.to_string())?;
-        // The object's opening brace: the first line that is one (comments may hold
-        // braces too).
-        let at = text
-            .lines()
-            .scan(0, |offset, line| {
-                let start = *offset;
-                *offset += line.len() + 1;
-                Some((start, line))
-            })
-            .find(|(_, line)| line.trim() == "{")
-            .map(|(start, _)| start)
-            .ok_or_else(|| format!("{file}: no line that opens the object"))?;
-        let text = format!(
-            "{}{{\n    \"success_ratio\": \"20/20\",{}",
-            &text[..at],
-            &text[at + 1..]
-        );
-        let path = twenty_dir.join(file);
-        std::fs::write(&path, text).map_err(|e| e.to_string())?;
+    for file in &own {
+        let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+        let path = twenty_dir.join(name(file));
+        std::fs::write(&path, twenty_of(&text, &name(file))?).map_err(|e| e.to_string())?;
         twenty.push(path);
     }
     let deviations = read_table(&fixtures.join("deviations.tsv"))?;
@@ -143,15 +141,16 @@ pub(crate) fn bench(python: &Path) -> Result<(), String> {
                     .any(|c| deviations.contains_key(&(file.clone(), (*c).to_owned())));
                 if expected != Some(verdict) && !allowed {
                     problems.push(format!(
-                        "{set}, {side}: {file} is {verdict}, the driver says {}",
-                        expected.map_or("nothing".to_owned(), ToString::to_string)
+                        "{set}, {side}: {file} is {verdict}, the driver says {}: {}",
+                        expected.map_or("nothing".to_owned(), ToString::to_string),
+                        unit_detail(&folder.join("report.json"), file)
                     ));
                 }
             }
             sides.push((side, measured));
         }
         let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
-        let (cpu_target, name) = if files.len() == DOZEN.len() {
+        let (cpu_target, name) = if files.len() == dozen.len() {
             (1.3, "dozen")
         } else {
             (1.1, "20/20")
@@ -199,6 +198,86 @@ pub(crate) fn bench(python: &Path) -> Result<(), String> {
     }
 }
 
+/// `text` (a test file) with `success_ratio = "20/20"`: its own `success_ratio` line
+/// replaced, else one added after the line that opens its object.
+fn twenty_of(text: &str, file: &str) -> Result<String, String> {
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let ratio = "    \"success_ratio\": \"20/20\",".to_owned();
+    if let Some(line) = lines
+        .iter_mut()
+        .find(|l| l.trim_start().starts_with("\"success_ratio\""))
+    {
+        *line = ratio;
+    } else {
+        // The object's opening brace: the first line that is one (comments may hold
+        // braces too).
+        let at = lines
+            .iter()
+            .position(|l| l.trim() == "{")
+            .ok_or_else(|| format!("{file}: no line that opens the object"))?;
+        lines.insert(at + 1, ratio);
+    }
+    Ok(lines.join("\n") + "\n")
+}
+
+/// A folder laid out like `fixtures/neuro-san-real` whose manifest also serves neuro-san's
+/// own `hello_world`, `math_guy` and `music_nerd` from the installed package (links,
+/// nothing copied), and whose coded tools hold `math_guy`'s calculator.
+fn bench_world(python: &Path, fixtures: &Path, world: &Path) -> Result<(), String> {
+    let out = run(
+        {
+            let mut c = Command::new(python);
+            c.args([
+                "-c",
+                "import neuro_san, os; print(os.path.dirname(neuro_san.__file__))",
+            ]);
+            c
+        },
+        Duration::from_secs(60),
+    )?;
+    let package = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let link = |from: &Path, to: &Path| {
+        std::os::unix::fs::symlink(from, to)
+            .map_err(|e| format!("{} -> {}: {e}", to.display(), from.display()))
+    };
+    let registries = world.join("registries");
+    let tools = world.join("coded_tools");
+    std::fs::create_dir_all(&registries).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&tools).map_err(|e| e.to_string())?;
+    let mut manifest = String::from("{\n");
+    for network in OUR_NETWORKS {
+        let file = format!("{network}.hocon");
+        link(
+            &fixtures.join("registries").join(&file),
+            &registries.join(&file),
+        )?;
+        manifest += &format!("    \"{file}\": true,\n");
+    }
+    for (_, network) in NEURO_SAN_OWN {
+        let file = format!("{network}.hocon");
+        link(
+            &package.join("registries").join(&file),
+            &registries.join(&file),
+        )?;
+        manifest += &format!("    \"{file}\": true,\n");
+    }
+    manifest += "}\n";
+    std::fs::write(registries.join("manifest.hocon"), manifest).map_err(|e| e.to_string())?;
+    link(
+        &fixtures.join("coded_tools/calculator"),
+        &tools.join("calculator"),
+    )?;
+    link(
+        &package.join("coded_tools/math_guy"),
+        &tools.join("math_guy"),
+    )?;
+    link(
+        &fixtures.join("llm_info.hocon"),
+        &world.join("llm_info.hocon"),
+    )?;
+    Ok(())
+}
+
 /// neuro-san's driver over `files` on `direct`.
 fn driver(python: &Path, env: &NeuroSanEnv, files: &[PathBuf]) -> Command {
     let mut command = Command::new(python);
@@ -221,12 +300,15 @@ fn prill(folder: &Path, env: &NeuroSanEnv, report: &Path, files: &[PathBuf]) -> 
             "direct",
             "--no-cache",
             "--quiet",
+            "--judge",
+            "openai:gpt-4o-mini",
             "--json",
         ])
         .arg(report)
         .args(files)
         .current_dir(folder)
         .envs(env.vars())
+        .env("OPENAI_BASE_URL", &env.model_url)
         .env("NO_COLOR", "1")
         .env_remove("PRILL_SERVER");
     command
@@ -272,6 +354,22 @@ fn prill_verdicts(report: &Path) -> Result<BTreeMap<String, Verdict>, String> {
         );
     }
     Ok(verdicts)
+}
+
+/// What went wrong in `file`'s unit of the JSON report at `report`.
+fn unit_detail(report: &Path, file: &str) -> String {
+    let json: Value = std::fs::read_to_string(report)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    json["units"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|u| name(Path::new(u["unit"]["file"].as_str().unwrap_or_default())) == file)
+        .map(crate::detail)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Runs `command` in a cgroup of its own: its wall time, the CPU time of everything it

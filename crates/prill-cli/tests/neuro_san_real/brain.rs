@@ -1,7 +1,9 @@
 //! The model behind the real server's agent networks: the project's fake OpenAI server
 //! (Chat Completions) answers by these rules, so every answer is known in advance.
 //!
-//! Each network's instructions start with `ROLE <name>`, which says whose request it is.
+//! Each network's instructions start with `ROLE <name>`, which says whose request it is;
+//! neuro-san's own `hello_world`, `math_guy` and `music_nerd` networks (which the
+//! benchmark runs) are told by their own instructions.
 //! A request whose last user message is a judging prompt, in neuro-san's gist words or
 //! in Prill's, is judged whoever sends it: the criteria name one word in single quotes,
 //! and the sample passes when it holds that word.
@@ -61,6 +63,10 @@ fn answer(body: &Value, coin: &AtomicUsize) -> Reply {
         .filter(|m| role_of(m) == "tool")
         .map(content);
     if let Some(verdict) = judge(&last_user) {
+        // Prill's own judge asks for a structured verdict; neuro-san's for a word.
+        if body.get("response_format").is_some() {
+            return Reply::text(json!({"verdict": verdict, "reason": "scripted"}).to_string());
+        }
         return Reply::text(verdict);
     }
     if system.contains("ROLE calculator") {
@@ -89,7 +95,10 @@ fn answer(body: &Value, coin: &AtomicUsize) -> Reply {
             None => Reply::tool_call(tool, json!({"inquiry": last_user})),
         };
     }
-    if system.contains("ROLE trivia") {
+    if let Some(reply) = neuro_san_network(body, &system, &last_user, tool_result.as_deref()) {
+        return reply;
+    }
+    if system.contains("ROLE trivia") || system.contains("Music Nerd") {
         let history: String = messages[..messages.len().saturating_sub(1)]
             .iter()
             .map(content)
@@ -97,6 +106,41 @@ fn answer(body: &Value, coin: &AtomicUsize) -> Reply {
         return trivia(&last_user, &history, coin);
     }
     Reply::text("This request was not scripted.")
+}
+
+/// The answers of neuro-san's own `hello_world` (an announcer that calls a
+/// synonymizer) and `math_guy` (a front man that calls a coded calculator) networks.
+fn neuro_san_network(
+    body: &Value,
+    system: &str,
+    last_user: &str,
+    tool_result: Option<&str>,
+) -> Option<Reply> {
+    let first_tool = || {
+        body["tools"][0]["function"]["name"]
+            .as_str()
+            .unwrap_or("missing")
+            .to_owned()
+    };
+    if system.contains("author of terse announcements") {
+        return Some(match tool_result {
+            Some(result) => Reply::text(result),
+            None => Reply::tool_call(
+                first_tool(),
+                json!({"name": "greeting", "input_string": "Hello world"}),
+            ),
+        });
+    }
+    if system.contains("You are a thesaurus") {
+        return Some(Reply::text("Hello world"));
+    }
+    if system.contains("interface for a calculator tool") {
+        return Some(match tool_result {
+            Some(result) => Reply::text(result),
+            None => Reply::tool_call(first_tool(), json!({"operator": last_user.trim()})),
+        });
+    }
+    None
 }
 
 fn trivia(question: &str, history: &str, coin: &AtomicUsize) -> Reply {

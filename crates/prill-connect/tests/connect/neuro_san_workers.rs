@@ -163,3 +163,93 @@ async fn an_idle_worker_that_died_is_replaced() {
     let after = talk(&connector, "hello_world").await;
     assert_ne!(after["pid"], before["pid"], "a new worker");
 }
+
+/// Seconds since the epoch, as the stand-in's `loaded`.
+fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+#[tokio::test]
+async fn warm_workers_load_before_the_first_conversation_and_say_when_they_are_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let connector = direct(dir.path(), 2);
+    let before = now();
+    let warmed = connector.warm(5).expect("workers start").wait().await;
+    let ready = now();
+    assert_eq!(
+        (warmed.ready, warmed.failed),
+        (2, 0),
+        "no more than the pool holds"
+    );
+    assert!(connector.warm(1).is_none(), "every worker is alive already");
+
+    // Two conversations at once, each on a worker that loaded before it began.
+    let mut first = connector.open("hello_world").await.unwrap();
+    let mut second = connector.open("math_guy").await.unwrap();
+    let a = first.send(&AgentRequest::new("hi")).await.unwrap();
+    let b = second.send(&AgentRequest::new("hi")).await.unwrap();
+    let (a, b) = (a.sly_data.unwrap(), b.sly_data.unwrap());
+    assert_ne!(a["pid"], b["pid"], "one worker each");
+    for answer in [&a, &b] {
+        let loaded = answer["loaded"].as_f64().unwrap();
+        assert!(
+            (before..=ready).contains(&loaded),
+            "loaded at {loaded}, warmed from {before} to {ready}"
+        );
+        assert_eq!(answer["sessions"], 1);
+    }
+}
+
+#[tokio::test]
+async fn a_conversation_takes_the_worker_started_early_rather_than_starting_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let connector = direct(dir.path(), 2).with_env("PRILL_STAND_IN_LOAD_SECONDS", "1");
+    let warming = connector.warm(1).expect("one starts");
+    // A conversation that comes while it loads waits for it: the pool could start a
+    // second worker, but does not.
+    let first = talk(&connector, "hello_world").await;
+    let warmed = warming.wait().await;
+    assert_eq!((warmed.ready, warmed.failed), (1, 0));
+    let after_first = now();
+
+    // Two at once: that worker, and a new one, since no other was alive.
+    let mut a = connector.open("hello_world").await.unwrap();
+    let mut b = connector.open("math_guy").await.unwrap();
+    let hi = AgentRequest::new("hi");
+    let (a, b) = tokio::join!(a.send(&hi), b.send(&hi));
+    let answers = [a.unwrap().sly_data.unwrap(), b.unwrap().sly_data.unwrap()];
+    assert!(
+        answers.iter().any(|a| a["pid"] == first["pid"]),
+        "{first} {answers:?}"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["loaded"].as_f64().unwrap() > after_first),
+        "a worker started for the second conversation: {first} {answers:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_worker_that_cannot_start_is_counted_and_the_conversation_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    // A Python without neuro-san.
+    let connector = NeuroSanDirect::new("python3")
+        .with_env("PYTHONPATH", dir.path().display().to_string())
+        .with_cwd(dir.path())
+        .with_workers(1);
+    let warmed = connector.warm(1).expect("one starts").wait().await;
+    assert_eq!((warmed.ready, warmed.failed), (0, 1));
+    let mut conversation = connector.open("hello_world").await.unwrap();
+    let error = conversation
+        .send(&AgentRequest::new("hi"))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("No module named 'neuro_san'"),
+        "{error}"
+    );
+}

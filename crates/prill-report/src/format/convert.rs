@@ -43,6 +43,12 @@ impl From<&Event> for Record {
                 sample: sample.into(),
             },
             Event::UnitFinished(unit) => Record::UnitFinished(unit.into()),
+            Event::WorkersReady(w) => Record::WorkersReady {
+                what: w.what.clone(),
+                ready: w.ready as u64,
+                failed: w.failed as u64,
+                took: w.took.as_secs_f64(),
+            },
             Event::RunFinished(summary) => Record::RunFinished(summary.into()),
         }
     }

@@ -75,7 +75,7 @@ pub struct Line {
 
 /// What happened, tagged by `event`: `run` (a stored run's first line: what ran, where
 /// and how), `run_started`, `unit_started`, `sample_finished`, `unit_finished`,
-/// `run_finished`.
+/// `workers_ready`, `run_finished`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -104,6 +104,18 @@ pub enum Record {
     },
     /// A unit has its verdict; its fields are those of a [`Unit`].
     UnitFinished(Unit),
+    /// Warm workers started before the run (neuro-san's `direct` workers) are ready:
+    /// at most once, after `run_started`.
+    WorkersReady {
+        /// What runs in them: `neuro-san`.
+        what: String,
+        /// How many are ready.
+        ready: u64,
+        /// How many could not start (the units that needed one say why).
+        failed: u64,
+        /// Seconds from their start to the last one's end of start-up.
+        took: f64,
+    },
     /// The run is over; its fields are those of a [`Summary`].
     RunFinished(Summary),
 }

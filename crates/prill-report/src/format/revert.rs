@@ -84,6 +84,17 @@ impl Record {
                 sample: sample.try_into()?,
             },
             Record::UnitFinished(unit) => Event::UnitFinished(unit.try_into()?),
+            Record::WorkersReady {
+                what,
+                ready,
+                failed,
+                took,
+            } => Event::WorkersReady(prill_run::WorkersReady {
+                what: what.clone(),
+                ready: count(*ready),
+                failed: count(*failed),
+                took: duration(*took)?,
+            }),
             Record::RunFinished(summary) => Event::RunFinished(summary.try_into()?),
         }))
     }
