@@ -5,8 +5,10 @@
 /// For each of our crates, the crates of ours it may depend on (normal dependencies;
 /// dev-dependencies may also use `prill-testkit`, save the crates it is built on).
 #[cfg(test)]
-pub(crate) const ALLOWED: [(&str, &[&str]); 15] = [
-    ("prill-spec", &[]),
+pub(crate) const ALLOWED: [(&str, &[&str]); 16] = [
+    // Pure arithmetic: the statistics of pass rates.
+    ("prill-stats", &[]),
+    ("prill-spec", &["prill-stats"]),
     // The cassette format: no network; only the spec crate's file reading below it.
     ("prill-cassette", &["prill-spec"]),
     ("prill-check", &["prill-spec"]),
@@ -22,11 +24,23 @@ pub(crate) const ALLOWED: [(&str, &[&str]); 15] = [
         "prill-judge",
         &["prill-spec", "prill-check", "prill-target", "prill-connect"],
     ),
-    ("prill-assess", &["prill-spec", "prill-check"]),
-    ("prill-run", &["prill-spec", "prill-check", "prill-target"]),
+    (
+        "prill-assess",
+        &["prill-spec", "prill-check", "prill-stats"],
+    ),
+    (
+        "prill-run",
+        &["prill-spec", "prill-check", "prill-target", "prill-stats"],
+    ),
     (
         "prill-report",
-        &["prill-spec", "prill-check", "prill-run", "prill-assess"],
+        &[
+            "prill-spec",
+            "prill-check",
+            "prill-run",
+            "prill-assess",
+            "prill-stats",
+        ],
     ),
     (
         "prill-history",
@@ -36,6 +50,7 @@ pub(crate) const ALLOWED: [(&str, &[&str]); 15] = [
             "prill-run",
             "prill-assess",
             "prill-report",
+            "prill-stats",
         ],
     ),
     (
@@ -53,6 +68,7 @@ pub(crate) const ALLOWED: [(&str, &[&str]); 15] = [
             "prill-report",
             "prill-assess",
             "prill-demo",
+            "prill-stats",
         ],
     ),
     (
@@ -71,12 +87,21 @@ pub(crate) const ALLOWED: [(&str, &[&str]); 15] = [
             "prill-report",
             "prill-assess",
             "prill-app",
+            "prill-stats",
         ],
     ),
     ("prill-testkit", &["prill-demo"]),
     // For the report schemas (`prill_report::format`) and the cassette format's
     // (`prill_cassette`).
-    ("xtask", &["prill-spec", "prill-report", "prill-cassette"]),
+    (
+        "xtask",
+        &[
+            "prill-spec",
+            "prill-report",
+            "prill-cassette",
+            "prill-stats",
+        ],
+    ),
 ];
 
 #[cfg(test)]

@@ -59,6 +59,7 @@ mod compare;
 pub mod demo;
 mod drive;
 mod error;
+pub mod explain;
 mod files;
 pub mod harness;
 pub mod history;

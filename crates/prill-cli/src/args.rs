@@ -30,6 +30,8 @@ pub enum Command {
     Validate(ValidateArgs),
     /// List the cases that test files hold
     List(ListArgs),
+    /// Say what each case's gate means: how often it passes an agent at each success rate, the samples it takes, its error rates
+    Explain(ExplainArgs),
     /// Print the JSON Schema of a test file dialect
     Schema(SchemaArgs),
     /// Rewrite a test file in another syntax (comments are kept in YAML and HOCON; JSON has none)
@@ -535,6 +537,29 @@ pub struct ListArgs {
     /// What finding no test case comes to [default: fail]
     #[arg(long, value_enum, value_name = "WHAT")]
     pub no_tests: Option<NoTestsArg>,
+}
+
+/// `prill explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Files and directories to read; directories are searched for test files
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// How to print the figures
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// The success rate a good agent has: a success_ratio's error rates are stated at it
+    #[arg(long, default_value_t = 0.95, value_name = "RATE")]
+    pub good: f64,
+    /// The success rate a bad agent has
+    #[arg(long, default_value_t = 0.80, value_name = "RATE")]
+    pub bad: f64,
+    /// The error rates of the reliability gate set beside each success_ratio
+    #[arg(long, default_value_t = 0.05, value_name = "RATE")]
+    pub false_pass: f64,
+    /// See --false-pass
+    #[arg(long, default_value_t = 0.05, value_name = "RATE")]
+    pub false_fail: f64,
 }
 
 /// What a run, a validation or a listing with nothing in it comes to (`--no-tests`).

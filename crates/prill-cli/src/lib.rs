@@ -65,6 +65,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Validate(args) => commands::validate::run(&args, color),
         Command::List(args) => commands::list::run(&args, color),
+        Command::Explain(args) => commands::explain::run(&args, color),
         Command::Schema(args) => commands::schema::run(&args),
         Command::Convert(args) => commands::convert::run(&args, color),
         Command::Agents(args) => commands::agents::run(&args, color),

@@ -6,6 +6,7 @@ pub(crate) mod assess;
 pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod convert;
+pub(crate) mod explain;
 pub(crate) mod init;
 pub(crate) mod judge;
 pub(crate) mod list;

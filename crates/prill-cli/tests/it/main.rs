@@ -19,6 +19,7 @@ mod cli;
 mod commands;
 mod compare;
 mod env;
+mod explain;
 mod failures;
 mod files;
 mod habits;
