@@ -16,6 +16,8 @@
 //! assert!((a.pass_rate - 0.7).abs() < 1e-12);
 //! assert!(a.ci_low < 0.7 && 0.7 < a.ci_high);
 //! assert!(a.p_meets_ratio > 0.8);
+//! // pass^3 of 7 passes in 10: C(7,3) / C(10,3).
+//! assert!((a.pass_k[2].pass_hat_k - 35.0 / 120.0).abs() < 1e-12);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -61,6 +63,15 @@ pub struct CaseAssessment {
     pub ci_low: f64,
     /// Its upper end.
     pub ci_high: f64,
+    /// The Clopper–Pearson ("exact") 95% interval of the pass rate: never narrower than
+    /// it should be.
+    pub exact_low: f64,
+    /// Its upper end.
+    pub exact_high: f64,
+    /// pass@k and pass^k, unbiased (`docs/statistics.md`), for every `k` up to 20 and
+    /// then 25, 50, 100, 200, 500, ... up to the samples; an errored sample counts as
+    /// not passing.
+    pub pass_k: Vec<PassK>,
     /// The case's ratio, `k/n`.
     pub success_ratio: String,
     /// The chance that the case meets its ratio at the observed rate.
@@ -69,6 +80,45 @@ pub struct CaseAssessment {
     pub suggestion: Option<String>,
     /// How it fails, most common first.
     pub modes: Vec<Mode>,
+}
+
+/// pass@k and pass^k at one `k`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PassK {
+    /// `k`.
+    pub k: u32,
+    /// The chance at least one of `k` samples passes.
+    pub pass_at_k: f64,
+    /// The chance all `k` pass.
+    pub pass_hat_k: f64,
+}
+
+/// The `k` a curve of `n` samples shows: every one up to 20, then 25, 50, 100, 200,
+/// 500, 1000, ... below `n`, and `n`.
+fn curve_points(n: u32) -> impl Iterator<Item = u32> {
+    let steps = [25u32, 50]
+        .into_iter()
+        .chain((2..9).flat_map(|e| [1u32, 2, 5].map(|m| m * 10u32.pow(e))));
+    (1..=n.min(20))
+        .chain(steps.filter(move |k| *k < n && *k > 20))
+        .chain((n > 20).then_some(n))
+}
+
+/// The resamples of [`suite_pass_hat_k`]'s bootstrap, and its seed.
+const RESAMPLES: usize = 2000;
+const SEED: u64 = 0x5eed_2026;
+
+/// The suite's pass^k (the mean of its cases'), with a case-bootstrap 95% interval,
+/// at the `k` of a case's curve up to the fewest samples a case has.
+pub fn suite_pass_hat_k(cases: &[CaseAssessment]) -> Vec<prill_stats::SuitePassHatK> {
+    let counts: Vec<(u32, u32)> = cases
+        .iter()
+        .filter(|c| c.samples > 0)
+        .map(|c| (c.samples as u32, c.passed as u32))
+        .collect();
+    let fewest = counts.iter().map(|(n, _)| *n).min().unwrap_or(0);
+    let ks: Vec<u32> = curve_points(fewest).collect();
+    prill_stats::suite_pass_hat_k(&counts, &ks, RESAMPLES, SEED)
 }
 
 /// Assesses one case from its samples.
@@ -92,6 +142,17 @@ pub fn assess(
         passed as f64 / samples as f64
     };
     let (ci_low, ci_high) = wilson(passed, samples, stats::Z95);
+    let (exact_low, exact_high) = prill_stats::clopper_pearson(passed as u32, samples as u32, 0.05);
+    let (n, c) = (samples as u32, passed as u32);
+    let pass_k = curve_points(n)
+        .filter_map(|k| {
+            Some(PassK {
+                k,
+                pass_at_k: prill_stats::pass_at_k(n, c, k)?,
+                pass_hat_k: prill_stats::pass_hat_k(n, c, k)?,
+            })
+        })
+        .collect();
     let advice = advise(ratio.0, ratio.1, pass_rate);
     let firsts: Vec<Failure> = outcomes
         .iter()
@@ -108,9 +169,25 @@ pub fn assess(
         pass_rate,
         ci_low,
         ci_high,
+        exact_low,
+        exact_high,
+        pass_k,
         success_ratio: format!("{}/{}", ratio.0, ratio.1),
         p_meets_ratio: advice.p_meets,
         suggestion: advice.suggestion,
         modes: classify(&firsts, samples),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curves_show_every_small_k_then_round_ones() {
+        assert_eq!(curve_points(3).collect::<Vec<_>>(), [1, 2, 3]);
+        let long: Vec<u32> = curve_points(1234).collect();
+        assert_eq!(&long[18..], [19, 20, 25, 50, 100, 200, 500, 1000, 1234]);
+        assert_eq!(curve_points(0).count(), 0);
     }
 }

@@ -3,16 +3,74 @@
 
 use std::fmt::Write as _;
 
-use prill_assess::CaseAssessment;
+use prill_assess::{CaseAssessment, suite_pass_hat_k};
+use prill_stats::SuitePassHatK;
 use serde::Serialize;
 
-/// The JSON document: `{"cases": [...]}` with the assessment's field names.
+/// The `k` the text shows of a pass@k or pass^k curve (the JSON has more).
+const SHOWN_K: [u32; 12] = [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 10_000];
+
+/// A case's pass^k and pass@k at the shown `k`, and the Clopper–Pearson interval:
+/// `pass^k 1: 70.0%, 2: 46.7% · pass@k 1: 70.0%, 2: 93.3% · exact 95% interval 34.8–93.3%`.
+fn pass_k_line(c: &CaseAssessment) -> String {
+    let shown = |f: fn(&prill_assess::PassK) -> f64| {
+        c.pass_k
+            .iter()
+            .filter(|p| SHOWN_K.contains(&p.k))
+            .map(|p| format!("{}: {}", p.k, percent(f(p))))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "pass^k {} · pass@k {} · exact 95% interval {}–{}",
+        shown(|p| p.pass_hat_k),
+        shown(|p| p.pass_at_k),
+        percent(c.exact_low),
+        percent(c.exact_high)
+    )
+}
+
+/// The suite's pass^k at the shown `k`, with their intervals; `None` without cases.
+fn suite_line(cases: &[CaseAssessment]) -> Option<String> {
+    let curve = suite_pass_hat_k(cases);
+    if curve.is_empty() {
+        return None;
+    }
+    let points: Vec<String> = curve
+        .iter()
+        .filter(|p| SHOWN_K.contains(&p.k))
+        .map(|p| {
+            format!(
+                "{}: {} ({}–{})",
+                p.k,
+                percent(p.value),
+                percent(p.low),
+                percent(p.high)
+            )
+        })
+        .collect();
+    Some(format!(
+        "suite pass^k (95% interval from resampling the cases) {}",
+        points.join(", ")
+    ))
+}
+
+/// The JSON document: `{"cases": [...], "suite": {"pass_hat_k": [...]}}` with the
+/// assessment's field names; the suite's pass^k has a case-bootstrap interval.
 pub fn assessment_json(cases: &[CaseAssessment]) -> String {
+    #[derive(Serialize)]
+    struct Suite {
+        pass_hat_k: Vec<SuitePassHatK>,
+    }
     #[derive(Serialize)]
     struct Doc<'a> {
         cases: &'a [CaseAssessment],
+        suite: Suite,
     }
-    let mut text = serde_json::to_string_pretty(&Doc { cases }).unwrap_or_default();
+    let suite = Suite {
+        pass_hat_k: suite_pass_hat_k(cases),
+    };
+    let mut text = serde_json::to_string_pretty(&Doc { cases, suite }).unwrap_or_default();
     text.push('\n');
     text
 }
@@ -58,11 +116,9 @@ pub fn assessment_table(cases: &[CaseAssessment]) -> String {
             c.p_meets_ratio
         );
     }
-    for c in cases
-        .iter()
-        .filter(|c| c.suggestion.is_some() || !c.modes.is_empty())
-    {
+    for c in cases.iter().filter(|c| c.samples > 0) {
         let _ = writeln!(out, "\n{}", c.name);
+        let _ = writeln!(out, "  {}", pass_k_line(c));
         if let Some(s) = &c.suggestion {
             let _ = writeln!(out, "  ratio: {s}");
         }
@@ -81,6 +137,9 @@ pub fn assessment_table(cases: &[CaseAssessment]) -> String {
                 let _ = writeln!(out, "        criteria: {}", m.criteria);
             }
         }
+    }
+    if let Some(line) = suite_line(cases) {
+        let _ = writeln!(out, "\n{line}");
     }
     out
 }
@@ -113,11 +172,12 @@ pub fn assessment_markdown(cases: &[CaseAssessment]) -> String {
             c.p_meets_ratio
         );
     }
-    for c in cases
-        .iter()
-        .filter(|c| c.suggestion.is_some() || !c.modes.is_empty())
-    {
+    if let Some(line) = suite_line(cases) {
+        let _ = writeln!(out, "\n{}", md(&line));
+    }
+    for c in cases.iter().filter(|c| c.samples > 0) {
         let _ = writeln!(out, "\n### {}\n", md(&c.name));
+        let _ = writeln!(out, "{}\n", md(&pass_k_line(c)));
         if let Some(s) = &c.suggestion {
             let _ = writeln!(out, "**Ratio:** {}\n", md(s));
         }
@@ -175,8 +235,15 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td.l,th.l{text-alig
         );
     }
     out.push_str("</table>\n");
+    if let Some(line) = suite_line(cases) {
+        let _ = writeln!(out, "<p class=\"suite\">{}</p>", html(&line));
+    }
     for (i, c) in cases.iter().enumerate() {
         let _ = writeln!(out, "<h2>{}</h2>", html(&c.name));
+        if c.samples > 0 {
+            let _ = writeln!(out, "<p class=\"pass-k\">{}</p>", html(&pass_k_line(c)));
+            out.push_str(&curves_svg(i, c));
+        }
         if let Some(s) = &c.suggestion {
             let _ = writeln!(out, "<p class=\"advice\">{}</p>", html(s));
         }
@@ -232,4 +299,124 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td.l,th.l{text-alig
     }
     out.push_str("</body></html>\n");
     out
+}
+
+/// pass@k (above) and pass^k (below) against `k`, as two lines over the curve's points
+/// (evenly spaced, labelled with their `k`).
+fn curves_svg(i: usize, c: &CaseAssessment) -> String {
+    let (left, top, width, height) = (40.0, 10.0, 360.0, 120.0);
+    let count = c.pass_k.len().max(2) as f64 - 1.0;
+    let x = |j: usize| left + width * j as f64 / count;
+    let y = |v: f64| top + height * (1.0 - v);
+    let line = |f: fn(&prill_assess::PassK) -> f64| {
+        c.pass_k
+            .iter()
+            .enumerate()
+            .map(|(j, p)| format!("{:.1},{:.1}", x(j), y(f(p))))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut svg = format!(
+        "<svg class=\"pass-k\" id=\"pass-k-{i}\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"pass@k and pass^k of {}\">",
+        left + width + 70.0,
+        top + height + 30.0,
+        html(&c.name)
+    );
+    let _ = write!(
+        svg,
+        "<polyline fill=\"none\" stroke=\"#2b7bb9\" stroke-width=\"2\" points=\"{}\"><title>pass@k</title></polyline><polyline fill=\"none\" stroke=\"#d9534f\" stroke-width=\"2\" points=\"{}\"><title>pass^k</title></polyline>",
+        line(|p| p.pass_at_k),
+        line(|p| p.pass_hat_k)
+    );
+    for (j, p) in c
+        .pass_k
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| SHOWN_K.contains(&p.k))
+    {
+        let _ = write!(
+            svg,
+            "<text class=\"label\" x=\"{:.1}\" y=\"{}\">{}</text>",
+            x(j) - 3.0,
+            top + height + 16.0,
+            p.k
+        );
+    }
+    let _ = writeln!(
+        svg,
+        "<text class=\"label\" x=\"0\" y=\"{}\">100%</text><text class=\"label\" x=\"0\" y=\"{}\">0%</text><text class=\"label\" x=\"{}\" y=\"{}\">pass@k</text><text class=\"label\" x=\"{}\" y=\"{}\">pass^k</text></svg>",
+        top + 4.0,
+        top + height,
+        left + width + 5.0,
+        y(c.pass_k.last().map_or(0.0, |p| p.pass_at_k)) + 4.0,
+        left + width + 5.0,
+        y(c.pass_k.last().map_or(0.0, |p| p.pass_hat_k)) + 4.0
+    );
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use prill_assess::{SampleOutcome, Status, assess};
+
+    use super::*;
+
+    /// A case with 7 passes of 10 and one with 10 of 10.
+    fn cases() -> Vec<CaseAssessment> {
+        let outcomes = |passes: usize| -> Vec<SampleOutcome> {
+            (0..10)
+                .map(|i| SampleOutcome {
+                    outcome: if i < passes {
+                        Status::Passed
+                    } else {
+                        Status::Failed
+                    },
+                    first_failure: None,
+                })
+                .collect()
+        };
+        vec![
+            assess("a", "a.hocon", "seven", (1, 1), &outcomes(7)),
+            assess("b", "b.hocon", "ten", (1, 1), &outcomes(10)),
+        ]
+    }
+
+    #[test]
+    fn every_format_states_pass_hat_k_pass_at_k_and_the_exact_interval() {
+        let cases = cases();
+        let table = assessment_table(&cases);
+        // pass^2 = C(7,2)/C(10,2) = 21/45; pass@2 = 1 - C(3,2)/C(10,2) = 42/45.
+        assert!(
+            table.contains(
+                "pass^k 1: 70.0%, 2: 46.7%, 3: 29.2%, 5: 8.3%, 10: 0.0% · pass@k 1: 70.0%, 2: 93.3%"
+            ),
+            "{table}"
+        );
+        assert!(table.contains("exact 95% interval 34.8%–93.3%"), "{table}");
+        // The suite's pass^1 is the mean of 0.7 and 1.0.
+        assert!(
+            table.contains("suite pass^k (95% interval from resampling the cases) 1: 85.0% ("),
+            "{table}"
+        );
+        let markdown = assessment_markdown(&cases);
+        assert!(markdown.contains("pass^k 1: 70.0%"), "{markdown}");
+        let page = assessment_html(&cases);
+        assert!(
+            page.contains("<svg class=\"pass-k\" id=\"pass-k-0\""),
+            "{page}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&assessment_json(&cases)).unwrap();
+        assert_eq!(json["cases"][0]["pass_k"].as_array().unwrap().len(), 10);
+        assert!(
+            (json["cases"][0]["pass_k"][1]["pass_hat_k"]
+                .as_f64()
+                .unwrap()
+                - 21.0 / 45.0)
+                .abs()
+                < 1e-12
+        );
+        let suite = &json["suite"]["pass_hat_k"][0];
+        assert_eq!(suite["k"], 1);
+        assert!(suite["low"].as_f64().unwrap() <= 0.85 && suite["high"].as_f64().unwrap() >= 0.85);
+    }
 }

@@ -40,6 +40,69 @@ pub fn curves(n: u32, c: u32) -> Vec<(u32, f64, f64)> {
         .collect()
 }
 
+/// A suite's pass^k: the mean of its cases' pass^k, with a 95% interval from
+/// resampling the cases (a percentile bootstrap over cases, `resamples` times, seeded:
+/// the same input gives the same interval).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct SuitePassHatK {
+    /// `k`.
+    pub k: u32,
+    /// The mean of the cases' pass^k.
+    pub value: f64,
+    /// The interval's low end.
+    pub low: f64,
+    /// Its high end.
+    pub high: f64,
+}
+
+/// The suite's pass^k at each of `ks` up to the fewest samples any case has, from each
+/// case's `(n, c)`; empty without cases.
+pub fn suite_pass_hat_k(
+    cases: &[(u32, u32)],
+    ks: &[u32],
+    resamples: usize,
+    seed: u64,
+) -> Vec<SuitePassHatK> {
+    let Some(k_max) = cases.iter().map(|(n, _)| *n).min() else {
+        return Vec::new();
+    };
+    let mut rng = fastrand::Rng::with_seed(seed);
+    // The same resampled suites for every k, so the curves stay consistent.
+    let draws: Vec<Vec<usize>> = (0..resamples)
+        .map(|_| (0..cases.len()).map(|_| rng.usize(..cases.len())).collect())
+        .collect();
+    ks.iter()
+        .copied()
+        .filter(|k| (1..=k_max).contains(k))
+        .map(|k| {
+            let per_case: Vec<f64> = cases
+                .iter()
+                .map(|(n, c)| pass_hat_k(*n, *c, k).unwrap_or(0.0))
+                .collect();
+            let mean = |picks: &mut dyn Iterator<Item = usize>| {
+                let (sum, count) = picks.fold((0.0, 0usize), |(s, n), i| (s + per_case[i], n + 1));
+                sum / count.max(1) as f64
+            };
+            let value = mean(&mut (0..cases.len()));
+            let mut means: Vec<f64> = draws.iter().map(|d| mean(&mut d.iter().copied())).collect();
+            means.sort_by(f64::total_cmp);
+            let at = |q: f64| {
+                if means.is_empty() {
+                    value
+                } else {
+                    means[((q * (means.len() - 1) as f64).round() as usize).min(means.len() - 1)]
+                }
+            };
+            SuitePassHatK {
+                k,
+                value,
+                low: at(0.025),
+                high: at(0.975),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +150,22 @@ mod tests {
         assert_eq!(c.len(), 4);
         assert_eq!(c[3].2, 0.0);
         assert_eq!(c[3].1, 1.0);
+    }
+
+    #[test]
+    fn a_suite_s_pass_hat_k_has_a_case_bootstrap_interval() {
+        let cases = [(10, 10), (10, 8), (10, 5), (10, 9)];
+        let ks: Vec<u32> = (1..=12).collect();
+        let curve = suite_pass_hat_k(&cases, &ks, 2000, 7);
+        assert_eq!(curve.len(), 10);
+        let one = curve[0];
+        assert!((one.value - 0.8).abs() < 1e-12, "{one:?}");
+        assert!(one.low < one.value && one.value < one.high, "{one:?}");
+        assert!(one.low >= 0.5 && one.high <= 1.0, "{one:?}");
+        // Seeded: the same interval each time.
+        assert_eq!(suite_pass_hat_k(&cases, &ks, 2000, 7), curve);
+        // pass^k falls with k.
+        assert!(curve.windows(2).all(|w| w[1].value <= w[0].value));
+        assert!(suite_pass_hat_k(&[], &ks, 10, 1).is_empty());
     }
 }
