@@ -15,8 +15,20 @@ pub fn ln_choose(n: u32, k: u32) -> f64 {
 /// `ln n!`: summed below 256, Stirling's series above (accurate to about 1e-13 there),
 /// so that it costs the same for any `n`.
 fn ln_factorial(n: u32) -> f64 {
+    static SMALL: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
     if n < 256 {
-        return (2..=n).map(|i| f64::from(i).ln()).sum();
+        let table = SMALL.get_or_init(|| {
+            let mut sum = 0.0;
+            (0..256u32)
+                .map(|i| {
+                    if i > 1 {
+                        sum += f64::from(i).ln();
+                    }
+                    sum
+                })
+                .collect()
+        });
+        return table[n as usize];
     }
     let x = f64::from(n);
     x * x.ln() - x + 0.5 * (std::f64::consts::TAU * x).ln() + 1.0 / (12.0 * x)

@@ -6,7 +6,9 @@
 //! - [`sequential`]: the `reliability` gate, a truncated sequential test whose error
 //!   rates are computed exactly;
 //! - [`estimate`]: unbiased pass@k and pass^k;
-//! - [`explain`]: what a case's gate means, in figures (`prill explain`).
+//! - [`explain`]: what a case's gate means, in figures (`prill explain`);
+//! - [`two_sample`]: two pass rates compared: Fisher's mid-p, the smallest detectable
+//!   drop, Holm and Benjamini–Hochberg.
 //!
 //! Pure arithmetic: no I/O, no clock.
 //!
@@ -27,6 +29,7 @@ pub mod estimate;
 pub mod explain;
 pub mod gate;
 pub mod sequential;
+pub mod two_sample;
 
 pub use binomial::{Z95, binomial_tail, clopper_pearson, wilson};
 pub use estimate::{SuitePassHatK, curves, pass_at_k, pass_hat_k, suite_pass_hat_k};

@@ -216,8 +216,8 @@ fn a_sampled_case_regresses_when_its_drop_is_not_chance() {
     std::fs::write(p.join("few.yaml"), sampled("few", "wrong", "3/5")).unwrap();
     std::fs::write(p.join("many.yaml"), sampled("many", "wrong", "10/20")).unwrap();
     run_demo(p, &[], 1);
-    // A unit stops sampling once its verdict is known: 3/3 then 0/3 (p = 0.1) could be
-    // chance; 10/10 then 0/11 (p = 1/C(21, 10)) could not.
+    // A unit stops sampling once its verdict is known: 3/3 then 0/3 (mid-p = 0.05, not
+    // below 0.05) could be chance; 10/10 then 0/11 (mid-p = 1/2 C(21, 10)) could not.
     let out = ok(&prill(p, &["compare", "--fail-on-regression"]), 1);
     assert!(
         out.contains("Regressions\n  many [direct]  passed 10/10 → failed 0/11  p < 0.0001\n"),
@@ -225,14 +225,14 @@ fn a_sampled_case_regresses_when_its_drop_is_not_chance() {
     );
     assert!(
         out.contains(
-            "Within chance (p ≥ 0.05)\n  few [direct]  passed 3/3 → failed 0/3  p = 0.1000\n"
+            "Within chance (not detectable with these samples)\n  few [direct]  passed 3/3 → failed 0/3  p = 0.0500; no drop could have been seen with these samples\n"
         ),
         "{out}"
     );
     let json: Value =
         serde_json::from_str(&ok(&prill(p, &["compare", "--format", "json"]), 0)).unwrap();
     let p_many = json["regressions"][0]["p_value"].as_f64().unwrap();
-    assert!((p_many - 1.0 / 352_716.0).abs() < 1e-12, "{p_many}");
+    assert!((p_many - 0.5 / 352_716.0).abs() < 1e-12, "{p_many}");
     // A looser level in prill.toml makes the small drop a regression too.
     std::fs::write(p.join("prill.toml"), "[compare]\nalpha = 0.2\n").unwrap();
     let out = ok(&prill(p, &["compare"]), 0);

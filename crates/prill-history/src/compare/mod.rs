@@ -3,9 +3,12 @@
 //! Units are matched by case id (the hash of the case's inputs, so an edited
 //! expectation keeps its history) and connection. A unit that passed and now fails or
 //! errors is a regression, and the reverse a fix; a sampled case (more than one sample
-//! in either run) is judged on its pass rate instead, with Fisher's exact test
-//! ([`fisher_exact`]): only a change with p below `alpha` is a regression or a fix,
-//! and a smaller one is reported as within chance. Latency, time to first token,
+//! in either run) is judged on its pass rate instead, with Fisher's exact test (mid-p,
+//! `prill_stats::two_sample`) corrected for the number of sampled cases: a change that
+//! Holm's step-down rejects at `alpha` is a regression or a fix, another
+//! Benjamini–Hochberg discovery is "probably changed", and the rest are within chance,
+//! each with the smallest drop its samples could have shown ([`Change::detectable_drop`]).
+//! Latency, time to first token,
 //! tokens and cost are compared against [`Thresholds`]; the reasons of gist checks'
 //! judges, where they changed, are listed.
 //!
@@ -27,15 +30,13 @@
 
 mod model;
 pub mod render;
-mod stats;
 
 use std::path::PathBuf;
 
 pub use model::{
     CaseRef, Change, Comparison, Edited, JudgeChange, LATENCY_FLOOR_SECONDS, Metric, MetricChange,
-    Only, Outcome, RunRef, Side, Thresholds, compare,
+    Only, Outcome, POWER, RunRef, Side, Thresholds, compare,
 };
-pub use stats::fisher_exact;
 
 use crate::{HistoryError, RunRow};
 

@@ -7,7 +7,7 @@ use prill_report::format::{CheckOutcome, RunInfo, Status, Summary, Unit};
 use prill_report::stored::StoredRun;
 use serde::Serialize;
 
-use super::stats::fisher_exact;
+use prill_stats::two_sample::{benjamini_hochberg, detectable_drop, fisher_mid_p, holm};
 
 /// Latency changes smaller than this many seconds are noise, whatever their percentage.
 pub const LATENCY_FLOOR_SECONDS: f64 = 0.01;
@@ -22,8 +22,10 @@ pub struct Thresholds {
     pub tokens_percent: f64,
     /// Cost: an increase beyond this percentage.
     pub cost_percent: f64,
-    /// A sampled case's pass rate changed significantly when Fisher's exact test gives
-    /// a p-value below this.
+    /// The comparison's error rate: a sampled case regressed (or was fixed) when its
+    /// change passes Holm's step-down at this level over every sampled case compared
+    /// (Fisher's exact test, mid-p); a Benjamini–Hochberg discovery at this level is
+    /// "probably changed".
     pub alpha: f64,
 }
 
@@ -126,10 +128,17 @@ pub struct Change {
     pub base: Outcome,
     /// In the head run.
     pub head: Outcome,
-    /// For a sampled case, Fisher's exact test's two-sided p-value of the change in
-    /// its pass rate.
+    /// For a sampled case, the two-sided mid-p value of Fisher's exact test of the
+    /// change in its pass rate (before any correction for the other cases).
     pub p_value: Option<f64>,
+    /// For a sampled case, the smallest drop from its base pass rate that a test at
+    /// `alpha` would have seen 80% of the time with these samples (`None`: not even a
+    /// drop to 0).
+    pub detectable_drop: Option<f64>,
 }
+
+/// The power a comparison's detectable drop is stated at.
+pub const POWER: f64 = 0.8;
 
 /// A case whose inputs were edited between the runs: a unit of the base run and one of
 /// the head run of the same file, name and connection, under another id (a case's id
@@ -234,12 +243,16 @@ pub struct Comparison {
     /// What counted as a change.
     pub thresholds: Thresholds,
     /// Passed before, failed or errored now; for a sampled case, a drop in its pass
-    /// rate unlikely to be chance (p < alpha).
+    /// rate that Holm's step-down over all sampled cases rejects at `alpha`.
     pub regressions: Vec<Change>,
-    /// Failed or errored before, passed now; for a sampled case, a rise in its pass
-    /// rate unlikely to be chance.
+    /// Failed or errored before, passed now; for a sampled case, a rise rejected the
+    /// same way.
     pub fixes: Vec<Change>,
-    /// Sampled cases whose pass rate changed, but not beyond chance (p ≥ alpha).
+    /// Sampled cases whose change is a Benjamini–Hochberg discovery at `alpha` but not
+    /// enough for Holm's correction: probably changed, not a regression.
+    pub probably_changed: Vec<Change>,
+    /// Sampled cases whose pass rate changed, but not detectably with these samples
+    /// (each says the smallest drop it could have seen).
     pub within_chance: Vec<Change>,
     /// Units only the head run has.
     pub new: Vec<Only>,
@@ -273,6 +286,7 @@ pub fn compare(base: &Side, head: &Side, thresholds: &Thresholds) -> Comparison 
         thresholds: *thresholds,
         regressions: Vec::new(),
         fixes: Vec::new(),
+        probably_changed: Vec::new(),
         within_chance: Vec::new(),
         new: Vec::new(),
         removed: Vec::new(),
@@ -295,15 +309,22 @@ pub fn compare(base: &Side, head: &Side, thresholds: &Thresholds) -> Comparison 
             head: outcome(h),
         });
     }
+    let mut tested = Vec::new();
+    let mut tested_unchanged = 0;
     for (b, h) in pairs {
         if b.verdict == Status::Skipped || h.verdict == Status::Skipped {
             out.skipped += 1;
             continue;
         }
-        verdicts(b, h, thresholds.alpha, &mut out);
+        match verdicts(b, h, thresholds.alpha, &mut out) {
+            Some(change) => tested.push(change),
+            None if outcome(b).samples > 1 || outcome(h).samples > 1 => tested_unchanged += 1,
+            None => {}
+        }
         metrics(b, h, thresholds, &mut out.metrics);
         judge(b, h, &mut out.judge);
     }
+    sampled(tested, tested_unchanged, thresholds.alpha, &mut out);
     for (units, into) in [(removed, &mut out.removed), (new, &mut out.new)] {
         for u in units {
             if u.verdict == Status::Skipped {
@@ -423,42 +444,70 @@ fn ok(s: Status) -> bool {
     s == Status::Passed
 }
 
-/// Sorts the pair into regressions, fixes, changes within chance, or unchanged.
-fn verdicts(b: &Unit, h: &Unit, alpha: f64, out: &mut Comparison) {
+/// Sorts an unsampled pair into regressions, fixes or unchanged; a sampled pair whose
+/// rate or verdict changed is returned with its p-value, for [`sampled`] to sort once
+/// every case is tested.
+fn verdicts(b: &Unit, h: &Unit, alpha: f64, out: &mut Comparison) -> Option<Change> {
     let (bo, ho) = (outcome(b), outcome(h));
-    let change = |p_value| Change {
+    let change = |p_value, detectable_drop| Change {
         case: case_ref(h),
         base: bo,
         head: ho,
         p_value,
+        detectable_drop,
     };
     if bo.samples <= 1 && ho.samples <= 1 {
         match (ok(bo.verdict), ok(ho.verdict)) {
-            (true, false) => out.regressions.push(change(None)),
-            (false, true) => out.fixes.push(change(None)),
+            (true, false) => out.regressions.push(change(None, None)),
+            (false, true) => out.fixes.push(change(None, None)),
             _ => out.unchanged += 1,
         }
-        return;
+        return None;
     }
     // Rates compared without division: passed_b / n_b against passed_h / n_h.
     let before = u64::from(bo.passed) * u64::from(ho.samples);
     let after = u64::from(ho.passed) * u64::from(bo.samples);
     if before == after && bo.verdict == ho.verdict {
         out.unchanged += 1;
-        return;
+        return None;
     }
-    let p = fisher_exact(
-        u64::from(bo.passed),
-        u64::from(bo.samples - bo.passed),
-        u64::from(ho.passed),
-        u64::from(ho.samples - ho.passed),
+    let p = fisher_mid_p(
+        bo.passed,
+        bo.samples - bo.passed,
+        ho.passed,
+        ho.samples - ho.passed,
     );
-    if p < alpha && after < before {
-        out.regressions.push(change(Some(p)));
-    } else if p < alpha && after > before {
-        out.fixes.push(change(Some(p)));
+    let base_rate = if bo.samples == 0 {
+        0.0
     } else {
-        out.within_chance.push(change(Some(p)));
+        f64::from(bo.passed) / f64::from(bo.samples)
+    };
+    let drop = detectable_drop(bo.samples, ho.samples, base_rate, alpha, POWER);
+    Some(change(Some(p), drop))
+}
+
+/// Sorts the sampled changes: Holm's step-down at `alpha` over every sampled case
+/// compared (`unchanged` more had p = 1) makes regressions and fixes; the other
+/// Benjamini–Hochberg discoveries are probably changed; the rest are within chance.
+fn sampled(changes: Vec<Change>, unchanged: usize, alpha: f64, out: &mut Comparison) {
+    let p_values: Vec<f64> = changes
+        .iter()
+        .map(|c| c.p_value.unwrap_or(1.0))
+        .chain(std::iter::repeat_n(1.0, unchanged))
+        .collect();
+    let (strict, discovered) = (holm(&p_values, alpha), benjamini_hochberg(&p_values, alpha));
+    for (i, change) in changes.into_iter().enumerate() {
+        let before = u64::from(change.base.passed) * u64::from(change.head.samples);
+        let after = u64::from(change.head.passed) * u64::from(change.base.samples);
+        if strict[i] && after < before {
+            out.regressions.push(change);
+        } else if strict[i] && after > before {
+            out.fixes.push(change);
+        } else if discovered[i] && after != before {
+            out.probably_changed.push(change);
+        } else {
+            out.within_chance.push(change);
+        }
     }
 }
 

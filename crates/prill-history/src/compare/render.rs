@@ -28,6 +28,11 @@ pub fn headline(c: &Comparison) -> String {
         "cases with inputs changed",
     );
     add(
+        c.probably_changed.len(),
+        "pass rate probably changed",
+        "pass rates probably changed",
+    );
+    add(
         c.within_chance.len(),
         "pass-rate change within chance",
         "pass-rate changes within chance",
@@ -95,6 +100,18 @@ fn p_value(p: Option<f64>) -> String {
     })
 }
 
+/// What a change within chance could not have shown: `could not have seen a drop of
+/// less than 46 points`.
+fn unseen(ch: &Change) -> String {
+    match ch.detectable_drop {
+        Some(drop) => format!(
+            "could not have seen a drop of less than {:.0} points",
+            (100.0 * drop).ceil()
+        ),
+        None => "no drop could have been seen with these samples".to_owned(),
+    }
+}
+
 fn metric_line(m: &MetricChange) -> String {
     format!(
         "{} {} → {} ({:+.0}%)",
@@ -112,16 +129,21 @@ pub fn human(c: &Comparison) -> String {
     let _ = writeln!(out, "base  {}", run_line(&c.base));
     let _ = writeln!(out, "head  {}", run_line(&c.head));
     let _ = writeln!(out, "{}", headline(c));
-    let changes = |out: &mut String, title: &str, list: &[Change]| {
+    let changes = |out: &mut String, title: &str, list: &[Change], unseen_too: bool| {
         if list.is_empty() {
             return;
         }
         let _ = writeln!(out, "\n{title}");
         for ch in list {
             let p = p_value(ch.p_value);
+            let more = if unseen_too {
+                format!("; {}", unseen(ch))
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "  {}  {} → {}{}{p}",
+                "  {}  {} → {}{}{p}{more}",
                 case(&ch.case),
                 outcome(&ch.base),
                 outcome(&ch.head),
@@ -129,8 +151,17 @@ pub fn human(c: &Comparison) -> String {
             );
         }
     };
-    changes(&mut out, "Regressions", &c.regressions);
-    changes(&mut out, "Fixes", &c.fixes);
+    changes(&mut out, "Regressions", &c.regressions, false);
+    changes(&mut out, "Fixes", &c.fixes, false);
+    changes(
+        &mut out,
+        &format!(
+            "Probably changed (Benjamini–Hochberg at {}; not enough for a regression once every sampled case is counted)",
+            c.thresholds.alpha
+        ),
+        &c.probably_changed,
+        false,
+    );
     let only = |out: &mut String, title: &str, list: &[Only]| {
         if list.is_empty() {
             return;
@@ -160,8 +191,9 @@ pub fn human(c: &Comparison) -> String {
     }
     changes(
         &mut out,
-        &format!("Within chance (p ≥ {})", c.thresholds.alpha),
+        "Within chance (not detectable with these samples)",
         &c.within_chance,
+        true,
     );
     if !c.metrics.is_empty() {
         let t = &c.thresholds;
@@ -223,11 +255,11 @@ pub fn markdown(c: &Comparison) -> String {
         escape(&headline(c))
     );
     if !c.regressions.is_empty() {
-        changes_md(&mut md, "Regression", &c.regressions);
+        changes_md(&mut md, "Regression", &c.regressions, false);
     }
     let mut rest = String::new();
     if !c.fixes.is_empty() {
-        changes_md(&mut rest, "Fix", &c.fixes);
+        changes_md(&mut rest, "Fix", &c.fixes, false);
     }
     for (title, list) in [("New", &c.new), ("Removed", &c.removed)] {
         if list.is_empty() {
@@ -263,8 +295,11 @@ pub fn markdown(c: &Comparison) -> String {
         }
         rest.push('\n');
     }
+    if !c.probably_changed.is_empty() {
+        changes_md(&mut rest, "Probably changed", &c.probably_changed, false);
+    }
     if !c.within_chance.is_empty() {
-        changes_md(&mut rest, "Within chance", &c.within_chance);
+        changes_md(&mut rest, "Within chance", &c.within_chance, true);
     }
     if !c.metrics.is_empty() {
         let _ = writeln!(rest, "| Metric | Connection | Change |\n|---|---|---|");
@@ -322,15 +357,31 @@ fn run_md(r: &RunRef) -> String {
     format!("`{}`{}", r.label.replace('`', "'"), escape(&commit))
 }
 
-fn changes_md(md: &mut String, title: &str, list: &[Change]) {
+fn changes_md(md: &mut String, title: &str, list: &[Change], unseen_too: bool) {
+    let (head, rule) = if unseen_too {
+        (" | Could have seen |", "---|")
+    } else {
+        (" |", "")
+    };
     let _ = writeln!(
         md,
-        "| {title} | Connection | Base | Head | p |\n|---|---|---|---|---|"
+        "| {title} | Connection | Base | Head | p{head}\n|---|---|---|---|---|{rule}"
     );
     for ch in list {
+        let more = if unseen_too {
+            format!(
+                " {} |",
+                ch.detectable_drop.map_or("no drop".to_owned(), |d| format!(
+                    "a drop of {:.0} points or more",
+                    (100.0 * d).ceil()
+                ))
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} |{more}",
             escape(&ch.case.name),
             escape(&ch.case.connection),
             outcome(&ch.base),
@@ -392,8 +443,21 @@ impl From<&Comparison> for CompareSection {
                 edited_ids(e),
             ));
         }
+        for ch in &c.probably_changed {
+            let detail = format!(
+                "{}, probably changed (not a regression once every sampled case is counted)",
+                p_value(ch.p_value)
+            );
+            rows.push(row(
+                "pass_rate",
+                &ch.case,
+                outcome(&ch.base),
+                outcome(&ch.head),
+                detail,
+            ));
+        }
         for ch in &c.within_chance {
-            let detail = format!("{}, within chance", p_value(ch.p_value));
+            let detail = format!("{}, within chance; {}", p_value(ch.p_value), unseen(ch));
             rows.push(row(
                 "pass_rate",
                 &ch.case,

@@ -228,15 +228,16 @@ fn a_sampled_case_regresses_only_beyond_chance() {
     assert_eq!(c.fixes[0].case.name, "mended");
     assert_eq!(c.within_chance.len(), 1);
     assert_eq!(c.within_chance[0].case.name, "flaky");
-    assert!((c.within_chance[0].p_value.unwrap() - 1.0).abs() < 1e-9);
+    // Fisher's mid-p: the tables as likely as the one seen count half.
+    assert!((c.within_chance[0].p_value.unwrap() - 0.6517).abs() < 1e-4);
     let text = render::human(&c);
     assert!(
-        text.contains("broken [direct]  passed 10/10 → failed 2/10  p = 0.0007"),
+        text.contains("broken [direct]  passed 10/10 → failed 2/10  p = 0.0004"),
         "{text}"
     );
     assert!(
         text.contains(
-            "Within chance (p ≥ 0.05)\n  flaky [direct]  passed 8/10 → failed 7/10  p = 1.0000"
+            "Within chance (not detectable with these samples)\n  flaky [direct]  passed 8/10 → failed 7/10  p = 0.6517; could not have seen a drop of less than 60 points"
         ),
         "{text}"
     );
@@ -249,6 +250,58 @@ fn a_sampled_case_regresses_only_beyond_chance() {
     let c = compare(&base, &head, &strict);
     assert!(!c.has_regression(), "{c:#?}");
     assert_eq!(c.within_chance.len(), 3);
+}
+
+#[test]
+fn many_sampled_cases_are_corrected_for_holm_makes_regressions_and_benjamini_hochberg_probable_changes()
+ {
+    // Mid-p values: 19/20 → 10/20 0.0017; 18/20 → 12/20 0.0366 (twice); 20/20 → 19/20 0.5.
+    let base = side(
+        "base",
+        &[
+            sampled("a", "passed", 19, 20),
+            sampled("b", "passed", 18, 20),
+            sampled("c", "passed", 18, 20),
+            sampled("d", "passed", 20, 20),
+        ],
+    );
+    let head = side(
+        "head",
+        &[
+            sampled("a", "failed", 10, 20),
+            sampled("b", "failed", 12, 20),
+            sampled("c", "failed", 12, 20),
+            sampled("d", "passed", 19, 20),
+        ],
+    );
+    let c = compare(&base, &head, &Thresholds::default());
+    let names = |list: &[prill_history::compare::Change]| {
+        list.iter()
+            .map(|ch| ch.case.name.clone())
+            .collect::<Vec<_>>()
+    };
+    // Holm at 0.05 over 4: 0.0017 <= 0.0125, then 0.0366 > 0.0167 stops it.
+    assert_eq!(names(&c.regressions), ["a"]);
+    // Benjamini-Hochberg: 0.0366 <= 0.05 * 3/4 makes b and c discoveries.
+    assert_eq!(names(&c.probably_changed), ["b", "c"]);
+    assert_eq!(names(&c.within_chance), ["d"]);
+    // Each sampled change says what its samples could have seen.
+    let drop = c.within_chance[0].detectable_drop.unwrap();
+    assert!(drop > 0.2 && drop < 0.6, "{drop}");
+    let text = render::human(&c);
+    assert!(text.contains("2 pass rates probably changed"), "{text}");
+    assert!(
+        text.contains("Probably changed (Benjamini–Hochberg at 0.05"),
+        "{text}"
+    );
+    assert!(render::markdown(&c).contains("| Could have seen |"));
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["probably_changed"].as_array().unwrap().len(), 2);
+    assert!(
+        json["within_chance"][0]["detectable_drop"]
+            .as_f64()
+            .is_some()
+    );
 }
 
 #[test]

@@ -24,9 +24,11 @@ pub struct CompareConfig {
     #[schemars(extend("default" = 15, "examples" = [10]))]
     #[schemars(range(min = 0.0))]
     pub cost_percent: Option<f64>,
-    /// The significance level, between 0 and 1 (exclusive): a sampled case's pass rate
-    /// changed beyond chance when Fisher's exact test gives a p-value below it; a
-    /// smaller change is reported as within chance, not as a regression.
+    /// The comparison's error rate, between 0 and 1 (exclusive): a sampled case's pass
+    /// rate changed beyond chance when Fisher's exact test (mid-p) passes Holm's
+    /// correction for every sampled case at this level; another Benjamini–Hochberg
+    /// discovery at it is "probably changed"; the rest are within chance, never
+    /// regressions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = 0.05, "examples" = [0.01]))]
     #[schemars(extend("exclusiveMinimum" = 0, "exclusiveMaximum" = 1))]
