@@ -22,7 +22,13 @@ pub(crate) const ALLOWED: [(&str, &[&str]); 16] = [
     ),
     (
         "prill-judge",
-        &["prill-spec", "prill-check", "prill-target", "prill-connect"],
+        &[
+            "prill-spec",
+            "prill-check",
+            "prill-target",
+            "prill-connect",
+            "prill-stats",
+        ],
     ),
     (
         "prill-assess",

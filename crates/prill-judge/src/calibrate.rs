@@ -34,6 +34,7 @@ use std::path::Path;
 use futures_util::StreamExt;
 use prill_check::{Judge, JudgeError};
 use prill_spec::Source;
+use prill_stats::agreement::Confusion;
 use serde_json::{Value, json};
 
 /// The labeled set built into Prill (`crates/prill-judge/data/labeled.yaml`): what
@@ -250,6 +251,29 @@ impl Calibration {
         rate(self.false_fail, self.expected_pass)
     }
 
+    /// The labels against the judge's verdicts, over the items it judged (errors
+    /// left out).
+    pub fn confusion(&self) -> Confusion {
+        let mut c = Confusion::default();
+        for item in &self.items {
+            match (item.expected, item.verdict.as_ref()) {
+                (true, Ok(true)) => c.pass_pass += 1,
+                (true, Ok(false)) => c.pass_fail += 1,
+                (false, Ok(true)) => c.fail_pass += 1,
+                (false, Ok(false)) => c.fail_fail += 1,
+                (_, Err(_)) => {}
+            }
+        }
+        c
+    }
+
+    /// Cohen's κ of the judge against the labels: agreement beyond chance, over the
+    /// items it judged. A judge that always says `pass` on a set that mostly passes
+    /// agrees often and has κ = 0.
+    pub fn kappa(&self) -> Option<f64> {
+        self.confusion().kappa()
+    }
+
     /// The items the judge disagreed on or could not judge.
     pub fn disagreements(&self) -> impl Iterator<Item = &ItemResult> {
         self.items.iter().filter(|r| !r.agreed())
@@ -293,6 +317,9 @@ impl Calibration {
             "agreement_rate": self.agreement_rate(),
             "false_pass_rate": self.false_pass_rate(),
             "false_fail_rate": self.false_fail_rate(),
+            "kappa": self.kappa(),
+            "sensitivity": self.confusion().sensitivity(),
+            "specificity": self.confusion().specificity(),
             "per_kind": kinds,
             "disagreements": wrong,
         })
@@ -367,6 +394,13 @@ impl Calibration {
             c.expected_pass,
             c.errors,
         );
+        let confusion = c.confusion();
+        out.push_str(&format!(
+            "Cohen's kappa {} (agreement beyond chance; 1 is perfect, 0 is a coin), sensitivity {}, specificity {} (errors left out)\n",
+            c.kappa().map_or("-".to_owned(), |k| format!("{k:.2}")),
+            percent(confusion.sensitivity()),
+            percent(confusion.specificity()),
+        ));
         if !c.per_kind.is_empty() {
             out.push_str("\nby kind:\n");
             for (kind, t) in &c.per_kind {

@@ -200,6 +200,11 @@ fn judge_check_prints_the_rates() {
         stdout.contains("false-fail rate 50.0% (1 of 2 labeled pass)"),
         "{stdout}"
     );
+    // Half right on a half-and-half set is what a coin does.
+    assert!(
+        stdout.contains("Cohen's kappa 0.00 (agreement beyond chance; 1 is perfect, 0 is a coin), sensitivity 50.0%, specificity 50.0%"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("#2 [wrong fact] expected fail, judged pass: names a band"),
         "{stdout}"
