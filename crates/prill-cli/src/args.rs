@@ -205,8 +205,14 @@ pub enum CompareFormat {
 #[derive(Debug, Args)]
 pub struct RunsArgs {
     /// Show this case's units across the kept runs: its id, the start of its id, or its name
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", conflicts_with = "flaky")]
     pub case: Option<String>,
+    /// List the flaky cases: over each case's newest kept runs, the 95% interval of its pass rate excludes both 0 and 1
+    #[arg(long)]
+    pub flaky: bool,
+    /// How many of each case's newest kept runs --flaky looks at
+    #[arg(long, value_name = "N", default_value_t = prill_history::RECENT_RUNS as u32, requires = "flaky", value_parser = clap::value_parser!(u32).range(1..))]
+    pub recent: u32,
     /// How to print them
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

@@ -148,7 +148,7 @@ pub struct CaseRow {
 }
 
 /// A case's file as reports show it: without a leading `./`.
-fn shown(file: &str) -> String {
+pub(crate) fn shown(file: &str) -> String {
     prill_run::last_run::shown_file(Path::new(file))
         .display()
         .to_string()
@@ -158,7 +158,7 @@ fn shown(file: &str) -> String {
 pub struct History {
     runs_dir: PathBuf,
     db_path: PathBuf,
-    db: Connection,
+    pub(crate) db: Connection,
     skipped: Vec<Skipped>,
 }
 
@@ -436,7 +436,7 @@ impl History {
         forget(&mut self.db).map_err(|e| self.index_error(e))
     }
 
-    fn index_error(&self, source: rusqlite::Error) -> HistoryError {
+    pub(crate) fn index_error(&self, source: rusqlite::Error) -> HistoryError {
         HistoryError::Index {
             path: self.db_path.clone(),
             source,

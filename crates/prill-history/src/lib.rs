@@ -47,6 +47,7 @@ mod files;
 mod index;
 mod recorder;
 pub mod render;
+mod stability;
 pub mod view;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +55,7 @@ use std::path::{Path, PathBuf};
 pub use files::{MAX_RUN_FILE_BYTES, Skipped};
 pub use index::{CaseRow, History, RunRow};
 pub use recorder::Recorder;
+pub use stability::{CaseStability, RECENT_RUNS};
 
 /// What went wrong with the history.
 #[derive(Debug, thiserror::Error)]

@@ -130,3 +130,35 @@ fn metrics(r: &CaseRow) -> String {
     }
     out
 }
+
+/// The flaky cases of `cases` ([`crate::History::stability`]), one a line with the
+/// evidence, then how many were stable and broken:
+/// `flaky  greets [direct]  tests/greet.yaml  17 of 20 samples passed over 4 runs: 85.0% (64.0%–94.8%)`.
+pub fn flaky(cases: &[crate::CaseStability], recent: usize) -> String {
+    use prill_stats::stability::Stability;
+    let percent = |x: f64| format!("{:.1}%", 100.0 * x);
+    let mut out = String::new();
+    for c in cases.iter().filter(|c| c.state == Stability::Flaky) {
+        out.push_str(&format!(
+            "flaky  {} [{}]  {}  {} of {} samples passed over {} run{}: {} ({}–{})\n",
+            c.name,
+            c.connection,
+            c.file,
+            c.passed,
+            c.samples,
+            c.runs,
+            if c.runs == 1 { "" } else { "s" },
+            percent(c.passed as f64 / c.samples.max(1) as f64),
+            percent(c.low),
+            percent(c.high)
+        ));
+    }
+    let count = |state: Stability| cases.iter().filter(|c| c.state == state).count();
+    out.push_str(&format!(
+        "{} flaky, {} stable, {} broken (each case over its {recent} newest kept runs; flaky: the 95% interval of its pass rate excludes both 0 and 1)\n",
+        count(Stability::Flaky),
+        count(Stability::Stable),
+        count(Stability::Broken)
+    ));
+    out
+}

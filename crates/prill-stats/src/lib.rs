@@ -9,6 +9,7 @@
 //!   rates are computed exactly;
 //! - [`estimate`]: unbiased pass@k and pass^k;
 //! - [`explain`]: what a case's gate means, in figures (`prill explain`);
+//! - [`stability`]: whether a case is stable, flaky or broken over recent runs;
 //! - [`two_sample`]: two pass rates compared: Fisher's mid-p, the smallest detectable
 //!   drop, Holm and Benjamini–Hochberg.
 //!
@@ -32,6 +33,7 @@ pub mod estimate;
 pub mod explain;
 pub mod gate;
 pub mod sequential;
+pub mod stability;
 pub mod two_sample;
 
 pub use binomial::{Z95, binomial_tail, clopper_pearson, wilson};

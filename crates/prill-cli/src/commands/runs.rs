@@ -1,5 +1,5 @@
-//! `prill runs [--case ID]`: the runs kept in the history, newest first, or one case's
-//! units across them; data to stdout.
+//! `prill runs [--case ID | --flaky]`: the runs kept in the history, newest first, one
+//! case's units across them, or the flaky cases; data to stdout.
 //!
 //! Exit codes: 0 when listed (an empty history lists nothing, with a note); 2 when the
 //! settings are invalid, the history cannot be read, or no kept run has the case.
@@ -27,6 +27,27 @@ pub(crate) fn run(args: &RunsArgs, color: bool) -> anyhow::Result<ExitCode> {
     };
     for skipped in history.skipped() {
         output::stderr(&format!("warning: {skipped}\n"));
+    }
+    if args.flaky {
+        return Ok(match history.stability(args.recent as usize) {
+            Ok(cases) => {
+                let text = match args.format {
+                    Format::Human => render::flaky(&cases, args.recent as usize),
+                    Format::Json => json(serde_json::to_value(
+                        cases
+                            .iter()
+                            .filter(|c| c.state == prill_stats::stability::Stability::Flaky)
+                            .collect::<Vec<_>>(),
+                    )),
+                };
+                let _ = output::stdout(&text);
+                ExitCode::OK
+            }
+            Err(e) => {
+                output::stderr(&format!("error: {e}\n"));
+                ExitCode::INVALID
+            }
+        });
     }
     let text = match &args.case {
         None => history.runs().map(|rows| {

@@ -139,6 +139,21 @@ fn every_run_is_kept_with_its_commit_settings_and_events() {
     let json: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
     assert_eq!(json.as_array().unwrap().len(), 2);
     assert_eq!(json[1]["commit"], head.as_str());
+    // What the runs say about each case: one passed twice, one failed once.
+    let out = prill(dir.path(), &["runs", "--flaky"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout)
+            .starts_with("0 flaky, 1 stable, 1 broken (each case over its 10 newest kept runs"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = prill(dir.path(), &["runs", "--flaky", "--case", "echo"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--flaky and --case do not go together"
+    );
     // An index a killed process left unreadable is rebuilt from the files.
     std::fs::write(dir.path().join(".prill/history.sqlite"), "not a database").unwrap();
     let out = prill(dir.path(), &["runs"]);

@@ -406,3 +406,40 @@ fn a_case_is_followed_through_an_edit_of_its_inputs() {
         "a name is a name"
     );
 }
+
+#[test]
+fn a_case_that_passes_and_fails_across_recent_runs_is_flaky_with_its_evidence() {
+    use prill_stats::stability::Stability;
+    let dir = scratch();
+    three_runs(&dir.path().join("runs"));
+    let history = open(dir.path());
+    let cases = history.stability(10).unwrap();
+    let states: Vec<(&str, Stability, u64, u64, u32)> = cases
+        .iter()
+        .map(|c| (c.name.as_str(), c.state, c.passed, c.samples, c.runs))
+        .collect();
+    // Flaky ones first.
+    assert_eq!(
+        states,
+        [
+            ("a1b2c3d4e5f6 name", Stability::Flaky, 2, 3, 3),
+            ("ffff00001111 name", Stability::Stable, 3, 3, 3)
+        ]
+    );
+    assert!(cases[0].low > 0.0 && cases[0].high < 1.0);
+    assert_eq!(cases[0].case_id, "a1b2c3d4e5f6");
+    let text = render::flaky(&cases, 10);
+    assert!(
+        text.contains("flaky  a1b2c3d4e5f6 name [direct]  tests/a1b2c3d4e5f6.yaml  2 of 3 samples passed over 3 runs: 66.7% ("),
+        "{text}"
+    );
+    assert!(text.contains("1 flaky, 1 stable, 0 broken"), "{text}");
+    // Over its newest run alone, `a` passed: stable.
+    let newest = history.stability(1).unwrap();
+    assert!(
+        newest
+            .iter()
+            .all(|c| c.state == Stability::Stable && c.runs == 1),
+        "{newest:?}"
+    );
+}
