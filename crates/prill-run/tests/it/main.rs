@@ -1,7 +1,8 @@
 //! `prill-run`'s integration tests, one binary: verdicts, conversations, scopes,
-//! the Rust testing API, the tool loop and the last run.
+//! the Rust testing API, the tool loop, the last run, and the gates' simulation.
 
 mod continue_conversation;
+mod gates;
 mod last_run;
 mod scope;
 mod suite;

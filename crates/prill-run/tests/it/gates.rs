@@ -1,0 +1,113 @@
+//! The simulation of `docs/statistics.md`'s gates through the real engine: in-process
+//! agents that pass with a known rate `p` (decided by a hash of the case and the sample,
+//! so the run is the same whatever order samples finish in), 10,000 units per gate and
+//! rate. The share of units that pass must be the gate's exact operating
+//! characteristic (`prill_stats::KOfN`) within Monte-Carlo error: early stop, lazy
+//! sample starts and concurrency change how many samples run, never what a gate means.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use prill_run::engine::SAMPLE_METADATA;
+use prill_run::{Connectors, RunOptions, run_plan};
+use prill_spec::model::data_driven::Connection;
+use prill_spec::{Env, Plan, Unrecognized};
+use prill_stats::KOfN;
+use prill_target::{AgentRequest, AgentResponse, Registry, from_fn};
+use tokio::sync::mpsc;
+
+/// Units per gate and rate.
+const UNITS: usize = 10_000;
+
+/// A number in `[0, 1)` from `text` and `sample`, the same every time (SplitMix64 of
+/// an FNV-1a hash).
+fn uniform(text: &str, sample: u32) -> f64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes().chain(sample.to_le_bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut z = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// `UNITS` copies of a case gated `need/of`, each asking its own question.
+fn plan(need: u32, of: u32, p: f64) -> Plan {
+    let text = format!(
+        r#"agent = a, connections = [direct], success_ratio = "{need}/{of}"
+           interactions = [{{ text = "p={p} unit=0", response.text.keywords = pass }}]"#
+    );
+    let loaded = prill_spec::load_str(
+        Path::new("gate.hocon"),
+        &text,
+        &Env::default(),
+        Unrecognized::Error,
+    )
+    .unwrap();
+    let case = loaded.cases().into_iter().next().unwrap();
+    let cases = (0..UNITS)
+        .map(|i| {
+            let mut case = case.clone();
+            case.id = format!("{}-{i}", case.id).into();
+            case.name = format!("unit {i}").into();
+            if let Some(step) = case.interactions.first_mut() {
+                step.input.text = Some(format!("p={p} unit={i}"));
+            }
+            case
+        })
+        .collect();
+    Plan::new(cases)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_documented_gate_passes_as_often_as_its_operating_characteristic_says() {
+    let agent = from_fn(|request: AgentRequest| async move {
+        let text = request.text.clone().unwrap_or_default();
+        let p: f64 = text
+            .strip_prefix("p=")
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0.0);
+        let sample: u32 = request.metadata[SAMPLE_METADATA].parse().unwrap();
+        let word = if uniform(&text, sample) < p {
+            "pass"
+        } else {
+            "nope"
+        };
+        Ok(AgentResponse {
+            text: Some(word.to_owned()),
+            ..AgentResponse::default()
+        })
+    });
+    let connectors = Connectors::new().with(
+        Connection::Direct,
+        Arc::new(Registry::new().with("a", Arc::new(agent))),
+    );
+    let options = RunOptions {
+        jobs: 64,
+        ..RunOptions::default()
+    };
+    let mut misses = Vec::new();
+    for (need, of) in [(1, 1), (4, 5), (9, 10)] {
+        for p in [0.5, 0.7, 0.8, 0.9, 0.95, 0.99] {
+            // Only the summary is read: no event is kept.
+            let (tx, rx) = mpsc::unbounded_channel();
+            drop(rx);
+            let summary = run_plan(plan(need, of, p), &connectors, &options, tx).await;
+            assert_eq!(summary.total(), UNITS);
+            let passed = summary.passed;
+            let exact = KOfN { need, of }.pass_probability(p);
+            let realized = passed as f64 / UNITS as f64;
+            // Four standard errors: a false alarm about once in 16,000 checks.
+            let allowed = 4.0 * (exact * (1.0 - exact) / UNITS as f64).sqrt() + 1e-9;
+            if (realized - exact).abs() > allowed {
+                misses.push(format!(
+                    "{need}/{of} at p = {p}: {realized:.4} of units passed, the gate says {exact:.4} (± {allowed:.4})"
+                ));
+            }
+        }
+    }
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
