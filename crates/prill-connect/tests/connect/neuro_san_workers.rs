@@ -97,6 +97,53 @@ async fn a_conversation_that_times_out_ends_its_worker_and_the_next_gets_a_new_o
     assert!(!alive(worker), "the worker that timed out was ended");
 }
 
+/// A worker killed in the middle of a conversation: that conversation errs, and the
+/// next one runs on a fresh process, never on the dead one.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_worker_killed_mid_conversation_errs_that_conversation_and_the_next_gets_a_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let connector = direct(dir.path(), 1);
+    let before = talk(&connector, "hello_world").await;
+
+    let pidfile = dir.path().join("slow.pid");
+    let mut conversation = connector.open("hello_world").await.unwrap();
+    let mut slow = AgentRequest::new("take your time");
+    slow.sly_data = json!({"sleep": 30, "pidfile": pidfile.display().to_string()})
+        .as_object()
+        .cloned();
+    let killer = {
+        let pidfile = pidfile.clone();
+        tokio::spawn(async move {
+            // The session writes its own pid once it is waiting on its "model".
+            for _ in 0..200 {
+                if let Ok(text) = std::fs::read_to_string(&pidfile)
+                    && let Some(pid) = text.lines().next()
+                {
+                    let killed = std::process::Command::new("kill")
+                        .args(["-KILL", pid])
+                        .status()
+                        .unwrap();
+                    return killed.success();
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            false
+        })
+    };
+    let error = conversation.send(&slow).await.unwrap_err();
+    assert!(killer.await.unwrap(), "the worker was killed");
+    assert!(
+        error.to_string().contains("signal") || error.to_string().contains("exited"),
+        "{error}"
+    );
+    drop(conversation);
+
+    let after = talk(&connector, "hello_world").await;
+    assert_ne!(after["pid"], before["pid"], "a new worker");
+    assert_eq!(after["sessions"], 1, "a fresh process");
+}
+
 #[tokio::test]
 async fn no_more_workers_live_than_the_pool_holds() {
     let dir = tempfile::tempdir().unwrap();

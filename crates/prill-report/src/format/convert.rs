@@ -6,9 +6,9 @@ use prill_run::events::{ErrorInfo, InteractionReport, SampleReport, TurnInfo};
 use prill_run::{Event, UnitReport};
 
 use super::{
-    Check, CheckOutcome, Dialect, Error, Evaluation, Interaction, Line, Location, Record, Report,
-    SCHEMA_VERSION, Sample, Status, Summary, Tally, Threshold, TrajectoryCall, Turn, Unit, UnitId,
-    Usage,
+    Check, CheckOutcome, Dialect, Error, Evaluation, GateAtRate, Gates, Interaction, Line,
+    Location, RatioGate, Record, Report, SCHEMA_VERSION, Sample, Status, Summary, Tally, Threshold,
+    TrajectoryCall, Turn, Unit, UnitId, Usage,
 };
 
 impl Report {
@@ -18,8 +18,67 @@ impl Report {
             schema_version: SCHEMA_VERSION,
             summary: summary.into(),
             units: units.iter().map(Unit::from).collect(),
+            gates: gates(units),
         }
     }
+}
+
+/// The figures of every distinct `success_ratio` of `units` (skipped ones left out).
+fn gates(units: &[UnitReport]) -> Option<Gates> {
+    gates_of(
+        units
+            .iter()
+            .filter(|u| u.verdict != prill_check::Status::Skipped)
+            .map(|u| (u.success_ratio.need, u.success_ratio.of)),
+    )
+}
+
+/// The figures of every distinct `success_ratio` of `ratios` (`(need, of)`, one per
+/// unit), judged at `prill explain`'s default rates; `None` without any.
+pub(crate) fn gates_of(ratios: impl Iterator<Item = (u32, u32)>) -> Option<Gates> {
+    use prill_stats::explain::{Gate, explain};
+    let reference = prill_stats::Reliability::default();
+    let mut counts: std::collections::BTreeMap<(u32, u32), u64> = Default::default();
+    for ratio in ratios {
+        *counts.entry(ratio).or_default() += 1;
+    }
+    if counts.is_empty() {
+        return None;
+    }
+    let mut ratios: Vec<RatioGate> = counts
+        .into_iter()
+        .map(|((need, of), units)| {
+            let f = explain(&Gate::Ratio(prill_stats::KOfN { need, of }), &reference);
+            RatioGate {
+                success_ratio: format!("{need}/{of}"),
+                units,
+                rates: f
+                    .rates
+                    .iter()
+                    .map(|r| GateAtRate {
+                        p: r.p,
+                        pass: six(r.outcomes.pass),
+                        expected_samples: six(r.outcomes.expected_samples),
+                    })
+                    .collect(),
+                false_fail: six(f.false_fail),
+                false_pass: six(f.false_pass),
+            }
+        })
+        .collect();
+    // Strictest first: the least likely to pass a bad agent.
+    ratios.sort_by(|a, b| a.false_pass.total_cmp(&b.false_pass));
+    Some(Gates {
+        good: reference.good,
+        bad: reference.bad,
+        expected_false_failures: six(ratios.iter().map(|r| r.false_fail * r.units as f64).sum()),
+        ratios,
+    })
+}
+
+/// `x` to six decimals: a probability's last digits are rounding, not information.
+fn six(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
 }
 
 impl From<&Event> for Line {

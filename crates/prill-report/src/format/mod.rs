@@ -36,6 +36,8 @@
 mod convert;
 mod revert;
 
+pub(crate) use convert::gates_of;
+
 pub use revert::RevertError;
 
 use schemars::generate::SchemaSettings;
@@ -58,6 +60,56 @@ pub struct Report {
     pub summary: Summary,
     /// Every unit that finished, in the order it finished.
     pub units: Vec<Unit>,
+    /// What the run's gates mean (`prill explain`'s figures, `docs/statistics.md`), one
+    /// entry per distinct `success_ratio`; absent from reports written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gates: Option<Gates>,
+}
+
+/// What the run's gates mean: each distinct `success_ratio`'s chance of passing at
+/// the usual rates and its error rates at `good` and `bad`, and how many good units a
+/// run like this fails on average.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Gates {
+    /// The rate a good agent is taken to pass at.
+    pub good: f64,
+    /// The rate a bad agent is taken to pass at.
+    pub bad: f64,
+    /// The units a run like this fails on average if every one passed at `good`: the
+    /// sum of their false-fail rates.
+    pub expected_false_failures: f64,
+    /// Each distinct gate, strictest first.
+    pub ratios: Vec<RatioGate>,
+}
+
+/// One `success_ratio` and what it means.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct RatioGate {
+    /// The gate, `k/n`.
+    #[schemars(extend("pattern" = "^[0-9]+/[0-9]+$"))]
+    pub success_ratio: String,
+    /// How many units of the run it gates.
+    pub units: u64,
+    /// Its chance of passing an agent at each rate, and the samples it takes there.
+    pub rates: Vec<GateAtRate>,
+    /// How often an agent at `good` does not pass.
+    pub false_fail: f64,
+    /// How often an agent at `bad` passes.
+    pub false_pass: f64,
+}
+
+/// A gate at one rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct GateAtRate {
+    /// The rate each sample passes at.
+    pub p: f64,
+    /// The chance the gate passes.
+    pub pass: f64,
+    /// The samples it takes on average (with early stop).
+    pub expected_samples: f64,
 }
 
 /// One record of the JSON Lines stream: one event, with the format's version.

@@ -56,6 +56,7 @@ pub(super) fn page(
          <button id=\"more-cases\" type=\"button\" hidden>Show more</button></section>\n\
          <section id=\"judges-section\"><h2>Judge verdicts</h2><div id=\"judges\"></div></section>\n",
     );
+    out.push_str(&gates_html(units));
     if let Some(run) = run {
         out.push_str(&settings_html(run));
     }
@@ -203,6 +204,61 @@ fn settings_html(run: &RunInfo) -> String {
         let _ = write!(out, "<dt>{}</dt><dd>{}</dd>", escape(name), escape(&value));
     }
     out.push_str("</dl></section>");
+    out
+}
+
+/// What the run's gates mean (`docs/statistics.md`): each distinct `success_ratio`'s
+/// chance of passing at the usual rates and its error rates, and the good cases a run
+/// like this fails on average; nothing without units.
+fn gates_html(units: &[Unit]) -> String {
+    let ratios = units
+        .iter()
+        .filter(|u| u.verdict != Status::Skipped)
+        .filter_map(|u| {
+            let (need, of) = u.success_ratio.split_once('/')?;
+            Some((need.parse().ok()?, of.parse().ok()?))
+        });
+    let Some(gates) = crate::format::gates_of(ratios) else {
+        return String::new();
+    };
+    let percent = |x: f64| format!("{:.1}%", 100.0 * x);
+    let mut out = String::from(
+        "<section id=\"gates\"><h2>What the gates mean</h2><table class=\"gates\"><thead><tr><th>Gate</th><th class=\"num\">Cases</th>",
+    );
+    if let Some(first) = gates.ratios.first() {
+        for r in &first.rates {
+            let _ = write!(out, "<th class=\"num\">passes at p = {}</th>", r.p);
+        }
+    }
+    let _ = write!(
+        out,
+        "<th class=\"num\">fails a {} agent</th><th class=\"num\">passes a {} agent</th></tr></thead><tbody>",
+        percent(gates.good),
+        percent(gates.bad)
+    );
+    for gate in &gates.ratios {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td>",
+            escape(&gate.success_ratio),
+            gate.units
+        );
+        for r in &gate.rates {
+            let _ = write!(out, "<td class=\"num\">{}</td>", percent(r.pass));
+        }
+        let _ = write!(
+            out,
+            "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            percent(gate.false_fail),
+            percent(gate.false_pass)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "</tbody></table><p class=\"gates-note\">If every case passed {} of the time, a run like this would fail {:.2} of them on average (<code>prill explain</code> says more).</p></section>",
+        percent(gates.good),
+        gates.expected_false_failures
+    );
     out
 }
 

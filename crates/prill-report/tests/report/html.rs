@@ -36,6 +36,15 @@ fn the_page_appears_whole_at_the_end_with_every_unit() {
     assert!(page.contains("33.3% passed"), "1 of 3 that ran");
     assert!(page.contains("1 passed</span>, <span class=\"failed\">1 failed"));
     assert!(page.contains("in 1.23 s"));
+    // What the gates mean: 2/3 gates two cases and passes a 70% agent 78.4% of the time.
+    assert!(
+        page.contains("<tr><td>2/3</td><td class=\"num\">2</td><td class=\"num\">50.0%</td><td class=\"num\">78.4%</td>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("a run like this would fail 0.02 of them on average"),
+        "{page}"
+    );
 
     let data = data(&page);
     let units = data["units"].as_array().unwrap();
