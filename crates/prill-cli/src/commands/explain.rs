@@ -1,9 +1,7 @@
 //! `prill explain`: what each case's gate means ([`prill_app::explain`]).
 
 use prill_app::explain::explain_plan;
-use prill_app::{Overrides, Settings};
-use prill_spec::inputs::{Entry, load_paths_for_cases};
-use prill_spec::{Env, Plan};
+use prill_spec::inputs::Entry;
 use prill_stats::{Reliability, Sequential};
 
 use crate::args::{ExplainArgs, Format};
@@ -25,21 +23,7 @@ pub(crate) fn run(args: &ExplainArgs, color: bool) -> anyhow::Result<ExitCode> {
         output::stderr(&format!("error: {e}\n"));
         return Ok(ExitCode::INVALID);
     }
-    let settings = Settings::load(None, Overrides::default()).ok();
-    let (inputs, cases) = load_paths_for_cases(
-        &args.paths,
-        &Env::from_process(),
-        false,
-        &settings
-            .as_ref()
-            .map(Settings::input_limits)
-            .unwrap_or_default(),
-    );
-    output::stderr(&output::render(&inputs.reports(), color));
-    let plan = match &settings {
-        Some(settings) => settings.plan(cases),
-        None => Plan::new(cases),
-    };
+    let (inputs, plan) = super::list::load_plan(&args.paths, color);
     let all_valid = inputs.entries.iter().all(Entry::is_valid);
     drop(inputs);
     let explained = explain_plan(&plan, &reference);

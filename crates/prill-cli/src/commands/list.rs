@@ -2,7 +2,9 @@
 
 use prill_app::{Overrides, Settings};
 use prill_run::select::Emptied;
-use prill_spec::inputs::{Entry, listing, listing_json, load_paths_for_cases};
+use std::path::PathBuf;
+
+use prill_spec::inputs::{Entry, Inputs, listing, listing_json, load_paths_for_cases};
 use prill_spec::{Env, Plan};
 
 use super::report_empty;
@@ -14,22 +16,7 @@ use crate::output;
 /// and make the exit code [`ExitCode::INVALID`], as does finding no case when
 /// `--no-tests` does not allow that.
 pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let settings = Settings::load(None, Overrides::default()).ok();
-    let (inputs, cases) = load_paths_for_cases(
-        &args.paths,
-        &Env::from_process(),
-        false,
-        &settings
-            .as_ref()
-            .map(Settings::input_limits)
-            .unwrap_or_default(),
-    );
-    output::stderr(&output::render(&inputs.reports(), color));
-    // The ids a run gives: a case's repeats keep the ids the history gave them.
-    let plan = match &settings {
-        Some(settings) => settings.plan(cases),
-        None => Plan::new(cases),
-    };
+    let (inputs, plan) = load_plan(&args.paths, color);
     let cases = plan.cases.len();
     let all_valid = inputs.entries.iter().all(Entry::is_valid);
     let test_files = inputs.test_files();
@@ -58,4 +45,26 @@ pub(crate) fn run(args: &ListArgs, color: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::INVALID
     })
+}
+
+/// Loads the test files of `paths` as a run would (the limits and ids of the nearest
+/// `prill.toml`, when it loads), printing their diagnostics: the inputs and the plan of
+/// their valid cases. A case's repeats keep the ids the history gave them.
+pub(crate) fn load_plan(paths: &[PathBuf], color: bool) -> (Inputs, Plan) {
+    let settings = Settings::load(None, Overrides::default()).ok();
+    let (inputs, cases) = load_paths_for_cases(
+        paths,
+        &Env::from_process(),
+        false,
+        &settings
+            .as_ref()
+            .map(Settings::input_limits)
+            .unwrap_or_default(),
+    );
+    output::stderr(&output::render(&inputs.reports(), color));
+    let plan = match &settings {
+        Some(settings) => settings.plan(cases),
+        None => Plan::new(cases),
+    };
+    (inputs, plan)
 }

@@ -66,6 +66,16 @@ fn alive(pid: u64) -> bool {
             .contains(") Z ")
 }
 
+/// A request the stand-in answers after 30 s, writing its pid to `pidfile` once it
+/// waits.
+fn slow_request(pidfile: &Path) -> AgentRequest {
+    let mut slow = AgentRequest::new("take your time");
+    slow.sly_data = json!({"sleep": 30, "pidfile": pidfile.display().to_string()})
+        .as_object()
+        .cloned();
+    slow
+}
+
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_conversation_that_times_out_ends_its_worker_and_the_next_gets_a_new_one() {
@@ -76,10 +86,7 @@ async fn a_conversation_that_times_out_ends_its_worker_and_the_next_gets_a_new_o
 
     let pidfile = dir.path().join("slow.pid");
     let mut conversation = connector.open("hello_world").await.unwrap();
-    let mut slow = AgentRequest::new("take your time");
-    slow.sly_data = json!({"sleep": 30, "pidfile": pidfile.display().to_string()})
-        .as_object()
-        .cloned();
+    let mut slow = slow_request(&pidfile);
     slow.timeout = Some(Duration::from_millis(1500));
     let error = conversation.send(&slow).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Timeout, "{error}");
@@ -108,10 +115,7 @@ async fn a_worker_killed_mid_conversation_errs_that_conversation_and_the_next_ge
 
     let pidfile = dir.path().join("slow.pid");
     let mut conversation = connector.open("hello_world").await.unwrap();
-    let mut slow = AgentRequest::new("take your time");
-    slow.sly_data = json!({"sleep": 30, "pidfile": pidfile.display().to_string()})
-        .as_object()
-        .cloned();
+    let slow = slow_request(&pidfile);
     let killer = {
         let pidfile = pidfile.clone();
         tokio::spawn(async move {

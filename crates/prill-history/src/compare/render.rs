@@ -443,21 +443,16 @@ impl From<&Comparison> for CompareSection {
                 edited_ids(e),
             ));
         }
-        for ch in &c.probably_changed {
-            let detail = format!(
-                "{}, probably changed (not a regression once every sampled case is counted)",
-                p_value(ch.p_value)
-            );
-            rows.push(row(
-                "pass_rate",
-                &ch.case,
-                outcome(&ch.base),
-                outcome(&ch.head),
-                detail,
-            ));
-        }
-        for ch in &c.within_chance {
-            let detail = format!("{}, within chance; {}", p_value(ch.p_value), unseen(ch));
+        let probable = c.probably_changed.iter().map(|ch| {
+            let why = "probably changed (not a regression once every sampled case is counted)";
+            (ch, why.to_owned())
+        });
+        let chance = c
+            .within_chance
+            .iter()
+            .map(|ch| (ch, format!("within chance; {}", unseen(ch))));
+        for (ch, why) in probable.chain(chance) {
+            let detail = format!("{}, {why}", p_value(ch.p_value));
             rows.push(row(
                 "pass_rate",
                 &ch.case,
