@@ -115,8 +115,14 @@ pub fn clopper_pearson(successes: u32, trials: u32, alpha: f64) -> (f64, f64) {
 
 /// The `p` in `[0, 1]` where the rising function `f` reaches `target`, by bisection.
 pub(crate) fn solve_rising(f: impl Fn(f64) -> f64, target: f64) -> f64 {
-    let (mut low, mut high) = (0.0_f64, 1.0_f64);
-    for _ in 0..80 {
+    solve_rising_in(f, target, (0.0, 1.0))
+}
+
+/// The `x` in `range` where the rising function `f` reaches `target`, by bisection (100
+/// halvings: to the last bit of a float on any range used here).
+pub(crate) fn solve_rising_in(f: impl Fn(f64) -> f64, target: f64, range: (f64, f64)) -> f64 {
+    let (mut low, mut high) = range;
+    for _ in 0..100 {
         let mid = (low + high) / 2.0;
         if f(mid) < target {
             low = mid;

@@ -165,16 +165,7 @@ fn normal_drop(n1: u32, n2: u32, before: f64, alpha: f64, power_wanted: f64) -> 
 /// (accurate to about 1e-7, which is plenty for a sample-size figure).
 fn normal_quantile(q: f64) -> f64 {
     let cdf = |x: f64| 0.5 * erfc(-x / std::f64::consts::SQRT_2);
-    let (mut low, mut high) = (-10.0_f64, 10.0_f64);
-    for _ in 0..100 {
-        let mid = (low + high) / 2.0;
-        if cdf(mid) < q {
-            low = mid;
-        } else {
-            high = mid;
-        }
-    }
-    (low + high) / 2.0
+    crate::binomial::solve_rising_in(cdf, q, (-10.0, 10.0))
 }
 
 /// The complementary error function (Numerical Recipes' Chebyshev fit, relative
