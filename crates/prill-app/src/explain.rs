@@ -10,6 +10,7 @@
 //! assert_eq!(explained.expected_false_failures, 0.0);
 //! ```
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use prill_spec::Plan;
@@ -50,6 +51,8 @@ pub struct CaseGate {
 
 /// The figures of every case of `plan`, a `success_ratio` judged at `reference`.
 pub fn explain_plan(plan: &Plan, reference: &Reliability) -> Explained {
+    // Figured once per distinct gate: a suite has many cases and few gates.
+    let mut figured: HashMap<(u32, u32), Figures> = HashMap::new();
     let cases: Vec<CaseGate> = plan
         .cases
         .iter()
@@ -58,12 +61,16 @@ pub fn explain_plan(plan: &Plan, reference: &Reliability) -> Explained {
                 need: case.success_ratio.need,
                 of: case.success_ratio.of,
             };
+            let figures = figured
+                .entry((ratio.need, ratio.of))
+                .or_insert_with(|| explain(&Gate::Ratio(ratio), reference))
+                .clone();
             CaseGate {
                 id: case.id.to_string(),
                 name: case.name.to_string(),
                 file: case.file.to_path_buf(),
                 gate: format!("success_ratio {}/{}", ratio.need, ratio.of),
-                figures: explain(&Gate::Ratio(ratio), reference),
+                figures,
             }
         })
         .collect();
