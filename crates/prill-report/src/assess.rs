@@ -324,7 +324,7 @@ fn curves_svg(i: usize, c: &CaseAssessment) -> String {
     );
     let _ = write!(
         svg,
-        "<polyline fill=\"none\" stroke=\"#2b7bb9\" stroke-width=\"2\" points=\"{}\"><title>pass@k</title></polyline><polyline fill=\"none\" stroke=\"#d9534f\" stroke-width=\"2\" points=\"{}\"><title>pass^k</title></polyline>",
+        "<polyline fill=\"none\" stroke=\"#2b7bb9\" stroke-width=\"2\" points=\"{}\"><title>pass@k</title></polyline><polyline fill=\"none\" stroke=\"#7b4fa3\" stroke-width=\"2\" points=\"{}\"><title>pass^k</title></polyline>",
         line(|p| p.pass_at_k),
         line(|p| p.pass_hat_k)
     );
