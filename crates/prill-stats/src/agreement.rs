@@ -1,6 +1,5 @@
 //! How well a judge agrees with labels: Cohen's κ (agreement beyond what chance gives),
-//! sensitivity and specificity, and the Rogan–Gladen correction of a pass rate that an
-//! imperfect judge measured.
+//! sensitivity and specificity.
 //!
 //! ```
 //! use prill_stats::agreement::Confusion;
@@ -63,16 +62,6 @@ impl Confusion {
     }
 }
 
-/// The Rogan–Gladen estimate (Rogan and Gladen, 1978) of the true pass rate, from the
-/// rate `observed` that a judge of the given `sensitivity` and `specificity` measured:
-/// `(observed + specificity − 1) / (sensitivity + specificity − 1)`, kept within
-/// `[0, 1]`; `None` when the judge is no better than a coin (`sensitivity +
-/// specificity <= 1`).
-pub fn rogan_gladen(observed: f64, sensitivity: f64, specificity: f64) -> Option<f64> {
-    let informedness = sensitivity + specificity - 1.0;
-    (informedness > 0.0).then(|| ((observed + specificity - 1.0) / informedness).clamp(0.0, 1.0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,15 +86,5 @@ mod tests {
         assert_eq!(yes_man.kappa(), Some(0.0));
         assert_eq!(Confusion::default().kappa(), None);
         assert_eq!(yes_man.specificity(), Some(0.0));
-    }
-
-    #[test]
-    fn rogan_gladen_undoes_a_known_judge_s_errors() {
-        // True rate 0.6; a judge with sensitivity 0.9 and specificity 0.8 measures
-        // 0.6 * 0.9 + 0.4 * 0.2 = 0.62.
-        let corrected = rogan_gladen(0.62, 0.9, 0.8).unwrap();
-        assert!((corrected - 0.6).abs() < 1e-12, "{corrected}");
-        assert_eq!(rogan_gladen(0.5, 0.5, 0.5), None);
-        assert_eq!(rogan_gladen(0.05, 0.9, 0.8), Some(0.0));
     }
 }

@@ -1,8 +1,7 @@
 //! The statistics of pass rates, for gates whose verdicts mean what they say
 //! (`docs/statistics.md` explains them for users):
 //!
-//! - [`agreement`]: a judge against labels: Cohen's κ, sensitivity, specificity, and
-//!   the Rogan–Gladen correction;
+//! - [`agreement`]: a judge against labels: Cohen's κ, sensitivity and specificity;
 //! - [`binomial`]: binomial tails, and the Wilson and Clopper–Pearson intervals;
 //! - [`gate`]: what a fixed `k/n` gate (`success_ratio`) does at each rate;
 //! - [`sequential`]: the `reliability` gate, a truncated sequential test whose error

@@ -32,7 +32,7 @@ use serde_json::Value;
 
 use crate::server::{NeuroSanEnv, run, tail};
 use crate::verdicts::{Verdict, read_table};
-use crate::{STEP_LIMIT, brain, fixtures, name, prill_binary, prill_toml, repo};
+use crate::{STEP_LIMIT, brain, fixtures, name, prill_binary, prill_toml, python_prints, repo};
 
 /// The variable that runs the benchmark.
 pub(crate) const BENCH_ENV: &str = "PRILL_NEURO_SAN_BENCH";
@@ -224,18 +224,10 @@ fn twenty_of(text: &str, file: &str) -> Result<String, String> {
 /// own `hello_world`, `math_guy` and `music_nerd` from the installed package (links,
 /// nothing copied), and whose coded tools hold `math_guy`'s calculator.
 fn bench_world(python: &Path, fixtures: &Path, world: &Path) -> Result<(), String> {
-    let out = run(
-        {
-            let mut c = Command::new(python);
-            c.args([
-                "-c",
-                "import neuro_san, os; print(os.path.dirname(neuro_san.__file__))",
-            ]);
-            c
-        },
-        Duration::from_secs(60),
-    )?;
-    let package = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let package = PathBuf::from(python_prints(
+        python,
+        "import neuro_san, os; print(os.path.dirname(neuro_san.__file__))",
+    )?);
     let link = |from: &Path, to: &Path| {
         std::os::unix::fs::symlink(from, to)
             .map_err(|e| format!("{} -> {}: {e}", to.display(), from.display()))

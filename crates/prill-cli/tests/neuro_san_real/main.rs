@@ -259,6 +259,14 @@ fn prill_toml(python: &Path, fixtures: &Path) -> String {
     )
 }
 
+/// What `python -c code` prints, trimmed.
+fn python_prints(python: &Path, code: &str) -> Result<String, String> {
+    let mut command = Command::new(python);
+    command.args(["-c", code]);
+    let out = run(command, Duration::from_secs(60))?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
 /// The neuro-san version `.ci/neuro-san/requirements.txt` pins.
 fn pinned_version() -> Result<String, String> {
     let path = repo().join(".ci/neuro-san/requirements.txt");
@@ -273,18 +281,10 @@ impl World {
     fn start(python: &Path) -> Result<World, String> {
         let started = Instant::now();
         let pinned = pinned_version()?;
-        let version = run(
-            {
-                let mut c = Command::new(python);
-                c.args([
-                    "-c",
-                    "import importlib.metadata as m; print(m.version('neuro-san'))",
-                ]);
-                c
-            },
-            Duration::from_secs(60),
+        let installed = python_prints(
+            python,
+            "import importlib.metadata as m; print(m.version('neuro-san'))",
         )?;
-        let installed = String::from_utf8_lossy(&version.stdout).trim().to_owned();
         if installed != pinned {
             return Err(format!(
                 "{} has neuro-san {installed:?}, the pin is {pinned}: rerun .ci/neuro-san-venv",
