@@ -145,6 +145,7 @@ async fn main() {
             max_test_case_concurrency: Some(4),
             grid_search_params: Some(grid),
             events: Some(events),
+            ..SuiteOptions::default()
         },
     )
     .await

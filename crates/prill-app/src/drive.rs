@@ -15,6 +15,7 @@ use prill_run::select::{EmptyRun, NoTests, SuiteId};
 use prill_run::{RunOptions, Selection, Summary, run_plan};
 use prill_spec::Plan;
 use prill_spec::inputs::{Inputs, load_paths_for_cases};
+use prill_spec::plan::Gate;
 use tokio::sync::mpsc;
 
 use crate::error::SettingsError;
@@ -191,11 +192,11 @@ impl Session {
         mut reporters: Reporters,
         mut finished: impl FnMut(&UnitReport) + Send,
     ) -> (Vec<CaseAssessment>, Vec<ReportError>) {
-        // The ratio each case is held to in CI: its own, not the assessment's sample count.
-        let ratios: HashMap<String, (u32, u32)> = plan
+        // The gate each case is held to in CI: its own, not the assessment's sample count.
+        let gates: HashMap<String, Gate> = plan
             .cases
             .iter()
-            .map(|c| (c.id.to_string(), (c.success_ratio.need, c.success_ratio.of)))
+            .map(|c| (c.id.to_string(), c.gate))
             .collect();
         let options = RunOptions {
             exhaustive: true,
@@ -236,11 +237,8 @@ impl Session {
         let cases = units
             .iter()
             .map(|u| {
-                let ratio = ratios
-                    .get(&u.unit.case_id)
-                    .copied()
-                    .unwrap_or((u.success_ratio.need, u.success_ratio.of));
-                assess_unit(u, ratio)
+                let gate = gates.get(&u.unit.case_id).copied().unwrap_or(u.gate);
+                assess_unit(u, &gate)
             })
             .collect();
         (cases, report.await.unwrap_or_default())
@@ -307,7 +305,7 @@ pub async fn name_modes(
 }
 
 /// One unit (case × connection) as an assessment, held to `ratio`.
-pub fn assess_unit(unit: &UnitReport, ratio: (u32, u32)) -> CaseAssessment {
+pub fn assess_unit(unit: &UnitReport, gate: &Gate) -> CaseAssessment {
     let mut samples: Vec<&SampleReport> = unit.samples.iter().collect();
     samples.sort_by_key(|s| s.index);
     let outcomes: Vec<SampleOutcome> = samples.iter().map(|s| outcome(s)).collect();
@@ -320,7 +318,7 @@ pub fn assess_unit(unit: &UnitReport, ratio: (u32, u32)) -> CaseAssessment {
         &unit.unit.case_id,
         &unit.unit.file.display().to_string(),
         &name,
-        ratio,
+        gate,
         &outcomes,
     )
 }
@@ -330,7 +328,7 @@ fn outcome(sample: &SampleReport) -> SampleOutcome {
     let first_failure = match sample.status {
         Status::Failed => first_failed_check(sample),
         Status::Errored => Some(first_error(sample)),
-        Status::Passed | Status::Unscored | Status::Skipped => None,
+        Status::Passed | Status::Unscored | Status::Inconclusive | Status::Skipped => None,
     };
     SampleOutcome {
         outcome: sample.status,

@@ -14,8 +14,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use prill_spec::Plan;
+use prill_spec::plan::Gate as SpecGate;
 use prill_stats::explain::{Figures, Gate, expected_false_failures, explain};
-use prill_stats::{KOfN, Reliability};
+use prill_stats::{KOfN, Reliability, Sequential};
 use serde::Serialize;
 
 /// The version of [`Explained`]'s JSON.
@@ -43,33 +44,49 @@ pub struct CaseGate {
     pub name: String,
     /// Its file.
     pub file: PathBuf,
-    /// The gate, as written: `success_ratio 4/5`.
+    /// The gate, as written: `success_ratio 4/5`, or `reliability good 0.95 bad 0.8
+    /// (5%/5%, at most 100)`.
     pub gate: String,
     /// What it means.
     pub figures: Figures,
 }
 
-/// The figures of every case of `plan`, a `success_ratio` judged at `reference`.
+/// The figures of every case of `plan`: a `success_ratio` judged at `reference`, a
+/// `reliability` gate at its own `good` and `bad`.
 pub fn explain_plan(plan: &Plan, reference: &Reliability) -> Explained {
     // Figured once per distinct gate: a suite has many cases and few gates.
-    let mut figured: HashMap<(u32, u32), Figures> = HashMap::new();
+    let mut figured: HashMap<String, Figures> = HashMap::new();
     let cases: Vec<CaseGate> = plan
         .cases
         .iter()
         .map(|case| {
-            let ratio = KOfN {
-                need: case.success_ratio.need,
-                of: case.success_ratio.of,
+            let gate = match case.gate {
+                SpecGate::Ratio(r) => format!("success_ratio {r}"),
+                SpecGate::Reliability(_) => case.gate.to_string(),
             };
             let figures = figured
-                .entry((ratio.need, ratio.of))
-                .or_insert_with(|| explain(&Gate::Ratio(ratio), reference))
+                .entry(gate.clone())
+                .or_insert_with(|| match case.gate {
+                    SpecGate::Ratio(r) => explain(
+                        &Gate::Ratio(KOfN {
+                            need: r.need,
+                            of: r.of,
+                        }),
+                        reference,
+                    ),
+                    // Its ranges were checked when its file was read (and an
+                    // unchecked plan's `DesignError` names the field).
+                    SpecGate::Reliability(r) => Sequential::unchecked(r).map_or_else(
+                        |_| explain(&Gate::Ratio(KOfN { need: 0, of: 0 }), &r),
+                        |test| explain(&Gate::Reliability(test), &r),
+                    ),
+                })
                 .clone();
             CaseGate {
                 id: case.id.to_string(),
                 name: case.name.to_string(),
                 file: case.file.to_path_buf(),
-                gate: format!("success_ratio {}/{}", ratio.need, ratio.of),
+                gate,
                 figures,
             }
         })

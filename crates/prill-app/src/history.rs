@@ -24,7 +24,7 @@ use prill_report::format::{GitState, RunCassettes, RunInfo, RunSettings};
 use prill_run::Selection;
 use prill_spec::Plan;
 use prill_spec::model::config::HistoryConfig;
-use prill_spec::plan::{Case, repeated_ids};
+use prill_spec::plan::{Case, Gate, repeated_ids};
 
 use crate::settings::Settings;
 
@@ -104,7 +104,21 @@ impl Settings {
     /// adding a copy of a case elsewhere renames only the copy
     /// ([`Plan::claimed`]). Without a history, or when it cannot be read, they are
     /// numbered in the order they were found.
+    ///
+    /// Each case is held to its gate: `--reliability` for every case when given, else
+    /// its own, else `prill.toml`'s `reliability`, else `1/1`.
     pub fn plan(&self, cases: Vec<Case>) -> Plan {
+        let mut plan = self.plan_with_ids(cases);
+        if let Some(default) = self.config.as_ref().and_then(|c| c.reliability) {
+            plan.default_gate(Gate::Reliability(default));
+        }
+        if let Some(every) = self.overrides.reliability {
+            plan.override_gate(Gate::Reliability(every));
+        }
+        plan
+    }
+
+    fn plan_with_ids(&self, cases: Vec<Case>) -> Plan {
         let ids = repeated_ids(&cases);
         if ids.is_empty() || !self.runs_dir().is_dir() {
             return Plan::new(cases);

@@ -270,7 +270,7 @@ fn neuro_san_direct(settings: &Settings, plan: &Plan) -> usize {
     plan.cases
         .iter()
         .filter(on_direct)
-        .map(|case| case.success_ratio.of as usize)
+        .map(|case| case.gate.max_samples() as usize)
         .sum()
 }
 

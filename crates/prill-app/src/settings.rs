@@ -41,6 +41,9 @@ pub struct Overrides {
     pub jobs: Option<usize>,
     /// Every case's sample count, keeping its pass rate.
     pub samples: Option<u32>,
+    /// Every case's gate, whatever its file states (`--reliability`), over
+    /// `prill.toml`'s `reliability` (which only cases that state none take).
+    pub reliability: Option<prill_spec::model::gate::Reliability>,
     /// Every case's connections.
     pub connections: Vec<Connection>,
     /// Make every warning of `prill.toml` an error (as its own `strict = true` does).

@@ -1,17 +1,20 @@
 //! The assessor's pure half: over many samples of a case, how often it passes (with a
-//! Wilson 95% interval), how likely it is to meet its `success_ratio` (the binomial
-//! tail), a sounder ratio when it is not, and how it fails (deterministic failure
+//! Wilson 95% interval), how likely it is to meet its gate (the binomial tail of its
+//! `success_ratio`, or its `reliability` test's exact pass chance), a sounder ratio when
+//! it is not, and how it fails (deterministic failure
 //! modes). No I/O: the CLI gathers the samples through `prill-run`.
 //!
 //! # Example
 //!
 //! ```
 //! use prill_assess::{Status, SampleOutcome, assess};
+//! use prill_spec::model::data_driven::SuccessRatio;
+//! use prill_spec::plan::Gate;
 //!
 //! let outcomes: Vec<SampleOutcome> = (0..10)
 //!     .map(|i| SampleOutcome { outcome: if i < 7 { Status::Passed } else { Status::Failed }, first_failure: None })
 //!     .collect();
-//! let a = assess("c1", "t.hocon", "case", (3, 5), &outcomes);
+//! let a = assess("c1", "t.hocon", "case", &Gate::Ratio(SuccessRatio { need: 3, of: 5 }), &outcomes);
 //! assert_eq!((a.passed, a.failed, a.samples), (7, 3, 10));
 //! assert!((a.pass_rate - 0.7).abs() < 1e-12);
 //! assert!(a.ci_low < 0.7 && 0.7 < a.ci_high);
@@ -24,6 +27,7 @@
 pub mod modes;
 pub mod stats;
 
+use prill_spec::plan::Gate;
 use serde::Serialize;
 
 pub use modes::{Failure, Mode, classify, merge_named, normalize};
@@ -72,9 +76,10 @@ pub struct CaseAssessment {
     /// then 25, 50, 100, 200, 500, ... up to the samples; an errored sample counts as
     /// not passing.
     pub pass_k: Vec<PassK>,
-    /// The case's ratio, `k/n`.
+    /// The case's gate: its ratio, `k/n`, or its `reliability` plan (as
+    /// `reliability good 0.95 bad 0.8 (5%/5%, at most 100)`).
     pub success_ratio: String,
-    /// The chance that the case meets its ratio at the observed rate.
+    /// The chance that the case meets its gate at the observed rate.
     pub p_meets_ratio: f64,
     /// A sounder ratio, when this one is met less than 90% of the time.
     pub suggestion: Option<String>,
@@ -126,7 +131,7 @@ pub fn assess(
     id: &str,
     file: &str,
     name: &str,
-    ratio: (u32, u32),
+    gate: &Gate,
     outcomes: &[SampleOutcome],
 ) -> CaseAssessment {
     let count = |o: Status| outcomes.iter().filter(|s| s.outcome == o).count() as u64;
@@ -153,7 +158,16 @@ pub fn assess(
             })
         })
         .collect();
-    let advice = advise(ratio.0, ratio.1, pass_rate);
+    let advice = match gate {
+        Gate::Ratio(r) => advise(r.need, r.of, pass_rate),
+        // A sequential gate's chance of passing at the observed rate, exactly; what
+        // would do instead is `prill explain`'s to say.
+        Gate::Reliability(r) => RatioAdvice {
+            p_meets: prill_stats::Sequential::unchecked(*r)
+                .map_or(0.0, |test| test.outcomes(pass_rate).pass),
+            suggestion: None,
+        },
+    };
     let firsts: Vec<Failure> = outcomes
         .iter()
         .filter_map(|s| s.first_failure.clone())
@@ -172,7 +186,7 @@ pub fn assess(
         exact_low,
         exact_high,
         pass_k,
-        success_ratio: format!("{}/{}", ratio.0, ratio.1),
+        success_ratio: gate.to_string(),
         p_meets_ratio: advice.p_meets,
         suggestion: advice.suggestion,
         modes: classify(&firsts, samples),

@@ -1,17 +1,19 @@
 //! [`Status`]: the one vocabulary for how anything came out, from one evaluation to a
 //! whole unit, in every crate and every report (`"passed"`, `"failed"`, `"errored"`,
-//! `"unscored"`, `"skipped"`).
+//! `"inconclusive"`, `"unscored"`, `"skipped"`).
 //!
 //! | what | can be |
 //! |---|---|
 //! | an [`Evaluation`](crate::Evaluation) | passed, failed, unscored |
 //! | a check ([`CheckResult`](crate::CheckResult)) | passed, failed, unscored, errored |
 //! | a sample, a suite case, an assessed sample | passed, failed, errored |
-//! | a unit's verdict | passed, failed, errored, skipped |
+//! | a unit's verdict | passed, failed, errored, inconclusive, skipped |
 //!
 //! *Failed* means a wrong answer; *errored* means the answer could not be judged (the
 //! agent could not be reached, timed out or broke the protocol, or a check could not be
-//! evaluated). Reports and exit codes keep them apart.
+//! evaluated). *Inconclusive* is a `reliability` gate that ran out of samples before it
+//! could tell a good agent from a bad one: never a pass. Reports and exit codes keep them
+//! apart.
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +28,8 @@ pub enum Status {
     Failed,
     /// It could not be judged.
     Errored,
+    /// A `reliability` gate reached its `max_samples` without deciding.
+    Inconclusive,
     /// A score with no threshold: reported, neither passed nor failed.
     Unscored,
     /// It did not run (cancelled before it started).
@@ -33,12 +37,14 @@ pub enum Status {
 }
 
 impl Status {
-    /// The name reports use: `passed`, `failed`, `errored`, `unscored`, `skipped`.
+    /// The name reports use: `passed`, `failed`, `errored`, `inconclusive`,
+    /// `unscored`, `skipped`.
     pub fn name(self) -> &'static str {
         match self {
             Status::Passed => "passed",
             Status::Failed => "failed",
             Status::Errored => "errored",
+            Status::Inconclusive => "inconclusive",
             Status::Unscored => "unscored",
             Status::Skipped => "skipped",
         }

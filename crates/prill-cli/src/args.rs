@@ -306,6 +306,9 @@ pub struct TargetArgs {
     /// Take this many samples of every case, keeping its pass rate: 7/10 becomes 14/20 [at most 100000]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=prill_spec::model::data_driven::MAX_SAMPLES as i64))]
     pub samples: Option<u32>,
+    /// Hold every case to a gate with stated error rates instead of its own: `good=0.95,bad=0.8,false_pass=0.05,false_fail=0.05,max_samples=100` (any of them, the rest at these defaults; alone, all defaults). Samples are drawn until the test decides; undecided after max_samples, a case is inconclusive (docs/statistics.md)
+    #[arg(long, value_name = "PLAN", num_args = 0..=1, default_missing_value = "", value_parser = prill_spec::model::gate::parse_reliability, conflicts_with = "samples")]
+    pub reliability: Option<prill_spec::model::gate::Reliability>,
     /// The most samples in flight at once [default: `[concurrency] jobs` in prill.toml, else 32]
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -371,6 +374,9 @@ pub struct RunArgs {
     /// Fail fast, rerun failed
     #[command(flatten)]
     pub habits: HabitArgs,
+    /// What an inconclusive case (a reliability gate that ran out of samples undecided) does to the exit code: `fail` exits 1 as a failure does; `pass` lets the run pass on it (it is still reported inconclusive) [default: fail]
+    #[arg(long, value_enum, value_name = "AS", default_value_t = InconclusiveAs::Fail)]
+    pub inconclusive: InconclusiveAs,
     /// Print what was sent and what came back, turn by turn, for the first failing sample of each case that failed or errored
     #[arg(long)]
     pub show_transcript: bool,
@@ -414,6 +420,15 @@ pub struct CassetteArgs {
     /// How replayed answers are paced: each chunk at its recorded time, or all at once [default: recorded]
     #[arg(long, value_enum, value_name = "PACE", requires = "replaying")]
     pub replay_latency: Option<ReplayLatency>,
+}
+
+/// What an inconclusive verdict does to the exit code (`--inconclusive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InconclusiveAs {
+    /// Exit 1, as for a failure
+    Fail,
+    /// Let the run pass on it; the report still says inconclusive
+    Pass,
 }
 
 /// How replayed answers are paced (`--replay-latency`).
@@ -748,6 +763,7 @@ impl TargetArgs {
             no_cache: self.no_cache,
             jobs: self.jobs.map(|n| n as usize),
             samples: self.samples,
+            reliability: self.reliability,
             connections: self.connection.clone(),
             strict: self.strict,
             demo: self.demo,

@@ -360,6 +360,7 @@ mod tests {
     use prill_assess::{SampleOutcome, Status, assess};
 
     use super::*;
+    use prill_spec::plan::Gate;
 
     /// A case with 7 passes of 10 and one with 10 of 10.
     fn cases() -> Vec<CaseAssessment> {
@@ -376,8 +377,8 @@ mod tests {
                 .collect()
         };
         vec![
-            assess("a", "a.hocon", "seven", (1, 1), &outcomes(7)),
-            assess("b", "b.hocon", "ten", (1, 1), &outcomes(10)),
+            assess("a", "a.hocon", "seven", &Gate::default(), &outcomes(7)),
+            assess("b", "b.hocon", "ten", &Gate::default(), &outcomes(10)),
         ]
     }
 

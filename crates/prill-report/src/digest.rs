@@ -7,13 +7,18 @@ use std::time::{Duration, Instant};
 
 use prill_run::events::SampleReport;
 use prill_run::{Event, Status, Summary, UnitReport};
-use prill_spec::plan::Location;
+use prill_spec::plan::{Gate, Location};
 
 /// `3 passed, 1 failed, 0 errored, 2 skipped`: the totals, always in this order and
-/// wording (CI tooling reads it).
+/// wording (CI tooling reads it); `, 1 inconclusive` comes before `skipped` when a
+/// `reliability` gate ran out of samples.
 pub fn summary_phrase(summary: &Summary) -> String {
+    let inconclusive = match summary.inconclusive {
+        0 => String::new(),
+        n => format!(", {n} inconclusive"),
+    };
     format!(
-        "{} passed, {} failed, {} errored, {} skipped",
+        "{} passed, {} failed, {} errored{inconclusive}, {} skipped",
         summary.passed, summary.failed, summary.errored, summary.skipped
     )
 }
@@ -87,27 +92,61 @@ pub(crate) fn seconds(d: Duration) -> String {
     }
 }
 
-/// `1 passed, 2 failed (need 2/3)`: what the samples did, and the ratio held to.
+/// `1 passed, 2 failed (need 2/3)`: what the samples did, and the gate held to.
 /// Counts of zero are left out except `passed`; samples an early stop (or a
-/// cancelled run) left out show as `not run`, so `3 passed, 1 failed, 6 not run
-/// (need 14/20)` says the unit was decided after four of its twenty samples.
+/// cancelled run) left out of a `k/n` gate show as `not run`, so `3 passed, 1 failed,
+/// 6 not run (need 14/20)` says the unit was decided after four of its twenty samples.
+/// A `reliability` gate decides its own count: `18 passed (reliability good 0.95 bad
+/// 0.8 (5%/5%, at most 100))`.
 pub(crate) fn outcome(unit: &UnitReport) -> String {
     if unit.verdict == Status::Skipped && unit.tally.total() == 0 {
         return "not run".to_owned();
     }
-    let tally = &unit.tally;
-    let not_run = unit.success_ratio.of.saturating_sub(tally.total());
-    let mut parts = vec![format!("{} passed", tally.passed)];
+    let t = &unit.tally;
+    let gate = match unit.gate {
+        Gate::Ratio(r) => GateText::Ratio {
+            of: r.of,
+            text: r.to_string(),
+        },
+        Gate::Reliability(_) => GateText::Reliability(unit.gate.to_string()),
+    };
+    tally_text([t.passed, t.failed, t.errored], &gate)
+}
+
+/// A gate as reports write it beside a tally.
+pub(crate) enum GateText {
+    /// `k/n`, with its `n`.
+    Ratio {
+        /// `n`.
+        of: u32,
+        /// `k/n`.
+        text: String,
+    },
+    /// A `reliability` gate, as [`Gate`]'s `Display` writes it.
+    Reliability(String),
+}
+
+/// [`outcome`] from the counts (passed, failed, errored) and the gate.
+pub(crate) fn tally_text([passed, failed, errored]: [u32; 3], gate: &GateText) -> String {
+    let ran = passed + failed + errored;
+    let not_run = match gate {
+        GateText::Ratio { of, .. } => of.saturating_sub(ran),
+        GateText::Reliability(_) => 0,
+    };
+    let mut parts = vec![format!("{passed} passed")];
     for (count, what) in [
-        (tally.failed, "failed"),
-        (tally.errored, "errored"),
+        (failed, "failed"),
+        (errored, "errored"),
         (not_run, "not run"),
     ] {
         if count > 0 {
             parts.push(format!("{count} {what}"));
         }
     }
-    format!("{} (need {})", parts.join(", "), unit.success_ratio)
+    match gate {
+        GateText::Ratio { text, .. } => format!("{} (need {text})", parts.join(", ")),
+        GateText::Reliability(text) => format!("{} ({text})", parts.join(", ")),
+    }
 }
 
 /// Whether a problem is a failed check or an error.
@@ -540,6 +579,7 @@ mod tests {
             passed: 3,
             failed: 1,
             errored: 0,
+            inconclusive: 0,
             skipped: 2,
             cancelled: false,
             stopped: false,

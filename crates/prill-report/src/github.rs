@@ -161,6 +161,7 @@ fn annotations(unit: &UnitReport, base: Option<&Path>) -> Vec<(String, String)> 
     let verdict = match unit.verdict {
         Status::Failed => "failed",
         Status::Errored => "errored",
+        Status::Inconclusive => "inconclusive",
         Status::Passed | Status::Skipped | Status::Unscored => return Vec::new(),
     };
     let file = relative(&unit.unit.file, base);

@@ -209,10 +209,15 @@ fn workers_line(workers: &WorkersReady) -> String {
     )
 }
 
-/// The totals so far, beside the bar: `2 passed, 1 failed, 0 errored`.
+/// The totals so far, beside the bar: `2 passed, 1 failed, 0 errored`, and `, 1
+/// inconclusive` once there is one.
 pub(crate) fn totals(counted: &Summary) -> String {
+    let inconclusive = match counted.inconclusive {
+        0 => String::new(),
+        n => format!(", {n} inconclusive"),
+    };
     format!(
-        "{} passed, {} failed, {} errored",
+        "{} passed, {} failed, {} errored{inconclusive}",
         counted.passed, counted.failed, counted.errored
     )
 }
@@ -243,7 +248,10 @@ pub(crate) fn in_flight(units: &[UnitId]) -> String {
 pub fn unit_text(unit: &UnitReport, options: HumanOptions) -> String {
     let verbose = options.verbosity == Verbosity::Verbose;
     let color = options.color;
-    let failing = matches!(unit.verdict, Status::Failed | Status::Errored);
+    let failing = matches!(
+        unit.verdict,
+        Status::Failed | Status::Errored | Status::Inconclusive
+    );
     let every_unit = options.verbosity == Verbosity::Normal && !options.terminal;
     if !(failing || verbose || every_unit) {
         return String::new();
@@ -252,6 +260,7 @@ pub fn unit_text(unit: &UnitReport, options: HumanOptions) -> String {
         Status::Passed => ("PASS", Colour::Green),
         Status::Failed => ("FAIL", Colour::Red),
         Status::Errored => ("ERROR", Colour::Yellow),
+        Status::Inconclusive => ("INCONCLUSIVE", Colour::Yellow),
         Status::Skipped | Status::Unscored => ("SKIP", Colour::Dim),
     };
     let ran = unit.verdict != Status::Skipped || unit.tally.total() > 0;
@@ -304,7 +313,7 @@ fn samples_text(text: &mut String, unit: &UnitReport, color: bool) {
             Status::Passed => Colour::Green,
             Status::Failed => Colour::Red,
             Status::Errored => Colour::Yellow,
-            Status::Unscored | Status::Skipped => Colour::Dim,
+            Status::Unscored | Status::Inconclusive | Status::Skipped => Colour::Dim,
         };
         text.push_str(&format!(
             "    sample {}: {} in {}\n",

@@ -72,6 +72,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use prill_run::{Event, Status, Summary, UnitReport};
+use prill_spec::plan::Gate;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::Reporter;
@@ -205,6 +206,15 @@ fn test_case(unit: &UnitReport, file: &str, cancelled: bool) -> TestCase {
                 .set_description(body(Some(Kind::Error)));
             status
         }
+        // JUnit has no third outcome: a failure of its own type, never a pass.
+        Status::Inconclusive => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status
+                .set_message(format!("inconclusive: {}", outcome(unit)))
+                .set_type("inconclusive")
+                .set_description(body(None));
+            status
+        }
         Status::Skipped | Status::Unscored => {
             let mut status = TestCaseStatus::skipped();
             status.set_message(if cancelled {
@@ -277,7 +287,10 @@ fn properties(unit: &UnitReport) -> Vec<Property> {
         Property::new("case_id", id.case_id.as_str()),
         Property::new("target", id.target.as_str()),
         Property::new("dialect", id.dialect.name()),
-        Property::new("success_ratio", unit.success_ratio.to_string()),
+        match unit.gate {
+            Gate::Ratio(r) => Property::new("success_ratio", r.to_string()),
+            Gate::Reliability(_) => Property::new("reliability", unit.gate.to_string()),
+        },
         Property::new("tally.passed", unit.tally.passed.to_string()),
         Property::new("tally.failed", unit.tally.failed.to_string()),
         Property::new("tally.errored", unit.tally.errored.to_string()),

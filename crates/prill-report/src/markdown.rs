@@ -101,7 +101,7 @@ impl Markdown {
                 escape(&unit.unit.connection),
                 unit.tally.passed,
                 unit.tally.total(),
-                unit.success_ratio
+                unit.gate
             ));
         }
         if units.len() > MAX_ROWS {
@@ -151,6 +151,7 @@ fn status(verdict: Status) -> &'static str {
         Status::Passed => "✅ passed",
         Status::Failed => "❌ failed",
         Status::Errored => "⚠️ errored",
+        Status::Inconclusive => "❔ inconclusive",
         Status::Skipped | Status::Unscored => "⏭️ skipped",
     }
 }

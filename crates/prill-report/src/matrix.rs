@@ -72,7 +72,7 @@ fn cell(unit: &UnitReport) -> String {
         return "not run".to_owned();
     }
     let verdict = unit.verdict.name();
-    if unit.success_ratio.of > 1 {
+    if unit.gate.max_samples() > 1 {
         format!("{verdict} {}/{}", unit.tally.passed, unit.tally.total())
     } else {
         verdict.to_owned()
@@ -155,6 +155,7 @@ mod tests {
     use prill_run::UnitId;
     use prill_spec::model::data_driven::SuccessRatio;
     use prill_spec::plan::Dialect;
+    use prill_spec::plan::Gate;
 
     use super::*;
 
@@ -178,7 +179,7 @@ mod tests {
                 tags: Vec::new(),
             },
             verdict,
-            success_ratio: SuccessRatio { need: of, of },
+            gate: Gate::Ratio(SuccessRatio { need: of, of }),
             tally,
             samples: Vec::new(),
             duration: Duration::ZERO,

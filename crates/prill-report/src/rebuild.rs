@@ -280,6 +280,7 @@ pub fn merge(shards: &[Shard]) -> Result<Merged, MergeError> {
         summary.passed += totals.passed;
         summary.failed += totals.failed;
         summary.errored += totals.errored;
+        summary.inconclusive += totals.inconclusive;
         summary.skipped += totals.skipped;
         summary.cancelled |= totals.cancelled;
         summary.stopped |= totals.stopped;

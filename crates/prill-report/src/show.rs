@@ -163,31 +163,31 @@ fn unit_line(unit: &Unit) -> String {
         Status::Passed => "PASS",
         Status::Failed => "FAIL",
         Status::Errored => "ERROR",
+        Status::Inconclusive => "INCONCLUSIVE",
         Status::Skipped | Status::Unscored => "SKIP",
     };
     let tally = &unit.tally;
     let ran = tally.passed + tally.failed + tally.errored;
-    let of: u32 = unit
-        .success_ratio
-        .split_once('/')
-        .and_then(|(_, n)| n.parse().ok())
-        .unwrap_or(ran);
-    let mut parts = vec![format!("{} passed", tally.passed)];
-    for (count, what) in [
-        (tally.failed, "failed"),
-        (tally.errored, "errored"),
-        (of.saturating_sub(ran), "not run"),
-    ] {
-        if count > 0 {
-            parts.push(format!("{count} {what}"));
+    let gate = match (&unit.success_ratio, &unit.reliability) {
+        (_, Some(r)) => crate::digest::GateText::Reliability(
+            prill_spec::model::gate::Gate::Reliability((*r).into()).to_string(),
+        ),
+        (ratio, None) => {
+            let text = ratio.clone().unwrap_or_default();
+            crate::digest::GateText::Ratio {
+                of: text
+                    .split_once('/')
+                    .and_then(|(_, n)| n.parse().ok())
+                    .unwrap_or(ran),
+                text,
+            }
         }
-    }
+    };
+    let outcome = crate::digest::tally_text([tally.passed, tally.failed, tally.errored], &gate);
     let duration = std::time::Duration::try_from_secs_f64(unit.duration).unwrap_or_default();
     let label = crate::digest::unit_label(&unit.unit.file, &unit.unit.name, &unit.unit.connection);
     format!(
-        "{word} [{}] {label} {} (need {})",
+        "{word} [{}] {label} {outcome}",
         crate::digest::seconds(duration),
-        parts.join(", "),
-        unit.success_ratio
     )
 }

@@ -18,7 +18,7 @@ use serde_json::value::{RawValue, to_raw_value};
 
 use prill_run::events::ANSWER_QUOTED;
 
-use crate::format::{Line, Record, Sample, Status, Tally, Unit, UnitId};
+use crate::format::{Line, Record, ReliabilityPlan, Sample, Status, Tally, Unit, UnitId};
 
 /// The most samples kept for one unit in flight: past it, the unit's line is
 /// serialized whole, so memory stays bounded whatever a unit's success ratio.
@@ -48,7 +48,10 @@ struct UnitLine<'a> {
     event: &'static str,
     unit: &'a RawValue,
     verdict: Status,
-    success_ratio: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    success_ratio: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reliability: Option<ReliabilityPlan>,
     tally: Tally,
     samples: Vec<&'a RawValue>,
     duration: f64,
@@ -132,7 +135,8 @@ impl Splicer {
                 event: "unit_finished",
                 unit: &id,
                 verdict: unit.verdict,
-                success_ratio: &unit.success_ratio,
+                success_ratio: unit.success_ratio.as_deref(),
+                reliability: unit.reliability,
                 tally: unit.tally,
                 samples: kept.iter().map(|(_, json)| &**json).collect(),
                 duration: unit.duration,

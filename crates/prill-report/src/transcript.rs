@@ -216,6 +216,7 @@ pub(crate) fn status_name(status: format::Status) -> &'static str {
         format::Status::Passed => "passed",
         format::Status::Failed => "failed",
         format::Status::Errored => "errored",
+        format::Status::Inconclusive => "inconclusive",
         format::Status::Unscored => "unscored",
         format::Status::Skipped => "skipped",
     }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use prill_check::CheckResult;
-use prill_spec::model::data_driven::SuccessRatio;
+use prill_spec::model::gate::Gate;
 use prill_spec::plan::Dialect;
 use prill_spec::redact::Redactor;
 pub use prill_target::ErrorKind;
@@ -292,8 +292,8 @@ pub struct UnitReport {
     pub unit: UnitId,
     /// Its verdict.
     pub verdict: Status,
-    /// The ratio it was held to.
-    pub success_ratio: SuccessRatio,
+    /// The gate it was held to: `k/n`, or a `reliability` test.
+    pub gate: Gate,
     /// Counts of the samples that ran.
     pub tally: Tally,
     /// The samples that ran, in the order they finished.
@@ -345,6 +345,8 @@ pub struct Summary {
     pub failed: usize,
     /// Units that errored.
     pub errored: usize,
+    /// Units whose `reliability` gate ran out of samples undecided.
+    pub inconclusive: usize,
     /// Units that did not run.
     pub skipped: usize,
     /// Whether the run was cancelled (Ctrl-C).
@@ -363,14 +365,15 @@ impl Summary {
             Status::Passed => self.passed += 1,
             Status::Failed => self.failed += 1,
             Status::Errored => self.errored += 1,
-            // A unit is never unscored; a verdict is one of the other four.
+            Status::Inconclusive => self.inconclusive += 1,
+            // A unit is never unscored; a verdict is one of the other five.
             Status::Skipped | Status::Unscored => self.skipped += 1,
         }
     }
 
     /// Every unit counted.
     pub fn total(&self) -> usize {
-        self.passed + self.failed + self.errored + self.skipped
+        self.passed + self.failed + self.errored + self.inconclusive + self.skipped
     }
 }
 
@@ -501,7 +504,7 @@ mod tests {
                 tags: Vec::new(),
             },
             verdict: Status::Passed,
-            success_ratio: SuccessRatio { need: 1, of: 1 },
+            gate: Gate::default(),
             tally: Tally::default(),
             samples: vec![SampleReport {
                 index: 0,

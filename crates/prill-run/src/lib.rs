@@ -6,6 +6,7 @@
 //!   ratios with early stopping, timeouts, concurrency limits, cancellation.
 //! - [`events`]: what the engine reports as it runs, for reporters to consume.
 //! - [`ratio`]: success ratios and early stopping.
+//! - [`gate`]: a unit's gate as it runs, `k/n` or a sequential `reliability` test.
 //! - [`select`]: choosing cases (`--filter`, `--tag`, `--partition`) and judging an
 //!   empty run (`--no-tests`).
 //! - [`last_run`]: the last run's verdicts (`.prill/last-run.json`) and rerunning the
@@ -53,6 +54,7 @@
 pub mod engine;
 pub mod events;
 pub mod frameworks;
+pub mod gate;
 pub mod last_run;
 pub mod model;
 pub mod ratio;
@@ -66,7 +68,7 @@ pub use events::{
 pub use ratio::{Status, Tally};
 pub use select::{NoTests, Partition, Selected, Selection};
 pub use suite::{
-    BoxError, CaseReport, EvaluationReport, EvaluationResult, GridCombination, GridSearchParams,
-    SuiteError, SuiteOptions, SuiteReport, SuiteRun, TestCase, TestFn, async_fn, grid_search_ctx,
-    run_test_suite, sync_fn,
+    BoxError, CaseReport, CaseSample, EvaluationReport, EvaluationResult, GridCombination,
+    GridSearchParams, SuiteError, SuiteOptions, SuiteReport, SuiteRun, TestCase, TestFn, async_fn,
+    grid_search_ctx, run_test_suite, sync_fn,
 };

@@ -29,8 +29,8 @@ impl Tally {
             Status::Passed => self.passed += 1,
             Status::Failed => self.failed += 1,
             Status::Errored => self.errored += 1,
-            // A sample is never unscored, and a skipped one did not run.
-            Status::Unscored | Status::Skipped => {}
+            // A sample is never unscored nor inconclusive, and a skipped one did not run.
+            Status::Unscored | Status::Inconclusive | Status::Skipped => {}
         }
     }
 

@@ -501,7 +501,6 @@ impl EmptyRun {
 mod tests {
     use std::collections::HashSet;
 
-    use prill_spec::model::data_driven::SuccessRatio;
     use prill_spec::plan::{Dialect, Target};
 
     use super::*;
@@ -520,7 +519,8 @@ mod tests {
                 use_direct: false,
                 metadata: None,
             },
-            success_ratio: SuccessRatio::default(),
+            gate: prill_spec::plan::Gate::default(),
+            gate_stated: false,
             timeout: None,
             interactions: vec![],
             failure_patterns: Box::default(),

@@ -34,6 +34,9 @@ use tokio::sync::Semaphore;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::events::{Event, Summary, UnitId};
+use crate::gate::Progress;
+use prill_spec::plan::Gate;
+use prill_stats::{DesignError, Reliability, Sequential};
 
 mod units;
 
@@ -126,10 +129,17 @@ pub struct SuiteOptions {
     /// Where to send the engine's [`Event`]s as the suite runs, the same events
     /// [`crate::run_plan`] sends, for `prill-report`'s reporters; `None` sends nothing.
     pub events: Option<UnboundedSender<Event>>,
+    /// Hold every case to a `reliability` gate (`docs/statistics.md`): `fn` runs on the
+    /// case again and again, one sample after another, until a sequential test can
+    /// tell a case that passes at least `good` of the time from one that passes at most
+    /// `bad`; undecided after `max_samples`, the case is
+    /// [`Status::Inconclusive`]. Errored samples are not counted either way (too many
+    /// make the case errored: [`crate::gate::max_errors`]). `None` runs each case once.
+    pub reliability: Option<Reliability>,
 }
 
 /// Why a suite could not start.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SuiteError {
     /// Two cases share a hash.
     #[error(
@@ -163,6 +173,10 @@ pub enum SuiteError {
     /// A grid parameter has no values.
     #[error("grid search parameter `{0}` has no values")]
     EmptyGridParameter(String),
+    /// The `reliability` plan cannot meet its own error rates (or a field is out of
+    /// range).
+    #[error("the reliability plan cannot be used: {0}")]
+    Reliability(#[from] DesignError),
 }
 
 /// What one evaluator gave one case. Serialized as
@@ -225,7 +239,10 @@ impl From<Result<Option<Evaluation>, EvaluatorError>> for EvaluationResult {
     }
 }
 
-/// One case's result.
+/// One case's result. Run once, its fields are that run's; under a `reliability` gate
+/// ([`SuiteOptions::reliability`]) `status` is the gate's verdict, `error`,
+/// `evaluations` and `duration` are those of its first sample that did not pass (else
+/// its last), and `samples` holds every sample.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseReport {
     /// The case's hash.
@@ -238,6 +255,26 @@ pub struct CaseReport {
     pub evaluations: Vec<EvaluationReport>,
     /// How long `fn` itself ran (not the wait for a concurrency permit), serialized as
     /// seconds.
+    #[serde(serialize_with = "secs")]
+    pub duration: Duration,
+    /// The `reliability` gate the case was held to, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reliability: Option<Reliability>,
+    /// Under a `reliability` gate, every sample in order; empty for a case run once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<CaseSample>,
+}
+
+/// One run of `fn` on a case under a `reliability` gate, and its evaluations.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseSample {
+    /// How it came out: passed, failed or errored.
+    pub status: Status,
+    /// Why `fn` failed, when it did.
+    pub error: Option<String>,
+    /// Every evaluator's result.
+    pub evaluations: Vec<EvaluationReport>,
+    /// How long `fn` ran, serialized as seconds.
     #[serde(serialize_with = "secs")]
     pub duration: Duration,
 }
@@ -299,6 +336,9 @@ where
     O: Send + Sync + 'static,
 {
     let hashes = check_hashes(&test_cases)?;
+    if let Some(r) = options.reliability {
+        Sequential::new(r)?;
+    }
     let mut ids = HashSet::new();
     for e in &evaluators {
         if !ids.insert(e.id().to_owned()) {
@@ -333,6 +373,9 @@ where
         )),
         f,
         events,
+        gate: options
+            .reliability
+            .map_or_else(Gate::default, Gate::Reliability),
     };
     let mut summary = Summary::default();
     let mut runs = Vec::new();
@@ -361,6 +404,7 @@ struct Shared<C, O> {
     case_limit: Arc<Semaphore>,
     f: Arc<dyn TestFn<C, O>>,
     events: Emitter,
+    gate: Gate,
 }
 
 /// Sends events when there is somewhere to send them; a receiver that has gone away
@@ -386,35 +430,19 @@ where
     O: Send + Sync + 'static,
 {
     let tasks = (0..shared.cases.len()).map(|i| {
-        let cases = Arc::clone(&shared.cases);
-        let evaluators = Arc::clone(&shared.evaluators);
-        let limits = Arc::clone(&shared.limits);
-        let case_limit = Arc::clone(&shared.case_limit);
-        let f = Arc::clone(&shared.f);
-        let events = shared.events.clone();
-        let unit = suite_unit(&shared.suite, &shared.hashes[i], grid.as_ref());
-        let hash = shared.hashes[i].clone();
-        // The agents and models `fn` calls record and replay as this case's (one sample).
-        let scope = SampleScope::new(unit.case_id.as_str(), unit.name.as_str(), 0);
-        tokio::spawn(GRID.scope(
-            grid.clone(),
-            in_sample(scope, async move {
-                let ran = run_case(
-                    &cases[i],
-                    hash,
-                    &*f,
-                    &evaluators,
-                    &limits,
-                    &case_limit,
-                    || {
-                        events.send(Event::UnitStarted { unit: unit.clone() });
-                    },
-                )
-                .await;
-                finished(&events, unit, &ran.report, ran.total);
-                ran.report
-            }),
-        ))
+        let run = Sampled {
+            cases: Arc::clone(&shared.cases),
+            index: i,
+            hash: shared.hashes[i].clone(),
+            evaluators: Arc::clone(&shared.evaluators),
+            limits: Arc::clone(&shared.limits),
+            case_limit: Arc::clone(&shared.case_limit),
+            f: Arc::clone(&shared.f),
+            events: shared.events.clone(),
+            unit: suite_unit(&shared.suite, &shared.hashes[i], grid.as_ref()),
+            gate: shared.gate,
+        };
+        tokio::spawn(GRID.scope(grid.clone(), async move { run.run().await }))
     });
     let mut reports = Vec::with_capacity(shared.cases.len());
     for (i, joined) in join_all(tasks).await.into_iter().enumerate() {
@@ -425,6 +453,8 @@ where
                 error: Some(format!("the test case panicked: {e}")),
                 evaluations: Vec::new(),
                 duration: Duration::ZERO,
+                reliability: None,
+                samples: Vec::new(),
             };
             let unit = suite_unit(&shared.suite, &shared.hashes[i], grid.as_ref());
             finished(&shared.events, unit, &report, Duration::ZERO);
@@ -434,19 +464,121 @@ where
     reports
 }
 
-/// Sends a finished case's sample and verdict.
+/// Sends a finished case's samples and verdict.
 fn finished(events: &Emitter, unit: UnitId, case: &CaseReport, total: Duration) {
     if events.0.is_none() {
         return;
     }
     let report = unit_report(unit, case, total);
-    if let Some(sample) = report.samples.first() {
+    for sample in &report.samples {
         events.send(Event::SampleFinished {
             unit: report.unit.clone(),
             sample: sample.clone(),
         });
     }
     events.send(Event::UnitFinished(report));
+}
+
+/// One case under one grid combination, sampled until its gate decides.
+struct Sampled<C, O> {
+    cases: Arc<Vec<C>>,
+    index: usize,
+    hash: String,
+    evaluators: Arc<Vec<Arc<dyn Evaluator<C, O>>>>,
+    limits: Arc<Vec<Arc<Semaphore>>>,
+    case_limit: Arc<Semaphore>,
+    f: Arc<dyn TestFn<C, O>>,
+    events: Emitter,
+    unit: UnitId,
+    gate: Gate,
+}
+
+impl<C: TestCase + 'static, O: Send + Sync + 'static> Sampled<C, O> {
+    /// Runs the case's samples one after another, each in its own sample scope (the
+    /// agents and models `fn` calls record and replay by case and sample), until the
+    /// gate decides; sends its events; returns its report.
+    async fn run(self) -> CaseReport {
+        let case = &self.cases[self.index];
+        // `1/1` without a gate; a plan checked by `run_test_suite`.
+        let mut progress = Progress::new(self.gate).unwrap_or_else(|_| {
+            Progress::new(Gate::default()).expect("1/1 is always a usable gate")
+        });
+        let mut ran: Vec<Ran> = Vec::new();
+        let mut total = Duration::ZERO;
+        let mut started = false;
+        let mut next = 0;
+        while progress.decided().is_none() && progress.may_start(next, 0, false) {
+            let scope = SampleScope::new(self.unit.case_id.as_str(), self.unit.name.as_str(), next);
+            let events = self.events.clone();
+            let unit = self.unit.clone();
+            let first = !std::mem::replace(&mut started, true);
+            let sample = in_sample(
+                scope,
+                run_case(
+                    case,
+                    self.hash.clone(),
+                    &*self.f,
+                    &self.evaluators,
+                    &self.limits,
+                    &self.case_limit,
+                    move || {
+                        if first {
+                            events.send(Event::UnitStarted { unit });
+                        }
+                    },
+                ),
+            )
+            .await;
+            progress.add(next, sample.report.status);
+            total += sample.total;
+            ran.push(sample);
+            next += 1;
+        }
+        let verdict = progress
+            .decided()
+            .unwrap_or_else(|| progress.final_verdict());
+        let report = case_report(verdict, self.gate.reliability(), ran);
+        finished(&self.events, self.unit, &report, total);
+        report
+    }
+}
+
+/// A case's report from its samples: the verdict, and the first sample that did not
+/// pass (else the last) at the top.
+fn case_report(verdict: Status, reliability: Option<Reliability>, ran: Vec<Ran>) -> CaseReport {
+    let shown = ran
+        .iter()
+        .position(|r| r.report.status != Status::Passed)
+        .unwrap_or(ran.len().saturating_sub(1));
+    let samples: Vec<CaseSample> = match reliability {
+        Some(_) => ran
+            .iter()
+            .map(|r| CaseSample {
+                status: r.report.status,
+                error: r.report.error.clone(),
+                evaluations: r.report.evaluations.clone(),
+                duration: r.report.duration,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut report = ran
+        .into_iter()
+        .nth(shown)
+        .map(|r| r.report)
+        .unwrap_or_else(|| CaseReport {
+            hash: String::new(),
+            status: Status::Skipped,
+            error: None,
+            evaluations: Vec::new(),
+            duration: Duration::ZERO,
+            reliability: None,
+            samples: Vec::new(),
+        });
+    report.status = verdict;
+    report.reliability = reliability;
+    report.samples = samples;
+    report
 }
 
 /// A case and how long it took from holding its permit to its last evaluation.
@@ -486,6 +618,8 @@ where
                 error: Some(e.to_string()),
                 evaluations: Vec::new(),
                 duration,
+                reliability: None,
+                samples: Vec::new(),
             };
             return Ran {
                 report,
@@ -512,6 +646,8 @@ where
             error: None,
             evaluations,
             duration,
+            reliability: None,
+            samples: Vec::new(),
         },
         total: started.elapsed(),
     }

@@ -15,8 +15,9 @@ use sha2::{Digest, Sha256};
 
 use crate::model::data_driven::{
     ChatFilter, Connection, DataDrivenCase, FieldChecks, JsonMap, StockCheck, StockTest,
-    SuccessRatio, TrajectoryChecks,
+    TrajectoryChecks,
 };
+pub use crate::model::gate::Gate;
 use crate::model::sentinel::{
     Assertion, Framework, Message, ModelConfig, TestSpec, TestSuite, Tool,
 };
@@ -99,8 +100,12 @@ pub struct Case {
     pub category: Option<Box<str>>,
     /// What is tested.
     pub target: Target,
-    /// How many samples must pass, of how many.
-    pub success_ratio: SuccessRatio,
+    /// What decides the verdict from the samples: `k/n`, or a `reliability` test.
+    pub gate: Gate,
+    /// Whether the case's file stated its gate. A case that states none is held to
+    /// `1/1` until a project default replaces it ([`Plan::default_gate`]).
+    #[serde(skip)]
+    pub gate_stated: bool,
     /// A limit on each sample.
     #[serde(with = "opt_secs")]
     pub timeout: Option<Duration>,
@@ -484,7 +489,11 @@ impl DataDrivenCase {
                 use_direct: self.use_direct,
                 metadata: self.metadata.clone().map(Box::new),
             },
-            success_ratio: self.success_ratio,
+            gate: match (self.reliability, self.success_ratio) {
+                (Some(r), _) => Gate::Reliability(r),
+                (None, ratio) => Gate::Ratio(ratio.unwrap_or_default()),
+            },
+            gate_stated: self.reliability.is_some() || self.success_ratio.is_some(),
             timeout: seconds(self.timeout_in_seconds),
             interactions,
             failure_patterns: self.failure_patterns.clone().unwrap_or_default().into(),
@@ -657,7 +666,10 @@ impl TestSpec {
                 model_config: self.model_config.map(Box::new),
                 seed: self.seed,
             },
-            success_ratio: SuccessRatio::default(),
+            gate: self
+                .reliability
+                .map_or_else(Gate::default, Gate::Reliability),
+            gate_stated: self.reliability.is_some(),
             timeout: self.timeout_ms.map(Duration::from_millis),
             interactions: vec![Step {
                 input: Input {
@@ -786,6 +798,22 @@ impl Plan {
         }
     }
 
+    /// Holds every case whose file states no gate to `gate` (`prill.toml`'s
+    /// `reliability`).
+    pub fn default_gate(&mut self, gate: Gate) {
+        for case in self.cases.iter_mut().filter(|c| !c.gate_stated) {
+            case.gate = gate;
+        }
+    }
+
+    /// Holds every case to `gate`, whatever its file states (`--reliability`).
+    pub fn override_gate(&mut self, gate: Gate) {
+        for case in &mut self.cases {
+            case.gate = gate;
+            case.gate_stated = true;
+        }
+    }
+
     /// Every check of every case, with its case.
     pub fn checks(&self) -> impl Iterator<Item = (&Case, &Check)> {
         self.cases.iter().flat_map(|c| {
@@ -881,7 +909,8 @@ mod tests {
                 use_direct: false,
                 metadata: None,
             },
-            success_ratio: SuccessRatio::default(),
+            gate: Gate::default(),
+            gate_stated: false,
             timeout: None,
             interactions: vec![],
             failure_patterns: Box::default(),

@@ -194,8 +194,8 @@ async fn overrides_of_connections_and_samples() {
     assert_eq!(summary.passed, 2, "{events:#?}");
     let https = unit(&events, "echo", "https");
     assert_eq!(
-        (https.success_ratio.need, https.success_ratio.of),
-        (3, 3),
+        https.gate.ratio().map(|r| (r.need, r.of)),
+        Some((3, 3)),
         "1/1 over 3 samples keeps its pass rate"
     );
     assert_eq!(https.tally.passed, 3, "3/3 needs every sample to pass");

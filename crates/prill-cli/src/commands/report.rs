@@ -195,9 +195,10 @@ fn write_with(
     Ok(exit_code(&summary))
 }
 
-/// The exit code for the run reported: a run that did not finish never passes.
+/// The exit code for the run reported: a run that did not finish never passes, and an
+/// inconclusive unit counts as a failure (as `prill run`'s default).
 fn exit_code(summary: &Summary) -> ExitCode {
-    if summary.failed > 0 {
+    if summary.failed > 0 || summary.inconclusive > 0 {
         ExitCode::FAILURES
     } else if summary.errored > 0 || summary.cancelled {
         ExitCode::ERROR

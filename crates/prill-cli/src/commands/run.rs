@@ -29,7 +29,7 @@ use prill_report::{
 use prill_run::Summary;
 
 use super::report_empty;
-use crate::args::{RunArgs, RunFormat, TargetArgs};
+use crate::args::{InconclusiveAs, RunArgs, RunFormat, TargetArgs};
 use crate::exit::ExitCode;
 use crate::output;
 
@@ -308,7 +308,7 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
     if empty_fails {
         return Ok(ExitCode::INVALID);
     }
-    Ok(exit_code(&ran.summary))
+    Ok(exit_code(&ran.summary, args.inconclusive))
 }
 
 /// Prunes the history as `[history]` says (`keep`, `max_age_days`); a history that
@@ -331,11 +331,13 @@ fn shown(note: &str, quiet: bool) -> bool {
     !quiet || note.starts_with("warning:")
 }
 
-/// The exit code for a run's summary.
-fn exit_code(summary: &Summary) -> ExitCode {
+/// The exit code for a run's summary: an inconclusive unit counts as a failure unless
+/// `--inconclusive pass`.
+fn exit_code(summary: &Summary, inconclusive: InconclusiveAs) -> ExitCode {
+    let inconclusive_fails = inconclusive == InconclusiveAs::Fail && summary.inconclusive > 0;
     if summary.cancelled {
         ExitCode::CANCELLED
-    } else if summary.failed > 0 {
+    } else if summary.failed > 0 || inconclusive_fails {
         ExitCode::FAILURES
     } else if summary.errored > 0 {
         ExitCode::ERROR

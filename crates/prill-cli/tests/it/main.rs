@@ -22,6 +22,7 @@ mod env;
 mod explain;
 mod failures;
 mod files;
+mod gates;
 mod habits;
 mod history;
 mod history_hostile;

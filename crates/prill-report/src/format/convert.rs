@@ -7,8 +7,8 @@ use prill_run::{Event, UnitReport};
 
 use super::{
     Check, CheckOutcome, Dialect, Error, Evaluation, GateAtRate, Gates, Interaction, Line,
-    Location, RatioGate, Record, Report, SCHEMA_VERSION, Sample, Status, Summary, Tally, Threshold,
-    TrajectoryCall, Turn, Unit, UnitId, Usage,
+    Location, RatioGate, Record, ReliabilityPlan, Report, SCHEMA_VERSION, Sample, Status, Summary,
+    Tally, Threshold, TrajectoryCall, Turn, Unit, UnitId, Usage,
 };
 
 impl Report {
@@ -29,7 +29,7 @@ fn gates(units: &[UnitReport]) -> Option<Gates> {
         units
             .iter()
             .filter(|u| u.verdict != prill_check::Status::Skipped)
-            .map(|u| (u.success_ratio.need, u.success_ratio.of)),
+            .filter_map(|u| u.gate.ratio().map(|r| (r.need, r.of))),
     )
 }
 
@@ -119,6 +119,7 @@ impl From<&prill_run::Summary> for Summary {
             passed: s.passed as u64,
             failed: s.failed as u64,
             errored: s.errored as u64,
+            inconclusive: s.inconclusive as u64,
             skipped: s.skipped as u64,
             cancelled: s.cancelled,
             stopped: s.stopped,
@@ -133,6 +134,7 @@ impl From<prill_check::Status> for Status {
             prill_check::Status::Passed => Status::Passed,
             prill_check::Status::Failed => Status::Failed,
             prill_check::Status::Errored => Status::Errored,
+            prill_check::Status::Inconclusive => Status::Inconclusive,
             prill_check::Status::Unscored => Status::Unscored,
             prill_check::Status::Skipped => Status::Skipped,
         }
@@ -171,7 +173,14 @@ impl From<&UnitReport> for Unit {
         Unit {
             unit: (&unit.unit).into(),
             verdict: unit.verdict.into(),
-            success_ratio: unit.success_ratio.to_string(),
+            success_ratio: unit.gate.ratio().map(|r| r.to_string()),
+            reliability: unit.gate.reliability().map(|r| ReliabilityPlan {
+                good: r.good,
+                bad: r.bad,
+                false_pass: r.false_pass,
+                false_fail: r.false_fail,
+                max_samples: r.max_samples,
+            }),
             tally: Tally {
                 passed: unit.tally.passed,
                 failed: unit.tally.failed,

@@ -306,6 +306,10 @@ pub struct Summary {
     pub failed: u64,
     /// Units that errored.
     pub errored: u64,
+    /// Units whose `reliability` gate reached `max_samples` undecided. Written only
+    /// when there are some.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub inconclusive: u64,
     /// Units that did not run.
     pub skipped: u64,
     /// Whether the run was cancelled (Ctrl-C), or its event stream ended early.
@@ -316,6 +320,10 @@ pub struct Summary {
     pub stopped: bool,
     /// How long the run took, in seconds.
     pub duration: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How something came out.
@@ -329,6 +337,8 @@ pub enum Status {
     Failed,
     /// The answer could not be judged (unreachable, timeout, protocol, a check error).
     Errored,
+    /// A `reliability` gate reached `max_samples` undecided (units only): never a pass.
+    Inconclusive,
     /// A score with no threshold: neither passed nor failed (checks only).
     Unscored,
     /// It did not run (units only).
@@ -384,15 +394,40 @@ pub struct Unit {
     pub unit: UnitId,
     /// Its verdict: passed, failed, errored or skipped.
     pub verdict: Status,
-    /// The ratio it was held to, `k/n`: at least `k` of `n` samples must pass.
+    /// The ratio it was held to, `k/n`: at least `k` of `n` samples must pass. Absent
+    /// when the unit was held to a `reliability` gate instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("pattern" = "^[0-9]+/[0-9]+$"))]
-    pub success_ratio: String,
+    pub success_ratio: Option<String>,
+    /// The `reliability` gate it was held to instead of a `success_ratio`: a
+    /// sequential test between `good` and `bad` (`docs/statistics.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reliability: Option<ReliabilityPlan>,
     /// Counts of the samples that ran.
     pub tally: Tally,
     /// The samples that ran, in the order they finished.
     pub samples: Vec<Sample>,
     /// From its first sample's start to its verdict, in seconds.
     pub duration: f64,
+}
+
+/// A `reliability` gate's plan: it passes an agent whose success rate is at least
+/// `good` with probability at least `1 - false_fail`, and one at most `bad` with
+/// probability at most `false_pass`; undecided after `max_samples` passed or failed
+/// samples (errored ones are not counted), the verdict is `inconclusive`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct ReliabilityPlan {
+    /// A success rate at least this high should pass.
+    pub good: f64,
+    /// A success rate at most this high should not.
+    pub bad: f64,
+    /// The most often an agent at `bad` may pass.
+    pub false_pass: f64,
+    /// The most often an agent at `good` may fail or be inconclusive.
+    pub false_fail: f64,
+    /// The counted samples after which an undecided gate is inconclusive.
+    pub max_samples: u32,
 }
 
 /// Counts of the samples that ran.

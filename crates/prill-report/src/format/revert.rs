@@ -16,10 +16,11 @@ use prill_run::events::{
 };
 use prill_run::{Event, UnitReport};
 use prill_spec::model::data_driven::SuccessRatio;
+use prill_spec::model::gate::{Gate, Reliability};
 
 use super::{
-    Check, CheckOutcome, Dialect, Error, Evaluation, Interaction, Line, Record, Sample, Status,
-    Summary, Threshold, Turn, Unit, UnitId, Usage,
+    Check, CheckOutcome, Dialect, Error, Evaluation, Interaction, Line, Record, ReliabilityPlan,
+    Sample, Status, Summary, Threshold, Turn, Unit, UnitId, Usage,
 };
 
 /// Why a record of the report format cannot become an engine event.
@@ -39,6 +40,9 @@ pub enum RevertError {
         /// Why it was refused.
         reason: String,
     },
+    /// A unit has both a `success_ratio` and a `reliability` gate, or neither.
+    #[error("a unit has one gate, a `success_ratio` or a `reliability`; this one has {0}")]
+    Gate(&'static str),
     /// A duration is negative, not a number, or too large.
     #[error("the duration {0} is not a number of seconds a run can take")]
     Duration(f64),
@@ -116,6 +120,7 @@ impl TryFrom<&Summary> for prill_run::Summary {
             passed: count(s.passed),
             failed: count(s.failed),
             errored: count(s.errored),
+            inconclusive: count(s.inconclusive),
             skipped: count(s.skipped),
             cancelled: s.cancelled,
             stopped: s.stopped,
@@ -130,6 +135,7 @@ impl From<Status> for prill_check::Status {
             Status::Passed => prill_check::Status::Passed,
             Status::Failed => prill_check::Status::Failed,
             Status::Errored => prill_check::Status::Errored,
+            Status::Inconclusive => prill_check::Status::Inconclusive,
             Status::Unscored => prill_check::Status::Unscored,
             Status::Skipped => prill_check::Status::Skipped,
         }
@@ -163,19 +169,50 @@ impl From<&UnitId> for prill_run::UnitId {
     }
 }
 
+impl From<ReliabilityPlan> for Reliability {
+    fn from(r: ReliabilityPlan) -> Reliability {
+        Reliability {
+            good: r.good,
+            bad: r.bad,
+            false_pass: r.false_pass,
+            false_fail: r.false_fail,
+            max_samples: r.max_samples,
+        }
+    }
+}
+
+impl Unit {
+    /// The gate the unit was held to, from its `success_ratio` or its `reliability`.
+    pub fn gate(&self) -> Result<Gate, RevertError> {
+        gate_of(self)
+    }
+}
+
+fn gate_of(unit: &Unit) -> Result<Gate, RevertError> {
+    match (&unit.success_ratio, &unit.reliability) {
+        (Some(text), None) => {
+            SuccessRatio::parse(text)
+                .map(Gate::Ratio)
+                .map_err(|e| RevertError::Ratio {
+                    text: text.clone(),
+                    reason: e.to_string(),
+                })
+        }
+        (None, Some(r)) => Ok(Gate::Reliability((*r).into())),
+        (Some(_), Some(_)) => Err(RevertError::Gate("both")),
+        (None, None) => Err(RevertError::Gate("neither")),
+    }
+}
+
 impl TryFrom<&Unit> for UnitReport {
     type Error = RevertError;
 
     fn try_from(unit: &Unit) -> Result<UnitReport, RevertError> {
-        let success_ratio =
-            SuccessRatio::parse(&unit.success_ratio).map_err(|e| RevertError::Ratio {
-                text: unit.success_ratio.clone(),
-                reason: e.to_string(),
-            })?;
+        let gate = gate_of(unit)?;
         Ok(UnitReport {
             unit: (&unit.unit).into(),
             verdict: unit.verdict.into(),
-            success_ratio,
+            gate,
             tally: prill_run::Tally {
                 passed: unit.tally.passed,
                 failed: unit.tally.failed,
@@ -372,6 +409,7 @@ mod tests {
             passed: 0,
             failed: 0,
             errored: 0,
+            inconclusive: 0,
             skipped: 0,
             cancelled: false,
             stopped: false,

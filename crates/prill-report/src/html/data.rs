@@ -35,7 +35,7 @@ pub(super) struct UnitView<'a> {
     target: &'a str,
     tags: &'a [String],
     verdict: Status,
-    ratio: &'a str,
+    ratio: String,
     tally: Tally,
     /// Seconds, from its first sample's start to its verdict.
     pub(super) duration: f64,
@@ -161,7 +161,7 @@ impl<'a> UnitView<'a> {
             target: &unit.unit.target,
             tags: &unit.unit.tags,
             verdict: unit.verdict,
-            ratio: &unit.success_ratio,
+            ratio: unit.gate().map(|g| g.to_string()).unwrap_or_default(),
             tally: unit.tally,
             duration: unit.duration,
             latency: mean(interactions().map(|i| i.duration).collect()),

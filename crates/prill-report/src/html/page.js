@@ -7,7 +7,7 @@
   const data = JSON.parse(document.getElementById("prill-data").textContent);
   const units = data.units;
   units.forEach((u, i) => { u.i = i; u.haystack = [u.name, u.file, u.case_id, u.target, u.connection, u.dialect, u.verdict, ...u.tags, ...u.changes].join(" ").toLowerCase(); });
-  const rank = { errored: 0, failed: 1, passed: 2, unscored: 3, skipped: 4 };
+  const rank = { errored: 0, failed: 1, inconclusive: 2, passed: 3, unscored: 4, skipped: 5 };
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);

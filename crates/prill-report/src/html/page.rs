@@ -115,11 +115,12 @@ fn case_name(name: &str, case_id: &str, links: &Links) -> String {
 /// The totals, the pass rate and the duration; a run that did not finish says so.
 fn summary_html(units: &[Unit], summary: Option<&Summary>) -> String {
     let count = |status| units.iter().filter(|u| u.verdict == status).count() as u64;
-    let (passed, failed, errored, skipped, duration, note) = match summary {
+    let (passed, failed, errored, inconclusive, skipped, duration, note) = match summary {
         Some(s) => (
             s.passed,
             s.failed,
             s.errored,
+            s.inconclusive,
             s.skipped,
             Some(s.duration),
             if s.cancelled {
@@ -134,12 +135,13 @@ fn summary_html(units: &[Unit], summary: Option<&Summary>) -> String {
             count(Status::Passed),
             count(Status::Failed),
             count(Status::Errored),
+            count(Status::Inconclusive),
             count(Status::Skipped),
             None,
             " (did not finish: the units that finished)",
         ),
     };
-    let ran = passed + failed + errored;
+    let ran = passed + failed + errored + inconclusive;
     let rate = if ran == 0 {
         "no case ran".to_owned()
     } else {
@@ -148,8 +150,15 @@ fn summary_html(units: &[Unit], summary: Option<&Summary>) -> String {
     let mut out = format!(
         "<p id=\"summary\" class=\"summary\"><span class=\"rate\">{rate}</span> \
          <span class=\"passed\">{passed} passed</span>, <span class=\"failed\">{failed} failed</span>, \
-         <span class=\"errored\">{errored} errored</span>, {skipped} skipped"
+         <span class=\"errored\">{errored} errored</span>, "
     );
+    if inconclusive > 0 {
+        let _ = write!(
+            out,
+            "<span class=\"inconclusive\">{inconclusive} inconclusive</span>, "
+        );
+    }
+    let _ = write!(out, "{skipped} skipped");
     if let Some(d) = duration {
         let _ = write!(out, " in {}", escape(&seconds(d)));
     }
@@ -215,7 +224,7 @@ fn gates_html(units: &[Unit]) -> String {
         .iter()
         .filter(|u| u.verdict != Status::Skipped)
         .filter_map(|u| {
-            let (need, of) = u.success_ratio.split_once('/')?;
+            let (need, of) = u.success_ratio.as_deref()?.split_once('/')?;
             Some((need.parse().ok()?, of.parse().ok()?))
         });
     let Some(gates) = crate::format::gates_of(ratios) else {

@@ -12,7 +12,7 @@ use prill_run::events::{
 };
 use prill_run::{Event, Status, Summary, Tally, UnitId, UnitReport};
 use prill_spec::model::data_driven::{StockTest, SuccessRatio};
-use prill_spec::plan::{Check, CheckKind, Dialect, Location, Part};
+use prill_spec::plan::{Check, CheckKind, Dialect, Gate, Location, Part};
 use serde_json::json;
 
 /// The message of the keyword check that fails in [`failed_unit`].
@@ -208,7 +208,7 @@ fn report(unit: UnitId, ratio: (u32, u32), samples: Vec<SampleReport>) -> UnitRe
     UnitReport {
         unit,
         verdict,
-        success_ratio,
+        gate: Gate::Ratio(success_ratio),
         tally,
         samples,
         duration: Duration::from_millis(300),
@@ -278,6 +278,7 @@ pub(crate) fn summary(cancelled: bool) -> Summary {
         passed: 1,
         failed: 1,
         errored: 1,
+        inconclusive: 0,
         skipped: 1,
         cancelled,
         stopped: false,

@@ -216,9 +216,9 @@ pub async fn run_plan<'p>(
     let stop = CancellationToken::new();
     let named_providers: Arc<[String]> = connectors.named_providers().into();
     for (case, connection) in units_of(plan, connections) {
-        let ratio = match options.samples {
-            Some(n) => case.success_ratio.scaled_to(n),
-            None => case.success_ratio,
+        let gate = match options.samples {
+            Some(n) => case.gate.scaled_to(n),
+            None => case.gate,
         };
         let provider = provider_of(&case).and_then(|p| connectors.provider(&p).cloned());
         let ctx = UnitCtx {
@@ -231,7 +231,7 @@ pub async fn run_plan<'p>(
             case,
             judge: options.judge.clone(),
             jobs: Arc::clone(&jobs),
-            ratio,
+            gate,
             exhaustive: options.exhaustive,
             cancel: options.cancel.clone(),
             stop: options.fail_fast.then(|| stop.clone()),

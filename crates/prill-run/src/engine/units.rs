@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prill_check::Judge;
-use prill_spec::model::data_driven::{Connection, SuccessRatio};
+use prill_spec::model::data_driven::Connection;
+use prill_spec::model::gate::Gate;
 use prill_spec::model::sentinel::Framework;
 use prill_spec::plan::{Case, Plan, Target};
 use prill_target::Connector;
@@ -22,6 +23,7 @@ use super::{Frameworks, seconds};
 use crate::events::{
     ErrorInfo, ErrorKind, Event, InteractionReport, SampleReport, UnitId, UnitReport,
 };
+use crate::gate::Progress;
 use crate::ratio::{Status, Tally};
 
 /// Every unit of `plan`: each agent case over each of its connections (`connections`
@@ -93,7 +95,7 @@ pub(super) struct UnitCtx {
     pub(super) connector: Option<Arc<dyn Connector>>,
     pub(super) judge: Option<Arc<dyn Judge>>,
     pub(super) jobs: Arc<Semaphore>,
-    pub(super) ratio: SuccessRatio,
+    pub(super) gate: Gate,
     pub(super) exhaustive: bool,
     pub(super) cancel: CancellationToken,
     /// Under fail fast, cancelled by the first unit that fails or errors: a unit still
@@ -142,7 +144,7 @@ pub(super) fn skipped(ctx: &UnitCtx) -> UnitReport {
     UnitReport {
         unit: ctx.unit.clone(),
         verdict: Status::Skipped,
-        success_ratio: ctx.ratio,
+        gate: ctx.gate,
         tally: Tally::default(),
         samples: Vec::new(),
         duration: Duration::ZERO,
@@ -154,18 +156,23 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
     let _ = ctx.events.send(Event::UnitStarted {
         unit: ctx.unit.clone(),
     });
-    let mut tally = Tally::default();
+    let mut progress = match Progress::new(ctx.gate) {
+        Ok(progress) => progress,
+        Err(why) => return unusable_gate(ctx, &why, started),
+    };
     let mut samples = Vec::new();
-    let mut verdict = tally.decided(ctx.ratio).filter(|_| !ctx.exhaustive);
-    // Samples start lazily, one per `jobs` permit, so a unit holds at most as many
-    // samples as can run: memory follows `jobs`, not `n`. The permit being waited for is
-    // kept across turns of the loop, so the unit keeps its place in the semaphore's queue.
+    let mut verdict = progress.decided().filter(|_| !ctx.exhaustive);
+    // Samples start lazily, one per `jobs` permit and only as the gate may read them
+    // (`Progress::may_start`), so a unit holds at most as many samples as can run:
+    // memory follows `jobs`, not `n`. The permit being waited for is kept across turns
+    // of the loop, so the unit keeps its place in the semaphore's queue.
     let mut running = JoinSet::new();
     let mut next: u32 = 0;
     let mut permit = None;
     let mut stopped = false;
     while verdict.is_none() || ctx.exhaustive {
-        let more = next < ctx.ratio.of && (verdict.is_none() || ctx.exhaustive);
+        let more = (verdict.is_none() || ctx.exhaustive)
+            && progress.may_start(next, running.len() as u32, ctx.exhaustive);
         if !more && running.is_empty() {
             break;
         }
@@ -184,14 +191,14 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
                 // with `-j 1` the samples run one after another and the same ones run
                 // before the verdict each time.
                 let (report, _permit) = joined.map_or_else(|e| (panicked(&e), None), |(r, p)| (r, Some(p)));
-                tally.add(report.status);
+                progress.add(report.index, report.status);
                 let _ = ctx.events.send(Event::SampleFinished {
                     unit: ctx.unit.clone(),
                     sample: report.clone(),
                 });
                 samples.push(report);
                 if verdict.is_none() {
-                    verdict = tally.decided(ctx.ratio);
+                    verdict = progress.decided();
                 }
             }
             acquired = async { permit.as_mut().expect("armed above").await }, if more => {
@@ -223,13 +230,44 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
         verdict: if stopped {
             Status::Skipped
         } else if ctx.exhaustive {
-            tally.final_verdict(ctx.ratio)
+            progress
+                .decided()
+                .unwrap_or_else(|| progress.final_verdict())
         } else {
-            verdict.unwrap_or_else(|| tally.final_verdict(ctx.ratio))
+            verdict.unwrap_or_else(|| progress.final_verdict())
         },
-        success_ratio: ctx.ratio,
-        tally,
+        gate: ctx.gate,
+        tally: progress.tally,
         samples,
+        duration: started.elapsed(),
+    }
+}
+
+/// A unit whose `reliability` plan cannot run (given through the Rust API unchecked):
+/// errored, saying why, with no sample run.
+fn unusable_gate(ctx: &UnitCtx, why: &crate::gate::GateError, started: Instant) -> UnitReport {
+    let sample = SampleReport {
+        index: 0,
+        status: Status::Errored,
+        duration: Duration::ZERO,
+        interactions: Vec::new(),
+        error: Some(ErrorInfo {
+            kind: ErrorKind::Config,
+            message: format!("the reliability gate cannot run: {why}"),
+        }),
+    };
+    let _ = ctx.events.send(Event::SampleFinished {
+        unit: ctx.unit.clone(),
+        sample: sample.clone(),
+    });
+    let mut tally = Tally::default();
+    tally.add(Status::Errored);
+    UnitReport {
+        unit: ctx.unit.clone(),
+        verdict: Status::Errored,
+        gate: ctx.gate,
+        tally,
+        samples: vec![sample],
         duration: started.elapsed(),
     }
 }

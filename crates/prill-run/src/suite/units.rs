@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use prill_check::{CheckResult, Evaluation, Outcome, Status, Threshold};
 use prill_spec::Dialect;
-use prill_spec::model::data_driven::SuccessRatio;
+use prill_spec::model::gate::Gate;
 
 use super::{CaseReport, EvaluationReport, EvaluationResult, GridCombination};
 use crate::events::{ErrorInfo, ErrorKind, InteractionReport, SampleReport, UnitId, UnitReport};
@@ -39,38 +39,81 @@ pub(super) fn suite_unit(suite: &str, hash: &str, grid: Option<&GridCombination>
 /// [`Event::UnitFinished`](crate::Event::UnitFinished): its verdict is the case's
 /// status, held to `1/1`, with one sample of one interaction whose duration is `fn`'s;
 /// `total` (from the permit to the last evaluation) is the unit's and the sample's.
+/// Under a `reliability` gate, each of its samples is a sample of the unit, held to that
+/// gate.
 ///
 /// Each evaluation is a check named after its evaluator (path `evaluators.<id>`, target
 /// `output`); an evaluator that had nothing to evaluate gives none; one that failed
 /// gives an errored check. When `fn` itself failed (or panicked), the interaction has an
 /// error of kind [`ErrorKind::Function`] with its message, and no check.
 pub fn unit_report(unit: UnitId, case: &CaseReport, total: Duration) -> UnitReport {
-    let checks: Vec<CheckResult> = case.evaluations.iter().filter_map(check).collect();
-    let error = case.error.as_ref().map(|message| ErrorInfo {
+    let samples: Vec<SampleReport> = match case.reliability {
+        None => vec![sample_report(
+            0,
+            case.status,
+            &case.error,
+            &case.evaluations,
+            case.duration,
+            total,
+        )],
+        Some(_) => case
+            .samples
+            .iter()
+            .zip(0..)
+            .map(|(s, index)| {
+                sample_report(
+                    index,
+                    s.status,
+                    &s.error,
+                    &s.evaluations,
+                    s.duration,
+                    s.duration,
+                )
+            })
+            .collect(),
+    };
+    let mut tally = Tally::default();
+    for sample in &samples {
+        tally.add(sample.status);
+    }
+    UnitReport {
+        unit,
+        verdict: case.status,
+        gate: case
+            .reliability
+            .map_or_else(Gate::default, Gate::Reliability),
+        tally,
+        samples,
+        duration: total,
+    }
+}
+
+/// One run of `fn` as a sample of one interaction: `fn`'s own time on the interaction,
+/// `total` on the sample.
+fn sample_report(
+    index: u32,
+    status: Status,
+    error: &Option<String>,
+    evaluations: &[EvaluationReport],
+    duration: Duration,
+    total: Duration,
+) -> SampleReport {
+    let checks: Vec<CheckResult> = evaluations.iter().filter_map(check).collect();
+    let error = error.as_ref().map(|message| ErrorInfo {
         kind: ErrorKind::Function,
         message: format!("fn: {message}"),
     });
-    let sample = SampleReport {
-        index: 0,
-        status: case.status,
+    SampleReport {
+        index,
+        status,
         duration: total,
         interactions: vec![InteractionReport {
-            duration: case.duration,
+            duration,
             checks,
             error,
             ..InteractionReport::sent(0, None)
         }],
         error: None,
-    };
-    let mut tally = Tally::default();
-    tally.add(case.status);
-    UnitReport {
-        unit,
-        verdict: case.status,
-        success_ratio: SuccessRatio { need: 1, of: 1 },
-        tally,
-        samples: vec![sample],
-        duration: total,
     }
 }
 

@@ -12,7 +12,7 @@ use prill_run::engine::SAMPLE_METADATA;
 use prill_run::{Connectors, RunOptions, run_plan};
 use prill_spec::model::data_driven::Connection;
 use prill_spec::{Env, Plan, Unrecognized};
-use prill_stats::KOfN;
+use prill_stats::{KOfN, Reliability, Sequential};
 use prill_target::{AgentRequest, AgentResponse, Registry, from_fn};
 use tokio::sync::mpsc;
 
@@ -35,8 +35,14 @@ fn uniform(text: &str, sample: u32) -> f64 {
 
 /// `UNITS` copies of a case gated `need/of`, each asking its own question.
 fn plan(need: u32, of: u32, p: f64) -> Plan {
+    plan_gated(&format!(r#"success_ratio = "{need}/{of}""#), p)
+}
+
+/// `UNITS` copies of a case held to `gate` (a HOCON field), each asking its own
+/// question.
+fn plan_gated(gate: &str, p: f64) -> Plan {
     let text = format!(
-        r#"agent = a, connections = [direct], success_ratio = "{need}/{of}"
+        r#"agent = a, connections = [direct], {gate}
            interactions = [{{ text = "p={p} unit=0", response.text.keywords = pass }}]"#
     );
     let loaded = prill_spec::load_str(
@@ -61,8 +67,9 @@ fn plan(need: u32, of: u32, p: f64) -> Plan {
     Plan::new(cases)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_documented_gate_passes_as_often_as_its_operating_characteristic_says() {
+/// The in-process agent: it reads `p` from the question and passes sample `n` when
+/// [`uniform`] of the question and `n` is below it.
+fn connectors() -> Connectors {
     let agent = from_fn(|request: AgentRequest| async move {
         let text = request.text.clone().unwrap_or_default();
         let p: f64 = text
@@ -81,10 +88,15 @@ async fn every_documented_gate_passes_as_often_as_its_operating_characteristic_s
             ..AgentResponse::default()
         })
     });
-    let connectors = Connectors::new().with(
+    Connectors::new().with(
         Connection::Direct,
         Arc::new(Registry::new().with("a", Arc::new(agent))),
-    );
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_documented_gate_passes_as_often_as_its_operating_characteristic_says() {
+    let connectors = connectors();
     let options = RunOptions {
         jobs: 64,
         ..RunOptions::default()
@@ -105,6 +117,79 @@ async fn every_documented_gate_passes_as_often_as_its_operating_characteristic_s
             if (realized - exact).abs() > allowed {
                 misses.push(format!(
                     "{need}/{of} at p = {p}: {realized:.4} of units passed, the gate says {exact:.4} (± {allowed:.4})"
+                ));
+            }
+        }
+    }
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
+
+/// Four standard errors of a share `exact` over [`UNITS`]: a false alarm about once in
+/// 16,000 checks.
+fn allowed(exact: f64) -> f64 {
+    4.0 * (exact * (1.0 - exact) / UNITS as f64).sqrt() + 1e-9
+}
+
+/// The `reliability` plans of `docs/statistics.md`: each gate's realized pass and
+/// inconclusive shares are its exact ones (`prill_stats::Sequential::outcomes`), and
+/// its realized error rates are at most its stated ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_reliability_plan_keeps_its_stated_error_rates() {
+    let connectors = connectors();
+    let options = RunOptions {
+        jobs: 64,
+        ..RunOptions::default()
+    };
+    let plans = [
+        Reliability::default(),
+        Reliability {
+            good: 0.9,
+            bad: 0.7,
+            false_pass: 0.1,
+            false_fail: 0.1,
+            max_samples: 60,
+        },
+    ];
+    let mut misses = Vec::new();
+    for r in plans {
+        let test = Sequential::new(r).expect("a usable plan");
+        let gate = format!(
+            "reliability {{ good = {}, bad = {}, false_pass = {}, false_fail = {}, max_samples = {} }}",
+            r.good, r.bad, r.false_pass, r.false_fail, r.max_samples
+        );
+        for p in [0.5, 0.7, 0.8, 0.9, 0.95, 0.99] {
+            let (tx, rx) = mpsc::unbounded_channel();
+            drop(rx);
+            let summary = run_plan(plan_gated(&gate, p), &connectors, &options, tx).await;
+            assert_eq!(summary.total(), UNITS);
+            assert_eq!(summary.errored + summary.skipped, 0);
+            let exact = test.outcomes(p);
+            let share = |n: usize| n as f64 / UNITS as f64;
+            for (what, realized, exact) in [
+                ("passed", share(summary.passed), exact.pass),
+                (
+                    "inconclusive",
+                    share(summary.inconclusive),
+                    exact.inconclusive,
+                ),
+            ] {
+                if (realized - exact).abs() > allowed(exact) {
+                    misses.push(format!(
+                        "{gate} at p = {p}: {realized:.4} {what}, exactly {exact:.4} (± {:.4})",
+                        allowed(exact)
+                    ));
+                }
+            }
+            if p <= r.bad && share(summary.passed) > r.false_pass + allowed(r.false_pass) {
+                misses.push(format!(
+                    "{gate} at p = {p}: passed {:.4}, more than false_pass",
+                    share(summary.passed)
+                ));
+            }
+            let missed = share(summary.failed + summary.inconclusive);
+            if p >= r.good && missed > r.false_fail + allowed(r.false_fail) {
+                misses.push(format!(
+                    "{gate} at p = {p}: missed {missed:.4}, more than false_fail"
                 ));
             }
         }

@@ -11,6 +11,7 @@ use prill_run::{
     BoxError, EvaluationResult, GridSearchParams, Status, SuiteError, SuiteOptions, TestCase,
     async_fn, grid_search_ctx, run_test_suite, sync_fn,
 };
+use prill_stats::Reliability;
 use serde_json::json;
 
 #[derive(Debug, Clone)]
@@ -470,4 +471,132 @@ async fn fn_runs_in_its_case_s_scope() {
         units.into_iter().map(|(id, name)| (id, name, 0)).collect();
     assert_eq!(scopes, expected);
     assert_eq!(scopes.len(), 2);
+}
+
+/// A case whose `fn` passes or fails by a pattern over its calls: `pattern[i % len]` for
+/// the `i`th call (`P` passes, `F` gives a wrong answer, `E` fails `fn` itself).
+#[derive(Debug)]
+struct Patterned {
+    name: &'static str,
+    pattern: &'static str,
+    calls: AtomicUsize,
+}
+
+impl TestCase for Patterned {
+    fn hash(&self) -> String {
+        self.name.to_owned()
+    }
+}
+
+struct Says;
+
+impl Evaluator<Patterned, bool> for Says {
+    fn id(&self) -> &str {
+        "says"
+    }
+
+    fn evaluate<'a>(
+        &'a self,
+        _: &'a Patterned,
+        output: &'a bool,
+    ) -> BoxFuture<'a, Result<Option<Evaluation>, EvaluatorError>> {
+        Box::pin(async move { Ok(Some(Evaluation::pass_fail(*output))) })
+    }
+}
+
+#[tokio::test]
+async fn a_reliability_gate_samples_each_case_until_it_can_tell() {
+    let case = |name, pattern| Patterned {
+        name,
+        pattern,
+        calls: AtomicUsize::new(0),
+    };
+    let cases = vec![
+        case("good", "P"),
+        case("bad", "F"),
+        case("broken", "E"),
+        case("between", "PPPPPPPPF"),
+    ];
+    let f = sync_fn(|c: &Patterned| {
+        let i = c.calls.fetch_add(1, Ordering::SeqCst);
+        match c.pattern.as_bytes()[i % c.pattern.len()] {
+            b'P' => Ok(true),
+            b'F' => Ok(false),
+            _ => Err("the agent fell over".into()),
+        }
+    });
+    let evaluators: Vec<Arc<dyn Evaluator<Patterned, bool>>> = vec![Arc::new(Says)];
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let options = SuiteOptions {
+        // The fewest samples that keep the default rates' promise.
+        reliability: Some(Reliability {
+            max_samples: 81,
+            ..Reliability::default()
+        }),
+        events: Some(tx),
+        ..SuiteOptions::default()
+    };
+    let report = run_test_suite("gated", cases, evaluators, f, options)
+        .await
+        .unwrap();
+    let by = |hash: &str| {
+        report.runs[0]
+            .cases
+            .iter()
+            .find(|c| c.hash == hash)
+            .unwrap()
+            .clone()
+    };
+    let verdicts =
+        ["good", "bad", "broken", "between"].map(|h| (by(h).status, by(h).samples.len()));
+    assert_eq!(
+        verdicts,
+        [
+            // 18 passes in a row pass the default rates; three failures fail them;
+            // errors are not counted, until there are max(3, ceil(81 / 10)) = 9.
+            (Status::Passed, 18),
+            (Status::Failed, 3),
+            (Status::Errored, 9),
+            // Eight in nine keeps the test near where it started: undecided after 81.
+            (Status::Inconclusive, 81),
+        ]
+    );
+    // The case shows its first sample that did not pass.
+    assert_eq!(by("broken").error.as_deref(), Some("the agent fell over"));
+    assert_eq!(by("between").evaluations[0].result.status(), Status::Failed);
+    // Every sample is an event, and the unit carries the gate.
+    let mut samples = 0;
+    let mut inconclusive = 0;
+    while let Ok(event) = rx.try_recv() {
+        match event {
+            prill_run::Event::SampleFinished { .. } => samples += 1,
+            prill_run::Event::UnitFinished(unit) => {
+                assert!(unit.gate.reliability().is_some(), "{unit:?}");
+                assert_eq!(unit.tally.total() as usize, unit.samples.len());
+            }
+            prill_run::Event::RunFinished(summary) => inconclusive = summary.inconclusive,
+            _ => {}
+        }
+    }
+    assert_eq!(samples, 18 + 3 + 9 + 81);
+    assert_eq!(inconclusive, 1);
+}
+
+#[tokio::test]
+async fn a_reliability_plan_that_cannot_keep_its_promise_is_refused_before_anything_runs() {
+    let options = SuiteOptions {
+        reliability: Some(Reliability {
+            max_samples: 10,
+            ..Reliability::default()
+        }),
+        ..SuiteOptions::default()
+    };
+    let f = sync_fn(|_: &Sum| -> Result<i64, BoxError> { panic!("nothing runs") });
+    let refused = run_test_suite("gated", cases(), evaluators(), f, options).await;
+    assert!(
+        matches!(&refused, Err(SuiteError::Reliability(_))),
+        "{refused:?}"
+    );
+    let why = refused.unwrap_err().to_string();
+    assert!(why.contains("would meet it"), "{why}");
 }

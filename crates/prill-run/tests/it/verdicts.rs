@@ -142,7 +142,7 @@ async fn more_samples_keep_the_pass_rate() {
     };
     let (_, units) = run(&plan, registry, options).await;
     let u = &units[0];
-    assert_eq!((u.success_ratio.need, u.success_ratio.of), (10, 10));
+    assert_eq!(u.gate.ratio().map(|r| (r.need, r.of)), Some((10, 10)));
     assert_eq!(u.verdict, Status::Failed, "{u:#?}");
 }
 
@@ -181,7 +181,8 @@ async fn samples_start_lazily_within_the_jobs_limit() {
     let tasks = most_tasks.load(Ordering::SeqCst);
     assert!(tasks <= 16, "{tasks} tasks alive for a unit with jobs = 4");
     assert_eq!(units[0].tally.passed, 1);
-    assert_eq!(units[0].tally.not_run(units[0].success_ratio), 99_999);
+    let ratio = units[0].gate.ratio().unwrap();
+    assert_eq!(units[0].tally.not_run(ratio), 99_999);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -37,6 +37,12 @@ pub struct Config {
     /// Concurrency limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<ConcurrencyConfig>,
+    /// The gate of every case that states none (no `success_ratio` and no
+    /// `reliability` of its own): a sequential test with stated error rates
+    /// (`docs/statistics.md`). Without it, such a case must pass 1 of 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<crate::model::gate::ReliabilitySchema>")]
+    pub reliability: Option<crate::model::gate::Reliability>,
     /// The limit, in seconds, on each interaction with an agent and each call to a model
     /// whose test sets none (its own `timeout_in_seconds` or `timeout_ms`) and whose
     /// agent sets none; 300 when not given.

@@ -18,6 +18,8 @@ pub type JsonMap = serde_json::Map<String, serde_json::Value>;
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "DataDrivenTestCase")]
+// A case has one gate.
+#[schemars(extend("not" = {"required": ["success_ratio", "reliability"]}))]
 // Over `mcp` neuro-san answers with the final message only: no trajectory to check.
 #[schemars(extend(
     "if" = {
@@ -41,9 +43,15 @@ pub struct DataDrivenCase {
     #[serde(default = "default_connections")]
     #[schemars(schema_with = "connections_schema")]
     pub connections: Vec<Connection>,
-    /// How many samples must pass, of how many run: `"k/n"`.
-    #[serde(default)]
-    pub success_ratio: SuccessRatio,
+    /// How many samples must pass, of how many run: `"k/n"`; `1/1` when the case
+    /// states no gate (neither this nor `reliability`) and `prill.toml` gives none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "1/1"))]
+    pub success_ratio: Option<SuccessRatio>,
+    /// A gate with stated error rates instead of `success_ratio` (Prill's extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<super::gate::ReliabilitySchema>")]
+    pub reliability: Option<super::gate::Reliability>,
     /// Whether external agents are reached in-process rather than over http.
     #[serde(default)]
     pub use_direct: bool,

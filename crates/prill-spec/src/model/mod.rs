@@ -8,6 +8,7 @@ pub mod data_driven;
 pub mod family;
 pub mod framework;
 mod framework_schema;
+pub mod gate;
 pub mod provider;
 pub mod sentinel;
 pub mod trajectory;

@@ -66,6 +66,11 @@ pub struct TestSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
+    /// A gate with stated error rates (Prill's extension): the test is sampled until it
+    /// can tell a `good` success rate from a `bad` one, instead of running once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<super::gate::ReliabilitySchema>")]
+    pub reliability: Option<super::gate::Reliability>,
     /// Labels for selection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
@@ -142,6 +147,9 @@ pub struct SuiteTest {
     /// See [`TestSpec::timeout_ms`].
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
+    /// See [`TestSpec::reliability`].
+    #[schemars(with = "Option<super::gate::ReliabilitySchema>")]
+    pub reliability: Option<super::gate::Reliability>,
     /// See [`TestSpec::tags`].
     pub tags: Option<Vec<String>>,
 }
@@ -191,6 +199,10 @@ pub struct Defaults {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
+    /// See [`TestSpec::reliability`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<super::gate::ReliabilitySchema>")]
+    pub reliability: Option<super::gate::Reliability>,
     /// See [`TestSpec::tags`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,

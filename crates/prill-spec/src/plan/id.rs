@@ -248,6 +248,7 @@ mod tests {
             model_config: None,
             seed: None,
             timeout_ms: None,
+            reliability: None,
             tags: None,
         }
     }

@@ -37,6 +37,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             "compare",
             "cassettes",
             "cache",
+            "reliability",
         ],
         |_| None,
     );
@@ -109,6 +110,9 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     }
     if let Some(c) = root.get("cache") {
         config.cache = super::cache::cache(c, &at.key("cache"), cx);
+    }
+    if let Some(r) = root.get("reliability") {
+        config.reliability = super::gate::reliability(r, &at.key("reliability"), cx);
     }
     (cx.errors() == before).then_some(config)
 }

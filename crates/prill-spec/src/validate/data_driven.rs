@@ -16,10 +16,11 @@ use crate::model::data_driven::{
 };
 use crate::node::{Node, Value};
 
-const TOP_KEYS: [&str; 8] = [
+const TOP_KEYS: [&str; 9] = [
     "agent",
     "connections",
     "success_ratio",
+    "reliability",
     "use_direct",
     "metadata",
     "timeout_in_seconds",
@@ -71,10 +72,15 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
         Some(node) => connections(node, &at.key("connections"), cx),
         None => Some(vec![Connection::Direct]),
     };
-    let success_ratio = match present(root, "success_ratio") {
-        Some(node) => success_ratio(node, &at.key("success_ratio"), cx),
-        None => Some(SuccessRatio::default()),
-    };
+    let success_ratio = optional(root, "success_ratio", |n| {
+        success_ratio(n, &at.key("success_ratio"), cx)
+    });
+    let reliability = optional(root, "reliability", |n| {
+        super::gate::reliability(n, &at.key("reliability"), cx)
+    });
+    if let (Some(_), Some(node)) = (present(root, "success_ratio"), present(root, "reliability")) {
+        one_gate(node, &at.key("reliability"), cx);
+    }
     let use_direct = match present(root, "use_direct") {
         Some(node) => cx.boolean(node, &at.key("use_direct")),
         None => Some(false),
@@ -113,6 +119,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
         agent: agent?,
         connections: connections?,
         success_ratio: success_ratio?,
+        reliability: reliability?,
         use_direct: use_direct?,
         metadata: metadata?,
         timeout_in_seconds: timeout_in_seconds?,
@@ -168,6 +175,19 @@ fn connections(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Connection>> {
         out.push(connection);
     }
     ok.then_some(out)
+}
+
+/// `success_ratio` and `reliability` both given: a case has one gate.
+fn one_gate(node: &Node, at: &At, cx: &mut Cx) {
+    let d = Diagnostic::new(
+        "two-gates",
+        at.path(),
+        "a case has one gate: `success_ratio` or `reliability`, not both",
+    )
+    .at(node.span)
+    .expected("`success_ratio` or `reliability`")
+    .help("keep `success_ratio` for neuro-san's own driver, or `reliability` for a verdict with stated error rates; `prill explain` compares them");
+    cx.report(d, at, None, None);
 }
 
 fn success_ratio(node: &Node, at: &At, cx: &mut Cx) -> Option<SuccessRatio> {

@@ -7,6 +7,7 @@ pub(crate) mod compare;
 pub(crate) mod config;
 pub(crate) mod cx;
 pub(crate) mod data_driven;
+pub(crate) mod gate;
 pub(crate) mod history;
 pub(crate) mod sentinel;
 

@@ -19,7 +19,7 @@ use crate::model::sentinel::{
 };
 use crate::node::{Node, Span, Value};
 
-const SPEC_KEYS: [&str; 14] = [
+const SPEC_KEYS: [&str; 15] = [
     "name",
     "model",
     "inputs",
@@ -33,6 +33,7 @@ const SPEC_KEYS: [&str; 14] = [
     "model_config",
     "seed",
     "timeout_ms",
+    "reliability",
     "tags",
 ];
 
@@ -436,6 +437,9 @@ fn fields(node: &Node, at: &At, cx: &mut Cx) -> Defaults {
         timeout_ms: flat(optional(node, "timeout_ms", |n| {
             cx.positive(n, &at.key("timeout_ms"))
         })),
+        reliability: flat(optional(node, "reliability", |n| {
+            super::gate::reliability(n, &at.key("reliability"), cx)
+        })),
         tags: flat(optional(node, "tags", |n| {
             cx.string_list(n, &at.key("tags"))
         })),
@@ -545,6 +549,7 @@ fn resolve(
         ),
         seed: pick(set("seed"), own.seed, &defaults.seed),
         timeout_ms: pick(set("timeout_ms"), own.timeout_ms, &defaults.timeout_ms),
+        reliability: pick(set("reliability"), own.reliability, &defaults.reliability),
         tags: pick(set("tags"), own.tags, &defaults.tags),
     })
 }
