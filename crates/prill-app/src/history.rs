@@ -115,7 +115,36 @@ impl Settings {
         if let Some(every) = self.overrides.reliability {
             plan.override_gate(Gate::Reliability(every));
         }
+        self.mark_quarantined(&mut plan);
         plan
+    }
+
+    /// Marks each case `prill-quarantine.toml` lists (by its file, from the project
+    /// folder, and its name): it runs and is reported, but does not gate.
+    fn mark_quarantined(&self, plan: &mut Plan) {
+        if self.quarantine.entries.is_empty() {
+            return;
+        }
+        let project =
+            std::fs::canonicalize(self.project_dir()).unwrap_or_else(|_| self.project_dir());
+        let mut relative: std::collections::HashMap<*const std::path::Path, Option<String>> =
+            std::collections::HashMap::new();
+        for case in &mut plan.cases {
+            let rel = relative
+                .entry(std::sync::Arc::as_ptr(&case.file))
+                .or_insert_with(|| {
+                    let file = std::fs::canonicalize(&case.file).ok()?;
+                    let rel = file.strip_prefix(&project).ok()?;
+                    Some(rel.to_string_lossy().replace('\\', "/"))
+                });
+            let Some(rel) = rel.as_deref() else { continue };
+            case.quarantine = self
+                .quarantine
+                .entries
+                .iter()
+                .find(|e| e.file == rel && e.case == *case.name)
+                .map(|e| std::sync::Arc::new(e.clone()));
+        }
     }
 
     fn plan_with_ids(&self, cases: Vec<Case>) -> Plan {

@@ -10,6 +10,7 @@ use prill_spec::limits::Limits;
 use prill_spec::load::{Document, Unrecognized};
 use prill_spec::model::config::{Config, ProviderConfig};
 use prill_spec::model::data_driven::Connection;
+use prill_spec::model::quarantine::{Date, QUARANTINE_FILE, Quarantine, load_quarantine};
 use prill_spec::{Env, ProviderKind, Report, load_file};
 
 use crate::error::SettingsError;
@@ -117,6 +118,10 @@ pub struct Settings {
     /// [`crate::Session::new`] knows it ([`Settings::with_plan_secrets`]): the model
     /// cache blanks them with the keys of [`Settings::secrets`]. Empty until then.
     pub plan_secrets: prill_spec::redact::Redactor,
+    /// `prill-quarantine.toml`, beside `prill.toml` (or in the folder searched from,
+    /// without one): the cases that run and are reported but do not gate. Empty
+    /// without the file.
+    pub quarantine: Quarantine,
 }
 
 /// The first `prill.toml` in `start` or a folder above it.
@@ -140,6 +145,7 @@ impl Settings {
             overrides: Overrides::default(),
             cassettes: None,
             plan_secrets: prill_spec::redact::Redactor::default(),
+            quarantine: Quarantine::default(),
         }
     }
 
@@ -172,11 +178,16 @@ impl Settings {
                         overrides,
                         cassettes: None,
                         plan_secrets: prill_spec::redact::Redactor::default(),
+                        quarantine: read_quarantine(start, today())?,
                     });
                 }
             },
         };
         let (config, reports) = read_config(&path, &env, overrides.strict)?;
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
         Ok(Settings {
             config: Some(config),
             found: Found::File(path),
@@ -185,6 +196,7 @@ impl Settings {
             overrides,
             cassettes: None,
             plan_secrets: prill_spec::redact::Redactor::default(),
+            quarantine: read_quarantine(&dir, today())?,
         })
     }
 
@@ -284,6 +296,70 @@ impl Settings {
             .and_then(|c| c.concurrency.as_ref())
             .and_then(|c| c.max_test_case_concurrency)
             .map(|n| n as usize)
+    }
+}
+
+/// Today, in UTC.
+fn today() -> Date {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Date::from_unix_days((secs / 86_400) as i64)
+}
+
+/// The most a quarantine file may hold.
+const MAX_QUARANTINE_BYTES: u64 = 1024 * 1024;
+
+/// `prill-quarantine.toml` in `dir`: its entries, nothing without the file, or its
+/// errors, an entry past its date among them (naming its owner).
+pub(crate) fn read_quarantine(dir: &Path, today: Date) -> Result<Quarantine, SettingsError> {
+    let path = dir.join(QUARANTINE_FILE);
+    let invalid = |reports: Vec<Report>| SettingsError::InvalidConfig {
+        path: path.display().to_string(),
+        reports,
+    };
+    let problem = |message: String| {
+        let source = prill_spec::Source::new(&path, "");
+        invalid(vec![Report::new(
+            prill_spec::Diagnostic::new("quarantine", "", message),
+            &source,
+        )])
+    };
+    let text = match std::fs::metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Quarantine::default()),
+        Err(e) => return Err(problem(format!("cannot read the file: {e}"))),
+        Ok(m) if !m.is_file() => return Err(problem("not a regular file".to_owned())),
+        Ok(m) if m.len() > MAX_QUARANTINE_BYTES => {
+            return Err(problem(format!(
+                "{} bytes, more than the {MAX_QUARANTINE_BYTES} a quarantine file may hold",
+                m.len()
+            )));
+        }
+        Ok(_) => std::fs::read_to_string(&path)
+            .map_err(|e| problem(format!("cannot read the file: {e}")))?,
+    };
+    let quarantine = load_quarantine(&path, &text).map_err(invalid)?;
+    let source = prill_spec::Source::new(&path, text.as_str());
+    let expired: Vec<Report> = quarantine
+        .entries
+        .iter()
+        .filter(|e| e.expired(today))
+        .map(|e| {
+            let d = prill_spec::Diagnostic::new(
+                "quarantine-expired",
+                "quarantine",
+                format!(
+                    "line {}: the quarantine of `{}` in {} ended on {}; its owner, {}, should fix the case, or renew `expires`, or remove the entry",
+                    e.at.0, e.case, e.file, e.expires, e.owner
+                ),
+            );
+            Report::new(d, &source)
+        })
+        .collect();
+    if expired.is_empty() {
+        Ok(quarantine)
+    } else {
+        Err(invalid(expired))
     }
 }
 

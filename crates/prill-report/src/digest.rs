@@ -33,7 +33,25 @@ pub fn summary_line(summary: &Summary) -> String {
         seconds(summary.duration)
     );
     line.push_str(stop_note(summary));
+    line.push_str(&waived_note(summary));
     line
+}
+
+/// `; 2 quarantined (not gating)`, when quarantined units did not pass.
+pub(crate) fn waived_note(summary: &Summary) -> String {
+    match summary.waived.total() {
+        0 => String::new(),
+        n => format!("; {n} quarantined (not gating)"),
+    }
+}
+
+/// `quarantined until 2026-12-31 (owner ana): the backend times out`: why a unit does
+/// not gate.
+pub(crate) fn quarantine_note(entry: &prill_spec::model::quarantine::Entry) -> String {
+    format!(
+        "quarantined until {} (owner {}): {}",
+        entry.expires, entry.owner, entry.reason
+    )
 }
 
 /// ` (cancelled)`, ` (stopped after the first failure)` or nothing: why a run did not
@@ -580,6 +598,7 @@ mod tests {
             failed: 1,
             errored: 0,
             inconclusive: 0,
+            waived: prill_run::Waived::default(),
             skipped: 2,
             cancelled: false,
             stopped: false,

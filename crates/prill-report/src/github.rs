@@ -180,10 +180,18 @@ fn annotations(unit: &UnitReport, base: Option<&Path>) -> Vec<(String, String)> 
                     properties.push(("col", col));
                 }
             }
-            let message = message(unit, problem, &shown_file);
-            let key = command("error", &properties, &message);
+            let mut message = message(unit, problem, &shown_file);
+            // A quarantined unit does not gate: a warning, saying why.
+            let level = match &unit.quarantine {
+                Some(entry) => {
+                    message.push_str(&format!("\n  {}", crate::digest::quarantine_note(entry)));
+                    "warning"
+                }
+                None => "error",
+            };
+            let key = command(level, &properties, &message);
             properties.push(("title", &title));
-            (key, command("error", &properties, &message))
+            (key, command(level, &properties, &message))
         })
         .collect()
 }

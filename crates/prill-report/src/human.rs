@@ -278,6 +278,9 @@ pub fn unit_text(unit: &UnitReport, options: HumanOptions) -> String {
     if failing || verbose || !ran {
         text.push_str(&format!(" {}", outcome(unit)));
     }
+    if let Some(entry) = &unit.quarantine {
+        text.push_str(&format!(" [{}]", crate::digest::quarantine_note(entry)));
+    }
     text.push('\n');
     if !(failing || verbose) {
         // A pass or a skip in a CI log: its line alone.

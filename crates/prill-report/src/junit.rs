@@ -184,7 +184,51 @@ fn test_case(unit: &UnitReport, file: &str, cancelled: bool) -> TestCase {
             .map_or_else(|| outcome(unit), |p| one_line(&p.shown()))
     };
     let body = |only: Option<Kind>| format!("{}\n{}", outcome(unit), description(only));
-    let status = match unit.verdict {
+    let status = match (unit.verdict, &unit.quarantine) {
+        // A quarantined unit that did not pass does not gate: a skip that says why, and
+        // what it came to, so that a CI that reads the JUnit agrees with the exit code.
+        (Status::Failed | Status::Errored | Status::Inconclusive, Some(entry)) => {
+            let mut status = TestCaseStatus::skipped();
+            status
+                .set_message(format!(
+                    "{}; {}: {}",
+                    crate::digest::quarantine_note(entry),
+                    unit.verdict,
+                    headline(None)
+                ))
+                .set_type("quarantined")
+                .set_description(body(None));
+            status
+        }
+        _ => junit_status(unit, cancelled, &problems, headline, body),
+    };
+    let mut case = TestCase::new(unit.unit.label(), status);
+    case.set_classname(module_path(file));
+    case.set_time(unit.duration);
+    if in_a_file(unit) {
+        case.extra.insert("file".into(), file.into());
+        if let Some(at) = unit_location(unit, &problems) {
+            case.extra.insert("line".into(), at.line.to_string().into());
+        }
+    }
+    if unit.verdict != Status::Passed
+        && let Some(sample) = transcript::first_failing(unit)
+    {
+        case.set_system_out(transcript::render(sample, Path::new(file)));
+    }
+    case.add_properties(properties(unit));
+    case
+}
+
+/// The JUnit status of a unit that gates: its verdict.
+fn junit_status(
+    unit: &UnitReport,
+    cancelled: bool,
+    problems: &[Problem],
+    headline: impl Fn(Option<Kind>) -> String,
+    body: impl Fn(Option<Kind>) -> String,
+) -> TestCaseStatus {
+    match unit.verdict {
         Status::Passed => TestCaseStatus::success(),
         Status::Failed => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
@@ -224,23 +268,7 @@ fn test_case(unit: &UnitReport, file: &str, cancelled: bool) -> TestCase {
             });
             status
         }
-    };
-    let mut case = TestCase::new(unit.unit.label(), status);
-    case.set_classname(module_path(file));
-    case.set_time(unit.duration);
-    if in_a_file(unit) {
-        case.extra.insert("file".into(), file.into());
-        if let Some(at) = unit_location(unit, &problems) {
-            case.extra.insert("line".into(), at.line.to_string().into());
-        }
     }
-    if unit.verdict != Status::Passed
-        && let Some(sample) = transcript::first_failing(unit)
-    {
-        case.set_system_out(transcript::render(sample, Path::new(file)));
-    }
-    case.add_properties(properties(unit));
-    case
 }
 
 /// The most a failure's message holds, in characters.

@@ -95,8 +95,13 @@ impl Markdown {
         md.push_str("|---|---|---|---|---|\n");
         for unit in units.iter().take(MAX_ROWS) {
             md.push_str(&format!(
-                "| {} | {} | {} | {}/{} | {} |\n",
+                "| {}{} | {} | {} | {}/{} | {} |\n",
                 status(unit.verdict),
+                if unit.quarantine.is_some() {
+                    " (quarantined)"
+                } else {
+                    ""
+                },
                 escape(&unit.unit.name),
                 escape(&unit.unit.connection),
                 unit.tally.passed,

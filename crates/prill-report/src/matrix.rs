@@ -180,6 +180,7 @@ mod tests {
             },
             verdict,
             gate: Gate::Ratio(SuccessRatio { need: of, of }),
+            quarantine: None,
             tally,
             samples: Vec::new(),
             duration: Duration::ZERO,

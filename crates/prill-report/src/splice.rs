@@ -18,7 +18,9 @@ use serde_json::value::{RawValue, to_raw_value};
 
 use prill_run::events::ANSWER_QUOTED;
 
-use crate::format::{Line, Record, ReliabilityPlan, Sample, Status, Tally, Unit, UnitId};
+use crate::format::{
+    Line, Quarantine, Record, ReliabilityPlan, Sample, Status, Tally, Unit, UnitId,
+};
 
 /// The most samples kept for one unit in flight: past it, the unit's line is
 /// serialized whole, so memory stays bounded whatever a unit's success ratio.
@@ -52,6 +54,8 @@ struct UnitLine<'a> {
     success_ratio: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reliability: Option<ReliabilityPlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quarantine: Option<&'a Quarantine>,
     tally: Tally,
     samples: Vec<&'a RawValue>,
     duration: f64,
@@ -137,6 +141,7 @@ impl Splicer {
                 verdict: unit.verdict,
                 success_ratio: unit.success_ratio.as_deref(),
                 reliability: unit.reliability,
+                quarantine: unit.quarantine.as_ref(),
                 tally: unit.tally,
                 samples: kept.iter().map(|(_, json)| &**json).collect(),
                 duration: unit.duration,

@@ -6,10 +6,12 @@
 //! that the reporters build from these events.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use prill_check::CheckResult;
 use prill_spec::model::gate::Gate;
+use prill_spec::model::quarantine::Entry;
 use prill_spec::plan::Dialect;
 use prill_spec::redact::Redactor;
 pub use prill_target::ErrorKind;
@@ -294,6 +296,8 @@ pub struct UnitReport {
     pub verdict: Status,
     /// The gate it was held to: `k/n`, or a `reliability` test.
     pub gate: Gate,
+    /// The `prill-quarantine.toml` entry that lists its case: reported, not gating.
+    pub quarantine: Option<Arc<Entry>>,
     /// Counts of the samples that ran.
     pub tally: Tally,
     /// The samples that ran, in the order they finished.
@@ -336,6 +340,24 @@ impl UnitReport {
     }
 }
 
+/// Counts of units that did not pass, by verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Waived {
+    /// Failed.
+    pub failed: usize,
+    /// Errored.
+    pub errored: usize,
+    /// Inconclusive.
+    pub inconclusive: usize,
+}
+
+impl Waived {
+    /// How many in all.
+    pub fn total(&self) -> usize {
+        self.failed + self.errored + self.inconclusive
+    }
+}
+
 /// Totals of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Summary {
@@ -347,6 +369,9 @@ pub struct Summary {
     pub errored: usize,
     /// Units whose `reliability` gate ran out of samples undecided.
     pub inconclusive: usize,
+    /// Of the failed, errored and inconclusive units, those quarantined
+    /// (`prill-quarantine.toml`): counted above, but they do not gate the run.
+    pub waived: Waived,
     /// Units that did not run.
     pub skipped: usize,
     /// Whether the run was cancelled (Ctrl-C).
@@ -368,6 +393,26 @@ impl Summary {
             Status::Inconclusive => self.inconclusive += 1,
             // A unit is never unscored; a verdict is one of the other five.
             Status::Skipped | Status::Unscored => self.skipped += 1,
+        }
+    }
+
+    /// Counts one more quarantined unit's verdict as not gating (after [`Summary::add`]).
+    pub fn waive(&mut self, verdict: Status) {
+        match verdict {
+            Status::Failed => self.waived.failed += 1,
+            Status::Errored => self.waived.errored += 1,
+            Status::Inconclusive => self.waived.inconclusive += 1,
+            Status::Passed | Status::Unscored | Status::Skipped => {}
+        }
+    }
+
+    /// The failed, errored and inconclusive units that gate the run: all of them but the
+    /// quarantined ones.
+    pub fn gating(&self) -> Waived {
+        Waived {
+            failed: self.failed.saturating_sub(self.waived.failed),
+            errored: self.errored.saturating_sub(self.waived.errored),
+            inconclusive: self.inconclusive.saturating_sub(self.waived.inconclusive),
         }
     }
 
@@ -505,6 +550,7 @@ mod tests {
             },
             verdict: Status::Passed,
             gate: Gate::default(),
+            quarantine: None,
             tally: Tally::default(),
             samples: vec![SampleReport {
                 index: 0,

@@ -63,7 +63,7 @@ pub mod suite;
 
 pub use engine::{Connectors, Frameworks, RunOptions, plan_units, run_plan};
 pub use events::{
-    CallInfo, Event, Summary, TrajectoryStep, TurnInfo, UnitId, UnitReport, WorkersReady,
+    CallInfo, Event, Summary, TrajectoryStep, TurnInfo, UnitId, UnitReport, Waived, WorkersReady,
 };
 pub use ratio::{Status, Tally};
 pub use select::{NoTests, Partition, Selected, Selection};

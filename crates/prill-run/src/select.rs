@@ -524,6 +524,7 @@ mod tests {
             timeout: None,
             interactions: vec![],
             failure_patterns: Box::default(),
+            quarantine: None,
         }
     }
 

@@ -113,6 +113,10 @@ pub struct Case {
     pub interactions: Vec<Step>,
     /// Texts that must not appear in any answer (kept from neuro-san load-test files).
     pub failure_patterns: Box<[String]>,
+    /// The entry of `prill-quarantine.toml` that lists the case, when one does: it runs
+    /// and is reported, but does not gate. Set by the application, never by a file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quarantine: Option<Arc<crate::model::quarantine::Entry>>,
 }
 
 /// What a case tests.
@@ -497,6 +501,7 @@ impl DataDrivenCase {
             timeout: seconds(self.timeout_in_seconds),
             interactions,
             failure_patterns: self.failure_patterns.clone().unwrap_or_default().into(),
+            quarantine: None,
         }
     }
 }
@@ -685,6 +690,7 @@ impl TestSpec {
                 checks,
             }],
             failure_patterns: Box::default(),
+            quarantine: None,
         }
     }
 }
@@ -914,6 +920,7 @@ mod tests {
             timeout: None,
             interactions: vec![],
             failure_patterns: Box::default(),
+            quarantine: None,
         }
     }
 

@@ -198,9 +198,10 @@ fn write_with(
 /// The exit code for the run reported: a run that did not finish never passes, and an
 /// inconclusive unit counts as a failure (as `prill run`'s default).
 fn exit_code(summary: &Summary) -> ExitCode {
-    if summary.failed > 0 || summary.inconclusive > 0 {
+    let gating = summary.gating();
+    if gating.failed > 0 || gating.inconclusive > 0 {
         ExitCode::FAILURES
-    } else if summary.errored > 0 || summary.cancelled {
+    } else if gating.errored > 0 || summary.cancelled {
         ExitCode::ERROR
     } else {
         ExitCode::OK

@@ -334,12 +334,14 @@ fn shown(note: &str, quiet: bool) -> bool {
 /// The exit code for a run's summary: an inconclusive unit counts as a failure unless
 /// `--inconclusive pass`.
 fn exit_code(summary: &Summary, inconclusive: InconclusiveAs) -> ExitCode {
-    let inconclusive_fails = inconclusive == InconclusiveAs::Fail && summary.inconclusive > 0;
+    // Quarantined units are reported, but do not gate.
+    let gating = summary.gating();
+    let inconclusive_fails = inconclusive == InconclusiveAs::Fail && gating.inconclusive > 0;
     if summary.cancelled {
         ExitCode::CANCELLED
-    } else if summary.failed > 0 || inconclusive_fails {
+    } else if gating.failed > 0 || inconclusive_fails {
         ExitCode::FAILURES
-    } else if summary.errored > 0 {
+    } else if gating.errored > 0 {
         ExitCode::ERROR
     } else {
         ExitCode::OK

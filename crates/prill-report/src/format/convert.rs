@@ -7,8 +7,8 @@ use prill_run::{Event, UnitReport};
 
 use super::{
     Check, CheckOutcome, Dialect, Error, Evaluation, GateAtRate, Gates, Interaction, Line,
-    Location, RatioGate, Record, ReliabilityPlan, Report, SCHEMA_VERSION, Sample, Status, Summary,
-    Tally, Threshold, TrajectoryCall, Turn, Unit, UnitId, Usage,
+    Location, Quarantine, RatioGate, Record, ReliabilityPlan, Report, SCHEMA_VERSION, Sample,
+    Status, Summary, Tally, Threshold, TrajectoryCall, Turn, Unit, UnitId, Usage, Waived,
 };
 
 impl Report {
@@ -121,6 +121,11 @@ impl From<&prill_run::Summary> for Summary {
             errored: s.errored as u64,
             inconclusive: s.inconclusive as u64,
             skipped: s.skipped as u64,
+            waived: (s.waived.total() > 0).then_some(Waived {
+                failed: s.waived.failed as u64,
+                errored: s.waived.errored as u64,
+                inconclusive: s.waived.inconclusive as u64,
+            }),
             cancelled: s.cancelled,
             stopped: s.stopped,
             duration: s.duration.as_secs_f64(),
@@ -180,6 +185,13 @@ impl From<&UnitReport> for Unit {
                 false_pass: r.false_pass,
                 false_fail: r.false_fail,
                 max_samples: r.max_samples,
+            }),
+            quarantine: unit.quarantine.as_ref().map(|q| Quarantine {
+                file: q.file.clone(),
+                case: q.case.clone(),
+                reason: q.reason.clone(),
+                owner: q.owner.clone(),
+                expires: q.expires.to_string(),
             }),
             tally: Tally {
                 passed: unit.tally.passed,

@@ -312,6 +312,11 @@ pub struct Summary {
     pub inconclusive: u64,
     /// Units that did not run.
     pub skipped: u64,
+    /// Of the failed, errored and inconclusive units, those quarantined
+    /// (`prill-quarantine.toml`): counted above, but not gating the run. Written only
+    /// when there are some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waived: Option<Waived>,
     /// Whether the run was cancelled (Ctrl-C), or its event stream ended early.
     pub cancelled: bool,
     /// Whether `--fail-fast` stopped the run after its first failure, leaving units
@@ -320,6 +325,34 @@ pub struct Summary {
     pub stopped: bool,
     /// How long the run took, in seconds.
     pub duration: f64,
+}
+
+/// Units that did not pass, by verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Waived {
+    /// Failed.
+    pub failed: u64,
+    /// Errored.
+    pub errored: u64,
+    /// Inconclusive.
+    pub inconclusive: u64,
+}
+
+/// The `prill-quarantine.toml` entry of a quarantined unit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Quarantine {
+    /// The case's file, from the project folder.
+    pub file: String,
+    /// The case's name.
+    pub case: String,
+    /// Why it is quarantined.
+    pub reason: String,
+    /// Who answers for it.
+    pub owner: String,
+    /// The last day the entry holds, `YYYY-MM-DD`.
+    pub expires: String,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -403,6 +436,10 @@ pub struct Unit {
     /// sequential test between `good` and `bad` (`docs/statistics.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reliability: Option<ReliabilityPlan>,
+    /// The `prill-quarantine.toml` entry that lists its case: it ran and is reported,
+    /// but its verdict does not gate the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quarantine: Option<Quarantine>,
     /// Counts of the samples that ran.
     pub tally: Tally,
     /// The samples that ran, in the order they finished.

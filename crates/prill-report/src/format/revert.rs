@@ -122,6 +122,13 @@ impl TryFrom<&Summary> for prill_run::Summary {
             errored: count(s.errored),
             inconclusive: count(s.inconclusive),
             skipped: count(s.skipped),
+            waived: s
+                .waived
+                .map_or_else(Default::default, |w| prill_run::Waived {
+                    failed: count(w.failed),
+                    errored: count(w.errored),
+                    inconclusive: count(w.inconclusive),
+                }),
             cancelled: s.cancelled,
             stopped: s.stopped,
             duration: duration(s.duration)?,
@@ -213,6 +220,16 @@ impl TryFrom<&Unit> for UnitReport {
             unit: (&unit.unit).into(),
             verdict: unit.verdict.into(),
             gate,
+            quarantine: unit.quarantine.as_ref().and_then(|q| {
+                Some(std::sync::Arc::new(prill_spec::model::quarantine::Entry {
+                    file: q.file.clone(),
+                    case: q.case.clone(),
+                    reason: q.reason.clone(),
+                    owner: q.owner.clone(),
+                    expires: prill_spec::model::quarantine::Date::parse(&q.expires)?,
+                    at: (0, 0),
+                }))
+            }),
             tally: prill_run::Tally {
                 passed: unit.tally.passed,
                 failed: unit.tally.failed,
@@ -411,6 +428,7 @@ mod tests {
             errored: 0,
             inconclusive: 0,
             skipped: 0,
+            waived: None,
             cancelled: false,
             stopped: false,
             duration: -1.0,

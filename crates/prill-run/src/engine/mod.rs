@@ -244,7 +244,11 @@ pub async fn run_plan<'p>(
             permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
         };
         while let Some(joined) = tasks.try_join_next() {
-            summary.add(joined.unwrap_or(Status::Errored));
+            let (verdict, quarantined) = joined.unwrap_or((Status::Errored, false));
+            summary.add(verdict);
+            if quarantined {
+                summary.waive(verdict);
+            }
         }
         let Some(permit) = permit else {
             let report = skipped(&ctx);
@@ -254,19 +258,29 @@ pub async fn run_plan<'p>(
         };
         tasks.spawn(async move {
             let report = run_unit(&ctx).await;
+            let quarantined = report.quarantine.is_some();
+            // A quarantined unit does not gate: its failure stops nothing.
             if let Some(stop) = &ctx.stop
-                && matches!(report.verdict, Status::Failed | Status::Errored)
+                && !quarantined
+                && matches!(
+                    report.verdict,
+                    Status::Failed | Status::Errored | Status::Inconclusive
+                )
             {
                 stop.cancel();
             }
             drop(permit);
             let verdict = report.verdict;
             let _ = ctx.events.send(Event::UnitFinished(report));
-            verdict
+            (verdict, quarantined)
         });
     }
     while let Some(joined) = tasks.join_next().await {
-        summary.add(joined.unwrap_or(Status::Errored));
+        let (verdict, quarantined) = joined.unwrap_or((Status::Errored, false));
+        summary.add(verdict);
+        if quarantined {
+            summary.waive(verdict);
+        }
     }
     summary.cancelled = options.cancel.is_cancelled();
     summary.stopped = stop.is_cancelled() && summary.skipped > 0;

@@ -145,6 +145,7 @@ pub(super) fn skipped(ctx: &UnitCtx) -> UnitReport {
         unit: ctx.unit.clone(),
         verdict: Status::Skipped,
         gate: ctx.gate,
+        quarantine: ctx.case.quarantine.clone(),
         tally: Tally::default(),
         samples: Vec::new(),
         duration: Duration::ZERO,
@@ -237,6 +238,7 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
             verdict.unwrap_or_else(|| progress.final_verdict())
         },
         gate: ctx.gate,
+        quarantine: ctx.case.quarantine.clone(),
         tally: progress.tally,
         samples,
         duration: started.elapsed(),
@@ -266,6 +268,7 @@ fn unusable_gate(ctx: &UnitCtx, why: &crate::gate::GateError, started: Instant) 
         unit: ctx.unit.clone(),
         verdict: Status::Errored,
         gate: ctx.gate,
+        quarantine: ctx.case.quarantine.clone(),
         tally,
         samples: vec![sample],
         duration: started.elapsed(),

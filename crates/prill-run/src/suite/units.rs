@@ -82,6 +82,7 @@ pub fn unit_report(unit: UnitId, case: &CaseReport, total: Duration) -> UnitRepo
         gate: case
             .reliability
             .map_or_else(Gate::default, Gate::Reliability),
+        quarantine: None,
         tally,
         samples,
         duration: total,

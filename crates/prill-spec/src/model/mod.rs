@@ -10,5 +10,6 @@ pub mod framework;
 mod framework_schema;
 pub mod gate;
 pub mod provider;
+pub mod quarantine;
 pub mod sentinel;
 pub mod trajectory;

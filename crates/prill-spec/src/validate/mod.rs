@@ -9,6 +9,7 @@ pub(crate) mod cx;
 pub(crate) mod data_driven;
 pub(crate) mod gate;
 pub(crate) mod history;
+pub(crate) mod quarantine;
 pub(crate) mod sentinel;
 
 /// [`load_config`] with each error as `path: message`.
