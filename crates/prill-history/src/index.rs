@@ -16,7 +16,7 @@ use crate::HistoryError;
 use crate::files::Skipped;
 
 /// The index's layout; a file with another is rebuilt.
-const LAYOUT: i64 = 5;
+const LAYOUT: i64 = 6;
 
 /// `files` holds every `*.jsonl` file of the folder the index has read, with its stamp
 /// and the run it holds (none for a file that holds no run), so that a file is read
@@ -65,6 +65,8 @@ CREATE TABLE IF NOT EXISTS units (
     input_tokens INTEGER,
     output_tokens INTEGER,
     cost REAL,
+    good REAL,
+    bad REAL,
     UNIQUE (run_id, seq)
 );
 CREATE INDEX IF NOT EXISTS files_by_run ON files (run_id);
@@ -507,6 +509,8 @@ pub(crate) struct UnitRow {
     passed: u32,
     samples: u32,
     metrics: Metrics,
+    /// A `reliability` gate's `good` and `bad`, when the unit had one.
+    between: Option<(f64, f64)>,
 }
 
 /// `text`, as `previous` when that is the same text.
@@ -533,6 +537,7 @@ impl UnitRow {
             passed: tally.passed,
             samples: tally.passed + tally.failed + tally.errored,
             metrics: Metrics::of(unit),
+            between: unit.reliability.map(|r| (r.good, r.bad)),
         }
     }
 }
@@ -616,8 +621,9 @@ impl Parsed {
         let mut insert = tx.prepare_cached(
             "INSERT INTO units (run_id, seq, case_id, name, file, connection, target, verdict, \
              duration, passed, samples, latency, time_to_first_token, input_tokens, \
-             output_tokens, cost) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+             output_tokens, cost, good, bad) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
+             ?17, ?18)",
         )?;
         for (seq, unit) in self.units.iter().enumerate() {
             let verdict = serde_json::to_value(unit.verdict)
@@ -643,6 +649,8 @@ impl Parsed {
                 m.output_tokens
                     .map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
                 m.cost,
+                unit.between.map(|(good, _)| good),
+                unit.between.map(|(_, bad)| bad),
             ])?;
         }
         // The run's cost, summed once here rather than each time runs are listed.

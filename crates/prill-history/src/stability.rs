@@ -1,7 +1,7 @@
 //! Flakiness as tracked state: each case, over its most recent kept runs, is stable,
 //! flaky or broken ([`prill_stats::stability`]), with the evidence.
 
-use prill_stats::stability::{Stability, stability};
+use prill_stats::stability::{Stability, stability, stability_between};
 use serde::Serialize;
 
 use crate::index::shown;
@@ -44,8 +44,10 @@ impl History {
             .db
             .prepare(
                 "SELECT MAX(CASE WHEN newest = 1 THEN case_id END), name, file, connection, \
-                 COUNT(*), SUM(passed), SUM(samples) \
+                 COUNT(*), SUM(passed), SUM(samples), \
+                 MAX(CASE WHEN newest = 1 THEN good END), MAX(CASE WHEN newest = 1 THEN bad END) \
                  FROM (SELECT u.case_id, u.name, u.file, u.connection, u.passed, u.samples, \
+                       u.good, u.bad, \
                        ROW_NUMBER() OVER (PARTITION BY u.name, u.file, u.connection \
                                           ORDER BY r.started_at DESC, r.id DESC) AS newest \
                        FROM units u JOIN runs r ON r.id = u.run_id \
@@ -55,7 +57,18 @@ impl History {
             )
             .map_err(|e| self.index_error(e))?;
         let recent = i64::try_from(recent).unwrap_or(i64::MAX);
-        let rows: Vec<(String, String, String, String, i64, i64, i64)> = statement
+        type Row = (
+            String,
+            String,
+            String,
+            String,
+            i64,
+            i64,
+            i64,
+            Option<f64>,
+            Option<f64>,
+        );
+        let rows: Vec<Row> = statement
             .query_map([recent], |r| {
                 Ok((
                     r.get(0)?,
@@ -65,31 +78,40 @@ impl History {
                     r.get(4)?,
                     r.get(5)?,
                     r.get(6)?,
+                    r.get(7)?,
+                    r.get(8)?,
                 ))
             })
             .and_then(Iterator::collect)
             .map_err(|e| self.index_error(e))?;
         let mut cases: Vec<CaseStability> = rows
             .into_iter()
-            .map(|(case_id, name, file, connection, runs, passed, samples)| {
-                let (passed, samples) = (
-                    u64::try_from(passed).unwrap_or(0),
-                    u64::try_from(samples).unwrap_or(0),
-                );
-                let (state, (low, high)) = stability(passed, samples);
-                CaseStability {
-                    case_id,
-                    name,
-                    file: shown(&file),
-                    connection,
-                    state,
-                    runs: u32::try_from(runs).unwrap_or(u32::MAX),
-                    passed,
-                    samples,
-                    low,
-                    high,
-                }
-            })
+            .map(
+                |(case_id, name, file, connection, runs, passed, samples, good, bad)| {
+                    let (passed, samples) = (
+                        u64::try_from(passed).unwrap_or(0),
+                        u64::try_from(samples).unwrap_or(0),
+                    );
+                    // A `reliability` gate's case (as of its newest run) is flaky between its
+                    // own `bad` and `good`.
+                    let (state, (low, high)) = match (bad, good) {
+                        (Some(bad), Some(good)) => stability_between(passed, samples, bad, good),
+                        _ => stability(passed, samples),
+                    };
+                    CaseStability {
+                        case_id,
+                        name,
+                        file: shown(&file),
+                        connection,
+                        state,
+                        runs: u32::try_from(runs).unwrap_or(u32::MAX),
+                        passed,
+                        samples,
+                        low,
+                        high,
+                    }
+                },
+            )
             .collect();
         cases.sort_by(|a, b| {
             (a.state != Stability::Flaky, &a.file, &a.name, &a.connection).cmp(&(

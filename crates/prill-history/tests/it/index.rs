@@ -443,3 +443,52 @@ fn a_case_that_passes_and_fails_across_recent_runs_is_flaky_with_its_evidence() 
         "{newest:?}"
     );
 }
+
+/// A case held to a `reliability` gate is flaky between its own `bad` and `good`, not
+/// merely when it neither always nor never passes.
+#[test]
+fn a_reliability_case_is_flaky_between_its_own_rates() {
+    use prill_stats::stability::Stability;
+    let dir = scratch();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    // 88 of 100 samples, then 99 of 100, each under 0.95 / 0.80.
+    for (i, (id, passed)) in [("gate00000001", 88), ("gate00000002", 99)]
+        .iter()
+        .enumerate()
+    {
+        let run = format!("20261126T00000{i}.000Z-00000{i}");
+        let unit = unit_line(id, "passed")
+            .replace(
+                r#""success_ratio":"1/1""#,
+                r#""reliability":{"good":0.95,"bad":0.8,"false_pass":0.05,"false_fail":0.05,"max_samples":100}"#,
+            )
+            .replace(
+                r#""tally":{"passed":1,"failed":0"#,
+                &format!(r#""tally":{{"passed":{passed},"failed":{}"#, 100 - passed),
+            );
+        write_run(
+            &runs,
+            &run,
+            &[
+                run_line(&run, &format!("2026-11-26T00:00:0{i}Z"), None),
+                unit,
+                finished_line(1, 0),
+            ],
+        );
+    }
+    let history = open(dir.path());
+    let states: Vec<(String, Stability)> = history
+        .stability(10)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.case_id, c.state))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("gate00000001".to_owned(), Stability::Flaky),
+            ("gate00000002".to_owned(), Stability::Stable)
+        ]
+    );
+}
