@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use prill_check::Judge;
 use prill_connect::NeuroSanHttp;
+use prill_judge::record::{OnRecord, RECORD_FILE, Records, Refusing, refusal};
 use prill_judge::{
     Cache, HOW_TO_CONFIGURE, JudgeSampling, JudgeSpec, ModeNamer, ModelJudge, ModelNamer,
     NeuroSanJudge, Votes, key_vars, pick_from_env,
@@ -30,6 +31,9 @@ pub struct Chosen<T: ?Sized> {
     /// What to warn about once, with the announcement: a `[judge] temperature` the
     /// model does not take, say.
     pub warnings: Vec<String>,
+    /// The judge as calibrations are recorded under it (`openai:gpt-4o-mini`), and the
+    /// votes it takes.
+    pub name: (String, u32),
 }
 
 /// Whether any case of `plan` has a `gist` or `not_gist` check.
@@ -134,7 +138,32 @@ impl Settings {
         if !plan_needs_judge(plan) {
             return Ok(None);
         }
-        self.judge(providers).await
+        let Some(mut chosen) = self.judge(providers).await? else {
+            return Ok(None);
+        };
+        if let Some(why) = self.uncalibrated(&chosen.name)? {
+            chosen
+                .warnings
+                .push(format!("every gist check will error: {why}"));
+            chosen.judge = Arc::new(Refusing { reason: why });
+        }
+        Ok(Some(chosen))
+    }
+
+    /// Why the judge `name` (with its votes) may not judge this run's gist checks under
+    /// `[judge] min_kappa`: no calibration on record for it, or one below the minimum.
+    fn uncalibrated(&self, (name, votes): &(String, u32)) -> Result<Option<String>, SettingsError> {
+        let Some(min) = self
+            .config
+            .as_ref()
+            .and_then(|c| c.judge.as_ref())
+            .and_then(|t| t.min_kappa)
+        else {
+            return Ok(None);
+        };
+        let records = Records::read(&self.project_dir().join(RECORD_FILE))
+            .map_err(|e| SettingsError::Judge(e.to_string()))?;
+        Ok(refusal(&records, name, *votes, min))
     }
 
     /// The judge the settings call for; `Ok(None)` when none is named and the
@@ -192,6 +221,7 @@ impl Settings {
             judge,
             announcement: format!("judge: {shown} ({because}{extras})"),
             warnings,
+            name: (shown, votes.get()),
         }))
     }
 
@@ -221,7 +251,37 @@ impl Settings {
             judge: Arc::new(ModelNamer::new(provider, model.clone()).with_sampling(sampling)),
             announcement: format!("naming failure modes with {shown} ({because})"),
             warnings,
+            name: (shown, 1),
         })
+    }
+
+    /// Keeps `calibration` of the judge `name` (with its votes) on `set` as its record in
+    /// `prill-judge-calibration.json` beside `prill.toml`, in place of any before it.
+    /// Returns the file.
+    pub fn record_calibration(
+        &self,
+        (name, votes): &(String, u32),
+        calibration: &prill_judge::calibrate::Calibration,
+        set: &str,
+    ) -> Result<std::path::PathBuf, prill_judge::record::RecordError> {
+        let path = self.project_dir().join(RECORD_FILE);
+        let mut records = Records::read(&path)?;
+        let confusion = calibration.confusion();
+        records.judges.insert(
+            name.clone(),
+            OnRecord {
+                votes: *votes,
+                kappa: confusion.kappa(),
+                sensitivity: confusion.sensitivity(),
+                specificity: confusion.specificity(),
+                judged: (calibration.total - calibration.errors) as u64,
+                agreed: calibration.agreed as u64,
+                set: set.to_owned(),
+                checked_on: crate::settings::today().to_string(),
+            },
+        );
+        records.write(&path)?;
+        Ok(path)
     }
 
     /// `[judge] temperature` and `max_tokens` from `prill.toml`.

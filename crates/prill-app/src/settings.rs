@@ -300,7 +300,7 @@ impl Settings {
 }
 
 /// Today, in UTC.
-fn today() -> Date {
+pub(crate) fn today() -> Date {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

@@ -262,6 +262,9 @@ pub struct JudgeCheckArgs {
     /// How to print the result
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    /// Keep the result as this judge's calibration on record (prill-judge-calibration.json beside prill.toml, to commit), which `[judge] min_kappa` holds runs to
+    #[arg(long)]
+    pub record: bool,
     /// The project configuration [default: ./prill.toml when it exists]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,

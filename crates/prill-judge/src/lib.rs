@@ -74,6 +74,7 @@ mod model;
 pub mod namer;
 mod neuro_san;
 pub mod prompt;
+pub mod record;
 pub mod sampling;
 pub mod select;
 pub mod voting;

@@ -9,7 +9,7 @@
 //! is not a rate from 0 to 1, or no judge is available.
 
 use prill_app::{Overrides, Settings};
-use prill_judge::calibrate::built_in;
+use prill_judge::calibrate::{BUILT_IN_NAME, built_in};
 use prill_judge::{HOW_TO_CONFIGURE, calibrate, load_labeled};
 
 use super::run::settings_error;
@@ -53,9 +53,9 @@ pub(crate) fn check(args: &JudgeCheckArgs, color: bool) -> anyhow::Result<ExitCo
         for warning in &judge.warnings {
             output::stderr(&format!("warning: {warning}\n"));
         }
-        Ok(calibrate(judge.judge.as_ref(), &items).await)
+        Ok((calibrate(judge.judge.as_ref(), &items).await, judge.name))
     });
-    let calibration = match result {
+    let (calibration, name) = match result {
         Ok(c) => c,
         Err(e) => {
             output::stderr(&format!("error: {e}\n"));
@@ -65,6 +65,23 @@ pub(crate) fn check(args: &JudgeCheckArgs, color: bool) -> anyhow::Result<ExitCo
     match args.format {
         Format::Json => output::stdout(&format!("{:#}\n", calibration.to_json(&items)))?,
         Format::Human => output::stdout(&calibration.to_text(&items))?,
+    }
+    if args.record {
+        let set = args
+            .file
+            .as_ref()
+            .map_or_else(|| BUILT_IN_NAME.to_owned(), |f| f.display().to_string());
+        match settings.record_calibration(&name, &calibration, &set) {
+            Ok(path) => output::stderr(&format!(
+                "recorded as {}'s calibration in {}\n",
+                name.0,
+                path.display()
+            )),
+            Err(e) => {
+                output::stderr(&format!("error: {e}\n"));
+                return Ok(ExitCode::ERROR);
+            }
+        }
     }
     let missed = args.gates.gates().missed(&calibration);
     for gate in &missed {

@@ -282,3 +282,80 @@ fn judge_check_warns_once_about_a_temperature_the_judge_does_not_take() {
     }
     assert_eq!(fake.requests().len(), 2);
 }
+
+/// `[judge] min_kappa`: with no calibration on record, or one below the minimum, every
+/// gist check errors and no verdict is asked for; `prill judge check --record` keeps
+/// the calibration the run reads.
+#[test]
+fn min_kappa_holds_the_run_s_judge_to_its_calibration_on_record() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.default_reply(judge_verdict(true, "it names the Beatles"));
+    let dir = tempfile::tempdir().unwrap();
+    write_gist_case(dir.path());
+    std::fs::write(
+        dir.path().join("prill.toml"),
+        "[judge]\nmodel = \"openai:gpt-4o-mini\"\nmin_kappa = 0.6\ncache = false\n",
+    )
+    .unwrap();
+    let run = || {
+        prill_isolated(
+            dir.path(),
+            &["run", "--demo", "trivia.hocon"],
+            &openai_env(&fake),
+        )
+    };
+
+    let out = run();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("the judge openai:gpt-4o-mini (1 vote) has no calibration on record, and [judge] min_kappa = 0.6 asks for one: run `prill judge check --record`"),
+        "{stderr}"
+    );
+    assert!(fake.requests().is_empty(), "no verdict is asked for");
+
+    // A judge that says `pass` to everything agrees with half of a balanced set, and
+    // has κ = 0: on record, it is below the minimum.
+    std::fs::write(
+        dir.path().join("set.yaml"),
+        "- {sample: a, criteria: b, expected: pass}\n- {sample: c, criteria: d, expected: fail}\n- {sample: e, criteria: f, expected: pass}\n- {sample: g, criteria: h, expected: fail}\n",
+    )
+    .unwrap();
+    let out = prill_isolated(
+        dir.path(),
+        &["judge", "check", "set.yaml", "--record"],
+        &openai_env(&fake),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("prill-judge-calibration.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        record["judges"]["openai:gpt-4o-mini"]["kappa"], 0.0,
+        "{record}"
+    );
+    assert_eq!(record["judges"]["openai:gpt-4o-mini"]["set"], "set.yaml");
+    let asked = fake.requests().len();
+    let out = run();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("has κ = 0.00 on record (2 of 4 agreed on set.yaml,"),
+        "{stderr}"
+    );
+    assert_eq!(fake.requests().len(), asked);
+
+    // A judge on record above the minimum judges.
+    let mut record = record;
+    record["judges"]["openai:gpt-4o-mini"]["kappa"] = serde_json::json!(0.8);
+    std::fs::write(
+        dir.path().join("prill-judge-calibration.json"),
+        record.to_string(),
+    )
+    .unwrap();
+    let out = run();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(fake.requests().len(), asked + 1);
+}

@@ -387,6 +387,14 @@ pub struct JudgeConfig {
     #[schemars(extend("examples" = [1000]))]
     #[schemars(range(min = 1))]
     pub max_tokens: Option<u64>,
+    /// The least Cohen's κ the judge must have on record (`prill judge check --record`,
+    /// in `prill-judge-calibration.json` beside prill.toml) for its gist checks to
+    /// count: below it, or with no record for this judge, every gist check errors
+    /// rather than pass or fail on a judge nobody has measured [default: no minimum].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = [0.6]))]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub min_kappa: Option<f64>,
 }
 
 /// Settings for one provider.

@@ -334,7 +334,14 @@ fn judge_config(node: &Node, at: &At, cx: &mut Cx) -> Option<JudgeConfig> {
     cx.unknown_keys(
         entries,
         at,
-        &["model", "votes", "cache", "temperature", "max_tokens"],
+        &[
+            "model",
+            "votes",
+            "cache",
+            "temperature",
+            "max_tokens",
+            "min_kappa",
+        ],
         |_| None,
     );
     let model = node.get("model").and_then(|n| {
@@ -388,12 +395,27 @@ fn judge_config(node: &Node, at: &At, cx: &mut Cx) -> Option<JudgeConfig> {
     let max_tokens = node
         .get("max_tokens")
         .and_then(|n| cx.positive(n, &at.key("max_tokens")));
+    let min_kappa = node.get("min_kappa").and_then(|n| {
+        let at = at.key("min_kappa");
+        let k = cx.number(n, &at)?;
+        if !(0.0..=1.0).contains(&k) {
+            cx.range_error(
+                n,
+                &at,
+                "between 0 and 1",
+                Pyd::new("range", "Input should be between 0 and 1"),
+            );
+            return None;
+        }
+        Some(k)
+    });
     Some(JudgeConfig {
         model,
         votes,
         cache,
         temperature,
         max_tokens,
+        min_kappa,
     })
 }
 
