@@ -238,7 +238,11 @@ impl Session {
             .iter()
             .map(|u| {
                 let gate = gates.get(&u.unit.case_id).copied().unwrap_or(u.gate);
-                assess_unit(u, &gate)
+                let mut case = assess_unit(u, &gate);
+                if let Some(calibration) = &self.judge_calibration {
+                    case.correct_gist(calibration);
+                }
+                case
             })
             .collect();
         (cases, report.await.unwrap_or_default())
@@ -330,9 +334,20 @@ fn outcome(sample: &SampleReport) -> SampleOutcome {
         Status::Errored => Some(first_error(sample)),
         Status::Passed | Status::Unscored | Status::Inconclusive | Status::Skipped => None,
     };
+    let gist = || {
+        sample
+            .interactions
+            .iter()
+            .flat_map(|i| &i.checks)
+            .filter(|c| c.name == "gist")
+    };
+    let count = |status| gist().filter(|c| c.status() == status).count() as u32;
+    let passed = count(Status::Passed);
     SampleOutcome {
         outcome: sample.status,
         first_failure,
+        gist_passed: passed,
+        gist_judged: passed + count(Status::Failed),
     }
 }
 

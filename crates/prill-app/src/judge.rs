@@ -150,6 +150,16 @@ impl Settings {
         Ok(Some(chosen))
     }
 
+    /// The calibration on record of the judge `name` with its votes, when there is one
+    /// (a record that cannot be read is none: `min_kappa` says so where it matters).
+    pub fn calibration_of(&self, (name, votes): &(String, u32)) -> Option<OnRecord> {
+        Records::read(&self.project_dir().join(RECORD_FILE))
+            .ok()?
+            .judges
+            .remove(name)
+            .filter(|r| r.votes == *votes)
+    }
+
     /// Why the judge `name` (with its votes) may not judge this run's gist checks under
     /// `[judge] min_kappa`: no calibration on record for it, or one below the minimum.
     fn uncalibrated(&self, (name, votes): &(String, u32)) -> Result<Option<String>, SettingsError> {
@@ -274,6 +284,7 @@ impl Settings {
                 kappa: confusion.kappa(),
                 sensitivity: confusion.sensitivity(),
                 specificity: confusion.specificity(),
+                confusion,
                 judged: (calibration.total - calibration.errors) as u64,
                 agreed: calibration.agreed as u64,
                 set: set.to_owned(),

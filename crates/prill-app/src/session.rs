@@ -39,6 +39,9 @@ pub struct Session {
     /// The run's cassettes, when a cassette flag was given: after the run,
     /// [`Session::cassette_failure`] says whether every recording was written.
     pub cassettes: Option<prill_connect::cassette::Cassettes>,
+    /// The judge's calibration on record (`prill judge check --record`), which
+    /// corrects the gist pass rates an assessment reports.
+    pub judge_calibration: Option<prill_stats::agreement::Confusion>,
     /// neuro-san's warm workers starting: the first run reports when they are ready.
     warming: std::sync::Mutex<Option<Warming>>,
     #[cfg(feature = "demo")]
@@ -106,8 +109,10 @@ impl Session {
             warming = started;
             connectors
         };
+        let mut judge_calibration = None;
         let judge = match settings.judge_for(plan, &providers).await? {
             Some(chosen) => {
+                judge_calibration = settings.calibration_of(&chosen.name).map(|r| r.confusion);
                 notes.push(chosen.announcement);
                 notes.extend(chosen.warnings.into_iter().map(|w| format!("warning: {w}")));
                 Some(chosen.judge)
@@ -128,6 +133,7 @@ impl Session {
             secrets: settings.secrets(),
             prices: settings.prices(),
             cassettes,
+            judge_calibration,
             warming: std::sync::Mutex::new(warming),
             #[cfg(feature = "demo")]
             demo,

@@ -12,7 +12,7 @@
 //! use prill_spec::plan::Gate;
 //!
 //! let outcomes: Vec<SampleOutcome> = (0..10)
-//!     .map(|i| SampleOutcome { outcome: if i < 7 { Status::Passed } else { Status::Failed }, first_failure: None })
+//!     .map(|i| SampleOutcome { outcome: if i < 7 { Status::Passed } else { Status::Failed }, first_failure: None, gist_passed: 0, gist_judged: 0 })
 //!     .collect();
 //! let a = assess("c1", "t.hocon", "case", &Gate::Ratio(SuccessRatio { need: 3, of: 5 }), &outcomes);
 //! assert_eq!((a.passed, a.failed, a.samples), (7, 3, 10));
@@ -42,6 +42,11 @@ pub struct SampleOutcome {
     pub outcome: Status,
     /// Its first failure (or its error), which names its mode.
     pub first_failure: Option<Failure>,
+    /// Its `gist` checks that the judge passed (`not_gist` is left out: its verdict
+    /// is the other way round).
+    pub gist_passed: u32,
+    /// Its `gist` checks the judge gave a verdict on.
+    pub gist_judged: u32,
 }
 
 /// One case's assessment; the field names are the JSON format's.
@@ -85,6 +90,40 @@ pub struct CaseAssessment {
     pub suggestion: Option<String>,
     /// How it fails, most common first.
     pub modes: Vec<Mode>,
+    /// Its gist checks' verdicts over all samples; absent when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gist: Option<GistRate>,
+}
+
+/// How often a case's gist checks passed, as judged, and corrected for the judge's own
+/// errors when its calibration is on record.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct GistRate {
+    /// Verdicts that passed.
+    pub passed: u64,
+    /// Verdicts given.
+    pub judged: u64,
+    /// The rate behind them, corrected with the judge's calibration on record
+    /// (Rogan–Gladen), with a 95% interval that carries the calibration's uncertainty
+    /// too; absent without a usable calibration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrected: Option<prill_stats::agreement::Corrected>,
+}
+
+impl CaseAssessment {
+    /// Corrects the gist pass rate for a judge calibrated as `calibration`
+    /// (`docs/statistics.md`).
+    pub fn correct_gist(&mut self, calibration: &prill_stats::agreement::Confusion) {
+        if let Some(gist) = &mut self.gist {
+            gist.corrected = prill_stats::agreement::corrected_rate(
+                gist.passed,
+                gist.judged,
+                calibration,
+                RESAMPLES,
+                SEED,
+            );
+        }
+    }
 }
 
 /// pass@k and pass^k at one `k`.
@@ -190,7 +229,18 @@ pub fn assess(
         p_meets_ratio: advice.p_meets,
         suggestion: advice.suggestion,
         modes: classify(&firsts, samples),
+        gist: gist(outcomes),
     }
+}
+
+/// The gist verdicts of `outcomes`, when there are some.
+fn gist(outcomes: &[SampleOutcome]) -> Option<GistRate> {
+    let judged: u64 = outcomes.iter().map(|o| u64::from(o.gist_judged)).sum();
+    (judged > 0).then(|| GistRate {
+        passed: outcomes.iter().map(|o| u64::from(o.gist_passed)).sum(),
+        judged,
+        corrected: None,
+    })
 }
 
 #[cfg(test)]

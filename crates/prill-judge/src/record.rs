@@ -11,6 +11,7 @@
 //! let mut records = Records::default();
 //! records.judges.insert("openai:gpt-4o-mini".into(), OnRecord {
 //!     votes: 1, kappa: Some(0.52), sensitivity: Some(0.9), specificity: Some(0.6),
+//!     confusion: Default::default(),
 //!     judged: 40, agreed: 31, set: "the built-in labeled set".into(), checked_on: "2026-11-29".into(),
 //! });
 //! let why = refusal(&records, "openai:gpt-4o-mini", 1, 0.6).unwrap();
@@ -23,6 +24,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use prill_check::{BoxFuture, Judge, JudgeError, JudgeVerdict};
+use prill_stats::agreement::Confusion;
 use serde::{Deserialize, Serialize};
 
 /// The record's file name, beside `prill.toml`.
@@ -63,6 +65,9 @@ pub struct OnRecord {
     pub sensitivity: Option<f64>,
     /// How often it failed what was labeled fail.
     pub specificity: Option<f64>,
+    /// The labels against its verdicts, which correct a pass rate it measured
+    /// (`prill_stats::agreement::corrected_rate`).
+    pub confusion: Confusion,
     /// The items it judged (errors left out).
     pub judged: u64,
     /// The items it agreed on.
@@ -198,6 +203,7 @@ mod tests {
                 kappa: Some(0.8),
                 sensitivity: None,
                 specificity: None,
+                confusion: Confusion::default(),
                 judged: 10,
                 agreed: 9,
                 set: "s".into(),

@@ -79,6 +79,27 @@ fn percent(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
+/// `gist: 31 of 50 verdicts passed (62.0%); corrected for the judge's errors: 60.0%
+/// (95%: 48.1–71.9%)`, for a case with gist checks.
+fn gist_line(c: &CaseAssessment) -> Option<String> {
+    let g = c.gist.as_ref()?;
+    let mut line = format!(
+        "gist: {} of {} verdicts passed ({})",
+        g.passed,
+        g.judged,
+        percent(g.passed as f64 / g.judged as f64)
+    );
+    if let Some(k) = &g.corrected {
+        line.push_str(&format!(
+            "; corrected for the judge's errors: {} (95%: {}–{})",
+            percent(k.rate),
+            percent(k.low),
+            percent(k.high)
+        ));
+    }
+    Some(line)
+}
+
 /// A plain-text table, one row per case, then each case's modes and advice.
 pub fn assessment_table(cases: &[CaseAssessment]) -> String {
     let mut out = String::new();
@@ -119,6 +140,9 @@ pub fn assessment_table(cases: &[CaseAssessment]) -> String {
     for c in cases.iter().filter(|c| c.samples > 0) {
         let _ = writeln!(out, "\n{}", c.name);
         let _ = writeln!(out, "  {}", pass_k_line(c));
+        if let Some(line) = gist_line(c) {
+            let _ = writeln!(out, "  {line}");
+        }
         if let Some(s) = &c.suggestion {
             let _ = writeln!(out, "  ratio: {s}");
         }
@@ -178,6 +202,9 @@ pub fn assessment_markdown(cases: &[CaseAssessment]) -> String {
     for c in cases.iter().filter(|c| c.samples > 0) {
         let _ = writeln!(out, "\n### {}\n", md(&c.name));
         let _ = writeln!(out, "{}\n", md(&pass_k_line(c)));
+        if let Some(line) = gist_line(c) {
+            let _ = writeln!(out, "{}\n", md(&line));
+        }
         if let Some(s) = &c.suggestion {
             let _ = writeln!(out, "**Ratio:** {}\n", md(s));
         }
@@ -373,6 +400,8 @@ mod tests {
                         Status::Failed
                     },
                     first_failure: None,
+                    gist_passed: 0,
+                    gist_judged: 0,
                 })
                 .collect()
         };

@@ -359,3 +359,64 @@ fn min_kappa_holds_the_run_s_judge_to_its_calibration_on_record() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(fake.requests().len(), asked + 1);
 }
+
+/// With the judge's calibration on record, `prill assess` shows the gist pass rate both
+/// as judged and corrected for the judge's errors (Rogan–Gladen), with its interval.
+#[test]
+fn assess_corrects_the_gist_pass_rate_with_the_calibration_on_record() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    let dir = tempfile::tempdir().unwrap();
+    write_gist_case(dir.path());
+    std::fs::write(
+        dir.path().join("prill.toml"),
+        "[judge]\nmodel = \"openai:gpt-4o-mini\"\ncache = false\n",
+    )
+    .unwrap();
+    // Sensitivity 0.9 and specificity 0.8, from 100 items of each label.
+    std::fs::write(
+        dir.path().join("prill-judge-calibration.json"),
+        r#"{"schema_version": 1, "judges": {"openai:gpt-4o-mini": {
+            "votes": 1, "kappa": 0.7, "sensitivity": 0.9, "specificity": 0.8,
+            "confusion": {"pass_pass": 90, "pass_fail": 10, "fail_pass": 20, "fail_fail": 80},
+            "judged": 200, "agreed": 170, "set": "set.yaml", "checked_on": "2026-11-29"}}}"#,
+    )
+    .unwrap();
+    // Six passes and four failures, one sample at a time.
+    for pass in [
+        true, true, false, true, false, true, true, false, true, false,
+    ] {
+        fake.script(judge_verdict(pass, "scripted"));
+    }
+    let out = prill_isolated(
+        dir.path(),
+        &[
+            "assess",
+            "--demo",
+            "trivia.hocon",
+            "--samples",
+            "10",
+            "-j",
+            "1",
+            "--json",
+            "a.json",
+        ],
+        &openai_env(&fake),
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // (0.6 + 0.8 - 1) / (0.9 + 0.8 - 1) = 0.571.
+    assert!(
+        stdout.contains(
+            "gist: 6 of 10 verdicts passed (60.0%); corrected for the judge's errors: 57.1% (95%: "
+        ),
+        "{stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.json")).unwrap()).unwrap();
+    let corrected = &json["cases"][0]["gist"]["corrected"];
+    assert!(
+        corrected["low"].as_f64().unwrap() < 0.571 && 0.572 < corrected["high"].as_f64().unwrap(),
+        "{json}"
+    );
+}
