@@ -431,16 +431,9 @@ where
 {
     let tasks = (0..shared.cases.len()).map(|i| {
         let run = Sampled {
-            cases: Arc::clone(&shared.cases),
+            shared: shared.clone(),
             index: i,
-            hash: shared.hashes[i].clone(),
-            evaluators: Arc::clone(&shared.evaluators),
-            limits: Arc::clone(&shared.limits),
-            case_limit: Arc::clone(&shared.case_limit),
-            f: Arc::clone(&shared.f),
-            events: shared.events.clone(),
             unit: suite_unit(&shared.suite, &shared.hashes[i], grid.as_ref()),
-            gate: shared.gate,
         };
         tokio::spawn(GRID.scope(grid.clone(), async move { run.run().await }))
     });
@@ -479,18 +472,27 @@ fn finished(events: &Emitter, unit: UnitId, case: &CaseReport, total: Duration) 
     events.send(Event::UnitFinished(report));
 }
 
-/// One case under one grid combination, sampled until its gate decides.
+impl<C, O> Clone for Shared<C, O> {
+    fn clone(&self) -> Self {
+        Shared {
+            suite: self.suite.clone(),
+            cases: Arc::clone(&self.cases),
+            hashes: Arc::clone(&self.hashes),
+            evaluators: Arc::clone(&self.evaluators),
+            limits: Arc::clone(&self.limits),
+            case_limit: Arc::clone(&self.case_limit),
+            f: Arc::clone(&self.f),
+            events: self.events.clone(),
+            gate: self.gate,
+        }
+    }
+}
+
+/// One case (the `index`th) under one grid combination, sampled until its gate decides.
 struct Sampled<C, O> {
-    cases: Arc<Vec<C>>,
+    shared: Shared<C, O>,
     index: usize,
-    hash: String,
-    evaluators: Arc<Vec<Arc<dyn Evaluator<C, O>>>>,
-    limits: Arc<Vec<Arc<Semaphore>>>,
-    case_limit: Arc<Semaphore>,
-    f: Arc<dyn TestFn<C, O>>,
-    events: Emitter,
     unit: UnitId,
-    gate: Gate,
 }
 
 impl<C: TestCase + 'static, O: Send + Sync + 'static> Sampled<C, O> {
@@ -498,9 +500,10 @@ impl<C: TestCase + 'static, O: Send + Sync + 'static> Sampled<C, O> {
     /// agents and models `fn` calls record and replay by case and sample), until the
     /// gate decides; sends its events; returns its report.
     async fn run(self) -> CaseReport {
-        let case = &self.cases[self.index];
+        let s = &self.shared;
+        let case = &s.cases[self.index];
         // `1/1` without a gate; a plan checked by `run_test_suite`.
-        let mut progress = Progress::new(self.gate).unwrap_or_else(|_| {
+        let mut progress = Progress::new(s.gate).unwrap_or_else(|_| {
             Progress::new(Gate::default()).expect("1/1 is always a usable gate")
         });
         let mut ran: Vec<Ran> = Vec::new();
@@ -509,18 +512,18 @@ impl<C: TestCase + 'static, O: Send + Sync + 'static> Sampled<C, O> {
         let mut next = 0;
         while progress.decided().is_none() && progress.may_start(next, 0, false) {
             let scope = SampleScope::new(self.unit.case_id.as_str(), self.unit.name.as_str(), next);
-            let events = self.events.clone();
+            let events = s.events.clone();
             let unit = self.unit.clone();
             let first = !std::mem::replace(&mut started, true);
             let sample = in_sample(
                 scope,
                 run_case(
                     case,
-                    self.hash.clone(),
-                    &*self.f,
-                    &self.evaluators,
-                    &self.limits,
-                    &self.case_limit,
+                    s.hashes[self.index].clone(),
+                    &*s.f,
+                    &s.evaluators,
+                    &s.limits,
+                    &s.case_limit,
                     move || {
                         if first {
                             events.send(Event::UnitStarted { unit });
@@ -537,8 +540,8 @@ impl<C: TestCase + 'static, O: Send + Sync + 'static> Sampled<C, O> {
         let verdict = progress
             .decided()
             .unwrap_or_else(|| progress.final_verdict());
-        let report = case_report(verdict, self.gate.reliability(), ran);
-        finished(&self.events, self.unit, &report, total);
+        let report = case_report(verdict, s.gate.reliability(), ran);
+        finished(&s.events, self.unit, &report, total);
         report
     }
 }

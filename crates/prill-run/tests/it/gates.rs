@@ -5,93 +5,29 @@
 //! characteristic (`prill_stats::KOfN`) within Monte-Carlo error: early stop, lazy
 //! sample starts and concurrency change how many samples run, never what a gate means.
 
-use std::path::Path;
 use std::sync::Arc;
 
-use prill_run::engine::SAMPLE_METADATA;
 use prill_run::{Connectors, RunOptions, run_plan};
-use prill_spec::model::data_driven::Connection;
-use prill_spec::{Env, Plan, Unrecognized};
+use prill_spec::Plan;
 use prill_stats::{KOfN, Reliability, Sequential};
-use prill_target::{AgentRequest, AgentResponse, Registry, from_fn};
 use tokio::sync::mpsc;
+
+use crate::known_rate;
 
 /// Units per gate and rate.
 const UNITS: usize = 10_000;
 
-/// A number in `[0, 1)` from `text` and `sample`, the same every time (SplitMix64 of
-/// an FNV-1a hash).
-fn uniform(text: &str, sample: u32) -> f64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes().chain(sample.to_le_bytes()) {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    let mut z = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
-}
-
-/// `UNITS` copies of a case gated `need/of`, each asking its own question.
+/// `UNITS` copies of a case gated `need/of`.
 fn plan(need: u32, of: u32, p: f64) -> Plan {
-    plan_gated(&format!(r#"success_ratio = "{need}/{of}""#), p)
+    known_rate::plan(&format!(r#"success_ratio = "{need}/{of}""#), p, UNITS)
 }
 
-/// `UNITS` copies of a case held to `gate` (a HOCON field), each asking its own
-/// question.
 fn plan_gated(gate: &str, p: f64) -> Plan {
-    let text = format!(
-        r#"agent = a, connections = [direct], {gate}
-           interactions = [{{ text = "p={p} unit=0", response.text.keywords = pass }}]"#
-    );
-    let loaded = prill_spec::load_str(
-        Path::new("gate.hocon"),
-        &text,
-        &Env::default(),
-        Unrecognized::Error,
-    )
-    .unwrap();
-    let case = loaded.cases().into_iter().next().unwrap();
-    let cases = (0..UNITS)
-        .map(|i| {
-            let mut case = case.clone();
-            case.id = format!("{}-{i}", case.id).into();
-            case.name = format!("unit {i}").into();
-            if let Some(step) = case.interactions.first_mut() {
-                step.input.text = Some(format!("p={p} unit={i}"));
-            }
-            case
-        })
-        .collect();
-    Plan::new(cases)
+    known_rate::plan(gate, p, UNITS)
 }
 
-/// The in-process agent: it reads `p` from the question and passes sample `n` when
-/// [`uniform`] of the question and `n` is below it.
 fn connectors() -> Connectors {
-    let agent = from_fn(|request: AgentRequest| async move {
-        let text = request.text.clone().unwrap_or_default();
-        let p: f64 = text
-            .strip_prefix("p=")
-            .and_then(|rest| rest.split(' ').next())
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0.0);
-        let sample: u32 = request.metadata[SAMPLE_METADATA].parse().unwrap();
-        let word = if uniform(&text, sample) < p {
-            "pass"
-        } else {
-            "nope"
-        };
-        Ok(AgentResponse {
-            text: Some(word.to_owned()),
-            ..AgentResponse::default()
-        })
-    });
-    Connectors::new().with(
-        Connection::Direct,
-        Arc::new(Registry::new().with("a", Arc::new(agent))),
-    )
+    known_rate::connectors(Arc::default())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,6 +3,7 @@
 
 mod continue_conversation;
 mod gates;
+mod known_rate;
 mod last_run;
 mod scope;
 mod suite;
