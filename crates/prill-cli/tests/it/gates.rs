@@ -3,7 +3,7 @@
 //! sequential test, an inconclusive one in every report and its exit code under
 //! `--inconclusive`, and plans refused before anything runs.
 
-use crate::support::{prill, text};
+use crate::support::{json, prill, text};
 
 /// A case of the demo's `flaky` agent failing `fail` of the time, drawing from `seed`.
 fn flaky(dir: &std::path::Path, name: &str, seed: u32, fail: f64, gate: &str) {
@@ -57,9 +57,7 @@ fn an_inconclusive_case_fails_the_run_unless_told_otherwise_and_says_so_everywhe
             .any(|l| l.starts_with("0 passed, 0 failed, 0 errored, 1 inconclusive, 0 skipped in ")),
         "{stderr}"
     );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("run.json")).unwrap())
-            .unwrap();
+    let json = json(&dir.path().join("run.json"));
     let unit = &json["units"][0];
     assert_eq!(unit["verdict"], "inconclusive");
     assert_eq!(unit["reliability"]["max_samples"], 81);
@@ -112,9 +110,7 @@ fn reliability_on_the_command_line_holds_every_case_to_it() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("run.json")).unwrap())
-            .unwrap();
+    let json = json(&dir.path().join("run.json"));
     assert_eq!(json["units"][0]["tally"]["passed"], 18, "{json}");
     assert_eq!(json["units"][0]["reliability"]["good"], 0.95);
 
@@ -175,9 +171,7 @@ fn prill_toml_gives_the_gate_of_cases_that_state_none() {
     flaky(dir.path(), "own.hocon", 1, 0.01, r#"success_ratio = "2/2""#);
     let out = prill(dir.path(), &["run", "--demo", ".", "--json", "run.json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("run.json")).unwrap())
-            .unwrap();
+    let json = json(&dir.path().join("run.json"));
     let units = json["units"].as_array().unwrap();
     let of = |name: &str| {
         units

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use prill_testkit::providers::openai::FakeOpenAi;
 
-use crate::support::{judge_verdict, prill_isolated, runtime, text};
+use crate::support::{json, judge_verdict, prill_isolated, runtime, text};
 
 const KEY: &str = "sk-cli-judge-test";
 
@@ -412,8 +412,7 @@ fn assess_corrects_the_gist_pass_rate_with_the_calibration_on_record() {
         ),
         "{stdout}"
     );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.json")).unwrap()).unwrap();
+    let json = json(&dir.path().join("a.json"));
     let corrected = &json["cases"][0]["gist"]["corrected"];
     assert!(
         corrected["low"].as_f64().unwrap() < 0.571 && 0.572 < corrected["high"].as_f64().unwrap(),

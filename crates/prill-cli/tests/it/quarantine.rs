@@ -2,7 +2,7 @@
 //! but does not gate the exit code; an edit of its inputs keeps it quarantined; an
 //! entry past its date stops the run and names its owner.
 
-use crate::support::{prill, text};
+use crate::support::{json, prill, text};
 
 /// A project with a failing case and a passing one, and `quarantine` beside
 /// `prill.toml`.
@@ -69,9 +69,7 @@ fn a_quarantined_failure_is_reported_everywhere_but_does_not_gate() {
     let stdout = text(&out.stdout);
     assert!(stdout.contains("::warning "), "{stdout}");
     assert!(!stdout.contains("::error "), "{stdout}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("run.json")).unwrap())
-            .unwrap();
+    let json = json(&dir.path().join("run.json"));
     let wrong = json["units"]
         .as_array()
         .unwrap()
