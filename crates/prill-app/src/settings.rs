@@ -301,10 +301,7 @@ impl Settings {
 
 /// Today, in UTC.
 pub(crate) fn today() -> Date {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Date::from_unix_days((secs / 86_400) as i64)
+    Date::from(time::OffsetDateTime::now_utc().date())
 }
 
 /// The most a quarantine file may hold.

@@ -68,16 +68,9 @@ impl Entry {
     }
 }
 
-/// A calendar day, `YYYY-MM-DD`.
+/// A calendar day, `YYYY-MM-DD` (a [`time::Date`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Date {
-    /// The year.
-    pub year: i32,
-    /// The month, 1 to 12.
-    pub month: u32,
-    /// The day, 1 to the month's last.
-    pub day: u32,
-}
+pub struct Date(time::Date);
 
 impl Date {
     /// `YYYY-MM-DD`, a real day of the Gregorian calendar.
@@ -91,43 +84,29 @@ impl Date {
         if !(digits(y) && digits(m) && digits(d)) {
             return None;
         }
-        let date = Date {
-            year: y.parse().ok()?,
-            month: m.parse().ok()?,
-            day: d.parse().ok()?,
-        };
-        ((1..=12).contains(&date.month) && (1..=date.month_days()).contains(&date.day))
-            .then_some(date)
+        let month = time::Month::try_from(m.parse::<u8>().ok()?).ok()?;
+        time::Date::from_calendar_date(y.parse().ok()?, month, d.parse().ok()?)
+            .ok()
+            .map(Date)
     }
+}
 
-    /// The day `days` after 1970-01-01 (a Unix time's day, UTC).
-    pub fn from_unix_days(days: i64) -> Date {
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        let year = (yoe + era * 400 + i64::from(month <= 2)) as i32;
-        Date { year, month, day }
-    }
-
-    fn month_days(self) -> u32 {
-        match self.month {
-            2 if self.year % 4 == 0 && (self.year % 100 != 0 || self.year % 400 == 0) => 29,
-            2 => 28,
-            4 | 6 | 9 | 11 => 30,
-            _ => 31,
-        }
+impl From<time::Date> for Date {
+    fn from(date: time::Date) -> Date {
+        Date(date)
     }
 }
 
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
+        let d = self.0;
+        write!(
+            f,
+            "{:04}-{:02}-{:02}",
+            d.year(),
+            u8::from(d.month()),
+            d.day()
+        )
     }
 }
 
@@ -170,10 +149,10 @@ mod tests {
     }
 
     #[test]
-    fn unix_days_are_civil_days() {
-        assert_eq!(Date::from_unix_days(0).to_string(), "1970-01-01");
-        assert_eq!(Date::from_unix_days(11_016).to_string(), "2000-02-29");
-        assert_eq!(Date::from_unix_days(20_786).to_string(), "2026-11-29");
-        assert_eq!(Date::from_unix_days(-1).to_string(), "1969-12-31");
+    fn a_time_date_is_the_same_day() {
+        let d = time::Date::from_calendar_date(2000, time::Month::February, 29).unwrap();
+        assert_eq!(Date::from(d).to_string(), "2000-02-29");
+        assert_eq!(Date::from(d), Date::parse("2000-02-29").unwrap());
+        assert!(Date::from(d) < Date::parse("2000-03-01").unwrap());
     }
 }
