@@ -6,7 +6,7 @@
 //! use prill_spec::Plan;
 //! use prill_stats::Reliability;
 //!
-//! let explained = explain_plan(&Plan::new(Vec::new()), &Reliability::default());
+//! let explained = explain_plan(&Plan::new(Vec::new()), &Reliability::default()).unwrap();
 //! assert_eq!(explained.expected_false_failures, 0.0);
 //! ```
 
@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use prill_spec::Plan;
 use prill_spec::plan::Gate as SpecGate;
 use prill_stats::explain::{Figures, Gate, expected_false_failures, explain};
-use prill_stats::{KOfN, Reliability, Sequential};
+use prill_stats::{DesignError, KOfN, Reliability, Sequential};
 use serde::Serialize;
 
 /// The version of [`Explained`]'s JSON.
@@ -51,53 +51,74 @@ pub struct CaseGate {
     pub figures: Figures,
 }
 
+/// A case whose `reliability` gate cannot run (a plan given through the Rust API,
+/// unchecked: a file's is checked when it is read).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("the reliability gate of {name} ({}) cannot run: {source}", file.display())]
+pub struct ExplainError {
+    /// The case's name.
+    pub name: String,
+    /// Its file.
+    pub file: PathBuf,
+    /// What is wrong with its plan.
+    #[source]
+    pub source: Box<DesignError>,
+}
+
 /// The figures of every case of `plan`: a `success_ratio` judged at `reference`, a
-/// `reliability` gate at its own `good` and `bad`.
-pub fn explain_plan(plan: &Plan, reference: &Reliability) -> Explained {
+/// `reliability` gate at its own `good` and `bad`. A `reliability` gate that cannot run
+/// is the error, naming its case.
+pub fn explain_plan(plan: &Plan, reference: &Reliability) -> Result<Explained, ExplainError> {
     // Figured once per distinct gate: a suite has many cases and few gates.
     let mut figured: HashMap<String, Figures> = HashMap::new();
     let cases: Vec<CaseGate> = plan
         .cases
         .iter()
-        .map(|case| {
+        .map(|case| -> Result<CaseGate, ExplainError> {
             let gate = match case.gate {
                 SpecGate::Ratio(r) => format!("success_ratio {r}"),
                 SpecGate::Reliability(_) => case.gate.to_string(),
             };
-            let figures = figured
-                .entry(gate.clone())
-                .or_insert_with(|| match case.gate {
-                    SpecGate::Ratio(r) => explain(
-                        &Gate::Ratio(KOfN {
-                            need: r.need,
-                            of: r.of,
-                        }),
-                        reference,
-                    ),
-                    // Its ranges were checked when its file was read (and an
-                    // unchecked plan's `DesignError` names the field).
-                    SpecGate::Reliability(r) => Sequential::unchecked(r).map_or_else(
-                        |_| explain(&Gate::Ratio(KOfN { need: 0, of: 0 }), &r),
-                        |test| explain(&Gate::Reliability(test), &r),
-                    ),
-                })
-                .clone();
-            CaseGate {
+            let figures = match figured.get(&gate) {
+                Some(figures) => figures.clone(),
+                None => {
+                    let figures = match case.gate {
+                        SpecGate::Ratio(r) => explain(
+                            &Gate::Ratio(KOfN {
+                                need: r.need,
+                                of: r.of,
+                            }),
+                            reference,
+                        ),
+                        SpecGate::Reliability(r) => {
+                            let test = Sequential::unchecked(r).map_err(|source| ExplainError {
+                                name: case.name.to_string(),
+                                file: case.file.to_path_buf(),
+                                source: Box::new(source),
+                            })?;
+                            explain(&Gate::Reliability(test), &r)
+                        }
+                    };
+                    figured.insert(gate.clone(), figures.clone());
+                    figures
+                }
+            };
+            Ok(CaseGate {
                 id: case.id.to_string(),
                 name: case.name.to_string(),
                 file: case.file.to_path_buf(),
                 gate,
                 figures,
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let expected_false_failures = expected_false_failures(cases.iter().map(|c| &c.figures));
-    Explained {
+    Ok(Explained {
         schema_version: EXPLAIN_SCHEMA_VERSION,
         reference: *reference,
         cases,
         expected_false_failures,
-    }
+    })
 }
 
 impl Explained {
@@ -159,5 +180,52 @@ impl Explained {
             self.expected_false_failures
         ));
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan of one case `greets` held to `gate`.
+    fn plan(gate: SpecGate) -> Plan {
+        let loaded = prill_spec::load_str(
+            std::path::Path::new("greets.hocon"),
+            "agent = a, connections = [direct], interactions = [{ text = hi, response.text.keywords = hi }]",
+            &prill_spec::Env::default(),
+            prill_spec::Unrecognized::Error,
+        )
+        .unwrap();
+        let mut plan = Plan::new(loaded.cases());
+        plan.cases[0].gate = gate;
+        plan
+    }
+
+    /// A `reliability` plan given unchecked (through the Rust API) that cannot run is
+    /// the error, naming the case and what is wrong, not figures of a made-up gate.
+    #[test]
+    fn a_gate_that_cannot_run_is_the_error() {
+        let upside_down = Reliability {
+            good: 0.5,
+            bad: 0.9,
+            ..Reliability::default()
+        };
+        let e = explain_plan(
+            &plan(SpecGate::Reliability(upside_down)),
+            &Reliability::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.name, "greets");
+        assert!(
+            e.to_string()
+                .starts_with("the reliability gate of greets (greets.hocon) cannot run: "),
+            "{e}"
+        );
+        let fine = explain_plan(
+            &plan(SpecGate::Reliability(Reliability::default())),
+            &Reliability::default(),
+        )
+        .unwrap();
+        assert_eq!(fine.cases.len(), 1);
     }
 }

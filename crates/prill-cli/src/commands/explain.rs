@@ -26,7 +26,13 @@ pub(crate) fn run(args: &ExplainArgs, color: bool) -> anyhow::Result<ExitCode> {
     let (inputs, plan) = super::list::load_plan(&args.paths, color);
     let all_valid = inputs.entries.iter().all(Entry::is_valid);
     drop(inputs);
-    let explained = explain_plan(&plan, &reference);
+    let explained = match explain_plan(&plan, &reference) {
+        Ok(explained) => explained,
+        Err(e) => {
+            output::stderr(&format!("error: {e}\n"));
+            return Ok(ExitCode::INVALID);
+        }
+    };
     let text = match args.format {
         Format::Human => explained.render(),
         Format::Json => {
