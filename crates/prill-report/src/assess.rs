@@ -271,6 +271,9 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td.l,th.l{text-alig
             let _ = writeln!(out, "<p class=\"pass-k\">{}</p>", html(&pass_k_line(c)));
             out.push_str(&curves_svg(i, c));
         }
+        if let Some(line) = gist_line(c) {
+            let _ = writeln!(out, "<p class=\"gist\">{}</p>", html(&line));
+        }
         if let Some(s) = &c.suggestion {
             let _ = writeln!(out, "<p class=\"advice\">{}</p>", html(s));
         }

@@ -361,7 +361,8 @@ fn min_kappa_holds_the_run_s_judge_to_its_calibration_on_record() {
 }
 
 /// With the judge's calibration on record, `prill assess` shows the gist pass rate both
-/// as judged and corrected for the judge's errors (Rogan–Gladen), with its interval.
+/// as judged and corrected for the judge's errors (Rogan–Gladen), with its interval, in
+/// its table, its JSON and its HTML page.
 #[test]
 fn assess_corrects_the_gist_pass_rate_with_the_calibration_on_record() {
     let rt = runtime();
@@ -400,6 +401,8 @@ fn assess_corrects_the_gist_pass_rate_with_the_calibration_on_record() {
             "1",
             "--json",
             "a.json",
+            "--html",
+            "a.html",
         ],
         &openai_env(&fake),
     );
@@ -411,6 +414,13 @@ fn assess_corrects_the_gist_pass_rate_with_the_calibration_on_record() {
             "gist: 6 of 10 verdicts passed (60.0%); corrected for the judge's errors: 57.1% (95%: "
         ),
         "{stdout}"
+    );
+    let page = std::fs::read_to_string(dir.path().join("a.html")).unwrap();
+    assert!(
+        page.contains(
+            "<p class=\"gist\">gist: 6 of 10 verdicts passed (60.0%); corrected for the judge&#39;s errors: 57.1% (95%: "
+        ),
+        "{page}"
     );
     let json = json(&dir.path().join("a.json"));
     let corrected = &json["cases"][0]["gist"]["corrected"];
