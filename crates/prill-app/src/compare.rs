@@ -1,9 +1,12 @@
 //! What `prill compare` compares: two runs picked from the history (by id, the start
 //! of one, the newest, or the newest of a branch's commit) or read from report files,
-//! and the thresholds of `[compare]` in `prill.toml`.
+//! and the thresholds of `[compare]` in `prill.toml`. A kept run is read with the
+//! samples `prill compare --top-up` added to it (its `top-up` runs), and a run picked
+//! for either side is never a `top-up` run itself.
 
 use prill_history::compare::{CompareError, Side, Thresholds, newest_on, pick};
 use prill_history::{MAX_RUN_FILE_BYTES, RunRow};
+use prill_report::format::RunInfo;
 use prill_report::stored::{StoredError, StoredRun};
 
 /// The most of a kept run's first line read to learn its command: the `run` record.
@@ -11,6 +14,7 @@ const FIRST_LINE_BYTES: u64 = 64 * 1024;
 
 use crate::history::git;
 use crate::settings::Settings;
+use crate::top_up::TOP_UP_COMMAND;
 
 /// Which runs to compare, as given on the command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -75,7 +79,11 @@ impl Settings {
             Some(q) => kept.side(q)?,
             None => {
                 let rows = kept.rows()?;
-                let newest = rows.first().ok_or_else(|| too_few(0, None))?.clone();
+                let newest = rows
+                    .iter()
+                    .find(|r| r.command != TOP_UP_COMMAND)
+                    .ok_or_else(|| too_few(0, None))?
+                    .clone();
                 kept.read(&newest)?
             }
         };
@@ -99,6 +107,10 @@ impl Settings {
                 kept.read(&row)?
             }
         };
+        let (mut base, mut head) = (base, head);
+        for side in [&mut base, &mut head] {
+            kept.add_top_ups(side)?;
+        }
         Ok((base, head))
     }
 
@@ -162,7 +174,12 @@ impl Kept<'_> {
 
     /// The kept runs of `command` (all of them when it is not known), newest first.
     fn of_command(&mut self, command: Option<&str>) -> Result<Vec<RunRow>, CompareError> {
-        let rows = self.rows()?.to_vec();
+        let rows: Vec<RunRow> = self
+            .rows()?
+            .iter()
+            .filter(|r| r.command != TOP_UP_COMMAND)
+            .cloned()
+            .collect();
         let Some(command) = command else {
             return Ok(rows);
         };
@@ -172,9 +189,37 @@ impl Kept<'_> {
             .collect())
     }
 
+    /// Adds to `side`, a kept run, the samples of its `top-up` runs, oldest first. A
+    /// side read from a file has none.
+    fn add_top_ups(&mut self, side: &mut Side) -> Result<(), CompareError> {
+        let Some(id) = side.info.as_ref().map(|i| i.id.clone()) else {
+            return Ok(());
+        };
+        let mut top_ups: Vec<RunRow> = self
+            .rows()?
+            .iter()
+            .filter(|r| r.command == TOP_UP_COMMAND)
+            .cloned()
+            .collect();
+        top_ups.reverse();
+        for row in top_ups {
+            let of = self.first_line(&row).and_then(|i| i.settings.top_up);
+            if of.is_some_and(|of| of.head == id) {
+                side.add(self.read(&row)?);
+            }
+        }
+        Ok(())
+    }
+
     /// The command of a kept run, from its first line alone (at most 64 KiB of it),
     /// read as the history reads its files: a regular file, opened without blocking.
     fn command(&self, row: &RunRow) -> Option<String> {
+        Some(self.first_line(row)?.command)
+    }
+
+    /// The `run` line of a kept run, from its first line alone (at most 64 KiB of it),
+    /// read as the history reads its files: a regular file, opened without blocking.
+    fn first_line(&self, row: &RunRow) -> Option<RunInfo> {
         use std::io::{BufRead as _, Read as _};
         let path = self.settings.runs_dir().join(format!("{}.jsonl", row.id));
         let (_, file) = prill_spec::files::open_within(&path, MAX_RUN_FILE_BYTES).ok()?;
@@ -182,7 +227,7 @@ impl Kept<'_> {
         std::io::BufReader::new(file.take(FIRST_LINE_BYTES))
             .read_line(&mut line)
             .ok()?;
-        Some(StoredRun::parse(&line).ok()?.info?.command)
+        StoredRun::parse(&line).ok()?.info
     }
 
     /// A kept run, read whole within the history's limit: a regular file, opened

@@ -179,6 +179,7 @@ impl Settings {
                 mode: c.flag().to_owned(),
                 dir: c.dir.display().to_string(),
             }),
+            top_up: None,
         }
     }
 

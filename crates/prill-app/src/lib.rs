@@ -73,6 +73,7 @@ mod rerun;
 mod runtime;
 mod session;
 mod settings;
+mod top_up;
 pub mod view;
 pub mod watch;
 
@@ -90,3 +91,4 @@ pub use prices::Prices;
 pub use runtime::runtime;
 pub use session::Session;
 pub use settings::{CONFIG_FILE, DEMO_PROVIDER, Found, Overrides, Settings, find_config};
+pub use top_up::{TOP_UP_COMMAND, TopUpError, ToppedUp};

@@ -28,6 +28,7 @@ pub mod modes;
 pub mod stats;
 
 use prill_spec::plan::Gate;
+use prill_stats::curve_points;
 use serde::Serialize;
 
 pub use modes::{Failure, Mode, classify, merge_named, normalize};
@@ -137,17 +138,6 @@ pub struct PassK {
     pub pass_hat_k: f64,
 }
 
-/// The `k` a curve of `n` samples shows: every one up to 20, then 25, 50, 100, 200,
-/// 500, 1000, ... below `n`, and `n`.
-fn curve_points(n: u32) -> impl Iterator<Item = u32> {
-    let steps = [25u32, 50]
-        .into_iter()
-        .chain((2..9).flat_map(|e| [1u32, 2, 5].map(|m| m * 10u32.pow(e))));
-    (1..=n.min(20))
-        .chain(steps.filter(move |k| *k < n && *k > 20))
-        .chain((n > 20).then_some(n))
-}
-
 /// The resamples of [`suite_pass_hat_k`]'s bootstrap, and its seed.
 const RESAMPLES: usize = 2000;
 const SEED: u64 = 0x5eed_2026;
@@ -188,13 +178,12 @@ pub fn assess(
     let (ci_low, ci_high) = wilson(passed, samples, stats::Z95);
     let (exact_low, exact_high) = prill_stats::clopper_pearson(passed as u32, samples as u32, 0.05);
     let (n, c) = (samples as u32, passed as u32);
-    let pass_k = curve_points(n)
-        .filter_map(|k| {
-            Some(PassK {
-                k,
-                pass_at_k: prill_stats::pass_at_k(n, c, k)?,
-                pass_hat_k: prill_stats::pass_hat_k(n, c, k)?,
-            })
+    let pass_k = prill_stats::curve(n, c)
+        .into_iter()
+        .map(|(k, pass_at_k, pass_hat_k)| PassK {
+            k,
+            pass_at_k,
+            pass_hat_k,
         })
         .collect();
     let advice = match gate {
@@ -241,17 +230,4 @@ fn gist(outcomes: &[SampleOutcome]) -> Option<GistRate> {
         judged,
         corrected: None,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn curves_show_every_small_k_then_round_ones() {
-        assert_eq!(curve_points(3).collect::<Vec<_>>(), [1, 2, 3]);
-        let long: Vec<u32> = curve_points(1234).collect();
-        assert_eq!(&long[18..], [19, 20, 25, 50, 100, 200, 500, 1000, 1234]);
-        assert_eq!(curve_points(0).count(), 0);
-    }
 }

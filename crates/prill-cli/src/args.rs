@@ -188,6 +188,24 @@ pub struct CompareArgs {
     /// The project configuration, whose folder holds the history and whose `[compare]` sets the thresholds [default: ./prill.toml when it exists, else the working directory]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Draw more samples of the head for the sampled cases the comparison could not decide, in waves, until each is a regression or a fix, a drop of --top-up-drop would be seen, or N more samples were taken; every p-value is then spread over the looks (docs/statistics.md). Each wave is kept in the history as a `top-up` run of the head [default N: 40]
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "40", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub top_up: Option<u32>,
+    /// The most samples of a case one top-up wave draws
+    #[arg(long, value_name = "N", default_value_t = 20, requires = "top_up", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub top_up_wave: u32,
+    /// A case stops drawing once its samples would show a drop of this much in pass rate (80% of the time): 0.2 is 20 points
+    #[arg(long, value_name = "DROP", default_value_t = 0.2, requires = "top_up")]
+    pub top_up_drop: f64,
+    /// Draw the top-up's samples from the built-in demo agents
+    #[arg(long, requires = "top_up")]
+    pub demo: bool,
+    /// Where the neuro-san server of the top-up's http, https and mcp cases is, and how to trust it
+    #[command(flatten)]
+    pub remote: ServerArgs,
+    /// The most top-up samples in flight at once [default: `[concurrency] jobs` in prill.toml, else 32]
+    #[arg(short = 'j', long, value_name = "N", requires = "top_up", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
 }
 
 /// How `prill compare` prints.

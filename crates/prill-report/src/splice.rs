@@ -19,7 +19,7 @@ use serde_json::value::{RawValue, to_raw_value};
 use prill_run::events::ANSWER_QUOTED;
 
 use crate::format::{
-    Line, Quarantine, Record, ReliabilityPlan, Sample, Status, Tally, Unit, UnitId,
+    Line, PassRates, Quarantine, Record, ReliabilityPlan, Sample, Status, Tally, Unit, UnitId,
 };
 
 /// The most samples kept for one unit in flight: past it, the unit's line is
@@ -57,6 +57,8 @@ struct UnitLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     quarantine: Option<&'a Quarantine>,
     tally: Tally,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rates: Option<&'a PassRates>,
     samples: Vec<&'a RawValue>,
     duration: f64,
 }
@@ -143,6 +145,7 @@ impl Splicer {
                 reliability: unit.reliability,
                 quarantine: unit.quarantine.as_ref(),
                 tally: unit.tally,
+                rates: unit.rates.as_ref(),
                 samples: kept.iter().map(|(_, json)| &**json).collect(),
                 duration: unit.duration,
             },

@@ -525,6 +525,7 @@ mod tests {
             interactions: vec![],
             failure_patterns: Box::default(),
             quarantine: None,
+            first_sample: 0,
         }
     }
 

@@ -117,6 +117,12 @@ pub struct Case {
     /// and is reported, but does not gate. Set by the application, never by a file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quarantine: Option<Arc<crate::model::quarantine::Entry>>,
+    /// The index of the case's first sample: 0, except when more samples of a case are
+    /// drawn after those a run took (`prill compare --top-up`), which are numbered on
+    /// from them, so that caches, cassettes and agents that draw by the sample's index
+    /// see new samples rather than the same ones again. Set by the application.
+    #[serde(skip)]
+    pub first_sample: u32,
 }
 
 /// What a case tests.
@@ -502,6 +508,7 @@ impl DataDrivenCase {
             interactions,
             failure_patterns: self.failure_patterns.clone().unwrap_or_default().into(),
             quarantine: None,
+            first_sample: 0,
         }
     }
 }
@@ -691,6 +698,7 @@ impl TestSpec {
             }],
             failure_patterns: Box::default(),
             quarantine: None,
+            first_sample: 0,
         }
     }
 }
@@ -921,6 +929,7 @@ mod tests {
             interactions: vec![],
             failure_patterns: Box::default(),
             quarantine: None,
+            first_sample: 0,
         }
     }
 

@@ -33,6 +33,24 @@ pub fn pass_hat_k(n: u32, c: u32, k: u32) -> Option<f64> {
     (k >= 1 && k <= n && c <= n).then(|| ratio(c, n, k))
 }
 
+/// The `k` a curve of `n` samples shows: every one up to 20, then 25, 50, 100, 200,
+/// 500, 1000, ... below `n`, and `n`.
+pub fn curve_points(n: u32) -> impl Iterator<Item = u32> {
+    let steps = [25u32, 50]
+        .into_iter()
+        .chain((2..9).flat_map(|e| [1u32, 2, 5].map(|m| m * 10u32.pow(e))));
+    (1..=n.min(20))
+        .chain(steps.filter(move |k| *k < n && *k > 20))
+        .chain((n > 20).then_some(n))
+}
+
+/// pass@k and pass^k at the [`curve_points`] of `n`: `(k, pass@k, pass^k)`.
+pub fn curve(n: u32, c: u32) -> Vec<(u32, f64, f64)> {
+    curve_points(n)
+        .filter_map(|k| Some((k, pass_at_k(n, c, k)?, pass_hat_k(n, c, k)?)))
+        .collect()
+}
+
 /// pass@k and pass^k for every `k` from 1 to `n`: `(k, pass@k, pass^k)`.
 pub fn curves(n: u32, c: u32) -> Vec<(u32, f64, f64)> {
     (1..=n)
@@ -106,6 +124,17 @@ pub fn suite_pass_hat_k(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn curves_show_every_small_k_then_round_ones() {
+        assert_eq!(curve_points(3).collect::<Vec<_>>(), [1, 2, 3]);
+        let long: Vec<u32> = curve_points(1234).collect();
+        assert_eq!(&long[18..], [19, 20, 25, 50, 100, 200, 500, 1000, 1234]);
+        assert_eq!(curve_points(0).count(), 0);
+        let c = curve(5, 4);
+        assert_eq!(c.len(), 5);
+        assert!((c[2].2 - 0.4).abs() < 1e-12 && c[2].1 == 1.0);
+    }
 
     #[test]
     fn the_estimators_are_the_published_ones() {

@@ -36,7 +36,9 @@ pub mod stability;
 pub mod two_sample;
 
 pub use binomial::{Z95, binomial_tail, clopper_pearson, wilson};
-pub use estimate::{SuitePassHatK, curves, pass_at_k, pass_hat_k, suite_pass_hat_k};
+pub use estimate::{
+    SuitePassHatK, curve, curve_points, curves, pass_at_k, pass_hat_k, suite_pass_hat_k,
+};
 pub use gate::KOfN;
 pub use sequential::{Decision, DesignError, MAX_SAMPLES_LIMIT, Reliability, Sequential};
 

@@ -1,12 +1,14 @@
 //! `prill compare [BASE] [HEAD]`: what changed from one run to another, from the
 //! history or from report files; the comparison to stdout as text, Markdown or JSON.
+//! With `--top-up`, more samples of the head are drawn for the cases the comparison
+//! could not decide first (`prill_app::Settings::top_up`).
 //!
 //! Exit codes: 0 when compared; 1 when a case regressed and `--fail-on-regression` was
-//! given; 2 when the settings are invalid or a run cannot be found or read; 3 when the
-//! `--html` page cannot be written.
+//! given; 2 when the settings are invalid, a run cannot be found or read, or a top-up
+//! cannot start; 3 when the `--html` page cannot be written.
 
 use prill_app::{Overrides, RunQuery, Settings};
-use prill_history::compare::{compare, render};
+use prill_history::compare::{TopUpPlan, compare, render};
 use prill_report::Output;
 use prill_report::html::CompareSection;
 
@@ -17,7 +19,12 @@ use crate::output;
 
 /// Compares the runs `args` name.
 pub(crate) fn run(args: &CompareArgs, color: bool) -> anyhow::Result<ExitCode> {
-    let settings = match Settings::load(args.config.as_deref(), Overrides::default()) {
+    let overrides = Overrides {
+        demo: args.demo,
+        jobs: args.jobs.map(|n| n as usize),
+        ..args.remote.overrides()
+    };
+    let settings = match Settings::load(args.config.as_deref(), overrides) {
         Ok(settings) => settings,
         Err(e) => return Ok(settings_error(&e, color)),
     };
@@ -49,7 +56,29 @@ pub(crate) fn run(args: &CompareArgs, color: bool) -> anyhow::Result<ExitCode> {
             ));
         }
     }
-    let comparison = compare(&base, &head, &settings.compare_thresholds());
+    let (comparison, head) = match args.top_up {
+        None => (compare(&base, &head, &settings.compare_thresholds()), head),
+        Some(max) => {
+            let plan = TopUpPlan {
+                max,
+                wave: args.top_up_wave,
+                drop: args.top_up_drop,
+            };
+            let runtime = prill_app::runtime()?;
+            match runtime.block_on(settings.top_up(base, head, plan)) {
+                Ok(done) => {
+                    for warning in &done.warnings {
+                        output::stderr(&format!("{warning}\n"));
+                    }
+                    (done.comparison, done.head)
+                }
+                Err(e) => {
+                    output::stderr(&format!("error: {e}\n"));
+                    return Ok(ExitCode::INVALID);
+                }
+            }
+        }
+    };
     let text = match args.format {
         CompareFormat::Human => render::human(&comparison),
         CompareFormat::Markdown => render::markdown(&comparison),

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Output;
 
 use prill_testkit::providers::openai::FakeOpenAi;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::{git, judge_verdict, prill, prill_isolated, runtime, text};
 
@@ -391,6 +391,167 @@ fn the_base_picked_for_a_run_is_a_run_of_the_same_command() {
     ok(&out, 2);
     assert!(
         text(&out.stderr).contains("keeps 1 of `prill run`"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// A case of the demo's `flaky` agent whose draws (the same for the same sample index)
+/// pass while below `under`; editing `under` keeps the case's id.
+fn roll(under: f64) -> String {
+    format!(
+        r#"{{ agent = flaky, connections = [direct], success_ratio = "8/10",
+             interactions = [{{ text = "Roll", sly_data {{ seed = 11, modes {{ x = 0.0 }} }},
+                               response {{ structure {{ draw {{ less = {under} }} }} }} }}] }}"#
+    )
+}
+
+/// `--top-up` draws more samples of the head for the undecided case, numbered after the
+/// head's, keeps each wave as a `top-up` run of the head, and a later comparison of the
+/// head reads them back and pays for the looks.
+#[test]
+fn a_top_up_draws_more_of_the_head_and_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join(".gitignore"), ".prill/\n").unwrap();
+    std::fs::write(p.join("roll.hocon"), roll(0.95)).unwrap();
+    git(p, &["init", "-q", "-b", "main"]);
+    git(p, &["add", "."]);
+    git(p, &["commit", "-q", "-m", "main"]);
+    // One sample at a time: which samples run before the verdict is then the same
+    // every time.
+    run_demo(p, &["--samples", "60", "-j", "1"], 0);
+    git(p, &["checkout", "-q", "-b", "feature"]);
+    std::fs::write(p.join("roll.hocon"), roll(0.75)).unwrap();
+    git(p, &["commit", "-q", "-am", "feature"]);
+    run_demo(p, &["--samples", "10", "-j", "1"], 0);
+    let head = run_ids(p).pop().unwrap();
+
+    // Alone, the head's samples cannot tell: 48/48, then 8/9.
+    let before: Value =
+        serde_json::from_str(&ok(&prill(p, &["compare", "--format", "json"]), 0)).unwrap();
+    assert_eq!(
+        before["regressions"].as_array().unwrap().len(),
+        0,
+        "{before}"
+    );
+    assert_eq!(before["within_chance"][0]["head"]["samples"], 9, "{before}");
+    assert_eq!(before["looks"], 1);
+
+    let args = [
+        "compare",
+        "--base-branch",
+        "main",
+        "--top-up",
+        "--demo",
+        "--format",
+        "json",
+        "--fail-on-regression",
+    ];
+    let out = prill(p, &args);
+    let topped: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    let report = &topped["top_up"];
+    assert_eq!(report["looks"], 3, "{topped}");
+    assert_eq!(report["plan"]["max"], 40);
+    // One wave of 20 decides it: 24/29 against 48/48 is a regression, whatever the
+    // third look would have said.
+    let case = &report["cases"][0];
+    assert_eq!(
+        (&case["samples"], &case["ended"]),
+        (&json!(20), &json!("decided")),
+        "{topped}"
+    );
+    let added = 20;
+    assert_eq!(topped["regressions"][0]["head"]["samples"], 29, "{topped}");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    // Each wave is kept as a `top-up` run of the head, its samples numbered after
+    // every one the head's gate could have started (8/10: 0 to 9).
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len() as u64, case["waves"].as_u64().unwrap());
+    let wave = std::fs::read_to_string(
+        p.join(".prill/runs")
+            .join(format!("{}.jsonl", runs[0].as_str().unwrap())),
+    )
+    .unwrap();
+    let first: Value = serde_json::from_str(wave.lines().next().unwrap()).unwrap();
+    assert_eq!(first["command"], "top-up");
+    assert_eq!(first["settings"]["top_up"]["head"], head.as_str());
+    let unit: Value = serde_json::from_str(
+        wave.lines()
+            .find(|l| l.contains("\"unit_finished\""))
+            .unwrap(),
+    )
+    .unwrap();
+    let mut indices: Vec<u64> = unit["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["index"].as_u64().unwrap())
+        .collect();
+    indices.sort_unstable();
+    assert_eq!(indices, (10..30).collect::<Vec<u64>>(), "{unit}");
+
+    // Compared again without --top-up: the head still has its added samples, and the
+    // looks they took.
+    let again: Value = serde_json::from_str(&ok(
+        &prill(p, &["compare", "--base-branch", "main", "--format", "json"]),
+        0,
+    ))
+    .unwrap();
+    assert_eq!(again["regressions"], topped["regressions"]);
+    assert_eq!(again["looks"], 3);
+    assert_eq!(
+        again["head"]["label"],
+        head.as_str(),
+        "a top-up run is never the head"
+    );
+    let changes = ["regressions", "within_chance", "probably_changed"];
+    let head_samples = changes
+        .iter()
+        .flat_map(|k| again[k].as_array().unwrap())
+        .map(|c| c["head"]["samples"].as_u64().unwrap())
+        .next();
+    let own = before["within_chance"][0]["head"]["samples"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(head_samples, Some(own + added), "{again}");
+    let listed = text(&prill(p, &["runs"]).stdout);
+    assert!(listed.contains(" top-up "), "{listed}");
+}
+
+/// A top-up is refused when its samples would not be the head's, or its plan cannot
+/// run, before anything is drawn.
+#[test]
+fn a_top_up_that_would_not_sample_the_head_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join(".gitignore"), ".prill/\n").unwrap();
+    std::fs::write(p.join("roll.hocon"), roll(0.95)).unwrap();
+    git(p, &["init", "-q", "-b", "main"]);
+    git(p, &["add", "."]);
+    git(p, &["commit", "-q", "-m", "one"]);
+    run_demo(p, &["--samples", "20"], 0);
+    run_demo(p, &["--samples", "20"], 0);
+    let head_commit = git(p, &["rev-parse", "HEAD"]);
+    std::fs::write(p.join("other.yaml"), case("other", "other")).unwrap();
+    git(p, &["add", "."]);
+    git(p, &["commit", "-q", "-m", "two"]);
+    let out = prill(p, &["compare", "--top-up", "--demo"]);
+    ok(&out, 2);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("ran at commit {head_commit}")) && err.contains("check out"),
+        "{err}"
+    );
+    assert_eq!(run_ids(p).len(), 2, "nothing was drawn");
+    let out = prill(p, &["compare", "--top-up", "--top-up-drop", "1.5"]);
+    ok(&out, 2);
+    assert!(text(&out.stderr).contains("--top-up-drop must be above 0 and below 1"));
+    // The top-up's own flags need it.
+    let out = prill(p, &["compare", "--top-up-wave", "5"]);
+    ok(&out, 2);
+    assert!(
+        text(&out.stderr).contains("--top-up"),
         "{}",
         text(&out.stderr)
     );

@@ -646,3 +646,44 @@ fn the_tag_menu_narrows_the_table_in_headless_chromium() {
     assert_eq!(browser.rows(), 2);
     assert_eq!(browser.errors(), Vec::<String>::new(), "no console error");
 }
+
+/// A case of up to ten samples of the demo's `flaky` agent, failing about a third of
+/// them.
+const SAMPLED: &str = r#"{ agent = flaky, connections = [direct], success_ratio = "6/10",
+  interactions = [{ text = "Roll", sly_data { seed = 5, modes { x = 0.35 } }, response.text.value = ok }] }"#;
+
+/// A sampled unit's pass rate, its intervals and its pass@k and pass^k curves are in
+/// the JSON report and the page's data (a unit of one sample has none), and the page
+/// shows them under its samples.
+#[test]
+#[cfg_attr(
+    not(prill_browser_tests),
+    ignore = "needs headless Chromium: set PRILL_BROWSER_TESTS=1 with Debian's chromium installed (.ci/run does)"
+)]
+fn a_sampled_unit_shows_its_rates_in_headless_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sampled.hocon"), SAMPLED).unwrap();
+    let out = prill(
+        dir.path(),
+        &["run", "--demo", ".", "--json", "r.json", "--html", "r.html"],
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap())
+            .unwrap_or_else(|_| panic!("{}", text(&out.stderr)));
+    let rates = &report["units"][0]["rates"];
+    let n = report["units"][0]["samples"].as_array().unwrap().len();
+    assert_eq!(rates["pass_k"].as_array().unwrap().len(), n, "{report}");
+    assert_eq!(rates["pass_k"][0]["pass_at_k"], rates["rate"]);
+    let page = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert_eq!(&data(&page)["units"][0]["rates"], rates);
+    let browser = Browser::launch_sized(1200, 900);
+    browser.open(&dir.path().join("r.html"));
+    let shown = browser.eval("document.querySelector('#cases tbody tr.unit .rates').textContent");
+    let shown = shown.as_str().unwrap();
+    let rate = rates["rate"].as_f64().unwrap();
+    assert!(
+        shown.starts_with(&format!("{:.1}% (95%: ", 100.0 * rate)) && shown.contains(" · pass^3 "),
+        "{shown}"
+    );
+    assert_eq!(browser.errors(), Vec::<String>::new(), "no console error");
+}

@@ -30,12 +30,16 @@
 
 mod model;
 pub mod render;
+mod top_up;
 
 use std::path::PathBuf;
 
 pub use model::{
     CaseRef, Change, Comparison, Edited, JudgeChange, LATENCY_FLOOR_SECONDS, Metric, MetricChange,
     Only, Outcome, POWER, RunRef, Side, Thresholds, compare,
+};
+pub use top_up::{
+    Draw, Ended, FUTILE_POWER, TopUp, TopUpPlan, TopUpPlanError, TopUpReport, ToppedUp,
 };
 
 use crate::{HistoryError, RunRow};

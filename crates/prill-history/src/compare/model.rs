@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use prill_report::format::{CheckOutcome, RunInfo, Status, Summary, Unit};
+use prill_report::format::{CheckOutcome, PassRates, RunInfo, Status, Summary, Unit};
 use prill_report::stored::StoredRun;
 use serde::Serialize;
 
@@ -54,6 +54,13 @@ pub struct Side {
     pub finished: bool,
     /// Its totals, when it finished.
     pub summary: Option<Summary>,
+    /// How many looks each sampled case's test is spread over: 1, or, for a run
+    /// `prill compare --top-up` added samples to, the looks its plan allows (the
+    /// run's own samples, then each wave). Every p-value of a comparison is multiplied
+    /// by the larger side's looks.
+    pub looks: u32,
+    /// The ids of the `top-up` runs whose samples were added ([`Side::add`]).
+    pub topped_up_by: Vec<String>,
 }
 
 impl Side {
@@ -66,6 +73,35 @@ impl Side {
             units: stored.units,
             finished,
             summary: stored.summary,
+            looks: 1,
+            topped_up_by: Vec::new(),
+        }
+    }
+
+    /// Adds the samples of `extra`, a `top-up` run of this one, to its units (matched by
+    /// case id, connection and target): their tallies and samples are added, the
+    /// verdicts kept. The looks become the top-up's when it has more. A unit of
+    /// `extra` this run does not have is left out.
+    pub fn add(&mut self, extra: Side) {
+        if let Some(of) = extra.info.as_ref().and_then(|i| i.settings.top_up.as_ref()) {
+            self.looks = self.looks.max(of.looks);
+        }
+        if let Some(info) = &extra.info {
+            self.topped_up_by.push(info.id.clone());
+        }
+        for more in extra.units {
+            let Some(unit) = self.units.iter_mut().find(|u| {
+                u.unit.case_id == more.unit.case_id
+                    && u.unit.connection == more.unit.connection
+                    && u.unit.target == more.unit.target
+            }) else {
+                continue;
+            };
+            unit.tally.passed += more.tally.passed;
+            unit.tally.failed += more.tally.failed;
+            unit.tally.errored += more.tally.errored;
+            unit.rates = PassRates::of(&unit.tally);
+            unit.samples.extend(more.samples);
         }
     }
 }
@@ -129,12 +165,20 @@ pub struct Change {
     /// In the head run.
     pub head: Outcome,
     /// For a sampled case, the two-sided mid-p value of Fisher's exact test of the
-    /// change in its pass rate (before any correction for the other cases).
+    /// change in its pass rate, times the comparison's looks (at most 1), before any
+    /// correction for the other cases.
     pub p_value: Option<f64>,
     /// For a sampled case, the smallest drop from its base pass rate that a test at
-    /// `alpha` would have seen 80% of the time with these samples (`None`: not even a
-    /// drop to 0).
+    /// `alpha` (divided by the looks) would have seen 80% of the time with these
+    /// samples (`None`: not even a drop to 0).
     pub detectable_drop: Option<f64>,
+    /// For a sampled case, its pass rate in the base run with its intervals, pass@k and
+    /// pass^k (when it ran more than one sample there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_rates: Option<PassRates>,
+    /// The same in the head run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_rates: Option<PassRates>,
 }
 
 /// The power a comparison's detectable drop is stated at.
@@ -242,6 +286,12 @@ pub struct Comparison {
     pub head: RunRef,
     /// What counted as a change.
     pub thresholds: Thresholds,
+    /// How many looks each sampled case's test is spread over (1 unless the head was
+    /// topped up): its p-value is multiplied by them (Bonferroni).
+    pub looks: u32,
+    /// What `prill compare --top-up` added to the head, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_up: Option<crate::compare::TopUpReport>,
     /// Passed before, failed or errored now; for a sampled case, a drop in its pass
     /// rate that Holm's step-down over all sampled cases rejects at `alpha`.
     pub regressions: Vec<Change>,
@@ -280,10 +330,13 @@ impl Comparison {
 
 /// Compares `head` with `base`.
 pub fn compare(base: &Side, head: &Side, thresholds: &Thresholds) -> Comparison {
+    let looks = base.looks.max(head.looks).max(1);
     let mut out = Comparison {
         base: run_ref(base),
         head: run_ref(head),
         thresholds: *thresholds,
+        looks,
+        top_up: None,
         regressions: Vec::new(),
         fixes: Vec::new(),
         probably_changed: Vec::new(),
@@ -316,7 +369,7 @@ pub fn compare(base: &Side, head: &Side, thresholds: &Thresholds) -> Comparison 
             out.skipped += 1;
             continue;
         }
-        match verdicts(b, h, thresholds.alpha, &mut out) {
+        match verdicts(b, h, thresholds.alpha, looks, &mut out) {
             Some(change) => tested.push(change),
             None if outcome(b).samples > 1 || outcome(h).samples > 1 => tested_unchanged += 1,
             None => {}
@@ -367,12 +420,26 @@ pub(super) fn case_ref(u: &Unit) -> CaseRef {
     }
 }
 
-fn outcome(u: &Unit) -> Outcome {
+pub(super) fn outcome(u: &Unit) -> Outcome {
     Outcome {
         verdict: u.verdict,
         passed: u.tally.passed,
         samples: u.tally.passed + u.tally.failed + u.tally.errored,
     }
+}
+
+/// The pairs of units of both runs that are judged on their pass rates: neither
+/// skipped, and more than one sample in either run.
+pub(super) fn sampled_pairs<'a>(base: &'a Side, head: &'a Side) -> Vec<(&'a Unit, &'a Unit)> {
+    let (pairs, _, _) = pair(&base.units, &head.units);
+    pairs
+        .into_iter()
+        .filter(|(b, h)| {
+            b.verdict != Status::Skipped
+                && h.verdict != Status::Skipped
+                && (outcome(b).samples > 1 || outcome(h).samples > 1)
+        })
+        .collect()
 }
 
 type Paired<'a> = (Vec<(&'a Unit, &'a Unit)>, Vec<&'a Unit>, Vec<&'a Unit>);
@@ -447,14 +514,16 @@ fn ok(s: Status) -> bool {
 /// Sorts an unsampled pair into regressions, fixes or unchanged; a sampled pair whose
 /// rate or verdict changed is returned with its p-value, for [`sampled`] to sort once
 /// every case is tested.
-fn verdicts(b: &Unit, h: &Unit, alpha: f64, out: &mut Comparison) -> Option<Change> {
+fn verdicts(b: &Unit, h: &Unit, alpha: f64, looks: u32, out: &mut Comparison) -> Option<Change> {
     let (bo, ho) = (outcome(b), outcome(h));
-    let change = |p_value, detectable_drop| Change {
+    let change = |p_value: Option<f64>, detectable_drop| Change {
         case: case_ref(h),
         base: bo,
         head: ho,
         p_value,
         detectable_drop,
+        base_rates: p_value.and_then(|_| PassRates::of(&b.tally)),
+        head_rates: p_value.and_then(|_| PassRates::of(&h.tally)),
     };
     if bo.samples <= 1 && ho.samples <= 1 {
         match (ok(bo.verdict), ok(ho.verdict)) {
@@ -477,13 +546,31 @@ fn verdicts(b: &Unit, h: &Unit, alpha: f64, out: &mut Comparison) -> Option<Chan
         ho.passed,
         ho.samples - ho.passed,
     );
-    let base_rate = if bo.samples == 0 {
+    let drop = sampled_drop(bo, ho, alpha, looks, POWER);
+    Some(change(Some((p * f64::from(looks)).min(1.0)), drop))
+}
+
+/// The smallest drop from the base's pass rate a test at `alpha / looks` would see
+/// `power` of the time with the samples of `base` and `head`.
+pub(super) fn sampled_drop(
+    base: Outcome,
+    head: Outcome,
+    alpha: f64,
+    looks: u32,
+    power: f64,
+) -> Option<f64> {
+    let base_rate = if base.samples == 0 {
         0.0
     } else {
-        f64::from(bo.passed) / f64::from(bo.samples)
+        f64::from(base.passed) / f64::from(base.samples)
     };
-    let drop = detectable_drop(bo.samples, ho.samples, base_rate, alpha, POWER);
-    Some(change(Some(p), drop))
+    detectable_drop(
+        base.samples,
+        head.samples,
+        base_rate,
+        alpha / f64::from(looks.max(1)),
+        power,
+    )
 }
 
 /// Sorts the sampled changes: Holm's step-down at `alpha` over every sampled case

@@ -128,6 +128,9 @@ pub fn human(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "base  {}", run_line(&c.base));
     let _ = writeln!(out, "head  {}", run_line(&c.head));
+    if let Some(note) = looks_note(c) {
+        let _ = writeln!(out, "{note}");
+    }
     let _ = writeln!(out, "{}", headline(c));
     let changes = |out: &mut String, title: &str, list: &[Change], unseen_too: bool| {
         if list.is_empty() {
@@ -206,6 +209,12 @@ pub fn human(c: &Comparison) -> String {
             let _ = writeln!(out, "  {}  {}", case(&m.case), metric_line(m));
         }
     }
+    if let Some(top_up) = &c.top_up {
+        let _ = writeln!(out, "\n{}", top_up_title(top_up));
+        for t in &top_up.cases {
+            let _ = writeln!(out, "  {}  {}", case(&t.case), topped_line(t));
+        }
+    }
     if !c.judge.is_empty() {
         let _ = writeln!(out, "\nJudge reasons");
         for j in &c.judge {
@@ -222,6 +231,46 @@ pub fn human(c: &Comparison) -> String {
         }
     }
     out
+}
+
+/// What the looks cost, when the head was topped up: each p-value is multiplied by them.
+fn looks_note(c: &Comparison) -> Option<String> {
+    (c.looks > 1).then(|| {
+        format!(
+            "topped up: each sampled case's test is spread over {} looks (the head's own samples, then each wave), so every p-value is multiplied by {} (Bonferroni)",
+            c.looks, c.looks
+        )
+    })
+}
+
+/// `Top-up: 2 waves, at most 40 more samples a case (10 a wave), until a drop of 20
+/// points would be seen; kept as runs a, b`.
+fn top_up_title(t: &super::TopUpReport) -> String {
+    let runs = if t.runs.is_empty() {
+        "nothing kept".to_owned()
+    } else {
+        format!("kept as {}", t.runs.join(", "))
+    };
+    format!(
+        "Top-up ({} wave{}, at most {} more samples a case, {} a wave, until a drop of {:.0} points would be seen; {runs})",
+        t.waves,
+        if t.waves == 1 { "" } else { "s" },
+        t.plan.max,
+        t.plan.wave,
+        100.0 * t.plan.drop
+    )
+}
+
+/// `+20 samples (12 passed) in 2 waves: decided`.
+fn topped_line(t: &super::ToppedUp) -> String {
+    format!(
+        "+{} samples ({} passed) in {} wave{}: {}",
+        t.samples,
+        t.passed,
+        t.waves,
+        if t.waves == 1 { "" } else { "s" },
+        t.ended.describe()
+    )
 }
 
 /// `id 3f9a… → 7c21…, tests/x.yaml`.
@@ -254,6 +303,9 @@ pub fn markdown(c: &Comparison) -> String {
         run_md(&c.head),
         escape(&headline(c))
     );
+    if let Some(note) = looks_note(c) {
+        let _ = writeln!(md, "{}\n", escape(&note));
+    }
     if !c.regressions.is_empty() {
         changes_md(&mut md, "Regression", &c.regressions, false);
     }
@@ -310,6 +362,23 @@ pub fn markdown(c: &Comparison) -> String {
                 escape(&m.case.name),
                 escape(&m.case.connection),
                 escape(&metric_line(m))
+            );
+        }
+        rest.push('\n');
+    }
+    if let Some(top_up) = &c.top_up {
+        let _ = writeln!(
+            rest,
+            "{}\n\n| Topped up | Connection | Added |\n|---|---|---|",
+            escape(&top_up_title(top_up))
+        );
+        for t in &top_up.cases {
+            let _ = writeln!(
+                rest,
+                "| {} | {} | {} |",
+                escape(&t.case.name),
+                escape(&t.case.connection),
+                escape(&topped_line(t))
             );
         }
         rest.push('\n');
@@ -475,6 +544,11 @@ impl From<&Comparison> for CompareSection {
                 m.metric.show(m.head),
                 detail,
             ));
+        }
+        for t in c.top_up.iter().flat_map(|t| &t.cases) {
+            let detail = format!("topped up: {}", t.ended.describe());
+            let added = format!("+{} samples ({} passed)", t.samples, t.passed);
+            rows.push(row("top_up", &t.case, String::new(), added, detail));
         }
         for j in &c.judge {
             let base = format!("{}: {}", verdict(j.base_status), j.base_reason);

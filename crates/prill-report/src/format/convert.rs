@@ -7,8 +7,8 @@ use prill_run::{Event, UnitReport};
 
 use super::{
     Check, CheckOutcome, Dialect, Error, Evaluation, GateAtRate, Gates, Interaction, Line,
-    Location, Quarantine, RatioGate, Record, ReliabilityPlan, Report, SCHEMA_VERSION, Sample,
-    Status, Summary, Tally, Threshold, TrajectoryCall, Turn, Unit, UnitId, Usage, Waived,
+    Location, PassRates, Quarantine, RatioGate, Record, ReliabilityPlan, Report, SCHEMA_VERSION,
+    Sample, Status, Summary, Tally, Threshold, TrajectoryCall, Turn, Unit, UnitId, Usage, Waived,
 };
 
 impl Report {
@@ -198,6 +198,11 @@ impl From<&UnitReport> for Unit {
                 failed: unit.tally.failed,
                 errored: unit.tally.errored,
             },
+            rates: PassRates::of(&Tally {
+                passed: unit.tally.passed,
+                failed: unit.tally.failed,
+                errored: unit.tally.errored,
+            }),
             samples: unit.samples.iter().map(Sample::from).collect(),
             duration: unit.duration.as_secs_f64(),
         }

@@ -237,6 +237,21 @@ pub struct RunSettings {
     /// otherwise, and in runs written by an older Prill.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cassettes: Option<RunCassettes>,
+    /// For a run of `prill compare --top-up` (command `top-up`): the run whose samples it
+    /// adds to. Absent otherwise, and in runs written by an older Prill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_up: Option<TopUpOf>,
+}
+
+/// The run a `top-up` run adds samples to, and the test its samples feed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TopUpOf {
+    /// The id of the run topped up (the comparison's head).
+    pub head: String,
+    /// How many looks the comparison's test of each topped-up case is spread over (the
+    /// head's own samples, then each wave of more): every p-value of a comparison of
+    /// the head is multiplied by it (Bonferroni), so that looking again is paid for.
+    pub looks: u32,
 }
 
 /// The cassettes of a run (`docs/cassettes.md`).
@@ -442,10 +457,86 @@ pub struct Unit {
     pub quarantine: Option<Quarantine>,
     /// Counts of the samples that ran.
     pub tally: Tally,
+    /// For a unit of more than one sample: its pass rate with its intervals, and pass@k
+    /// and pass^k as curves (`docs/statistics.md`). Absent in runs written by an older
+    /// Prill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rates: Option<PassRates>,
     /// The samples that ran, in the order they finished.
     pub samples: Vec<Sample>,
     /// From its first sample's start to its verdict, in seconds.
     pub duration: f64,
+}
+
+/// What a unit's samples say of its pass rate, counting an errored sample as not
+/// passing. A unit stops sampling once its verdict is known, so these describe the
+/// samples taken, not a fixed design.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct PassRates {
+    /// Passed samples over the samples that ran.
+    pub rate: f64,
+    /// The Wilson score 95% interval.
+    pub wilson: Interval,
+    /// The Clopper–Pearson (exact) 95% interval.
+    pub clopper_pearson: Interval,
+    /// pass@k (at least one of `k` samples passes) and pass^k (all `k` pass), unbiased
+    /// from these samples, for `k` from 1 to 20, then 25, 50, 100, ... and the samples.
+    pub pass_k: Vec<PassK>,
+}
+
+/// An interval of a rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Interval {
+    /// Its low end.
+    pub low: f64,
+    /// Its high end.
+    pub high: f64,
+}
+
+/// pass@k and pass^k at one `k`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct PassK {
+    /// `k`.
+    pub k: u32,
+    /// The chance at least one of `k` samples passes: `1 - C(n-c, k) / C(n, k)`.
+    pub pass_at_k: f64,
+    /// The chance all `k` pass: `C(c, k) / C(n, k)`.
+    pub pass_hat_k: f64,
+}
+
+impl PassRates {
+    /// The rates of `tally`, when it has more than one sample.
+    pub fn of(tally: &Tally) -> Option<PassRates> {
+        let (c, n) = (tally.passed, tally.passed + tally.failed + tally.errored);
+        if n < 2 {
+            return None;
+        }
+        let round = |x: f64| (x * 1e6).round() / 1e6;
+        let interval = |(low, high): (f64, f64)| Interval {
+            low: round(low),
+            high: round(high),
+        };
+        Some(PassRates {
+            rate: round(f64::from(c) / f64::from(n)),
+            wilson: interval(prill_stats::wilson(
+                u64::from(c),
+                u64::from(n),
+                prill_stats::Z95,
+            )),
+            clopper_pearson: interval(prill_stats::clopper_pearson(c, n, 0.05)),
+            pass_k: prill_stats::curve(n, c)
+                .into_iter()
+                .map(|(k, at, hat)| PassK {
+                    k,
+                    pass_at_k: round(at),
+                    pass_hat_k: round(hat),
+                })
+                .collect(),
+        })
+    }
 }
 
 /// A `reliability` gate's plan: it passes an agent whose success rate is at least
@@ -775,5 +866,25 @@ mod tests {
             let required = schema["required"].as_array().unwrap();
             assert!(required.contains(&"schema_version".into()));
         }
+    }
+    /// A unit's rates count an errored sample as not passing, use the unbiased pass^k
+    /// (never the plug-in), and are left out for a single sample.
+    #[test]
+    fn rates_are_the_unbiased_estimates_of_the_samples_taken() {
+        let tally = |passed, failed, errored| Tally {
+            passed,
+            failed,
+            errored,
+        };
+        assert_eq!(PassRates::of(&tally(1, 0, 0)), None);
+        let r = PassRates::of(&tally(4, 0, 1)).unwrap();
+        assert_eq!(r.rate, 0.8);
+        // pass^3 = C(4,3) / C(5,3) = 0.4, not 0.8^3 = 0.512; pass@3 = 1.
+        let at3 = r.pass_k[2];
+        assert_eq!((at3.k, at3.pass_hat_k, at3.pass_at_k), (3, 0.4, 1.0));
+        assert_eq!(r.pass_k.len(), 5);
+        assert!(r.wilson.low < 0.8 && 0.8 < r.wilson.high);
+        // The exact interval is the wider one here.
+        assert!(r.clopper_pearson.low < r.wilson.low);
     }
 }

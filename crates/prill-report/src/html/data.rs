@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::digest::shown_path;
 use crate::format::{
-    Check, CheckOutcome, Dialect, Error, Interaction, RunInfo, Status, Tally, Unit,
+    Check, CheckOutcome, Dialect, Error, Interaction, PassRates, RunInfo, Status, Tally, Unit,
 };
 use crate::html::{CompareSection, Links};
 use crate::transcript::first_failing_saved;
@@ -37,6 +37,8 @@ pub(super) struct UnitView<'a> {
     verdict: Status,
     ratio: String,
     tally: Tally,
+    /// Its pass rate's intervals, pass@k and pass^k, for more than one sample.
+    rates: Option<&'a PassRates>,
     /// Seconds, from its first sample's start to its verdict.
     pub(super) duration: f64,
     /// The mean duration of its interactions, in seconds.
@@ -163,6 +165,7 @@ impl<'a> UnitView<'a> {
             verdict: unit.verdict,
             ratio: unit.gate().map(|g| g.to_string()).unwrap_or_default(),
             tally: unit.tally,
+            rates: unit.rates.as_ref(),
             duration: unit.duration,
             latency: mean(interactions().map(|i| i.duration).collect()),
             ttft: mean(

@@ -68,7 +68,8 @@ pub struct CompareSection {
 #[non_exhaustive]
 pub struct CompareRow {
     /// `regression`, `fix`, `new`, `removed`, `inputs_changed`, `pass_rate`,
-    /// `latency`, `tokens`, `cost` or `judge`.
+    /// `latency`, `tokens`, `cost`, `top_up` (samples `prill compare --top-up` added)
+    /// or `judge`.
     pub kind: String,
     /// The case's name.
     pub case: String,

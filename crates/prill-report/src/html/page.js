@@ -103,7 +103,7 @@
       el("td", {}, caseName(u), el("div", { class: "file" }, u.file)),
       el("td", {}, u.dialect),
       el("td", {}, u.connection, el("div", { class: "id" }, u.target)),
-      el("td", {}, samples(u)),
+      el("td", {}, samples(u), rates(u)),
       el("td", { class: "num" }, secs(u.duration)),
       el("td", { class: "num" }, secs(u.latency)),
       el("td", { class: "num" }, u.tokens === null ? "" : u.tokens.toLocaleString("en")),
@@ -125,6 +125,20 @@
     const [need, of] = u.ratio.split("/");
     const ran = u.tally.passed + u.tally.failed + u.tally.errored;
     return u.tally.passed + " of " + ran + " passed (needs " + need + " of " + of + ")";
+  }
+
+  // "80.0% (95%: 49.0–94.3%) · pass^3 0.47" under the samples of a unit of more than
+  // one; the exact interval and the pass@k and pass^k curves in its title.
+  function rates(u) {
+    const r = u.rates;
+    if (!r) return [];
+    const pct = (x) => (100 * x).toFixed(1) + "%";
+    const range = (i) => pct(i.low) + "–" + pct(i.high);
+    const at = r.pass_k[Math.min(2, r.pass_k.length - 1)];
+    const curve = r.pass_k.map((p) => "k = " + p.k + ": pass@k " + p.pass_at_k.toFixed(3) + ", pass^k " + p.pass_hat_k.toFixed(3));
+    const title = ["pass rate " + pct(r.rate), "Wilson 95%: " + range(r.wilson), "Clopper–Pearson 95%: " + range(r.clopper_pearson)].concat(curve).join("\n");
+    return el("div", { class: "rates", title: title },
+      pct(r.rate) + " (95%: " + range(r.wilson) + ") · pass^" + at.k + " " + at.pass_hat_k.toFixed(2));
   }
 
   // Why a unit did not pass, in one place: its first failing check (where it is, what

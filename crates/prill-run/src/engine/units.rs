@@ -192,7 +192,7 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
                 // with `-j 1` the samples run one after another and the same ones run
                 // before the verdict each time.
                 let (report, _permit) = joined.map_or_else(|e| (panicked(&e), None), |(r, p)| (r, Some(p)));
-                progress.add(report.index, report.status);
+                progress.add(report.index.saturating_sub(ctx.case.first_sample), report.status);
                 let _ = ctx.events.send(Event::SampleFinished {
                     unit: ctx.unit.clone(),
                     sample: report.clone(),
@@ -214,7 +214,9 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
                     connection: ctx.connection,
                     judge: ctx.judge.clone(),
                 };
-                let index = next;
+                // The gate counts from 0; the sample is known by its place among all
+                // of its case's samples (`Case::first_sample`).
+                let index = ctx.case.first_sample.saturating_add(next);
                 next += 1;
                 running.spawn(async move {
                     let report = run_sample(&sample, index).await;

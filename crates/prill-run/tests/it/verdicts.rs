@@ -314,3 +314,47 @@ async fn fail_fast_stops_the_units_in_flight_and_reports_them_skipped() {
         .collect();
     assert_eq!(failed[0].unit.name, "case8", "{failed:?}");
 }
+
+/// A case whose samples continue another run's (`Case::first_sample`): the agent and
+/// the report see the indices from there on, and the gate still reads every sample, a
+/// sequential one included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn samples_numbered_after_another_runs_are_still_read_by_the_gate() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let agent = Arc::new(from_fn(move |request: AgentRequest| {
+        let log = Arc::clone(&log);
+        async move {
+            log.lock().unwrap().push(sample_of(&request));
+            answer("right")
+        }
+    }));
+    for (gate, samples) in [
+        (r#"success_ratio = "3/3""#, 3),
+        ("reliability { good = 0.9, bad = 0.5 }", 0),
+    ] {
+        let mut plan = plan_of_text(
+            "more.hocon",
+            &format!(
+                r#"agent = a, connections = [direct], {gate}
+                   interactions = [{{ text = hi, response.text.keywords = right }}]"#
+            ),
+        );
+        plan.cases[0].first_sample = 40;
+        seen.lock().unwrap().clear();
+        let registry = Registry::new().with("a", agent.clone());
+        let (_, units) = run(&plan, registry, RunOptions::default()).await;
+        assert_eq!(units[0].verdict, Status::Passed, "{gate}: {:#?}", units[0]);
+        let mut indices: Vec<u32> = units[0].samples.iter().map(|s| s.index).collect();
+        indices.sort_unstable();
+        let mut asked = seen.lock().unwrap().clone();
+        asked.sort_unstable();
+        assert_eq!(indices, asked, "{gate}");
+        assert_eq!(indices[0], 40, "{gate}");
+        let n = indices.len() as u32;
+        assert_eq!(indices, (40..40 + n).collect::<Vec<_>>(), "{gate}");
+        if samples > 0 {
+            assert_eq!(n, samples);
+        }
+    }
+}
