@@ -99,8 +99,10 @@ impl Settings {
         let info = head.info.clone().ok_or_else(|| TopUpError::NoRunLine {
             label: head.label.clone(),
         })?;
+        // `record` and `re-record` asked the agents; `replay` and `replay-or-record`
+        // (mostly) did not.
         if let Some(c) = &info.settings.cassettes
-            && c.mode != "record"
+            && c.mode.starts_with("replay")
         {
             return Err(TopUpError::Replayed {
                 id: info.id.clone(),

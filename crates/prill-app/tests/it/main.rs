@@ -1,5 +1,5 @@
 //! `prill-app`'s integration tests, one binary: settings resolution, the engine
-//! through a `Session`, what a run keeps, limits and the judge. The two `cargo test` harness examples
+//! through a `Session`, what a run keeps, limits, the judge and `--top-up`. The two `cargo test` harness examples
 //! (`quickstart.rs`, `harness_failures.rs`) are binaries of their own: each is its
 //! own harness.
 
@@ -8,3 +8,4 @@ mod judge;
 mod keep;
 mod limits;
 mod settings;
+mod top_up;
