@@ -160,10 +160,17 @@ impl CheckEvaluator {
         tools: impl IntoIterator<Item = S>,
         strict: bool,
     ) -> CheckEvaluator {
-        CheckEvaluator::assertion(Assertion::ToolSequence(ToolSequence {
-            tools: tools.into_iter().map(Into::into).collect(),
-            strict,
-        }))
+        let mut sequence = ToolSequence::in_order(tools.into_iter().map(Into::into).collect());
+        if strict {
+            sequence.mode = prill_spec::model::sentinel::SequenceMode::Strict;
+        }
+        CheckEvaluator::assertion(Assertion::ToolSequence(sequence))
+    }
+
+    /// These tools matched to the calls made as `sequence.mode` says (strict, in order,
+    /// any order, subset, superset), or scored by F1 against its threshold.
+    pub fn tool_sequence_with(sequence: ToolSequence) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::ToolSequence(sequence))
     }
 
     /// None of the tools named was called.

@@ -23,6 +23,7 @@ use crate::text::{short, short_text};
 
 pub mod contains;
 pub mod latency;
+mod matching;
 pub mod output_type;
 pub mod pattern;
 pub mod tokens;
@@ -171,10 +172,11 @@ mod tests {
             (
                 Assertion::ToolSequence(ToolSequence {
                     tools: vec!["search".into()],
-                    strict: true,
+                    mode: prill_spec::model::sentinel::SequenceMode::Strict,
+                    f1_threshold: None,
                 }),
                 "tool_calls",
-                json!({"tools": ["search"], "strict": true}),
+                json!({"tools": ["search"], "mode": "strict"}),
             ),
             (
                 Assertion::MustNotCallTool(vec!["delete_user".into()]),
@@ -230,10 +232,11 @@ mod tests {
         let r = Response::text("done")
             .with_tool_call("search", json!({"q": "phones"}))
             .with_tool_call("summarize", json!({}));
-        let seq = Assertion::ToolSequence(ToolSequence {
-            tools: vec!["search".into(), "fetch".into(), "summarize".into()],
-            strict: false,
-        });
+        let seq = Assertion::ToolSequence(ToolSequence::in_order(vec![
+            "search".into(),
+            "fetch".into(),
+            "summarize".into(),
+        ]));
         let (e, m) = evaluate(&seq, &r).unwrap();
         assert_eq!(e.status(), Status::Failed);
         assert!(

@@ -6,11 +6,11 @@
 //! A failure names what was expected and the calls that were made, as
 //! `search → summarize`.
 
-use prill_spec::model::sentinel::{ArgMatcher, ToolArgs, ToolSequence};
+use prill_spec::model::sentinel::{ArgMatcher, SequenceMode, ToolArgs, ToolSequence};
 use serde_json::{Value, json};
 
-use super::AssertionError;
-use crate::evaluation::Evaluation;
+use super::{AssertionError, matching};
+use crate::evaluation::{Evaluation, Threshold};
 use crate::response::ToolCall;
 use crate::text::cut;
 
@@ -36,50 +36,138 @@ fn names(calls: &[ToolCall]) -> Vec<&str> {
     calls.iter().map(|c| c.name.as_str()).collect()
 }
 
-/// `tool_sequence`: the tools were called in this order; strict, the calls were
-/// exactly these.
+/// `tool_sequence`: the tools matched to the calls as its mode says (each tool to at
+/// most one call and each call to at most one tool, as many as can be: `matching.rs`);
+/// with `score: f1`, the F1 score of the matched calls against its threshold.
 pub(super) fn sequence(seq: &ToolSequence, calls: &[ToolCall]) -> (Evaluation, String) {
     let called = names(calls);
     let wanted: Vec<&str> = seq.tools.iter().map(String::as_str).collect();
-    // How many of the wanted tools were found in order (a greedy subsequence match,
-    // which finds the longest prefix there is).
-    let mut matched = 0;
-    for name in &called {
-        if matched < wanted.len() && *name == wanted[matched] {
-            matched += 1;
+    let pairs = matching::best(wanted.len(), called.len(), seq.mode.ordered(), |i, j| {
+        wanted[i] == called[j]
+    });
+    let (matched, n_wanted, n_called) = (pairs.len(), wanted.len(), called.len());
+    let missing: Vec<&str> = (0..n_wanted)
+        .filter(|i| !pairs.iter().any(|(e, _)| e == i))
+        .map(|i| wanted[i])
+        .collect();
+    let unexpected: Vec<&str> = (0..n_called)
+        .filter(|j| !pairs.iter().any(|(_, a)| a == j))
+        .map(|j| called[j])
+        .collect();
+    let (precision, recall, f1) = matching::f1(matched, n_wanted, n_called);
+    let by_mode = match seq.mode {
+        SequenceMode::InOrder | SequenceMode::Superset => missing.is_empty(),
+        SequenceMode::Subset => unexpected.is_empty(),
+        SequenceMode::Strict | SequenceMode::AnyOrder => {
+            missing.is_empty() && unexpected.is_empty()
         }
-    }
-    let passed = if seq.strict {
-        called == wanted
-    } else {
-        matched == wanted.len()
     };
-    let message = match (passed, seq.strict) {
-        (true, true) => format!("called exactly {}", arrow(&wanted)),
-        (true, false) => format!("called {} in order", arrow(&wanted)),
-        (false, true) => format!(
-            "expected exactly the calls {}, found {}",
-            arrow(&wanted),
-            arrow(&called)
-        ),
-        (false, false) => format!(
-            "expected calls in the order {}, found {} (no call to {} after {})",
-            arrow(&wanted),
-            arrow(&called),
-            wanted[matched],
-            if matched == 0 {
-                "the start".to_owned()
-            } else {
-                wanted[..matched].join(" → ")
-            }
-        ),
+    let mut evaluation = match seq.f1_threshold {
+        None => Evaluation::pass_fail(by_mode),
+        Some(t) => Evaluation::score(f1).with_threshold(Threshold {
+            gte: Some(t),
+            ..Threshold::default()
+        }),
     };
-    let evaluation = Evaluation::pass_fail(passed)
+    evaluation = evaluation
         .with("called", json!(called))
         .with("expected", json!(wanted))
-        .with("strict", seq.strict)
-        .with("matched", matched);
+        .with("mode", seq.mode.name())
+        .with("matched", matched)
+        .with("missing", json!(missing))
+        .with("unexpected", json!(unexpected))
+        .with("precision", precision)
+        .with("recall", recall)
+        .with("f1", f1);
+    let passed = evaluation.status() == crate::status::Status::Passed;
+    let message = match seq.f1_threshold {
+        Some(t) => format!(
+            "F1 {f1:.2} (precision {precision:.2}, recall {recall:.2}) {} the threshold {t} for {} {} ({}), found {}{}",
+            if passed { "meets" } else { "is below" },
+            arrow(&wanted),
+            if seq.mode.ordered() {
+                "in order"
+            } else {
+                "in any order"
+            },
+            seq.mode.name(),
+            arrow(&called),
+            differences(&missing, &unexpected)
+        ),
+        None => mode_message(seq.mode, passed, &wanted, &called, &missing, &unexpected),
+    };
     (evaluation, message)
+}
+
+/// `; missing: a; not expected: b`, for what is not empty.
+fn differences(missing: &[&str], unexpected: &[&str]) -> String {
+    let mut out = String::new();
+    if !missing.is_empty() {
+        out.push_str(&format!("; missing: {}", missing.join(", ")));
+    }
+    if !unexpected.is_empty() {
+        out.push_str(&format!("; not expected: {}", unexpected.join(", ")));
+    }
+    out
+}
+
+/// What a `tool_sequence` without a score found, in its mode's words.
+fn mode_message(
+    mode: SequenceMode,
+    passed: bool,
+    wanted: &[&str],
+    called: &[&str],
+    missing: &[&str],
+    unexpected: &[&str],
+) -> String {
+    let set = wanted.join(", ");
+    match (mode, passed) {
+        (SequenceMode::Strict, true) => format!("called exactly {}", arrow(wanted)),
+        (SequenceMode::Strict, false) => format!(
+            "expected exactly the calls {}, found {}",
+            arrow(wanted),
+            arrow(called)
+        ),
+        (SequenceMode::InOrder, true) => format!("called {} in order", arrow(wanted)),
+        (SequenceMode::InOrder, false) => {
+            // The longest prefix of the tools found in order, to say where it broke.
+            let mut prefix = 0;
+            for name in called {
+                if prefix < wanted.len() && *name == wanted[prefix] {
+                    prefix += 1;
+                }
+            }
+            format!(
+                "expected calls in the order {}, found {} (no call to {} after {})",
+                arrow(wanted),
+                arrow(called),
+                wanted[prefix],
+                if prefix == 0 {
+                    "the start".to_owned()
+                } else {
+                    wanted[..prefix].join(" → ")
+                }
+            )
+        }
+        (SequenceMode::AnyOrder, true) => format!("called exactly {set}, in some order"),
+        (SequenceMode::AnyOrder, false) => format!(
+            "expected exactly the calls {set}, in any order, found {}{}",
+            arrow(called),
+            differences(missing, unexpected)
+        ),
+        (SequenceMode::Subset, true) => format!("every call was one of {set}"),
+        (SequenceMode::Subset, false) => format!(
+            "expected every call to be one of {set}, found {}{}",
+            arrow(called),
+            differences(&[], unexpected)
+        ),
+        (SequenceMode::Superset, true) => format!("called {set}, in some order"),
+        (SequenceMode::Superset, false) => format!(
+            "expected calls to {set}, in any order, found {}{}",
+            arrow(called),
+            differences(missing, &[])
+        ),
+    }
 }
 
 /// `must_not_call_tool`: none of the tools was called.

@@ -2,6 +2,8 @@
 
 use prill_spec::model::sentinel::{ArgSchema, Pattern};
 
+use prill_spec::model::sentinel::SequenceMode;
+
 use super::*;
 use crate::status::Status;
 
@@ -17,9 +19,19 @@ fn calls(names: &[&str]) -> Vec<ToolCall> {
 }
 
 fn seq(tools: &[&str], strict: bool) -> ToolSequence {
+    let mode = if strict {
+        SequenceMode::Strict
+    } else {
+        SequenceMode::InOrder
+    };
+    in_mode(tools, mode)
+}
+
+fn in_mode(tools: &[&str], mode: SequenceMode) -> ToolSequence {
     ToolSequence {
         tools: tools.iter().map(|s| (*s).to_owned()).collect(),
-        strict,
+        mode,
+        f1_threshold: None,
     }
 }
 
@@ -49,7 +61,9 @@ fn a_sequence_fails_on_a_missing_call_or_the_wrong_order() {
         "expected calls in the order search → fetch → summarize, found search → summarize \
          (no call to fetch after search)"
     );
-    assert_eq!(e.metadata["matched"], json!(1));
+    // search and summarize are matched in order; fetch is missing.
+    assert_eq!(e.metadata["matched"], json!(2));
+    assert_eq!(e.metadata["missing"], json!(["fetch"]));
     let (e, m) = sequence(&want, &calls(&["fetch", "search", "summarize"]));
     assert_eq!(e.status(), Status::Failed, "{m}");
     let (e, m) = sequence(&want, &[]);
@@ -204,5 +218,101 @@ fn iterations_on_both_sides_and_unknown_is_an_error() {
     assert_eq!(
         iterations(3, None).unwrap_err(),
         AssertionError::IterationsNotRecorded
+    );
+}
+
+/// Each mode, from the calls' side, with a tool called twice: `any_order` needs the
+/// same calls, `subset` no call outside the tools, `superset` every tool called.
+#[test]
+fn each_mode_matches_repeated_tools_as_it_says() {
+    let want = |mode| in_mode(&["search", "search", "fetch"], mode);
+    let status = |mode, made: &[&str]| sequence(&want(mode), &calls(made)).0.status();
+    use SequenceMode::{AnyOrder, InOrder, Strict, Subset, Superset};
+    let cases: [(&[&str], [Status; 5]); 5] = [
+        // strict, in_order, any_order, subset, superset
+        (&["search", "search", "fetch"], [Status::Passed; 5]),
+        (
+            &["fetch", "search", "search"],
+            [
+                Status::Failed,
+                Status::Failed,
+                Status::Passed,
+                Status::Passed,
+                Status::Passed,
+            ],
+        ),
+        (
+            &["search", "fetch"],
+            [
+                Status::Failed,
+                Status::Failed,
+                Status::Failed,
+                Status::Passed,
+                Status::Failed,
+            ],
+        ),
+        (
+            &["search", "log", "search", "fetch"],
+            [
+                Status::Failed,
+                Status::Passed,
+                Status::Failed,
+                Status::Failed,
+                Status::Passed,
+            ],
+        ),
+        (
+            &["search", "search", "search", "fetch"],
+            [
+                Status::Failed,
+                Status::Passed,
+                Status::Failed,
+                Status::Failed,
+                Status::Passed,
+            ],
+        ),
+    ];
+    for (made, expected) in cases {
+        for (mode, want) in [Strict, InOrder, AnyOrder, Subset, Superset]
+            .into_iter()
+            .zip(expected)
+        {
+            assert_eq!(status(mode, made), want, "{} on {made:?}", mode.name());
+        }
+    }
+    let (e, m) = sequence(&want(Superset), &calls(&["fetch", "search"]));
+    assert_eq!(e.status(), Status::Failed);
+    assert_eq!(
+        m,
+        "expected calls to search, search, fetch, in any order, found fetch → search; missing: search"
+    );
+    assert_eq!(e.metadata["missing"], json!(["search"]));
+    let (_, m) = sequence(&want(Subset), &calls(&["search", "delete"]));
+    assert_eq!(
+        m,
+        "expected every call to be one of search, search, fetch, found search → delete; not expected: delete"
+    );
+}
+
+/// `score: f1` scores the matched calls: precision over the calls made, recall over
+/// the tools, their harmonic mean against the threshold.
+#[test]
+fn an_f1_score_gives_partial_credit() {
+    let mut want = in_mode(&["search", "fetch", "summarize"], SequenceMode::AnyOrder);
+    want.f1_threshold = Some(0.7);
+    let (e, m) = sequence(&want, &calls(&["fetch", "search", "log"]));
+    // 2 matched of 3 made and 3 expected: precision = recall = F1 = 2/3.
+    assert!((e.score - 2.0 / 3.0).abs() < 1e-12);
+    assert_eq!(e.status(), Status::Failed);
+    assert!(
+        m.starts_with("F1 0.67 (precision 0.67, recall 0.67) is below the threshold 0.7 for search → fetch → summarize in any order (any_order)"),
+        "{m}"
+    );
+    want.f1_threshold = Some(0.6);
+    assert_eq!(
+        sequence(&want, &calls(&["fetch", "search", "log"]))
+            .0
+            .status(),
+        Status::Passed
     );
 }

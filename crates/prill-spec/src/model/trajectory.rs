@@ -12,30 +12,117 @@ use serde_json::Value;
 
 use super::sentinel::Pattern;
 
-/// What `tool_sequence` requires: these tools were called in this order. Written as a
-/// list of names, or `{tools: [...], strict: true}`.
-///
-/// Not strict, the names are a subsequence of the calls: other calls may come before,
-/// between and after them. Strict, the calls are exactly these, in this order, with
-/// nothing before, between or after them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How `tool_sequence`'s tools are matched to the calls made. Each tool is matched to
+/// at most one call and each call to at most one tool, as many as can be (the longest
+/// common subsequence in order, a maximum matching in any order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SequenceMode {
+    /// The calls are exactly the tools, in this order: nothing before, between or after
+    /// them (agentevals' `strict`, ADK's `EXACT`).
+    Strict,
+    /// The tools were called in this order; other calls may come before, between and
+    /// after them (ADK's `IN_ORDER`). The list form.
+    #[default]
+    InOrder,
+    /// The calls are exactly the tools, in any order: each tool as often as listed, and
+    /// no other call (agentevals' `unordered`).
+    AnyOrder,
+    /// Every call made is one of the tools; some tools may not have been called
+    /// (agentevals' `subset`: the calls are a subset of the expected ones).
+    Subset,
+    /// Every tool was called, in any order; other calls may come too (agentevals'
+    /// `superset`, ADK's `ANY_ORDER`).
+    Superset,
+}
+
+impl SequenceMode {
+    /// Every mode's name.
+    pub const NAMES: [&'static str; 5] = ["strict", "in_order", "any_order", "subset", "superset"];
+
+    /// The other evaluators' names, and the mode each means here. ADK's `ANY_ORDER`
+    /// allows other calls, so it is `superset`, not `any_order`.
+    pub const ALIASES: [(&'static str, SequenceMode); 4] = [
+        ("unordered", SequenceMode::AnyOrder),
+        ("EXACT", SequenceMode::Strict),
+        ("IN_ORDER", SequenceMode::InOrder),
+        ("ANY_ORDER", SequenceMode::Superset),
+    ];
+
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SequenceMode::Strict => "strict",
+            SequenceMode::InOrder => "in_order",
+            SequenceMode::AnyOrder => "any_order",
+            SequenceMode::Subset => "subset",
+            SequenceMode::Superset => "superset",
+        }
+    }
+
+    /// The mode named `name`, or one of [`SequenceMode::ALIASES`].
+    pub fn from_name(name: &str) -> Option<SequenceMode> {
+        let modes = [
+            SequenceMode::Strict,
+            SequenceMode::InOrder,
+            SequenceMode::AnyOrder,
+            SequenceMode::Subset,
+            SequenceMode::Superset,
+        ];
+        modes.into_iter().find(|m| m.name() == name).or_else(|| {
+            Self::ALIASES
+                .iter()
+                .find(|(a, _)| *a == name)
+                .map(|(_, m)| *m)
+        })
+    }
+
+    /// Whether the order of the calls counts.
+    pub fn ordered(self) -> bool {
+        matches!(self, SequenceMode::Strict | SequenceMode::InOrder)
+    }
+}
+
+/// What `tool_sequence` requires: these tools were called, matched to the calls as its
+/// [`SequenceMode`] says. Written as a list of names (`in_order`), or `{tools: [...],
+/// mode: ...}` (`strict: true` is `mode: strict`), with `score: f1, threshold: x` for
+/// partial credit.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolSequence {
     /// The tool names, in the order they must be called.
     pub tools: Vec<String>,
-    /// Whether the calls must be exactly `tools`, nothing else.
-    pub strict: bool,
+    /// How they are matched to the calls.
+    pub mode: SequenceMode,
+    /// With `score: f1`: the threshold of the F1 score of the matched calls (precision
+    /// over the calls made, recall over the tools), which decides instead of the mode's
+    /// all-or-nothing rule; the mode then only says whether order counts.
+    pub f1_threshold: Option<f64>,
+}
+
+impl ToolSequence {
+    /// The tools, in order, other calls allowed between them: the list form.
+    pub fn in_order(tools: Vec<String>) -> ToolSequence {
+        ToolSequence {
+            tools,
+            mode: SequenceMode::InOrder,
+            f1_threshold: None,
+        }
+    }
 }
 
 impl Serialize for ToolSequence {
-    /// As written: a list, or the object form when strict.
+    /// As written: a list when in order, else the object form.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        if !self.strict {
+        if self.mode == SequenceMode::InOrder && self.f1_threshold.is_none() {
             return self.tools.serialize(s);
         }
-        let mut map = s.serialize_map(Some(2))?;
+        let mut map = s.serialize_map(None)?;
         map.serialize_entry("tools", &self.tools)?;
-        map.serialize_entry("strict", &true)?;
+        map.serialize_entry("mode", self.mode.name())?;
+        if let Some(threshold) = self.f1_threshold {
+            map.serialize_entry("score", "f1")?;
+            map.serialize_entry("threshold", &threshold)?;
+        }
         map.end()
     }
 }
@@ -49,15 +136,20 @@ impl JsonSchema for ToolSequence {
         let tools = serde_json::json!({
             "type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1
         });
+        let mut modes: Vec<&str> = SequenceMode::NAMES.to_vec();
+        modes.extend(SequenceMode::ALIASES.iter().map(|(a, _)| *a));
         json_schema!({
-            "description": "Tool names that were called in this order, other calls allowed before, between and after them; `{tools, strict: true}` requires the calls to be exactly these, in this order. A Prill extension.",
+            "description": "Tool names that were called in this order, other calls allowed before, between and after them; or `{tools, mode}`: `strict` (exactly these calls, in order), `in_order`, `any_order` (exactly these calls, any order), `subset` (every call is one of these), `superset` (every one of these was called, others allowed); `strict: true` is `mode: strict`. `score: f1` with a `threshold` gives partial credit. A Prill extension.",
             "anyOf": [
                 tools.clone(),
                 {
                     "type": "object",
                     "properties": {
                         "tools": tools,
-                        "strict": {"type": "boolean", "default": false}
+                        "mode": {"enum": modes, "default": "in_order"},
+                        "strict": {"type": "boolean", "default": false},
+                        "score": {"const": "f1"},
+                        "threshold": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}
                     },
                     "required": ["tools"],
                     "additionalProperties": false
@@ -320,19 +412,45 @@ mod tests {
 
     #[test]
     fn a_sequence_serializes_as_written() {
-        let loose = ToolSequence {
-            tools: vec!["a".into(), "b".into()],
-            strict: false,
-        };
+        let loose = ToolSequence::in_order(vec!["a".into(), "b".into()]);
         assert_eq!(serde_json::to_value(&loose).unwrap(), json!(["a", "b"]));
         let strict = ToolSequence {
-            strict: true,
-            ..loose
+            mode: SequenceMode::Strict,
+            ..loose.clone()
         };
         assert_eq!(
             serde_json::to_value(&strict).unwrap(),
-            json!({"tools": ["a", "b"], "strict": true})
+            json!({"tools": ["a", "b"], "mode": "strict"})
         );
+        let scored = ToolSequence {
+            mode: SequenceMode::Superset,
+            f1_threshold: Some(0.8),
+            ..loose
+        };
+        assert_eq!(
+            serde_json::to_value(&scored).unwrap(),
+            json!({"tools": ["a", "b"], "mode": "superset", "score": "f1", "threshold": 0.8})
+        );
+    }
+
+    /// Every name and alias reads back as its mode; ADK's `ANY_ORDER` allows other
+    /// calls, so it is `superset`.
+    #[test]
+    fn modes_are_known_by_their_names_and_the_other_evaluators_names() {
+        for name in SequenceMode::NAMES {
+            assert_eq!(SequenceMode::from_name(name).unwrap().name(), name);
+        }
+        assert_eq!(
+            SequenceMode::from_name("unordered"),
+            Some(SequenceMode::AnyOrder)
+        );
+        assert_eq!(
+            SequenceMode::from_name("ANY_ORDER"),
+            Some(SequenceMode::Superset)
+        );
+        assert_eq!(SequenceMode::from_name("EXACT"), Some(SequenceMode::Strict));
+        assert_eq!(SequenceMode::from_name("any-order"), None);
+        assert!(SequenceMode::Strict.ordered() && !SequenceMode::Subset.ordered());
     }
 
     #[test]

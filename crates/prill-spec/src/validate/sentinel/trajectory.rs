@@ -8,25 +8,35 @@
 use super::super::cx::{At, Cx, list_names};
 use super::assertions::regex_because;
 use crate::diag::{Diagnostic, did_you_mean};
-use crate::model::sentinel::{ArgMatcher, ArgSchema, Assertion, ToolArgs, ToolSequence};
+use crate::model::sentinel::{
+    ArgMatcher, ArgSchema, Assertion, SequenceMode, ToolArgs, ToolSequence,
+};
 use crate::node::{Node, Value};
 
 /// Why a wrong value of a trajectory assertion is refused in a Sentinel file.
 const EXTENSION: &str = "the trajectory assertions are Prill's extension to Sentinel's DSL";
 
-/// `tool_sequence`: a list of tool names, or `{tools, strict}`.
+/// `tool_sequence`: a list of tool names, or `{tools, mode, score, threshold}`
+/// (`strict: true` is `mode: strict`).
 pub(in crate::validate) fn tool_sequence(
     value: &Node,
     at: &At,
     cx: &mut Cx,
 ) -> Option<ToolSequence> {
     match &value.value {
-        Value::Array(_) => tool_list(value, at, cx).map(|tools| ToolSequence {
-            tools,
-            strict: false,
-        }),
+        Value::Array(_) => tool_list(value, at, cx).map(ToolSequence::in_order),
         Value::Object(entries) => {
-            cx.unknown_keys_because(entries, at, &["tools", "strict"], |_| None, EXTENSION);
+            let keys = ["tools", "mode", "strict", "score", "threshold"];
+            cx.unknown_keys_because(
+                entries,
+                at,
+                &keys,
+                |k| {
+                    matches!(k, "match" | "match_type" | "trajectory_match_mode")
+                        .then(|| "the way calls are matched is `mode`".to_owned())
+                },
+                EXTENSION,
+            );
             let before = cx.errors();
             let tools = match value.get("tools") {
                 Some(n) => tool_list(n, &at.key("tools"), cx),
@@ -35,21 +45,132 @@ pub(in crate::validate) fn tool_sequence(
                     None
                 }
             };
-            let strict = match value.get("strict") {
-                None => Some(false),
-                Some(n) => boolean(n, &at.key("strict"), cx),
-            };
+            let mode = sequence_mode(value, at, cx);
+            let f1_threshold = score(value, at, cx);
             if cx.errors() > before {
                 return None;
             }
             Some(ToolSequence {
                 tools: tools?,
-                strict: strict?,
+                mode: mode?,
+                f1_threshold: f1_threshold?,
             })
         }
         _ => {
-            let expected = "a list of tool names, or `{tools: [...], strict: true}`";
+            let expected = "a list of tool names, or `{tools: [...], mode: strict}`";
             cx.own_type_error(value, at, expected, EXTENSION);
+            None
+        }
+    }
+}
+
+/// `mode` (a name or an alias), or `strict: true`, of a `tool_sequence` object; not
+/// both.
+fn sequence_mode(value: &Node, at: &At, cx: &mut Cx) -> Option<SequenceMode> {
+    let strict = match value.get("strict") {
+        None => None,
+        Some(n) => Some(boolean(n, &at.key("strict"), cx)?),
+    };
+    let Some(node) = value.get("mode") else {
+        return Some(if strict == Some(true) {
+            SequenceMode::Strict
+        } else {
+            SequenceMode::InOrder
+        });
+    };
+    let mode_at = at.key("mode");
+    let Some(name) = node.as_str() else {
+        cx.own_type_error(node, &mode_at, "a mode's name (a string)", EXTENSION);
+        return None;
+    };
+    let Some(mode) = SequenceMode::from_name(name) else {
+        let aliases = SequenceMode::ALIASES.iter().map(|(a, _)| *a);
+        let mut d = Diagnostic::new(
+            "unknown-mode",
+            mode_at.path(),
+            format!("unknown mode `{name}`"),
+        )
+        .at(node.span)
+        .expected(format!("one of {}", list_names(&SequenceMode::NAMES)))
+        .found(name);
+        // Prill's own names first: `any-order` is `any_order`, not ADK's `ANY_ORDER`
+        // (which is `superset`).
+        let hint = did_you_mean(name, SequenceMode::NAMES).or_else(|| did_you_mean(name, aliases));
+        if let Some(hint) = hint {
+            d = d.help(hint);
+        }
+        cx.own(d, &mode_at, EXTENSION, None);
+        return None;
+    };
+    if strict.is_some() {
+        let d = Diagnostic::new(
+            "two-modes",
+            at.key("strict").path(),
+            "`strict` and `mode` both say how calls are matched",
+        )
+        .at(value.span)
+        .expected("`mode` alone")
+        .help("`strict: true` is `mode: strict`; remove `strict`");
+        cx.own(d, at, EXTENSION, None);
+        return None;
+    }
+    Some(mode)
+}
+
+/// `score: f1` with its `threshold`, of a `tool_sequence` object: `Some(None)` without
+/// a score.
+fn score(value: &Node, at: &At, cx: &mut Cx) -> Option<Option<f64>> {
+    let threshold = value.get("threshold");
+    let Some(score) = value.get("score") else {
+        if let Some(t) = threshold {
+            let d = Diagnostic::new(
+                "threshold-without-score",
+                at.key("threshold").path(),
+                "a threshold needs the score it is for",
+            )
+            .at(t.span)
+            .expected("`score: f1` beside it");
+            cx.own(d, at, EXTENSION, None);
+            return None;
+        }
+        return Some(None);
+    };
+    if score.as_str() != Some("f1") {
+        let d = Diagnostic::new(
+            "unknown-score",
+            at.key("score").path(),
+            "the only score of a tool sequence is `f1`",
+        )
+        .at(score.span)
+        .expected("`f1`");
+        cx.own(d, &at.key("score"), EXTENSION, Some(score));
+        return None;
+    }
+    let Some(t) = threshold else {
+        missing(
+            value,
+            at,
+            "threshold",
+            "the least F1 score that passes, above 0 and at most 1",
+            cx,
+        );
+        return None;
+    };
+    let number = match &t.value {
+        Value::Number(n) => n.as_f64(),
+        _ => None,
+    };
+    match number {
+        Some(x) if x > 0.0 && x <= 1.0 => Some(Some(x)),
+        _ => {
+            let d = Diagnostic::new(
+                "out-of-range",
+                at.key("threshold").path(),
+                "must be above 0 and at most 1",
+            )
+            .at(t.span)
+            .expected("a number in (0, 1]");
+            cx.own(d, &at.key("threshold"), EXTENSION, Some(t));
             None
         }
     }
