@@ -171,9 +171,8 @@ mod tests {
             (Assertion::MaxTokens(50), "output_tokens", json!(50)),
             (
                 Assertion::ToolSequence(ToolSequence {
-                    tools: vec!["search".into()],
                     mode: prill_spec::model::sentinel::SequenceMode::Strict,
-                    f1_threshold: None,
+                    ..ToolSequence::in_order(vec!["search".into()])
                 }),
                 "tool_calls",
                 json!({"tools": ["search"], "mode": "strict"}),

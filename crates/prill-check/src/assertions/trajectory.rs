@@ -6,7 +6,7 @@
 //! A failure names what was expected and the calls that were made, as
 //! `search → summarize`.
 
-use prill_spec::model::sentinel::{ArgMatcher, SequenceMode, ToolArgs, ToolSequence};
+use prill_spec::model::sentinel::{ArgMatcher, ArgsMode, SequenceMode, ToolArgs, ToolSequence};
 use serde_json::{Value, json};
 
 use super::{AssertionError, matching};
@@ -41,10 +41,12 @@ fn names(calls: &[ToolCall]) -> Vec<&str> {
 /// with `score: f1`, the F1 score of the matched calls against its threshold.
 pub(super) fn sequence(seq: &ToolSequence, calls: &[ToolCall]) -> (Evaluation, String) {
     let called = names(calls);
-    let wanted: Vec<&str> = seq.tools.iter().map(String::as_str).collect();
-    let pairs = matching::best(wanted.len(), called.len(), seq.mode.ordered(), |i, j| {
-        wanted[i] == called[j]
-    });
+    let wanted: Vec<&str> = seq.tools.iter().map(|c| c.tool.as_str()).collect();
+    let given: Vec<Value> = calls.iter().map(|c| arguments(&c.arguments)).collect();
+    let fits = |i: usize, j: usize| {
+        wanted[i] == called[j] && args_fit(&seq.tools[i].args, &given[j], seq.args_mode).is_ok()
+    };
+    let pairs = matching::best(wanted.len(), called.len(), seq.mode.ordered(), fits);
     let (matched, n_wanted, n_called) = (pairs.len(), wanted.len(), called.len());
     let missing: Vec<&str> = (0..n_wanted)
         .filter(|i| !pairs.iter().any(|(e, _)| e == i))
@@ -71,8 +73,9 @@ pub(super) fn sequence(seq: &ToolSequence, calls: &[ToolCall]) -> (Evaluation, S
     };
     evaluation = evaluation
         .with("called", json!(called))
-        .with("expected", json!(wanted))
+        .with("expected", json!(seq.tools))
         .with("mode", seq.mode.name())
+        .with("args_mode", seq.args_mode.name())
         .with("matched", matched)
         .with("missing", json!(missing))
         .with("unexpected", json!(unexpected))
@@ -80,6 +83,10 @@ pub(super) fn sequence(seq: &ToolSequence, calls: &[ToolCall]) -> (Evaluation, S
         .with("recall", recall)
         .with("f1", f1);
     let passed = evaluation.status() == crate::status::Status::Passed;
+    let nearest = (!passed)
+        .then(|| nearest(seq, &pairs, calls, &given))
+        .flatten()
+        .unwrap_or_default();
     let message = match seq.f1_threshold {
         Some(t) => format!(
             "F1 {f1:.2} (precision {precision:.2}, recall {recall:.2}) {} the threshold {t} for {} {} ({}), found {}{}",
@@ -96,7 +103,90 @@ pub(super) fn sequence(seq: &ToolSequence, calls: &[ToolCall]) -> (Evaluation, S
         ),
         None => mode_message(seq.mode, passed, &wanted, &called, &missing, &unexpected),
     };
-    (evaluation, message)
+    (evaluation, message + &nearest)
+}
+
+/// Whether a call's arguments `given` fit those written, `args`, under `mode`; `Err`
+/// names the first argument that does not (or the call's argument not written, under
+/// `subset` and `exact`). Written by name alone (`args` empty), any arguments fit.
+fn args_fit(args: &[(String, ArgMatcher)], given: &Value, mode: ArgsMode) -> Result<(), String> {
+    if args.is_empty() || mode == ArgsMode::Ignore {
+        return Ok(());
+    }
+    let fits = |name: &str, m: &ArgMatcher| given.get(name).is_some_and(|v| matches(m, v));
+    let written = |name: &str| args.iter().any(|(n, _)| n == name);
+    let extra = || {
+        given
+            .as_object()
+            .and_then(|o| o.keys().find(|k| !written(k)).cloned())
+    };
+    match mode {
+        ArgsMode::Ignore => Ok(()),
+        ArgsMode::Superset => match args.iter().find(|(n, m)| !fits(n, m)) {
+            Some((n, _)) => Err(n.clone()),
+            None => Ok(()),
+        },
+        ArgsMode::Subset => {
+            if let Some(k) = extra() {
+                return Err(k);
+            }
+            match args
+                .iter()
+                .find(|(n, m)| given.get(n.as_str()).is_some() && !fits(n, m))
+            {
+                Some((n, _)) => Err(n.clone()),
+                None => Ok(()),
+            }
+        }
+        ArgsMode::Exact => {
+            if let Some(k) = extra() {
+                return Err(k);
+            }
+            match args.iter().find(|(n, m)| !fits(n, m)) {
+                Some((n, _)) => Err(n.clone()),
+                None => Ok(()),
+            }
+        }
+    }
+}
+
+/// For the first expected call left unmatched that names arguments, the call to the same
+/// tool whose arguments come nearest, and the argument that differs:
+/// `; nearest: fetch call 2, argument \`url\` expected {"regex":"^https"}, found "http://x"`.
+fn nearest(
+    seq: &ToolSequence,
+    pairs: &[(usize, usize)],
+    calls: &[ToolCall],
+    given: &[Value],
+) -> Option<String> {
+    let (_, want) = seq
+        .tools
+        .iter()
+        .enumerate()
+        .find(|(i, c)| !c.args.is_empty() && !pairs.iter().any(|(e, _)| e == i))?;
+    let differing = |j: usize| {
+        want.args
+            .iter()
+            .filter(|(n, m)| !given[j].get(n.as_str()).is_some_and(|v| matches(m, v)))
+            .count()
+    };
+    let j = (0..calls.len())
+        .filter(|&j| calls[j].name == want.tool)
+        .min_by_key(|&j| differing(j))?;
+    let argument = args_fit(&want.args, &given[j], seq.args_mode).err()?;
+    let expected = want
+        .args
+        .iter()
+        .find(|(n, _)| *n == argument)
+        .map_or_else(|| "not written".to_owned(), |(_, m)| json!(m).to_string());
+    let found = given[j]
+        .get(argument.as_str())
+        .map_or_else(|| "absent".to_owned(), |v| cut(&v.to_string(), ARGS_CHARS));
+    Some(format!(
+        "; nearest: {} call {}, argument `{argument}` expected {expected}, found {found}",
+        want.tool,
+        calls[..=j].iter().filter(|c| c.name == want.tool).count()
+    ))
 }
 
 /// `; missing: a; not expected: b`, for what is not empty.

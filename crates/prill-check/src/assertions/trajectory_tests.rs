@@ -2,7 +2,7 @@
 
 use prill_spec::model::sentinel::{ArgSchema, Pattern};
 
-use prill_spec::model::sentinel::SequenceMode;
+use prill_spec::model::sentinel::{ArgsMode, ExpectedCall, SequenceMode};
 
 use super::*;
 use crate::status::Status;
@@ -29,9 +29,8 @@ fn seq(tools: &[&str], strict: bool) -> ToolSequence {
 
 fn in_mode(tools: &[&str], mode: SequenceMode) -> ToolSequence {
     ToolSequence {
-        tools: tools.iter().map(|s| (*s).to_owned()).collect(),
         mode,
-        f1_threshold: None,
+        ..ToolSequence::in_order(tools.iter().map(|s| (*s).to_owned()).collect())
     }
 }
 
@@ -314,5 +313,75 @@ fn an_f1_score_gives_partial_credit() {
             .0
             .status(),
         Status::Passed
+    );
+}
+
+/// A call written with arguments fits only a call whose arguments fit it, under the
+/// sequence's `args_mode`; the first such call left unmatched names the nearest call
+/// to its tool and the argument that differs. With a matcher that is not an equality
+/// (`contains`), taking the first fitting call would use up the only call the second
+/// expectation fits: the matching is maximal.
+#[test]
+fn calls_with_arguments_are_matched_one_to_one_and_a_miss_names_the_argument() {
+    let search = |q: Value| ExpectedCall {
+        tool: "search".into(),
+        args: vec![("q".into(), ArgMatcher::Contains(q))],
+    };
+    let mut want = in_mode(&[], SequenceMode::Superset);
+    want.tools = vec![search(json!("lap")), search(json!("laptop deals"))];
+    let made = [
+        call("search", json!({"q": "laptop deals", "page": 2})),
+        call("search", json!({"q": "laptops"})),
+    ];
+    let (e, m) = sequence(&want, &made);
+    assert_eq!(e.status(), Status::Passed, "{m}");
+    // Exactly the arguments written: `page` is one too many on the first call.
+    want.args_mode = ArgsMode::Exact;
+    let (e, m) = sequence(&want, &made);
+    assert_eq!(e.status(), Status::Failed);
+    assert!(
+        m.ends_with("; nearest: search call 1, argument `page` expected not written, found 2"),
+        "{m}"
+    );
+    // Ignored, any two searches do.
+    want.args_mode = ArgsMode::Ignore;
+    assert_eq!(sequence(&want, &made).0.status(), Status::Passed);
+    // A value that differs is named with what was expected.
+    want.args_mode = ArgsMode::Superset;
+    let (e, m) = sequence(
+        &want,
+        &[call("search", json!({"q": "phones"})), made[1].clone()],
+    );
+    assert_eq!(e.status(), Status::Failed);
+    assert!(
+        m.ends_with("; nearest: search call 1, argument `q` expected {\"contains\":\"laptop deals\"}, found \"phones\""),
+        "{m}"
+    );
+    // `subset`: every argument the call has is written and fits; one written may be absent.
+    want.args_mode = ArgsMode::Subset;
+    let partial = [
+        call("search", json!({})),
+        call("search", json!({"q": "laptop deals"})),
+    ];
+    assert_eq!(sequence(&want, &partial).0.status(), Status::Passed);
+}
+
+/// The message `docs/checks.md` shows for a missed call with arguments.
+#[test]
+fn the_documented_miss_is_what_a_miss_says() {
+    let search = |q: &str| ExpectedCall {
+        tool: "search".into(),
+        args: vec![("q".into(), ArgMatcher::Contains(json!(q)))],
+    };
+    let mut want = in_mode(&[], SequenceMode::Superset);
+    want.tools = vec![search("lap"), search("laptop deals")];
+    let made = [
+        call("search", json!({"q": "phones"})),
+        call("search", json!({"q": "laptops"})),
+    ];
+    let (_, m) = sequence(&want, &made);
+    assert_eq!(
+        m,
+        "expected calls to search, search, in any order, found search → search; missing: search; nearest: search call 1, argument `q` expected {\"contains\":\"laptop deals\"}, found \"phones\""
     );
 }

@@ -11,7 +11,9 @@ use serde::{Serialize, Serializer};
 
 use super::data_driven::JsonMap;
 use super::framework_schema::{FrameworkConfigSchema, framework_rules};
-pub use super::trajectory::{ArgMatcher, ArgSchema, SequenceMode, ToolArgs, ToolSequence};
+pub use super::trajectory::{
+    ArgMatcher, ArgSchema, ArgsMode, ExpectedCall, SequenceMode, ToolArgs, ToolSequence,
+};
 
 /// One Sentinel test.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]

@@ -82,16 +82,98 @@ impl SequenceMode {
     }
 }
 
-/// What `tool_sequence` requires: these tools were called, matched to the calls as its
-/// [`SequenceMode`] says. Written as a list of names (`in_order`), or `{tools: [...],
-/// mode: ...}` (`strict: true` is `mode: strict`), with `score: f1, threshold: x` for
-/// partial credit.
+/// How an expected call's arguments are compared with a call's, from the call's side.
+/// A tool written by name alone matches any arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ArgsMode {
+    /// Every argument written is in the call and matches; the call may have others
+    /// (agentevals' `superset`).
+    #[default]
+    Superset,
+    /// Every argument of the call is written and matches; some written may be absent
+    /// (agentevals' `subset`).
+    Subset,
+    /// The call has exactly the arguments written, each matching (agentevals' `exact`,
+    /// ADK's default).
+    Exact,
+    /// Arguments are not compared (agentevals' `ignore`, ADK's `ignore_args`).
+    Ignore,
+}
+
+impl ArgsMode {
+    /// Every mode's name.
+    pub const NAMES: [&'static str; 4] = ["superset", "subset", "exact", "ignore"];
+
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ArgsMode::Superset => "superset",
+            ArgsMode::Subset => "subset",
+            ArgsMode::Exact => "exact",
+            ArgsMode::Ignore => "ignore",
+        }
+    }
+
+    /// The mode named `name`.
+    pub fn from_name(name: &str) -> Option<ArgsMode> {
+        [
+            ArgsMode::Superset,
+            ArgsMode::Subset,
+            ArgsMode::Exact,
+            ArgsMode::Ignore,
+        ]
+        .into_iter()
+        .find(|m| m.name() == name)
+    }
+}
+
+/// One call `tool_sequence` expects: a tool, and what its arguments must be (none
+/// written: any).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpectedCall {
+    /// The tool's name.
+    pub tool: String,
+    /// Each argument's name and matcher, in file order; empty when written by name.
+    pub args: Vec<(String, ArgMatcher)>,
+}
+
+impl ExpectedCall {
+    /// A call to `tool` with any arguments.
+    pub fn named(tool: impl Into<String>) -> ExpectedCall {
+        ExpectedCall {
+            tool: tool.into(),
+            args: Vec::new(),
+        }
+    }
+}
+
+impl Serialize for ExpectedCall {
+    /// The name alone, or `{tool, args}`.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.args.is_empty() {
+            return self.tool.serialize(s);
+        }
+        ToolArgs {
+            tool: self.tool.clone(),
+            args: self.args.clone(),
+        }
+        .serialize(s)
+    }
+}
+
+/// What `tool_sequence` requires: these calls were made, matched to the calls as its
+/// [`SequenceMode`] says, and their arguments as its [`ArgsMode`] says. Written as a
+/// list of names (`in_order`), or `{tools: [...], mode: ..., args_mode: ...}` (`strict:
+/// true` is `mode: strict`), an item being a name or `{tool, args}`, with `score: f1,
+/// threshold: x` for partial credit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSequence {
-    /// The tool names, in the order they must be called.
-    pub tools: Vec<String>,
+    /// The calls, in the order they must be made.
+    pub tools: Vec<ExpectedCall>,
     /// How they are matched to the calls.
     pub mode: SequenceMode,
+    /// How the arguments written are compared with a call's.
+    pub args_mode: ArgsMode,
     /// With `score: f1`: the threshold of the F1 score of the matched calls (precision
     /// over the calls made, recall over the tools), which decides instead of the mode's
     /// all-or-nothing rule; the mode then only says whether order counts.
@@ -102,10 +184,19 @@ impl ToolSequence {
     /// The tools, in order, other calls allowed between them: the list form.
     pub fn in_order(tools: Vec<String>) -> ToolSequence {
         ToolSequence {
-            tools,
+            tools: tools.into_iter().map(ExpectedCall::named).collect(),
             mode: SequenceMode::InOrder,
+            args_mode: ArgsMode::default(),
             f1_threshold: None,
         }
+    }
+
+    /// Whether it is written as a plain list: in order, by name, with no score.
+    fn is_list(&self) -> bool {
+        self.mode == SequenceMode::InOrder
+            && self.f1_threshold.is_none()
+            && self.args_mode == ArgsMode::default()
+            && self.tools.iter().all(|c| c.args.is_empty())
     }
 }
 
@@ -113,12 +204,15 @@ impl Serialize for ToolSequence {
     /// As written: a list when in order, else the object form.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        if self.mode == SequenceMode::InOrder && self.f1_threshold.is_none() {
+        if self.is_list() {
             return self.tools.serialize(s);
         }
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("tools", &self.tools)?;
         map.serialize_entry("mode", self.mode.name())?;
+        if self.args_mode != ArgsMode::default() {
+            map.serialize_entry("args_mode", self.args_mode.name())?;
+        }
         if let Some(threshold) = self.f1_threshold {
             map.serialize_entry("score", "f1")?;
             map.serialize_entry("threshold", &threshold)?;
@@ -133,20 +227,34 @@ impl JsonSchema for ToolSequence {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let tools = serde_json::json!({
+        let names = serde_json::json!({
             "type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1
+        });
+        let tools = serde_json::json!({
+            "type": "array",
+            "items": {"anyOf": [
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "object",
+                    "properties": {"tool": {"type": "string", "minLength": 1}, "args": {"type": "object", "minProperties": 1}},
+                    "required": ["tool", "args"],
+                    "additionalProperties": false
+                }
+            ]},
+            "minItems": 1
         });
         let mut modes: Vec<&str> = SequenceMode::NAMES.to_vec();
         modes.extend(SequenceMode::ALIASES.iter().map(|(a, _)| *a));
         json_schema!({
-            "description": "Tool names that were called in this order, other calls allowed before, between and after them; or `{tools, mode}`: `strict` (exactly these calls, in order), `in_order`, `any_order` (exactly these calls, any order), `subset` (every call is one of these), `superset` (every one of these was called, others allowed); `strict: true` is `mode: strict`. `score: f1` with a `threshold` gives partial credit. A Prill extension.",
+            "description": "Tool names that were called in this order, other calls allowed before, between and after them; or `{tools, mode}`: `strict` (exactly these calls, in order), `in_order`, `any_order` (exactly these calls, any order), `subset` (every call is one of these), `superset` (every one of these was called, others allowed); `strict: true` is `mode: strict`. An item is a name (any arguments) or `{tool, args}`, its arguments compared as `args_mode` says: `superset` (the call has at least these), `subset`, `exact` or `ignore`. `score: f1` with a `threshold` gives partial credit. A Prill extension.",
             "anyOf": [
-                tools.clone(),
+                names,
                 {
                     "type": "object",
                     "properties": {
                         "tools": tools,
                         "mode": {"enum": modes, "default": "in_order"},
+                        "args_mode": {"enum": ArgsMode::NAMES, "default": "superset"},
                         "strict": {"type": "boolean", "default": false},
                         "score": {"const": "f1"},
                         "threshold": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}
@@ -431,6 +539,25 @@ mod tests {
             serde_json::to_value(&scored).unwrap(),
             json!({"tools": ["a", "b"], "mode": "superset", "score": "f1", "threshold": 0.8})
         );
+    }
+
+    #[test]
+    fn calls_with_arguments_serialize_as_written() {
+        let mut seq = ToolSequence::in_order(vec!["fetch".into()]);
+        seq.tools.insert(
+            0,
+            ExpectedCall {
+                tool: "search".into(),
+                args: vec![("q".into(), ArgMatcher::Equals(json!("laptop")))],
+            },
+        );
+        seq.args_mode = ArgsMode::Exact;
+        assert_eq!(
+            serde_json::to_value(&seq).unwrap(),
+            json!({"tools": [{"tool": "search", "args": {"q": "laptop"}}, "fetch"], "mode": "in_order", "args_mode": "exact"})
+        );
+        assert_eq!(ArgsMode::from_name("exact"), Some(ArgsMode::Exact));
+        assert_eq!(ArgsMode::from_name("EXACT"), None);
     }
 
     /// Every name and alias reads back as its mode; ADK's `ANY_ORDER` allows other

@@ -9,7 +9,7 @@ use super::super::cx::{At, Cx, list_names};
 use super::assertions::regex_because;
 use crate::diag::{Diagnostic, did_you_mean};
 use crate::model::sentinel::{
-    ArgMatcher, ArgSchema, Assertion, SequenceMode, ToolArgs, ToolSequence,
+    ArgMatcher, ArgSchema, ArgsMode, Assertion, ExpectedCall, SequenceMode, ToolArgs, ToolSequence,
 };
 use crate::node::{Node, Value};
 
@@ -24,9 +24,12 @@ pub(in crate::validate) fn tool_sequence(
     cx: &mut Cx,
 ) -> Option<ToolSequence> {
     match &value.value {
-        Value::Array(_) => tool_list(value, at, cx).map(ToolSequence::in_order),
+        Value::Array(_) => expected_calls(value, at, cx).map(|tools| ToolSequence {
+            tools,
+            ..ToolSequence::in_order(Vec::new())
+        }),
         Value::Object(entries) => {
-            let keys = ["tools", "mode", "strict", "score", "threshold"];
+            let keys = ["tools", "mode", "args_mode", "strict", "score", "threshold"];
             cx.unknown_keys_because(
                 entries,
                 at,
@@ -39,13 +42,14 @@ pub(in crate::validate) fn tool_sequence(
             );
             let before = cx.errors();
             let tools = match value.get("tools") {
-                Some(n) => tool_list(n, &at.key("tools"), cx),
+                Some(n) => expected_calls(n, &at.key("tools"), cx),
                 None => {
                     missing(value, at, "tools", "the list of tool names, in order", cx);
                     None
                 }
             };
             let mode = sequence_mode(value, at, cx);
+            let args_mode = args_mode(value, at, cx);
             let f1_threshold = score(value, at, cx);
             if cx.errors() > before {
                 return None;
@@ -53,6 +57,7 @@ pub(in crate::validate) fn tool_sequence(
             Some(ToolSequence {
                 tools: tools?,
                 mode: mode?,
+                args_mode: args_mode?,
                 f1_threshold: f1_threshold?,
             })
         }
@@ -62,6 +67,68 @@ pub(in crate::validate) fn tool_sequence(
             None
         }
     }
+}
+
+/// `tool_sequence`'s calls: a non-empty list, each a tool's name or `{tool, args}`.
+fn expected_calls(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<ExpectedCall>> {
+    let Some(items) = value.as_array() else {
+        cx.own_type_error(
+            value,
+            at,
+            "a list of tool names or `{tool, args}`",
+            EXTENSION,
+        );
+        return None;
+    };
+    if items.is_empty() {
+        let d = Diagnostic::new("empty-list", at.path(), "must have at least one item")
+            .at(value.span)
+            .expected("at least 1 tool name");
+        cx.own(d, at, "an empty list of tools checks nothing", Some(value));
+        return None;
+    }
+    let calls: Vec<Option<ExpectedCall>> = items
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let item_at = at.index(i);
+            match &n.value {
+                Value::Object(_) => tool_args(n, &item_at, cx).map(|t| ExpectedCall {
+                    tool: t.tool,
+                    args: t.args,
+                }),
+                _ => name(n, &item_at, cx).map(ExpectedCall::named),
+            }
+        })
+        .collect();
+    calls.into_iter().collect()
+}
+
+/// `args_mode` of a `tool_sequence` object: `superset` when absent.
+fn args_mode(value: &Node, at: &At, cx: &mut Cx) -> Option<ArgsMode> {
+    let Some(node) = value.get("args_mode") else {
+        return Some(ArgsMode::default());
+    };
+    let mode_at = at.key("args_mode");
+    let Some(name) = node.as_str() else {
+        cx.own_type_error(node, &mode_at, "a mode's name (a string)", EXTENSION);
+        return None;
+    };
+    ArgsMode::from_name(name).or_else(|| {
+        let mut d = Diagnostic::new(
+            "unknown-mode",
+            mode_at.path(),
+            format!("unknown argument mode `{name}`"),
+        )
+        .at(node.span)
+        .expected(format!("one of {}", list_names(&ArgsMode::NAMES)))
+        .found(name);
+        if let Some(hint) = did_you_mean(name, ArgsMode::NAMES) {
+            d = d.help(hint);
+        }
+        cx.own(d, &mode_at, EXTENSION, None);
+        None
+    })
 }
 
 /// `mode` (a name or an alias), or `strict: true`, of a `tool_sequence` object; not
