@@ -406,11 +406,8 @@ fn roll(under: f64) -> String {
     )
 }
 
-/// `--top-up` draws more samples of the head for the undecided case, numbered after the
-/// head's, keeps each wave as a `top-up` run of the head, and a later comparison of the
-/// head reads them back and pays for the looks.
-#[test]
-fn a_top_up_draws_more_of_the_head_and_keeps_them() {
+/// A git repository on `main` whose one commit holds `roll(0.95)`, the history ignored.
+fn rolling_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path();
     std::fs::write(p.join(".gitignore"), ".prill/\n").unwrap();
@@ -418,6 +415,16 @@ fn a_top_up_draws_more_of_the_head_and_keeps_them() {
     git(p, &["init", "-q", "-b", "main"]);
     git(p, &["add", "."]);
     git(p, &["commit", "-q", "-m", "main"]);
+    dir
+}
+
+/// `--top-up` draws more samples of the head for the undecided case, numbered after the
+/// head's, keeps each wave as a `top-up` run of the head, and a later comparison of the
+/// head reads them back and pays for the looks.
+#[test]
+fn a_top_up_draws_more_of_the_head_and_keeps_them() {
+    let dir = rolling_repo();
+    let p = dir.path();
     // One sample at a time: which samples run before the verdict is then the same
     // every time.
     run_demo(p, &["--samples", "60", "-j", "1"], 0);
@@ -523,13 +530,8 @@ fn a_top_up_draws_more_of_the_head_and_keeps_them() {
 /// run, before anything is drawn.
 #[test]
 fn a_top_up_that_would_not_sample_the_head_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = rolling_repo();
     let p = dir.path();
-    std::fs::write(p.join(".gitignore"), ".prill/\n").unwrap();
-    std::fs::write(p.join("roll.hocon"), roll(0.95)).unwrap();
-    git(p, &["init", "-q", "-b", "main"]);
-    git(p, &["add", "."]);
-    git(p, &["commit", "-q", "-m", "one"]);
     run_demo(p, &["--samples", "20"], 0);
     run_demo(p, &["--samples", "20"], 0);
     let head_commit = git(p, &["rev-parse", "HEAD"]);

@@ -71,22 +71,7 @@ pub(in crate::validate) fn tool_sequence(
 
 /// `tool_sequence`'s calls: a non-empty list, each a tool's name or `{tool, args}`.
 fn expected_calls(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<ExpectedCall>> {
-    let Some(items) = value.as_array() else {
-        cx.own_type_error(
-            value,
-            at,
-            "a list of tool names or `{tool, args}`",
-            EXTENSION,
-        );
-        return None;
-    };
-    if items.is_empty() {
-        let d = Diagnostic::new("empty-list", at.path(), "must have at least one item")
-            .at(value.span)
-            .expected("at least 1 tool name");
-        cx.own(d, at, "an empty list of tools checks nothing", Some(value));
-        return None;
-    }
+    let items = non_empty(value, at, "a list of tool names or `{tool, args}`", cx)?;
     let calls: Vec<Option<ExpectedCall>> = items
         .iter()
         .enumerate()
@@ -255,10 +240,10 @@ pub(in crate::validate) fn tool_names(value: &Node, at: &At, cx: &mut Cx) -> Opt
     }
 }
 
-/// A non-empty list of non-empty tool names.
-fn tool_list(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
+/// The items of `value`, a non-empty list (else the error, saying a list of `what`).
+fn non_empty<'n>(value: &'n Node, at: &At, what: &str, cx: &mut Cx) -> Option<&'n [Node]> {
     let Some(items) = value.as_array() else {
-        cx.own_type_error(value, at, "a list of tool names", EXTENSION);
+        cx.own_type_error(value, at, what, EXTENSION);
         return None;
     };
     if items.is_empty() {
@@ -268,6 +253,12 @@ fn tool_list(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
         cx.own(d, at, "an empty list of tools checks nothing", Some(value));
         return None;
     }
+    Some(items)
+}
+
+/// A non-empty list of non-empty tool names.
+fn tool_list(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
+    let items = non_empty(value, at, "a list of tool names", cx)?;
     let names: Vec<Option<String>> = items
         .iter()
         .enumerate()
