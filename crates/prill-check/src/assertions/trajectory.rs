@@ -44,7 +44,8 @@ pub(super) fn sequence(seq: &ToolSequence, calls: &[ToolCall]) -> (Evaluation, S
     let wanted: Vec<&str> = seq.tools.iter().map(|c| c.tool.as_str()).collect();
     let given: Vec<Value> = calls.iter().map(|c| arguments(&c.arguments)).collect();
     let fits = |i: usize, j: usize| {
-        wanted[i] == called[j] && args_fit(&seq.tools[i].args, &given[j], seq.args_mode).is_ok()
+        wanted[i] == called[j]
+            && args_fit(seq.tools[i].args.as_deref(), &given[j], seq.args_mode).is_ok()
     };
     let pairs = matching::best(wanted.len(), called.len(), seq.mode.ordered(), fits);
     let (matched, n_wanted, n_called) = (pairs.len(), wanted.len(), called.len());
@@ -101,52 +102,54 @@ pub(super) fn sequence(seq: &ToolSequence, calls: &[ToolCall]) -> (Evaluation, S
             arrow(&called),
             differences(&missing, &unexpected)
         ),
-        None => mode_message(seq.mode, passed, &wanted, &called, &missing, &unexpected),
+        None => {
+            // How many tools were found in order from the start, to say where it broke.
+            let mut prefix = 0;
+            for j in 0..n_called {
+                if prefix < n_wanted && fits(prefix, j) {
+                    prefix += 1;
+                }
+            }
+            let found = Found {
+                called: &called,
+                missing: &missing,
+                unexpected: &unexpected,
+                prefix,
+            };
+            mode_message(seq.mode, passed, &wanted, &found)
+        }
     };
     (evaluation, message + &nearest)
 }
 
 /// Whether a call's arguments `given` fit those written, `args`, under `mode`; `Err`
 /// names the first argument that does not (or the call's argument not written, under
-/// `subset` and `exact`). Written by name alone (`args` empty), any arguments fit.
-fn args_fit(args: &[(String, ArgMatcher)], given: &Value, mode: ArgsMode) -> Result<(), String> {
-    if args.is_empty() || mode == ArgsMode::Ignore {
-        return Ok(());
-    }
+/// `subset` and `exact`). Written by name alone (`args` is `None`), any arguments fit;
+/// written as `args: {}`, a call with no arguments (or, under `superset`, any call).
+fn args_fit(
+    args: Option<&[(String, ArgMatcher)]>,
+    given: &Value,
+    mode: ArgsMode,
+) -> Result<(), String> {
+    let Some(args) = args else { return Ok(()) };
     let fits = |name: &str, m: &ArgMatcher| given.get(name).is_some_and(|v| matches(m, v));
     let written = |name: &str| args.iter().any(|(n, _)| n == name);
     let extra = || {
         given
             .as_object()
             .and_then(|o| o.keys().find(|k| !written(k)).cloned())
+            .map_or(Ok(()), Err)
+    };
+    let first_misfit = |present_only: bool| {
+        args.iter()
+            .find(|(n, m)| (!present_only || given.get(n.as_str()).is_some()) && !fits(n, m))
+            .map_or(Ok(()), |(n, _)| Err(n.clone()))
     };
     match mode {
         ArgsMode::Ignore => Ok(()),
-        ArgsMode::Superset => match args.iter().find(|(n, m)| !fits(n, m)) {
-            Some((n, _)) => Err(n.clone()),
-            None => Ok(()),
-        },
-        ArgsMode::Subset => {
-            if let Some(k) = extra() {
-                return Err(k);
-            }
-            match args
-                .iter()
-                .find(|(n, m)| given.get(n.as_str()).is_some() && !fits(n, m))
-            {
-                Some((n, _)) => Err(n.clone()),
-                None => Ok(()),
-            }
-        }
-        ArgsMode::Exact => {
-            if let Some(k) = extra() {
-                return Err(k);
-            }
-            match args.iter().find(|(n, m)| !fits(n, m)) {
-                Some((n, _)) => Err(n.clone()),
-                None => Ok(()),
-            }
-        }
+        ArgsMode::Superset => first_misfit(false),
+        ArgsMode::Subset => extra().and_then(|()| first_misfit(true)),
+        ArgsMode::Exact => extra().and_then(|()| first_misfit(false)),
     }
 }
 
@@ -163,9 +166,10 @@ fn nearest(
         .tools
         .iter()
         .enumerate()
-        .find(|(i, c)| !c.args.is_empty() && !pairs.iter().any(|(e, _)| e == i))?;
+        .find(|(i, c)| c.args.is_some() && !pairs.iter().any(|(e, _)| e == i))?;
+    let written = want.args.as_deref().unwrap_or_default();
     let differing = |j: usize| {
-        want.args
+        written
             .iter()
             .filter(|(n, m)| !given[j].get(n.as_str()).is_some_and(|v| matches(m, v)))
             .count()
@@ -173,9 +177,8 @@ fn nearest(
     let j = (0..calls.len())
         .filter(|&j| calls[j].name == want.tool)
         .min_by_key(|&j| differing(j))?;
-    let argument = args_fit(&want.args, &given[j], seq.args_mode).err()?;
-    let expected = want
-        .args
+    let argument = args_fit(Some(written), &given[j], seq.args_mode).err()?;
+    let expected = written
         .iter()
         .find(|(n, _)| *n == argument)
         .map_or_else(|| "not written".to_owned(), |(_, m)| json!(m).to_string());
@@ -201,15 +204,31 @@ fn differences(missing: &[&str], unexpected: &[&str]) -> String {
     out
 }
 
+/// What a `tool_sequence` found.
+struct Found<'a> {
+    called: &'a [&'a str],
+    missing: &'a [&'a str],
+    unexpected: &'a [&'a str],
+    /// How many of the tools, from the first, fit calls in order (the first that fit).
+    prefix: usize,
+}
+
 /// What a `tool_sequence` without a score found, in its mode's words.
-fn mode_message(
-    mode: SequenceMode,
-    passed: bool,
-    wanted: &[&str],
-    called: &[&str],
-    missing: &[&str],
-    unexpected: &[&str],
-) -> String {
+fn mode_message(mode: SequenceMode, passed: bool, wanted: &[&str], found: &Found) -> String {
+    let Found {
+        called,
+        missing,
+        unexpected,
+        prefix,
+    } = *found;
+    if wanted.is_empty() {
+        // Only `strict`, `any_order` and `subset` take an empty list: no call at all.
+        return if passed {
+            "no tool calls, as expected".to_owned()
+        } else {
+            format!("expected no tool calls, found {}", arrow(called))
+        };
+    }
     let set = wanted.join(", ");
     match (mode, passed) {
         (SequenceMode::Strict, true) => format!("called exactly {}", arrow(wanted)),
@@ -220,18 +239,11 @@ fn mode_message(
         ),
         (SequenceMode::InOrder, true) => format!("called {} in order", arrow(wanted)),
         (SequenceMode::InOrder, false) => {
-            // The longest prefix of the tools found in order, to say where it broke.
-            let mut prefix = 0;
-            for name in called {
-                if prefix < wanted.len() && *name == wanted[prefix] {
-                    prefix += 1;
-                }
-            }
             format!(
                 "expected calls in the order {}, found {} (no call to {} after {})",
                 arrow(wanted),
                 arrow(called),
-                wanted[prefix],
+                wanted.get(prefix).copied().unwrap_or("the last tool"),
                 if prefix == 0 {
                     "the start".to_owned()
                 } else {

@@ -325,7 +325,7 @@ fn an_f1_score_gives_partial_credit() {
 fn calls_with_arguments_are_matched_one_to_one_and_a_miss_names_the_argument() {
     let search = |q: Value| ExpectedCall {
         tool: "search".into(),
-        args: vec![("q".into(), ArgMatcher::Contains(q))],
+        args: Some(vec![("q".into(), ArgMatcher::Contains(q))]),
     };
     let mut want = in_mode(&[], SequenceMode::Superset);
     want.tools = vec![search(json!("lap")), search(json!("laptop deals"))];
@@ -371,7 +371,7 @@ fn calls_with_arguments_are_matched_one_to_one_and_a_miss_names_the_argument() {
 fn the_documented_miss_is_what_a_miss_says() {
     let search = |q: &str| ExpectedCall {
         tool: "search".into(),
-        args: vec![("q".into(), ArgMatcher::Contains(json!(q)))],
+        args: Some(vec![("q".into(), ArgMatcher::Contains(json!(q)))]),
     };
     let mut want = in_mode(&[], SequenceMode::Superset);
     want.tools = vec![search("lap"), search("laptop deals")];
@@ -383,5 +383,67 @@ fn the_documented_miss_is_what_a_miss_says() {
     assert_eq!(
         m,
         "expected calls to search, search, in any order, found search → search; missing: search; nearest: search call 1, argument `q` expected {\"contains\":\"laptop deals\"}, found \"phones\""
+    );
+}
+
+/// `args: {}` is a call with no arguments: `exact` and `subset` hold a call to it, and
+/// `superset` lets any call fit, as the name alone does.
+#[test]
+fn a_call_written_with_no_arguments_takes_none_under_exact_and_subset() {
+    let mut want = in_mode(&[], SequenceMode::Strict);
+    want.tools = vec![ExpectedCall::with_args("now", [])];
+    let bare = [call("now", json!({}))];
+    let given = [call("now", json!({"tz": "UTC"}))];
+    for (mode, bare_passes, given_passes) in [
+        (ArgsMode::Exact, true, false),
+        (ArgsMode::Subset, true, false),
+        (ArgsMode::Superset, true, true),
+        (ArgsMode::Ignore, true, true),
+    ] {
+        want.args_mode = mode;
+        let status = |made: &[ToolCall]| sequence(&want, made).0.status() == Status::Passed;
+        assert_eq!(status(&bare), bare_passes, "{mode:?} on now()");
+        assert_eq!(status(&given), given_passes, "{mode:?} on now(tz)");
+    }
+    want.args_mode = ArgsMode::Exact;
+    let (_, m) = sequence(&want, &given);
+    assert!(
+        m.ends_with("; nearest: now call 1, argument `tz` expected not written, found \"UTC\""),
+        "{m}"
+    );
+}
+
+/// An empty list (taken only in `strict`, `any_order` and `subset`) is no call at all.
+#[test]
+fn no_calls_expected_passes_only_when_none_was_made() {
+    for mode in [
+        SequenceMode::Strict,
+        SequenceMode::AnyOrder,
+        SequenceMode::Subset,
+    ] {
+        let want = in_mode(&[], mode);
+        let (e, m) = sequence(&want, &[]);
+        assert_eq!(e.status(), Status::Passed, "{mode:?}: {m}");
+        assert_eq!(m, "no tool calls, as expected");
+        let (e, m) = sequence(&want, &calls(&["search"]));
+        assert_eq!(e.status(), Status::Failed, "{mode:?}");
+        assert!(m.starts_with("expected no tool calls, found search"), "{m}");
+    }
+}
+
+/// In order, names that all come in order but with arguments that do not fit: the
+/// message says which tool had no fitting call (this once indexed past the list).
+#[test]
+fn an_in_order_miss_on_arguments_alone_names_the_tool() {
+    let mut want = in_mode(&[], SequenceMode::InOrder);
+    want.tools = vec![ExpectedCall::with_args(
+        "notify",
+        [("urgent".to_owned(), ArgMatcher::Equals(json!(1)))],
+    )];
+    let (e, m) = sequence(&want, &[call("notify", json!({"urgent": true}))]);
+    assert_eq!(e.status(), Status::Failed);
+    assert_eq!(
+        m,
+        "expected calls in the order notify, found notify (no call to notify after the start); nearest: notify call 1, argument `urgent` expected 1, found true"
     );
 }

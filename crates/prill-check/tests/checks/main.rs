@@ -6,3 +6,4 @@ mod gist;
 mod properties;
 mod support;
 mod table;
+mod trajectory_conformance;

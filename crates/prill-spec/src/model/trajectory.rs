@@ -127,14 +127,16 @@ impl ArgsMode {
     }
 }
 
-/// One call `tool_sequence` expects: a tool, and what its arguments must be (none
-/// written: any).
+/// One call `tool_sequence` expects: a tool, and what its arguments must be (`None`,
+/// written by name: any).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExpectedCall {
     /// The tool's name.
     pub tool: String,
-    /// Each argument's name and matcher, in file order; empty when written by name.
-    pub args: Vec<(String, ArgMatcher)>,
+    /// Each argument's name and matcher, in file order, when written as `{tool, args}`;
+    /// `None` when written by name. `Some` and empty (`args: {}`) is a call with no
+    /// arguments, which `args_mode: exact` and `subset` hold a call to.
+    pub args: Option<Vec<(String, ArgMatcher)>>,
 }
 
 impl ExpectedCall {
@@ -142,7 +144,18 @@ impl ExpectedCall {
     pub fn named(tool: impl Into<String>) -> ExpectedCall {
         ExpectedCall {
             tool: tool.into(),
-            args: Vec::new(),
+            args: None,
+        }
+    }
+
+    /// A call to `tool` with these arguments, compared as the sequence's `args_mode` says.
+    pub fn with_args(
+        tool: impl Into<String>,
+        args: impl IntoIterator<Item = (String, ArgMatcher)>,
+    ) -> ExpectedCall {
+        ExpectedCall {
+            tool: tool.into(),
+            args: Some(args.into_iter().collect()),
         }
     }
 }
@@ -150,14 +163,14 @@ impl ExpectedCall {
 impl Serialize for ExpectedCall {
     /// The name alone, or `{tool, args}`.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if self.args.is_empty() {
-            return self.tool.serialize(s);
+        match &self.args {
+            None => self.tool.serialize(s),
+            Some(args) => ToolArgs {
+                tool: self.tool.clone(),
+                args: args.clone(),
+            }
+            .serialize(s),
         }
-        ToolArgs {
-            tool: self.tool.clone(),
-            args: self.args.clone(),
-        }
-        .serialize(s)
     }
 }
 
@@ -196,7 +209,7 @@ impl ToolSequence {
         self.mode == SequenceMode::InOrder
             && self.f1_threshold.is_none()
             && self.args_mode == ArgsMode::default()
-            && self.tools.iter().all(|c| c.args.is_empty())
+            && self.tools.iter().all(|c| c.args.is_none())
     }
 }
 
@@ -236,17 +249,16 @@ impl JsonSchema for ToolSequence {
                 {"type": "string", "minLength": 1},
                 {
                     "type": "object",
-                    "properties": {"tool": {"type": "string", "minLength": 1}, "args": {"type": "object", "minProperties": 1}},
+                    "properties": {"tool": {"type": "string", "minLength": 1}, "args": {"type": "object"}},
                     "required": ["tool", "args"],
                     "additionalProperties": false
                 }
-            ]},
-            "minItems": 1
+            ]}
         });
         let mut modes: Vec<&str> = SequenceMode::NAMES.to_vec();
         modes.extend(SequenceMode::ALIASES.iter().map(|(a, _)| *a));
         json_schema!({
-            "description": "Tool names that were called in this order, other calls allowed before, between and after them; or `{tools, mode}`: `strict` (exactly these calls, in order), `in_order`, `any_order` (exactly these calls, any order), `subset` (every call is one of these), `superset` (every one of these was called, others allowed); `strict: true` is `mode: strict`. An item is a name (any arguments) or `{tool, args}`, its arguments compared as `args_mode` says: `superset` (the call has at least these), `subset`, `exact` or `ignore`. `score: f1` with a `threshold` gives partial credit. A Prill extension.",
+            "description": "Tool names that were called in this order, other calls allowed before, between and after them; or `{tools, mode}`: `strict` (exactly these calls, in order), `in_order`, `any_order` (exactly these calls, any order), `subset` (every call is one of these), `superset` (every one of these was called, others allowed); `strict: true` is `mode: strict`. An item is a name (any arguments) or `{tool, args}`, its arguments compared as `args_mode` says: `superset` (the call has at least these), `subset`, `exact` or `ignore`. `score: f1` with a `threshold` gives partial credit. An empty `tools` (only in `strict`, `any_order` and `subset`) means no call at all. A Prill extension.",
             "anyOf": [
                 names,
                 {
@@ -548,7 +560,7 @@ mod tests {
             0,
             ExpectedCall {
                 tool: "search".into(),
-                args: vec![("q".into(), ArgMatcher::Equals(json!("laptop")))],
+                args: Some(vec![("q".into(), ArgMatcher::Equals(json!("laptop")))]),
             },
         );
         seq.args_mode = ArgsMode::Exact;

@@ -24,7 +24,7 @@ pub(in crate::validate) fn tool_sequence(
     cx: &mut Cx,
 ) -> Option<ToolSequence> {
     match &value.value {
-        Value::Array(_) => expected_calls(value, at, cx).map(|tools| ToolSequence {
+        Value::Array(_) => expected_calls(value, at, false, cx).map(|tools| ToolSequence {
             tools,
             ..ToolSequence::in_order(Vec::new())
         }),
@@ -41,16 +41,23 @@ pub(in crate::validate) fn tool_sequence(
                 EXTENSION,
             );
             let before = cx.errors();
+            let mode = sequence_mode(value, at, cx);
+            let args_mode = args_mode(value, at, cx);
+            let f1_threshold = score(value, at, cx);
+            // No calls expected: under these modes, no call made; under the others,
+            // nothing to check.
+            let may_be_empty = f1_threshold == Some(None)
+                && matches!(
+                    mode,
+                    Some(SequenceMode::Strict | SequenceMode::AnyOrder | SequenceMode::Subset)
+                );
             let tools = match value.get("tools") {
-                Some(n) => expected_calls(n, &at.key("tools"), cx),
+                Some(n) => expected_calls(n, &at.key("tools"), may_be_empty, cx),
                 None => {
                     missing(value, at, "tools", "the list of tool names, in order", cx);
                     None
                 }
             };
-            let mode = sequence_mode(value, at, cx);
-            let args_mode = args_mode(value, at, cx);
-            let f1_threshold = score(value, at, cx);
             if cx.errors() > before {
                 return None;
             }
@@ -69,8 +76,28 @@ pub(in crate::validate) fn tool_sequence(
     }
 }
 
-/// `tool_sequence`'s calls: a non-empty list, each a tool's name or `{tool, args}`.
-fn expected_calls(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<ExpectedCall>> {
+/// `tool_sequence`'s calls: a list, each a tool's name or `{tool, args}`, not empty
+/// unless `may_be_empty` (a mode where no calls expected means no call made).
+fn expected_calls(
+    value: &Node,
+    at: &At,
+    may_be_empty: bool,
+    cx: &mut Cx,
+) -> Option<Vec<ExpectedCall>> {
+    if value.as_array().is_some_and(<[Node]>::is_empty) {
+        if may_be_empty {
+            return Some(Vec::new());
+        }
+        let d = Diagnostic::new("empty-list", at.path(), "must have at least one item")
+            .at(value.span)
+            .expected("at least 1 tool name")
+            .help(
+                "to check that no tool was called, write `max_tool_calls: 0`, or `tools: []` \
+                 with `mode: strict`, `any_order` or `subset`",
+            );
+        cx.own(d, at, "an empty list of tools checks nothing", Some(value));
+        return None;
+    }
     let items = non_empty(value, at, "a list of tool names or `{tool, args}`", cx)?;
     let calls: Vec<Option<ExpectedCall>> = items
         .iter()
@@ -78,10 +105,12 @@ fn expected_calls(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<ExpectedCall
         .map(|(i, n)| {
             let item_at = at.index(i);
             match &n.value {
-                Value::Object(_) => tool_args(n, &item_at, cx).map(|t| ExpectedCall {
-                    tool: t.tool,
-                    args: t.args,
-                }),
+                Value::Object(_) => {
+                    call(n, &item_at, Empty::NoArguments, cx).map(|t| ExpectedCall {
+                        tool: t.tool,
+                        args: Some(t.args),
+                    })
+                }
                 _ => name(n, &item_at, cx).map(ExpectedCall::named),
             }
         })
@@ -308,6 +337,20 @@ fn missing(value: &Node, at: &At, field: &str, expected: &str, cx: &mut Cx) {
 
 /// `tool_args`: `{tool, args: {name: matcher, ...}}`.
 pub(in crate::validate) fn tool_args(value: &Node, at: &At, cx: &mut Cx) -> Option<ToolArgs> {
+    call(value, at, Empty::Refused, cx)
+}
+
+/// What an empty `args` object means where it is written.
+#[derive(Clone, Copy, PartialEq)]
+enum Empty {
+    /// Nothing to check: an error (`tool_args`).
+    Refused,
+    /// A call with no arguments (an item of `tool_sequence`).
+    NoArguments,
+}
+
+/// `{tool, args: {name: matcher, ...}}`, `args` possibly empty where `empty` allows.
+fn call(value: &Node, at: &At, empty: Empty, cx: &mut Cx) -> Option<ToolArgs> {
     let Value::Object(entries) = &value.value else {
         let expected = "`{tool: name, args: {argument: value or matcher}}`";
         cx.own_type_error(value, at, expected, EXTENSION);
@@ -332,7 +375,7 @@ pub(in crate::validate) fn tool_args(value: &Node, at: &At, cx: &mut Cx) -> Opti
         }
     };
     let args = match value.get("args") {
-        Some(n) => args(n, &at.key("args"), cx),
+        Some(n) => args(n, &at.key("args"), empty, cx),
         None => {
             missing(value, at, "args", "the arguments to match, by name", cx);
             None
@@ -347,13 +390,13 @@ pub(in crate::validate) fn tool_args(value: &Node, at: &At, cx: &mut Cx) -> Opti
     })
 }
 
-/// `args`: a non-empty object of argument matchers.
-fn args(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<(String, ArgMatcher)>> {
+/// `args`: an object of argument matchers, not empty unless `empty` allows.
+fn args(value: &Node, at: &At, empty: Empty, cx: &mut Cx) -> Option<Vec<(String, ArgMatcher)>> {
     let Value::Object(entries) = &value.value else {
         cx.own_type_error(value, at, "an object of arguments", EXTENSION);
         return None;
     };
-    if entries.is_empty() {
+    if entries.is_empty() && empty == Empty::Refused {
         let d = Diagnostic::new("empty-object", at.path(), "must name at least one argument")
             .at(value.span)
             .expected("at least 1 argument")
