@@ -3,7 +3,8 @@
 //! calls two tools at once, then a tool that fails, then answers; one that never stops
 //! calling tools; and one that calls a tool nobody answers. The fakes refuse a turn
 //! whose calls were not all answered, or a result that answers no call, so every run
-//! that passes sent each provider its tool results in its own shape.
+//! that passes sent each provider its tool results in its own shape. `tool_sequence`
+//! holds the loop's calls, over all its turns, to every mode, by each evaluator's names.
 
 use std::path::Path;
 
@@ -51,6 +52,22 @@ tests:
     inputs: {{query: "Plan a trip"}}
     assertions:
       - max_iterations_used: 2
+  - name: the trip in every mode
+    inputs: {{query: "Plan a trip"}}
+    assertions:
+      - tool_sequence:
+          tools: [{{tool: search, args: {{q: Paris}}}}, {{tool: weather, args: {{city: Paris}}}}, {{tool: lookup, args: {{id: 7}}}}]
+          mode: strict
+          args_mode: exact
+      - tool_sequence: {{tools: [lookup, weather, search], mode: unordered}}
+      - tool_sequence: {{tools: [{{tool: weather, args: {{city: {{regex: "^Par"}}}}}}, lookup], mode: IN_ORDER}}
+      - tool_sequence: {{tools: [search, weather, lookup, delete_user], mode: subset}}
+      - tool_sequence: {{tools: [lookup, search], mode: ANY_ORDER}}
+      - tool_sequence: {{tools: [search, lookup, delete_user], mode: strict, score: f1, threshold: 0.6}}
+  - name: the trip with the wrong lookup
+    inputs: {{query: "Plan a trip"}}
+    assertions:
+      - tool_sequence: {{tools: [search, {{tool: lookup, args: {{id: 8}}}}], mode: in_order}}
   - name: a trip with its steps
     inputs: {{query: "Plan a trip"}}
     framework_config:
@@ -125,6 +142,20 @@ fn check_loops(dir: &Path, env: &[(&str, String)], connection: &str) {
     assert_eq!(
         verdict("a trip held to two turns").as_deref(),
         Some("failed"),
+        "{all}"
+    );
+    assert_eq!(
+        verdict("the trip in every mode").as_deref(),
+        Some("passed"),
+        "{all}"
+    );
+    assert_eq!(
+        verdict("the trip with the wrong lookup").as_deref(),
+        Some("failed"),
+        "{all}"
+    );
+    assert!(
+        all.contains("tool_sequence: expected calls in the order search → lookup, found search → weather → lookup (no call to lookup after search); nearest: lookup call 1, argument `id` expected 8, found 7"),
         "{all}"
     );
     assert_eq!(
