@@ -339,7 +339,7 @@ fn outcome(sample: &SampleReport) -> SampleOutcome {
             .interactions
             .iter()
             .flat_map(|i| &i.checks)
-            .filter(|c| c.name == "gist")
+            .filter(|c| c.name == "gist" || c.name == "trajectory_gist")
     };
     let count = |status| gist().filter(|c| c.status() == status).count() as u32;
     let passed = count(Status::Passed);

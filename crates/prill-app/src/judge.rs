@@ -12,8 +12,7 @@ use prill_judge::{
     Cache, HOW_TO_CONFIGURE, JudgeSampling, JudgeSpec, ModeNamer, ModelJudge, ModelNamer,
     NeuroSanJudge, Votes, key_vars, pick_from_env,
 };
-use prill_spec::model::data_driven::StockTest;
-use prill_spec::{CheckKind, Plan, ProviderKind};
+use prill_spec::{Plan, ProviderKind};
 
 use crate::error::SettingsError;
 use crate::parts::Providers;
@@ -36,20 +35,13 @@ pub struct Chosen<T: ?Sized> {
     pub name: (String, u32),
 }
 
-/// Whether any case of `plan` has a `gist` or `not_gist` check.
+/// Whether any case of `plan` has a check a judge decides (`gist`, `trajectory_gist`
+/// and their `not_` forms).
 pub fn plan_needs_judge(plan: &Plan) -> bool {
     plan.cases.iter().any(|case| {
-        case.interactions.iter().any(|step| {
-            step.checks.iter().any(|check| {
-                matches!(
-                    check.kind,
-                    CheckKind::Stock {
-                        test: StockTest::Gist,
-                        ..
-                    }
-                )
-            })
-        })
+        case.interactions
+            .iter()
+            .any(|step| step.checks.iter().any(|check| check.kind.needs_judge()))
     })
 }
 

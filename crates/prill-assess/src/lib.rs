@@ -43,10 +43,10 @@ pub struct SampleOutcome {
     pub outcome: Status,
     /// Its first failure (or its error), which names its mode.
     pub first_failure: Option<Failure>,
-    /// Its `gist` checks that the judge passed (`not_gist` is left out: its verdict
-    /// is the other way round).
+    /// Its `gist` and `trajectory_gist` checks that the judge passed (the `not_` forms
+    /// are left out: their verdict is the other way round).
     pub gist_passed: u32,
-    /// Its `gist` checks the judge gave a verdict on.
+    /// Its `gist` and `trajectory_gist` checks the judge gave a verdict on.
     pub gist_judged: u32,
 }
 

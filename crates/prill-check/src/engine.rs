@@ -3,6 +3,7 @@
 //! that was never recorded). An error is never a pass or a fail.
 
 use prill_spec::model::data_driven::StockTest;
+use prill_spec::model::sentinel::Assertion;
 use prill_spec::plan::{Check, CheckKind, Location};
 use serde::Serialize;
 use serde_json::Value;
@@ -130,7 +131,14 @@ pub async fn run_check(
             let outcome = match looked_up {
                 Err(why) => evaluated(false, why.to_string()),
                 Ok(found) if *test == StockTest::Gist => {
-                    gist(*negated, &target, &found, expected, judge).await
+                    let name = StockTest::Gist.spelled(*negated);
+                    let asked = Asked {
+                        name: &name,
+                        negated: *negated,
+                        target: &target,
+                        label: &target,
+                    };
+                    gist(&asked, &found, expected, judge).await
                 }
                 Ok(found) => {
                     let verdict = stock::evaluate(*test, *negated, &target, &found, expected);
@@ -146,6 +154,30 @@ pub async fn run_check(
             let verdict = stock::presence(&target, found.as_deref());
             let outcome = evaluated(verdict.passed, verdict.message);
             ("present".to_owned(), target, None, None, outcome)
+        }
+        CheckKind::Assertion(
+            assertion @ (Assertion::TrajectoryGist(criteria)
+            | Assertion::NotTrajectoryGist(criteria)),
+        ) => {
+            let name = assertion.name();
+            let target = assertions::target(assertion);
+            let label = format!("{name}: the {target}");
+            let asked = Asked {
+                name,
+                negated: matches!(assertion, Assertion::NotTrajectoryGist(_)),
+                target,
+                label: &label,
+            };
+            let transcript = Value::String(assertions::trajectory::transcript(response));
+            let criteria = Value::String(criteria.clone());
+            let outcome = gist(&asked, &transcript, &criteria, judge).await;
+            (
+                name.to_owned(),
+                target.to_owned(),
+                Some(criteria),
+                assertions::found(assertion, response),
+                outcome,
+            )
         }
         CheckKind::Assertion(assertion) => {
             let outcome = match assertions::evaluate(assertion, response) {
@@ -197,14 +229,32 @@ fn evaluated(passed: bool, message: String) -> Outcome {
     }
 }
 
-async fn gist(
+/// A check the judge decides: `gist` and `not_gist` on a part of the response,
+/// `trajectory_gist` and `not_trajectory_gist` on the whole trajectory.
+struct Asked<'a> {
+    /// The check's name as written.
+    name: &'a str,
+    /// Whether it passes when the judge finds the criteria unmet.
     negated: bool,
-    target: &str,
+    /// What it looks at.
+    target: &'a str,
+    /// How its messages begin.
+    label: &'a str,
+}
+
+/// Asks the judge whether `found` meets `criteria`.
+async fn gist(
+    asked: &Asked<'_>,
     found: &Value,
     criteria: &Value,
     judge: Option<&dyn Judge>,
 ) -> Outcome {
-    let name = StockTest::Gist.spelled(negated);
+    let Asked {
+        name,
+        negated,
+        target,
+        label,
+    } = *asked;
     let Some(judge) = judge else {
         return Outcome::Errored {
             message: format!(
@@ -216,7 +266,7 @@ async fn gist(
     let sample = as_text(found);
     match judge.judge(&criteria_text, &sample).await {
         Err(e) => Outcome::Errored {
-            message: format!("{target}: the judge failed: {e}"),
+            message: format!("{label}: the judge failed: {e}"),
         },
         Ok(verdict) => {
             let passed = verdict.pass != negated;
@@ -228,11 +278,11 @@ async fn gist(
                 "does not meet"
             };
             let message = if passed {
-                format!("{target}: {meets} {shown_criteria} as expected")
+                format!("{label}: {meets} {shown_criteria} as expected")
             } else {
                 let wanted = if negated { "not to meet" } else { "to meet" };
                 format!(
-                    "{target}: expected {wanted} {shown_criteria}, found {}; judge: {}",
+                    "{label}: expected {wanted} {shown_criteria}, found {}; judge: {}",
                     preview(found),
                     verdict.reason
                 )

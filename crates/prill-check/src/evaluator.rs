@@ -208,6 +208,17 @@ impl CheckEvaluator {
         CheckEvaluator::assertion(Assertion::MaxIterationsUsed(n))
     }
 
+    /// The judge finds that the whole trajectory (each tool call with its arguments and
+    /// result, then the final answer) meets `criteria`; needs [`with_judge`](Self::with_judge).
+    pub fn trajectory_gist(criteria: impl Into<String>) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::TrajectoryGist(criteria.into()))
+    }
+
+    /// The judge finds that the whole trajectory does not meet `criteria`.
+    pub fn not_trajectory_gist(criteria: impl Into<String>) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::NotTrajectoryGist(criteria.into()))
+    }
+
     /// A stock test by name (`value`, `not_keywords`, `Gist`, ...) on a part of the
     /// response and a field path inside it. `None` for an unknown name.
     pub fn stock(
@@ -239,7 +250,7 @@ impl CheckEvaluator {
         ))
     }
 
-    /// Gives the evaluator a judge, for `gist` and `not_gist`.
+    /// Gives the evaluator a judge, for `gist`, `not_gist` and the trajectory's.
     pub fn with_judge(mut self, judge: Arc<dyn Judge>) -> CheckEvaluator {
         self.judge = Some(judge);
         self

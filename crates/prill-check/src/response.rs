@@ -12,6 +12,31 @@ pub struct ToolCall {
     /// Its arguments, as JSON.
     #[serde(default)]
     pub arguments: serde_json::Value,
+    /// What it returned, where known (`trajectory_gist` shows it to the judge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    /// Whether it failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+impl ToolCall {
+    /// A call with these arguments and no known result.
+    pub fn new(name: impl Into<String>, arguments: serde_json::Value) -> ToolCall {
+        ToolCall {
+            name: name.into(),
+            arguments,
+            result: None,
+            is_error: false,
+        }
+    }
+
+    /// The call, with what it returned.
+    pub fn with_result(mut self, result: serde_json::Value, is_error: bool) -> ToolCall {
+        self.result = Some(result);
+        self.is_error = is_error;
+        self
+    }
 }
 
 /// Token counts, as the agent or provider reported them.
@@ -119,10 +144,7 @@ impl Response {
 
     /// Adds a tool call.
     pub fn with_tool_call(mut self, name: &str, arguments: serde_json::Value) -> Response {
-        self.tool_calls.push(ToolCall {
-            name: name.to_owned(),
-            arguments,
-        });
+        self.tool_calls.push(ToolCall::new(name, arguments));
         self
     }
 

@@ -139,10 +139,7 @@ pub(crate) fn answer_of(response: ModelResponse) -> Response {
         tool_calls: response
             .tool_calls
             .into_iter()
-            .map(|c| ToolCall {
-                name: c.name,
-                arguments: c.arguments,
-            })
+            .map(|c| ToolCall::new(c.name, c.arguments))
             .collect(),
         latency: Some(response.timings.total),
         time_to_first_byte: response.timings.first_byte,

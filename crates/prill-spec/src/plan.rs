@@ -294,6 +294,21 @@ pub enum CheckKind {
     Assertion(Assertion),
 }
 
+impl CheckKind {
+    /// Whether a judge decides it: `gist`, `trajectory_gist` and their `not_` forms.
+    pub fn needs_judge(&self) -> bool {
+        matches!(
+            self,
+            CheckKind::Stock {
+                test: StockTest::Gist,
+                ..
+            } | CheckKind::Assertion(
+                Assertion::TrajectoryGist(_) | Assertion::NotTrajectoryGist(_)
+            )
+        )
+    }
+}
+
 mod opt_secs {
     use std::time::Duration;
 
@@ -580,6 +595,12 @@ fn push_trajectory(out: &mut Vec<Check>, base: &str, checks: &TrajectoryChecks) 
     }
     if let Some(n) = checks.min_tool_calls {
         push("min_tool_calls", Assertion::MinToolCalls(n));
+    }
+    if let Some(criteria) = &checks.gist {
+        push("gist", Assertion::TrajectoryGist(criteria.clone()));
+    }
+    if let Some(criteria) = &checks.not_gist {
+        push("not_gist", Assertion::NotTrajectoryGist(criteria.clone()));
     }
 }
 

@@ -44,6 +44,10 @@ pub enum AssertionError {
         "max_iterations_used: the response does not say how many model calls it took; the check applies to specs that run a model"
     )]
     IterationsNotRecorded,
+    /// A check a judge decides (`trajectory_gist`), asked of [`evaluate`], which has none;
+    /// [`crate::run_check`] runs it with the judge.
+    #[error("{0}: needs a judge; run it with run_check")]
+    NeedsJudge(&'static str),
 }
 
 /// An assertion's evaluation and its message (which starts with the assertion's name),
@@ -72,6 +76,9 @@ pub fn evaluate(
             trajectory::count(trajectory::Bound::AtLeast, *n, &response.tool_calls)
         }
         Assertion::MaxIterationsUsed(max) => trajectory::iterations(*max, response.iterations)?,
+        Assertion::TrajectoryGist(_) | Assertion::NotTrajectoryGist(_) => {
+            return Err(AssertionError::NeedsJudge(assertion.name()));
+        }
     };
     Ok((evaluation, format!("{}: {message}", assertion.name())))
 }
@@ -92,6 +99,9 @@ pub fn target(assertion: &Assertion) -> &'static str {
         | Assertion::MaxToolCalls(_)
         | Assertion::MinToolCalls(_) => trajectory::TARGET,
         Assertion::MaxIterationsUsed(_) => trajectory::ITERATIONS_TARGET,
+        Assertion::TrajectoryGist(_) | Assertion::NotTrajectoryGist(_) => {
+            trajectory::TRANSCRIPT_TARGET
+        }
     }
 }
 
@@ -112,7 +122,9 @@ pub fn found(assertion: &Assertion, response: &Response) -> Option<Value> {
         | Assertion::ToolSequence(_)
         | Assertion::MustNotCallTool(_)
         | Assertion::MaxToolCalls(_)
-        | Assertion::MinToolCalls(_) => Some(tools::found(&response.tool_calls)),
+        | Assertion::MinToolCalls(_)
+        | Assertion::TrajectoryGist(_)
+        | Assertion::NotTrajectoryGist(_) => Some(tools::found(&response.tool_calls)),
         Assertion::ToolArgs(want) => Some(short(&Value::Array(
             response
                 .tool_calls
@@ -193,6 +205,16 @@ mod tests {
             (Assertion::MaxToolCalls(1), "tool_calls", json!(1)),
             (Assertion::MinToolCalls(1), "tool_calls", json!(1)),
             (Assertion::MaxIterationsUsed(1), "iterations", json!(1)),
+            (
+                Assertion::TrajectoryGist("searches first".into()),
+                "trajectory",
+                json!("searches first"),
+            ),
+            (
+                Assertion::NotTrajectoryGist("deletes data".into()),
+                "trajectory",
+                json!("deletes data"),
+            ),
         ]
     }
 
@@ -203,9 +225,14 @@ mod tests {
             .with_latency(Duration::from_millis(5))
             .with_iterations(1);
         for (a, target_name, given) in every_kind() {
-            let (e, m) = evaluate(&a, &r).unwrap();
-            assert_eq!(e.status(), Status::Passed, "{m}");
-            assert!(m.starts_with(&format!("{}: ", a.name())), "{m}");
+            match evaluate(&a, &r) {
+                Ok((e, m)) => {
+                    assert_eq!(e.status(), Status::Passed, "{m}");
+                    assert!(m.starts_with(&format!("{}: ", a.name())), "{m}");
+                }
+                // The judge's checks run in `run_check`, with the judge.
+                Err(e) => assert_eq!(e, AssertionError::NeedsJudge(a.name())),
+            }
             assert_eq!(target(&a), target_name, "{}", a.name());
             assert_eq!(expected(&a), Some(given), "{}", a.name());
         }

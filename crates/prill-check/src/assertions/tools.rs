@@ -53,10 +53,7 @@ mod tests {
     use crate::status::Status;
 
     fn call(name: &str) -> ToolCall {
-        ToolCall {
-            name: name.to_owned(),
-            arguments: json!({}),
-        }
+        ToolCall::new(name, json!({}))
     }
 
     fn names(n: &[&str]) -> Vec<String> {

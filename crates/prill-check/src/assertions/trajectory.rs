@@ -23,6 +23,63 @@ pub(super) const ITERATIONS_TARGET: &str = "iterations";
 /// The most characters of a call's arguments a message shows.
 const ARGS_CHARS: usize = 200;
 
+/// What `trajectory_gist` looks at: the calls with their results, then the answer.
+pub(super) const TRANSCRIPT_TARGET: &str = "trajectory";
+
+/// The most calls a transcript lists; the rest are counted.
+const TRANSCRIPT_CALLS: usize = 100;
+
+/// The most characters of one call's arguments or result a transcript shows.
+const TRANSCRIPT_VALUE_CHARS: usize = 1_000;
+
+/// The most characters of the final answer a transcript shows.
+const TRANSCRIPT_ANSWER_CHARS: usize = 4_000;
+
+/// The whole trajectory as the judge reads it for `trajectory_gist`: every tool call in
+/// order, with its arguments and what it returned (or that it failed), then the final
+/// answer. Long values are cut (with a visible marker) so that a runaway agent cannot
+/// make the judge's prompt unbounded.
+pub fn transcript(response: &crate::Response) -> String {
+    let mut out = String::new();
+    if response.tool_calls.is_empty() {
+        out.push_str("No tool calls were made.\n");
+    } else {
+        out.push_str("Tool calls, in the order they were made:\n");
+        for (i, call) in response
+            .tool_calls
+            .iter()
+            .take(TRANSCRIPT_CALLS)
+            .enumerate()
+        {
+            let args = cut(
+                &arguments(&call.arguments).to_string(),
+                TRANSCRIPT_VALUE_CHARS,
+            );
+            let result = match (&call.result, call.is_error) {
+                (Some(r), false) => format!(" → {}", cut(&r.to_string(), TRANSCRIPT_VALUE_CHARS)),
+                (Some(r), true) => {
+                    format!(" → error: {}", cut(&r.to_string(), TRANSCRIPT_VALUE_CHARS))
+                }
+                (None, true) => " → error".to_owned(),
+                (None, false) => String::new(),
+            };
+            out.push_str(&format!("{}. {} {args}{result}\n", i + 1, call.name));
+        }
+        let more = response.tool_calls.len().saturating_sub(TRANSCRIPT_CALLS);
+        if more > 0 {
+            out.push_str(&format!("… and {more} more calls\n"));
+        }
+    }
+    match response.text.as_deref() {
+        Some(text) => {
+            out.push_str("Final answer:\n");
+            out.push_str(&cut(text, TRANSCRIPT_ANSWER_CHARS));
+        }
+        None => out.push_str("No final answer."),
+    }
+    out
+}
+
 /// The calls as `a → b → c`, or `no tool calls`.
 pub(super) fn arrow(calls: &[&str]) -> String {
     if calls.is_empty() {

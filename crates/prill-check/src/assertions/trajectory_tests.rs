@@ -8,10 +8,7 @@ use super::*;
 use crate::status::Status;
 
 fn call(name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        name: name.to_owned(),
-        arguments,
-    }
+    ToolCall::new(name, arguments)
 }
 
 fn calls(names: &[&str]) -> Vec<ToolCall> {

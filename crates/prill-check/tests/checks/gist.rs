@@ -353,3 +353,125 @@ fn gist_as_an_evaluator_carries_the_verdict_or_the_error() {
         .expect_err("no judge is an evaluator error");
     assert!(error.message.contains("needs a judge"), "{}", error.message);
 }
+
+/// A check on the whole trajectory, written as a spec writes it.
+fn trajectory_gist(negated: bool, criteria: &str) -> prill_spec::plan::Check {
+    use prill_spec::model::sentinel::Assertion;
+    let assertion = if negated {
+        Assertion::NotTrajectoryGist(criteria.to_owned())
+    } else {
+        Assertion::TrajectoryGist(criteria.to_owned())
+    };
+    prill_spec::plan::Check {
+        location: None,
+        path: format!("assertions[0].{}", assertion.name()).into(),
+        kind: prill_spec::plan::CheckKind::Assertion(assertion),
+    }
+}
+
+/// `trajectory_gist` shows the judge every call with its arguments and result (a failed
+/// one marked), then the answer; its verdict and inversion work as gist's do.
+#[test]
+fn trajectory_gist_shows_the_judge_the_calls_their_results_and_the_answer() {
+    let mut response = Response::text("Paris is sunny: pack light.");
+    response.tool_calls = vec![
+        prill_check::ToolCall::new("search", json!({"q": "Paris"}))
+            .with_result(json!({"hits": ["Paris guide"]}), false),
+        prill_check::ToolCall::new("lookup", json!({"id": 7}))
+            .with_result(json!("lookup service is down"), true),
+        prill_check::ToolCall::new("weather", json!("{\"city\": \"Paris\"}")),
+    ];
+    let criteria = "Searches before it answers, and says when a tool failed.";
+    let judge = Fixed::verdict(false, "it hides the failed lookup");
+    let result = run(&trajectory_gist(false, criteria), &response, Some(&judge));
+    assert_eq!(result.status(), Status::Failed);
+    assert_eq!(result.name, "trajectory_gist");
+    assert_eq!(result.target, "trajectory");
+    assert_eq!(result.expected, Some(json!(criteria)));
+    assert_eq!(result.found, Some(json!(["search", "lookup", "weather"])));
+    assert!(
+        result.message().starts_with(
+            "trajectory_gist: the trajectory: expected to meet \"Searches before it answers, and says when a tool failed.\", found \"Tool calls, in the order they were made:"
+        ),
+        "{}",
+        result.message()
+    );
+    assert!(
+        result
+            .message()
+            .ends_with("; judge: it hides the failed lookup"),
+        "{}",
+        result.message()
+    );
+    assert_eq!(
+        judge.seen(),
+        [(
+            criteria.to_owned(),
+            "Tool calls, in the order they were made:\n\
+             1. search {\"q\":\"Paris\"} → {\"hits\":[\"Paris guide\"]}\n\
+             2. lookup {\"id\":7} → error: \"lookup service is down\"\n\
+             3. weather {\"city\":\"Paris\"}\n\
+             Final answer:\n\
+             Paris is sunny: pack light."
+                .to_owned()
+        )]
+    );
+    let passing = Fixed::verdict(true, "fine");
+    let result = run(&trajectory_gist(true, criteria), &response, Some(&passing));
+    assert_eq!(result.status(), Status::Failed, "not_ inverts");
+    assert_eq!(result.name, "not_trajectory_gist");
+    let result = run(&trajectory_gist(true, criteria), &response, Some(&judge));
+    assert_eq!(result.status(), Status::Passed);
+    assert_eq!(
+        result.message(),
+        "not_trajectory_gist: the trajectory: does not meet \"Searches before it answers, and says when a tool failed.\" as expected"
+    );
+}
+
+/// No calls and no answer are said, not left blank; a runaway agent's calls are cut.
+#[test]
+fn a_trajectory_with_nothing_or_too_much_is_shown_within_bounds() {
+    let judge = MarkerJudge::new("never");
+    run(
+        &trajectory_gist(false, "x"),
+        &Response::default(),
+        Some(&judge),
+    );
+    assert_eq!(
+        judge.seen()[0].1,
+        "No tool calls were made.\nNo final answer."
+    );
+    let mut response = Response::text("y".repeat(10_000));
+    for i in 0..150 {
+        response = response.with_tool_call("t", json!({"blob": "z".repeat(5_000), "i": i}));
+    }
+    let judge = MarkerJudge::new("never");
+    run(&trajectory_gist(false, "x"), &response, Some(&judge));
+    let sample = &judge.seen()[0].1;
+    assert!(sample.contains("\n100. t "), "the first hundred calls");
+    assert!(!sample.contains("\n101. t "));
+    assert!(sample.contains("… and 50 more calls\n"));
+    assert!(sample.len() < 120_000, "bounded: {} bytes", sample.len());
+}
+
+/// Without a judge, or with one that fails, `trajectory_gist` errors, never passes.
+#[test]
+fn trajectory_gist_errors_without_a_judge_or_when_the_judge_fails() {
+    let response = Response::text("done").with_tool_call("search", json!({}));
+    let result = run(&trajectory_gist(false, "x"), &response, None);
+    assert_eq!(result.status(), Status::Errored);
+    assert!(
+        result
+            .message()
+            .starts_with("trajectory: `trajectory_gist` needs a judge and none is configured"),
+        "{}",
+        result.message()
+    );
+    let failing = Fixed::failing("the judge model timed out");
+    let result = run(&trajectory_gist(true, "x"), &response, Some(&failing));
+    assert_eq!(result.status(), Status::Errored);
+    assert_eq!(
+        result.message(),
+        "not_trajectory_gist: the trajectory: the judge failed: the judge model timed out"
+    );
+}

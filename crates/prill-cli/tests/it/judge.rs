@@ -429,3 +429,70 @@ fn assess_corrects_the_gist_pass_rate_with_the_calibration_on_record() {
         "{json}"
     );
 }
+
+/// `trajectory { gist = ... }` on the demo's `math_guy`, whose `MAXIMAL` stream shows its
+/// call of `Calculator`: the judge is sent the call, its arguments and result, and the
+/// answer, and the check follows its verdict.
+#[test]
+fn a_trajectory_gist_shows_the_judge_the_calls_and_follows_its_verdict() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.expect_key(KEY);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("math.hocon"),
+        r#"{
+  agent = math_guy
+  connections = [direct]
+  interactions = [
+    {
+      text = multiply
+      sly_data { x = 847, y = 23 }
+      chat_filter = MAXIMAL
+      response { trajectory { gist = "Uses the calculator once to multiply the two numbers" } }
+    }
+  ]
+}
+"#,
+    )
+    .unwrap();
+    let args = [
+        "run",
+        "--demo",
+        "math.hocon",
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--no-cache",
+    ];
+    fake.script(judge_verdict(true, "one multiplication by the calculator"));
+    let out = prill_isolated(dir.path(), &args, &openai_env(&fake));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let sent = fake.last_body().to_string();
+    for part in [
+        "Uses the calculator once to multiply the two numbers",
+        "Tool calls, in the order they were made:",
+        "1. Calculator {",
+        "multiply",
+        r#"→ {\"equals\":19481"#,
+        "Final answer:",
+    ] {
+        assert!(
+            sent.contains(part),
+            "{part:?} not sent to the judge: {sent}"
+        );
+    }
+
+    fake.script(judge_verdict(false, "it never shows its working"));
+    let out = prill_isolated(dir.path(), &args, &openai_env(&fake));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("trajectory_gist: the trajectory: expected to meet \"Uses the calculator once to multiply the two numbers\""),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("judge: it never shows its working"),
+        "{stderr}"
+    );
+}

@@ -198,9 +198,12 @@ fn into_check_response(response: AgentResponse) -> (Response, Option<Value>, Vec
     } = response;
     let tool_calls = trajectory
         .iter()
-        .map(|i| prill_check::ToolCall {
-            name: i.tool.clone(),
-            arguments: i.arguments.clone(),
+        .map(|i| {
+            let call = prill_check::ToolCall::new(i.tool.clone(), i.arguments.clone());
+            match &i.result {
+                Some(result) => call.with_result(result.clone(), false),
+                None => call,
+            }
         })
         .collect();
     let steps = trajectory

@@ -166,9 +166,10 @@ fn answer(run: &GraphRun, intermediate_steps: bool) -> (Response, CallInfo) {
                 result: answer.map(|t| t.content.clone()),
                 is_error: answer.is_some_and(|t| t.is_error),
             });
-            tool_calls.push(ToolCall {
-                name: call.name.clone(),
-                arguments: call.arguments.clone(),
+            let made = ToolCall::new(call.name.clone(), call.arguments.clone());
+            tool_calls.push(match answer {
+                Some(t) => made.with_result(t.content.clone(), t.is_error),
+                None => made,
             });
         }
         turns.push(TurnInfo {

@@ -240,11 +240,12 @@ impl Run {
                 self.notes.push(note.clone());
             }
         }
-        self.calls
-            .extend(response.tool_calls.iter().map(|c| ToolCall {
-                name: c.name.clone(),
-                arguments: arguments(&c.arguments),
-            }));
+        self.calls.extend(
+            response
+                .tool_calls
+                .iter()
+                .map(|c| ToolCall::new(c.name.clone(), arguments(&c.arguments))),
+        );
         self.turns.push(TurnInfo {
             turn,
             usage,
@@ -289,6 +290,20 @@ impl Run {
         }
     }
 
+    /// The calls made, each with what it returned when it ran: the tools answer the
+    /// calls in the order the model made them, so the trajectory's steps line up with
+    /// the first calls.
+    fn answered_calls(&self) -> Vec<ToolCall> {
+        let mut calls = self.calls.clone();
+        for (call, step) in calls.iter_mut().zip(&self.trajectory) {
+            if call.name == step.tool {
+                call.result.clone_from(&step.result);
+                call.is_error = step.is_error;
+            }
+        }
+        calls
+    }
+
     /// What the checks see: the final answer, with the whole loop's calls and totals.
     fn check_response(&self, last: Option<&ModelResponse>) -> Response {
         let last = last.or(self.last.as_ref());
@@ -296,7 +311,7 @@ impl Run {
             text: last.map(|r| r.text.clone()),
             sly_data: None,
             structure: None,
-            tool_calls: self.calls.clone(),
+            tool_calls: self.answered_calls(),
             latency: Some(self.started.elapsed()),
             time_to_first_byte: self.first_byte,
             usage: self.usage,
@@ -360,5 +375,40 @@ fn step_json(message: &ChatMessage) -> Value {
             "content": r.output.to_text(),
             "is_error": r.is_error,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(tool: &str, result: Option<Value>, is_error: bool) -> TrajectoryStep {
+        TrajectoryStep {
+            turn: 1,
+            tool: tool.into(),
+            arguments: serde_json::json!({}),
+            result,
+            is_error,
+        }
+    }
+
+    /// Each call carries what its tool returned, a failed one marked; a call the loop
+    /// stopped before running carries nothing.
+    #[test]
+    fn the_checks_see_each_call_with_its_result() {
+        let mut run = Run::new(ModelRequest::default(), false);
+        for name in ["search", "lookup", "fetch"] {
+            run.calls
+                .push(ToolCall::new(name, serde_json::json!({"q": name})));
+        }
+        run.trajectory
+            .push(step("search", Some(serde_json::json!({"hits": 1})), false));
+        run.trajectory.push(step("lookup", None, true));
+        let calls = run.answered_calls();
+        assert_eq!(calls[0].result, Some(serde_json::json!({"hits": 1})));
+        assert!(!calls[0].is_error);
+        assert_eq!((calls[1].result.clone(), calls[1].is_error), (None, true));
+        assert_eq!((calls[2].result.clone(), calls[2].is_error), (None, false));
+        assert_eq!(calls[2].arguments, serde_json::json!({"q": "fetch"}));
     }
 }

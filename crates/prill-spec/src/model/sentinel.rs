@@ -451,6 +451,12 @@ pub enum Assertion {
     /// The model was called at most this many times (a Prill extension; a single
     /// model call counts 1).
     MaxIterationsUsed(#[schemars(range(min = 1))] u64),
+    /// The judge finds that the whole trajectory (every tool call with its arguments and
+    /// result, then the final answer) meets these criteria (a Prill extension).
+    TrajectoryGist(#[schemars(length(min = 1))] String),
+    /// The judge finds that the whole trajectory does not meet these criteria (a Prill
+    /// extension).
+    NotTrajectoryGist(#[schemars(length(min = 1))] String),
 }
 
 fn tool_names_schema(_: &mut SchemaGenerator) -> Schema {
@@ -464,7 +470,7 @@ fn tool_names_schema(_: &mut SchemaGenerator) -> Schema {
 
 impl Assertion {
     /// Every assertion's name.
-    pub const NAMES: [&'static str; 14] = [
+    pub const NAMES: [&'static str; 16] = [
         "must_contain",
         "must_not_contain",
         "regex_match",
@@ -479,6 +485,8 @@ impl Assertion {
         "max_tool_calls",
         "min_tool_calls",
         "max_iterations_used",
+        "trajectory_gist",
+        "not_trajectory_gist",
     ];
 
     /// The assertion's name as written.
@@ -498,6 +506,8 @@ impl Assertion {
             Assertion::MaxToolCalls(_) => "max_tool_calls",
             Assertion::MinToolCalls(_) => "min_tool_calls",
             Assertion::MaxIterationsUsed(_) => "max_iterations_used",
+            Assertion::TrajectoryGist(_) => "trajectory_gist",
+            Assertion::NotTrajectoryGist(_) => "not_trajectory_gist",
         }
     }
 }

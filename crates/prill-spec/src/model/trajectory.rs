@@ -482,17 +482,28 @@ pub struct TrajectoryChecks {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub min_tool_calls: Option<u64>,
+    /// The judge finds that the whole trajectory (every invocation with its arguments
+    /// and result, then the answer) meets these criteria.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub gist: Option<String>,
+    /// The judge finds that the whole trajectory does not meet these criteria.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub not_gist: Option<String>,
 }
 
 impl TrajectoryChecks {
     /// The keys of the part.
-    pub const KEYS: [&'static str; 6] = [
+    pub const KEYS: [&'static str; 8] = [
         "tool_sequence",
         "must_call_tool",
         "must_not_call_tool",
         "tool_args",
         "max_tool_calls",
         "min_tool_calls",
+        "gist",
+        "not_gist",
     ];
 
     /// Whether it checks nothing.
@@ -503,6 +514,8 @@ impl TrajectoryChecks {
             && self.tool_args.is_empty()
             && self.max_tool_calls.is_none()
             && self.min_tool_calls.is_none()
+            && self.gist.is_none()
+            && self.not_gist.is_none()
     }
 }
 

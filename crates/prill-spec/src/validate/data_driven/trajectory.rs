@@ -75,6 +75,8 @@ pub(super) fn trajectory(node: &Node, at: &At, cx: &mut Cx) -> Option<Trajectory
         present(node, "max_tool_calls").map(|n| rules::count(n, &key("max_tool_calls"), 0, cx));
     let min_tool_calls =
         present(node, "min_tool_calls").map(|n| rules::count(n, &key("min_tool_calls"), 1, cx));
+    let gist = present(node, "gist").map(|n| rules::criteria(n, &key("gist"), cx));
+    let not_gist = present(node, "not_gist").map(|n| rules::criteria(n, &key("not_gist"), cx));
     if let (Some(Some(min)), Some(Some(max))) = (min_tool_calls, max_tool_calls)
         && min > max
     {
@@ -98,6 +100,8 @@ pub(super) fn trajectory(node: &Node, at: &At, cx: &mut Cx) -> Option<Trajectory
         tool_args: tool_args.flatten().unwrap_or_default(),
         max_tool_calls: max_tool_calls.flatten(),
         min_tool_calls: min_tool_calls.flatten(),
+        gist: gist.flatten(),
+        not_gist: not_gist.flatten(),
     })
 }
 

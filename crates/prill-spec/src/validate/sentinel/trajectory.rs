@@ -312,6 +312,22 @@ fn name(node: &Node, at: &At, cx: &mut Cx) -> Option<String> {
     Some(s.to_owned())
 }
 
+/// `trajectory_gist`'s criteria: a text that says something.
+pub(in crate::validate) fn criteria(node: &Node, at: &At, cx: &mut Cx) -> Option<String> {
+    let Some(s) = node.as_str() else {
+        cx.own_type_error(node, at, "criteria text (a string)", EXTENSION);
+        return None;
+    };
+    if s.trim().is_empty() {
+        let d = Diagnostic::new("empty-string", at.path(), "must not be empty")
+            .at(node.span)
+            .expected("criteria text the judge can hold the trajectory to");
+        cx.own(d, at, "empty criteria judge nothing", Some(node));
+        return None;
+    }
+    Some(s.to_owned())
+}
+
 /// `true` or `false`.
 fn boolean(node: &Node, at: &At, cx: &mut Cx) -> Option<bool> {
     match node.value {
