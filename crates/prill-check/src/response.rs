@@ -113,6 +113,10 @@ pub struct Response {
     /// agent behind a connection, which does not say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations: Option<u32>,
+    /// The graph's nodes as they ran, in order (a LangGraph run); absent where the agent
+    /// is no graph or does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_steps: Option<Vec<String>>,
     /// Whether `text` is the model's refusal rather than an answer.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub refusal: bool,

@@ -151,6 +151,7 @@ pub(crate) fn answer_of(response: ModelResponse) -> Response {
         stop_reason: response.stop_reason,
         // One model call: the spec runs as a single request today.
         iterations: Some(1),
+        graph_steps: None,
         refusal: response.refusal,
         messages: Vec::new(),
     }

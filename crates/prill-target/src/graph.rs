@@ -99,6 +99,9 @@ pub struct GraphRun {
     pub raw_messages: Vec<Value>,
     /// The run's error event, when the run failed.
     pub failure: Option<RunFailure>,
+    /// The graph's nodes as they ran, in order, from the stream's `updates` events (a
+    /// node that ran twice is here twice).
+    pub steps: Vec<String>,
     /// Time to the first byte of the run's stream, and to its end.
     pub timings: Timings,
     /// The raw events, for reports: the first and the last few (`RawEvents`).

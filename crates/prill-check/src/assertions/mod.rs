@@ -26,6 +26,7 @@ pub mod latency;
 mod matching;
 pub mod output_type;
 pub mod pattern;
+mod sequence;
 pub mod tokens;
 pub mod tools;
 pub mod trajectory;
@@ -44,6 +45,11 @@ pub enum AssertionError {
         "max_iterations_used: the response does not say how many model calls it took; the check applies to specs that run a model"
     )]
     IterationsNotRecorded,
+    /// `graph_steps` on a response that does not say which graph nodes ran.
+    #[error(
+        "graph_steps: the response does not say which graph nodes ran; the check applies to `framework: langgraph`"
+    )]
+    StepsNotRecorded,
     /// A check a judge decides (`trajectory_gist`), asked of [`evaluate`], which has none;
     /// [`crate::run_check`] runs it with the judge.
     #[error("{0}: needs a judge; run it with run_check")]
@@ -66,7 +72,8 @@ pub fn evaluate(
         Assertion::MaxLatencyMs(max) => latency::evaluate(*max, response.latency)?,
         Assertion::MinTokens(n) => tokens::evaluate(tokens::Bound::AtLeast, *n, response),
         Assertion::MaxTokens(n) => tokens::evaluate(tokens::Bound::AtMost, *n, response),
-        Assertion::ToolSequence(seq) => trajectory::sequence(seq, &response.tool_calls),
+        Assertion::ToolSequence(seq) => sequence::sequence(seq, &response.tool_calls),
+        Assertion::GraphSteps(seq) => sequence::graph_steps(seq, response.graph_steps.as_deref())?,
         Assertion::MustNotCallTool(names) => trajectory::must_not(names, &response.tool_calls),
         Assertion::ToolArgs(want) => trajectory::args(want, &response.tool_calls),
         Assertion::MaxToolCalls(n) => {
@@ -99,6 +106,7 @@ pub fn target(assertion: &Assertion) -> &'static str {
         | Assertion::MaxToolCalls(_)
         | Assertion::MinToolCalls(_) => trajectory::TARGET,
         Assertion::MaxIterationsUsed(_) => trajectory::ITERATIONS_TARGET,
+        Assertion::GraphSteps(_) => sequence::STEPS_TARGET,
         Assertion::TrajectoryGist(_) | Assertion::NotTrajectoryGist(_) => {
             trajectory::TRANSCRIPT_TARGET
         }
@@ -134,6 +142,7 @@ pub fn found(assertion: &Assertion, response: &Response) -> Option<Value> {
                 .collect(),
         ))),
         Assertion::MaxIterationsUsed(_) => response.iterations.map(Value::from),
+        Assertion::GraphSteps(_) => response.graph_steps.as_ref().map(|s| serde_json::json!(s)),
         _ => response.text.as_deref().map(short_text),
     }
 }
@@ -206,6 +215,11 @@ mod tests {
             (Assertion::MinToolCalls(1), "tool_calls", json!(1)),
             (Assertion::MaxIterationsUsed(1), "iterations", json!(1)),
             (
+                Assertion::GraphSteps(ToolSequence::in_order(vec!["agent".into()])),
+                "graph_steps",
+                json!(["agent"]),
+            ),
+            (
                 Assertion::TrajectoryGist("searches first".into()),
                 "trajectory",
                 json!("searches first"),
@@ -220,10 +234,11 @@ mod tests {
 
     #[test]
     fn every_assertion_is_dispatched_and_its_message_starts_with_its_name() {
-        let r = Response::text("Paris")
+        let mut r = Response::text("Paris")
             .with_tool_call("search", json!({"q": "laptop"}))
             .with_latency(Duration::from_millis(5))
             .with_iterations(1);
+        r.graph_steps = Some(vec!["agent".into()]);
         for (a, target_name, given) in every_kind() {
             match evaluate(&a, &r) {
                 Ok((e, m)) => {

@@ -2,8 +2,9 @@
 
 use prill_spec::model::sentinel::{ArgSchema, Pattern};
 
-use prill_spec::model::sentinel::{ArgsMode, ExpectedCall, SequenceMode};
+use prill_spec::model::sentinel::{ArgsMode, ExpectedCall, SequenceMode, ToolSequence};
 
+use super::super::sequence::{graph_steps, sequence};
 use super::*;
 use crate::status::Status;
 
@@ -443,4 +444,46 @@ fn an_in_order_miss_on_arguments_alone_names_the_tool() {
         m,
         "expected calls in the order notify, found notify (no call to notify after the start); nearest: notify call 1, argument `urgent` expected 1, found true"
     );
+}
+
+/// `graph_steps` matches node names to the steps a graph ran, in every mode, and speaks
+/// of steps; a response with no steps recorded errors, never passes.
+#[test]
+fn graph_steps_match_the_nodes_that_ran_and_speak_of_steps() {
+    let ran: Vec<String> = ["agent", "tools", "agent", "tools", "agent"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let (e, m) = graph_steps(
+        &in_mode(&["agent", "tools", "agent"], SequenceMode::InOrder),
+        Some(&ran),
+    )
+    .unwrap();
+    assert_eq!(e.status(), Status::Passed, "{m}");
+    assert_eq!(m, "ran agent → tools → agent in order");
+    let (e, m) = graph_steps(
+        &in_mode(&["tools", "tools", "tools"], SequenceMode::Superset),
+        Some(&ran),
+    )
+    .unwrap();
+    assert_eq!(e.status(), Status::Failed);
+    assert_eq!(
+        m,
+        "expected runs of tools, tools, tools, in any order, found agent → tools → agent → tools → agent; missing: tools"
+    );
+    let (e, m) = graph_steps(
+        &in_mode(&["agent", "review"], SequenceMode::InOrder),
+        Some(&ran),
+    )
+    .unwrap();
+    assert_eq!(e.status(), Status::Failed);
+    assert_eq!(
+        m,
+        "expected steps in the order agent → review, found agent → tools → agent → tools → agent (no run of review after agent)"
+    );
+    let (e, m) = graph_steps(&in_mode(&[], SequenceMode::Strict), Some(&[])).unwrap();
+    assert_eq!(e.status(), Status::Passed);
+    assert_eq!(m, "no steps, as expected");
+    let err = graph_steps(&in_mode(&["agent"], SequenceMode::InOrder), None).unwrap_err();
+    assert_eq!(err, AssertionError::StepsNotRecorded);
 }

@@ -1,6 +1,7 @@
 //! `framework: langgraph` run for real through `prill run` against the fake LangGraph
 //! server on 127.0.0.1, which `prill.toml`'s `[frameworks.langgraph]` points at: a
-//! ReAct run whose trajectory assertions pass and fail, a run whose graph raises, an
+//! ReAct run whose trajectory and `graph_steps` assertions pass and fail (its nodes
+//! read from the run's `updates` stream), a run whose graph raises, an
 //! assistant the server does not have, `max_iterations` exceeded, and a refused key.
 
 use std::path::Path;
@@ -27,6 +28,12 @@ tests:
       - max_iterations_used: 3
       - max_tool_calls: 3
       - must_contain: "999"
+      - graph_steps: [agent, tools, agent, tools, agent]
+      - graph_steps: {tools: [tools, agent], mode: superset}
+  - name: the researcher's nodes out of order
+    framework_config: {assistant_id: researcher}
+    assertions:
+      - graph_steps: {tools: [agent, agent, tools], mode: strict}
   - name: a forbidden call
     framework_config: {assistant_id: researcher, config: {model: openai/gpt-4.1, user: u1}}
     assertions:
@@ -122,6 +129,7 @@ fn langgraph_assistants_run_on_the_configured_server() {
             ("a forbidden call", "failed"),
             ("a graph that raises", "errored"),
             ("a missing assistant", "errored"),
+            ("the researcher's nodes out of order", "failed"),
             ("the researcher's trajectory", "passed"),
             ("too many model calls", "errored"),
         ],
@@ -133,6 +141,7 @@ fn langgraph_assistants_run_on_the_configured_server() {
         "has no assistant or graph `reseacher`",
         "did you mean `researcher`?",
         "did not answer within `max_iterations: 1` (sent as recursion_limit 3",
+        "graph_steps: expected exactly the steps agent → agent → tools, found agent → tools → agent → tools → agent",
     ] {
         assert!(all.contains(message), "{message}\n{all}");
     }

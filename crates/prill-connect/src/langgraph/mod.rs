@@ -6,18 +6,21 @@
 //! 1. `POST /threads` (`{"metadata": {"created_by": "prill"}}`): a fresh thread, so no
 //!    test sees another's state; its `thread_id` is kept.
 //! 2. `POST /threads/{thread_id}/runs/stream` with `assistant_id`, `input`
-//!    (`{"messages": [...]}` in LangChain's serialization), `stream_mode: ["values"]`,
-//!    `config` (`recursion_limit`, `configurable`) when given, and
+//!    (`{"messages": [...]}` in LangChain's serialization), `stream_mode: ["values",
+//!    "updates"]`, `config` (`recursion_limit`, `configurable`) when given, and
 //!    `on_disconnect: "cancel"`, so that a run Prill stops waiting for (a timeout) is
 //!    cancelled on the server. `values` streams the whole state after each step: the last
-//!    one holds every message of the run, tool messages included, which is all a test
-//!    checks; token deltas (`messages`) and per-node updates (`updates`) would add
-//!    nothing to it.
+//!    one holds every message of the run, tool messages included. `updates` streams what
+//!    each node wrote, keyed by the node's name: the nodes in the order they ran
+//!    ([`GraphRun::steps`], which `graph_steps` checks). Token deltas (`messages`) would
+//!    add nothing.
 //! 3. Only when the run is refused with `404` or `422`: `POST /assistants/search`, to
 //!    say which assistants the server has (with a "did you mean").
 //!
-//! The stream's events: `metadata` (the `run_id`), `values` (the state), `error` (the
-//! graph raised: `{"error": name, "message": ...}`), `end`; any other event is skipped.
+//! The stream's events: `metadata` (the `run_id`), `values` (the state), `updates`
+//! (`{node: what it wrote}`; a key beginning `__`, such as `__interrupt__`, is no node),
+//! `error` (the graph raised: `{"error": name, "message": ...}`), `end`; any other event
+//! is skipped.
 //! A run that ends with `end` after a `values` state is complete; an `error` event is a
 //! [`GraphRun::failure`] with the messages of the last state; a stream that ends before
 //! `end`, or an `end` with no state at all, breaks the protocol.
@@ -363,7 +366,7 @@ fn run_body(request: &GraphRequest) -> Value {
     let mut body = json!({
         "assistant_id": request.assistant_id,
         "input": messages::input(request),
-        "stream_mode": ["values"],
+        "stream_mode": ["values", "updates"],
         "on_disconnect": "cancel",
         "metadata": {"created_by": "prill"},
     });
@@ -385,6 +388,7 @@ fn run_body(request: &GraphRequest) -> Value {
 struct RunStream {
     run_id: Option<String>,
     state: Option<Vec<Value>>,
+    steps: Vec<String>,
     failure: Option<RunFailure>,
     ended: bool,
     raw: RawEvents,
@@ -427,6 +431,12 @@ impl RunStream {
                     }
                 };
                 self.state = Some(messages);
+            }
+            "updates" => {
+                if let Value::Object(nodes) = &data {
+                    self.steps
+                        .extend(nodes.keys().filter(|node| !node.starts_with("__")).cloned());
+                }
             }
             "error" => {
                 self.failure = Some(RunFailure {
@@ -489,6 +499,7 @@ impl RunStream {
             messages,
             raw_messages,
             failure: self.failure,
+            steps: self.steps,
             timings: Timings { first_byte, total },
             raw: self.raw.into_vec(),
             events,
@@ -535,7 +546,7 @@ mod tests {
         };
         let body = run_body(&request);
         assert!(body.get("config").is_none());
-        assert_eq!(body["stream_mode"], json!(["values"]));
+        assert_eq!(body["stream_mode"], json!(["values", "updates"]));
         request.recursion_limit = Some(7);
         let body = run_body(&request);
         assert_eq!(body["config"], json!({"recursion_limit": 7}));

@@ -86,6 +86,8 @@ async fn a_run_streams_its_states_and_the_last_is_read_into_messages() {
     assert!(last.usage.unwrap().input.is_some());
     assert_eq!(run.raw_messages.len(), 8);
     assert!(run.events >= 6);
+    // The nodes as they ran, from the `updates` stream: two tool turns, then the answer.
+    assert_eq!(run.steps, ["agent", "tools", "agent", "tools", "agent"]);
 
     let requests = fake.requests();
     let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
@@ -94,7 +96,7 @@ async fn a_run_streams_its_states_and_the_last_is_read_into_messages() {
     assert_eq!(requests[1].header("x-api-key"), Some("lg-key-123456"));
     let body = &fake.runs()[0];
     assert_eq!(body["assistant_id"], "agent");
-    assert_eq!(body["stream_mode"], json!(["values"]));
+    assert_eq!(body["stream_mode"], json!(["values", "updates"]));
     assert_eq!(body["config"]["recursion_limit"], 7);
     assert_eq!(body["config"]["configurable"], json!({"model": "gpt-4o"}));
     assert_eq!(

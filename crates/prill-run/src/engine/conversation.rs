@@ -230,6 +230,7 @@ fn into_check_response(response: AgentResponse) -> (Response, Option<Value>, Vec
         }),
         stop_reason: None,
         iterations: None,
+        graph_steps: None,
         refusal: false,
         messages: Vec::new(),
     };

@@ -193,6 +193,7 @@ fn answer(run: &GraphRun, intermediate_steps: bool) -> (Response, CallInfo) {
         usage,
         stop_reason: last.and_then(|ai| ai.stop_reason.clone()),
         iterations: Some(u32::try_from(turns.len()).unwrap_or(u32::MAX)),
+        graph_steps: Some(run.steps.clone()),
         refusal: false,
         messages: run.raw.clone(),
     };

@@ -317,6 +317,7 @@ impl Run {
             usage: self.usage,
             stop_reason: last.and_then(|r| r.stop_reason.clone()),
             iterations: u32::try_from(self.turns.len()).ok(),
+            graph_steps: None,
             refusal: last.is_some_and(|r| r.refusal),
             messages: last.map(|r| r.raw.values()).unwrap_or_default(),
         }

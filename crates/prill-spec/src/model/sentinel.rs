@@ -451,12 +451,39 @@ pub enum Assertion {
     /// The model was called at most this many times (a Prill extension; a single
     /// model call counts 1).
     MaxIterationsUsed(#[schemars(range(min = 1))] u64),
+    /// The graph's nodes ran as the sequence says, names matched to steps in its mode
+    /// (a LangGraph run; a Prill extension).
+    GraphSteps(#[schemars(schema_with = "graph_steps_schema")] ToolSequence),
     /// The judge finds that the whole trajectory (every tool call with its arguments and
     /// result, then the final answer) meets these criteria (a Prill extension).
     TrajectoryGist(#[schemars(length(min = 1))] String),
     /// The judge finds that the whole trajectory does not meet these criteria (a Prill
     /// extension).
     NotTrajectoryGist(#[schemars(length(min = 1))] String),
+}
+
+fn graph_steps_schema(_: &mut SchemaGenerator) -> Schema {
+    let names = serde_json::json!({"type": "array", "items": {"type": "string", "minLength": 1}});
+    let mut modes: Vec<&str> = SequenceMode::NAMES.to_vec();
+    modes.extend(SequenceMode::ALIASES.iter().map(|(a, _)| *a));
+    json_schema!({
+        "description": "The nodes of a LangGraph run, by name, in the order they ran (others allowed between them); or `{tools: [...], mode}` with `tool_sequence`'s modes and `score: f1`. A Prill extension.",
+        "anyOf": [
+            {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+            {
+                "type": "object",
+                "properties": {
+                    "tools": names,
+                    "mode": {"enum": modes, "default": "in_order"},
+                    "strict": {"type": "boolean", "default": false},
+                    "score": {"const": "f1"},
+                    "threshold": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}
+                },
+                "required": ["tools"],
+                "additionalProperties": false
+            }
+        ]
+    })
 }
 
 fn tool_names_schema(_: &mut SchemaGenerator) -> Schema {
@@ -470,7 +497,7 @@ fn tool_names_schema(_: &mut SchemaGenerator) -> Schema {
 
 impl Assertion {
     /// Every assertion's name.
-    pub const NAMES: [&'static str; 16] = [
+    pub const NAMES: [&'static str; 17] = [
         "must_contain",
         "must_not_contain",
         "regex_match",
@@ -485,6 +512,7 @@ impl Assertion {
         "max_tool_calls",
         "min_tool_calls",
         "max_iterations_used",
+        "graph_steps",
         "trajectory_gist",
         "not_trajectory_gist",
     ];
@@ -506,6 +534,7 @@ impl Assertion {
             Assertion::MaxToolCalls(_) => "max_tool_calls",
             Assertion::MinToolCalls(_) => "min_tool_calls",
             Assertion::MaxIterationsUsed(_) => "max_iterations_used",
+            Assertion::GraphSteps(_) => "graph_steps",
             Assertion::TrajectoryGist(_) => "trajectory_gist",
             Assertion::NotTrajectoryGist(_) => "not_trajectory_gist",
         }

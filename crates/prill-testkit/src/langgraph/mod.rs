@@ -15,7 +15,9 @@
 //!
 //! A run streams `metadata` (`run_id`), a `values` event with the state's messages
 //! after the input and after each step (the agent's message; the tools' messages), and
-//! `end`, or what the script's ending says ([`Ending`]). The run's
+//! `end`, or what the script's ending says ([`Ending`]). When the run asks for the
+//! `updates` stream mode, each step is first an `updates` event keyed by its node
+//! (`agent`, `tools`). The run's
 //! `config.recursion_limit` (25 when not given, as LangGraph's default) bounds the steps;
 //! past it the run raises `GraphRecursionError`.
 
@@ -351,7 +353,12 @@ fn run(
         .as_u64()
         .unwrap_or(DEFAULT_RECURSION_LIMIT);
     let script = inner.scripts.get(&graph).unwrap_or(&inner.script);
-    Ok(script.events(&run_id, &input, limit))
+    let updates = match &body["stream_mode"] {
+        Value::String(mode) => mode == "updates",
+        Value::Array(modes) => modes.iter().any(|m| m == "updates"),
+        _ => false,
+    };
+    Ok(script.events(&run_id, &input, limit, updates))
 }
 
 /// The types `RunCreateStateful` gives the fields Prill's client sends, and the

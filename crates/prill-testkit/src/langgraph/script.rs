@@ -133,7 +133,17 @@ impl GraphScript {
     /// sent) with `recursion_limit` steps at most: the agent node and the tools node
     /// are one step each, and a run past the limit raises `GraphRecursionError` as
     /// LangGraph does.
-    pub(crate) fn events(&self, run_id: &str, input: &[Value], recursion_limit: u64) -> Events {
+    ///
+    /// With `updates` among the run's stream modes, each step is also an `updates`
+    /// event before its state, keyed by the node that ran: `agent` for an AI turn,
+    /// `tools` for the tools' answers, as `create_react_agent`'s graph names them.
+    pub(crate) fn events(
+        &self,
+        run_id: &str,
+        input: &[Value],
+        recursion_limit: u64,
+        updates: bool,
+    ) -> Events {
         let mut events: Events = vec![("metadata", json!({"run_id": run_id, "attempt": 1}))];
         let mut messages: Vec<Value> = input
             .iter()
@@ -161,6 +171,10 @@ impl GraphScript {
                 })
                 .collect();
             messages.push(ai_message(t, &turn.text, &calls));
+            if updates {
+                let wrote = messages[messages.len() - 1..].to_vec();
+                events.push(("updates", json!({"agent": {"messages": wrote}})));
+            }
             if self.ending != Ending::NoValues {
                 events.push(values(&messages));
             }
@@ -174,6 +188,10 @@ impl GraphScript {
             }
             for (id, call) in &calls {
                 messages.push(tool_message(id, call));
+            }
+            if updates {
+                let wrote = messages[messages.len() - calls.len()..].to_vec();
+                events.push(("updates", json!({"tools": {"messages": wrote}})));
             }
             if self.ending != Ending::NoValues {
                 events.push(values(&messages));
@@ -266,7 +284,7 @@ mod tests {
             ])
             .answer("done");
         let input = [json!({"type": "human", "content": "hi"})];
-        let events = script.events("r1", &input, 25);
+        let events = script.events("r1", &input, 25, false);
         let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
         assert_eq!(
             names,
@@ -277,7 +295,24 @@ mod tests {
         assert_eq!(last[1]["tool_calls"][1]["id"], "call_2");
         assert_eq!(last[3]["tool_call_id"], "call_2");
         assert_eq!(last[3]["content"], "sunny");
-        let events = script.events("r1", &input, 2);
+        let events = script.events("r1", &input, 2, false);
         assert_eq!(events.last().unwrap().1["error"], "GraphRecursionError");
+        // Asked for updates: each step names its node before its state.
+        let events = script.events("r1", &input, 25, true);
+        let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            [
+                "metadata", "values", "updates", "values", "updates", "values", "updates",
+                "values", "end"
+            ]
+        );
+        let nodes: Vec<&str> = events
+            .iter()
+            .filter(|(n, _)| *n == "updates")
+            .flat_map(|(_, d)| d.as_object().unwrap().keys().map(String::as_str))
+            .collect();
+        assert_eq!(nodes, ["agent", "tools", "agent"]);
+        assert_eq!(events[4].1["tools"]["messages"][1]["content"], "sunny");
     }
 }

@@ -106,6 +106,7 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
         "max_iterations_used" => {
             trajectory::count(value, &at, 1, cx).map(Assertion::MaxIterationsUsed)
         }
+        "graph_steps" => trajectory::graph_steps(value, &at, cx).map(Assertion::GraphSteps),
         "trajectory_gist" => trajectory::criteria(value, &at, cx).map(Assertion::TrajectoryGist),
         "not_trajectory_gist" => {
             trajectory::criteria(value, &at, cx).map(Assertion::NotTrajectoryGist)

@@ -76,6 +76,43 @@ pub(in crate::validate) fn tool_sequence(
     }
 }
 
+/// `graph_steps`: `tool_sequence`'s forms, with node names only: a node takes no
+/// arguments, so neither `{tool, args}` items nor `args_mode`.
+pub(in crate::validate) fn graph_steps(value: &Node, at: &At, cx: &mut Cx) -> Option<ToolSequence> {
+    let before = cx.errors();
+    let (items, items_at) = match &value.value {
+        Value::Array(items) => (Some(items.as_slice()), at.clone()),
+        Value::Object(_) => {
+            if let Some(n) = value.get("args_mode") {
+                let d = Diagnostic::new(
+                    "unknown-key",
+                    at.key("args_mode").path(),
+                    "a graph's nodes take no arguments",
+                )
+                .at(n.span)
+                .help("remove `args_mode`; `graph_steps` matches nodes by name");
+                cx.own(d, at, EXTENSION, None);
+            }
+            (value.get("tools").and_then(Node::as_array), at.key("tools"))
+        }
+        _ => (None, at.clone()),
+    };
+    for (i, item) in items.unwrap_or_default().iter().enumerate() {
+        if !matches!(item.value, Value::String(_)) {
+            cx.own_type_error(
+                item,
+                &items_at.index(i),
+                "a node's name (a string)",
+                EXTENSION,
+            );
+        }
+    }
+    if cx.errors() > before {
+        return None;
+    }
+    tool_sequence(value, at, cx)
+}
+
 /// `tool_sequence`'s calls: a list, each a tool's name or `{tool, args}`, not empty
 /// unless `may_be_empty` (a mode where no calls expected means no call made).
 fn expected_calls(
