@@ -1,6 +1,7 @@
 //! Build-time switches for the tests that need what a plain machine lacks: headless
-//! Chromium (`PRILL_BROWSER_TESTS=1`) and real model providers
-//! (`PRILL_LIVE_PROVIDERS=openai,...`).
+//! Chromium (`PRILL_BROWSER_TESTS=1`), real model providers
+//! (`PRILL_LIVE_PROVIDERS=openai,...`) and Arize Phoenix (`PRILL_PHOENIX`, the path of
+//! its `phoenix` command).
 //!
 //! libtest cannot mark a test ignored once it runs, and a test that returns early
 //! counts as passed. So each variable is read here, when the tests are built (cargo
@@ -13,6 +14,7 @@ fn main() {
     for (var, cfg) in [
         ("PRILL_BROWSER_TESTS", "prill_browser_tests"),
         ("PRILL_LIVE_PROVIDERS", "prill_live_providers"),
+        ("PRILL_PHOENIX", "prill_phoenix"),
     ] {
         println!("cargo::rerun-if-env-changed={var}");
         println!("cargo::rustc-check-cfg=cfg({cfg})");

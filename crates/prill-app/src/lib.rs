@@ -67,6 +67,7 @@ pub mod init;
 mod judge;
 mod keep;
 mod models;
+pub mod otel;
 mod parts;
 mod prices;
 mod rerun;

@@ -67,6 +67,9 @@ pub struct Overrides {
     /// `--record`, `--replay`, `--replay-or-record` or `--re-record` with its folder,
     /// and `--replay-latency` ([`Settings::open_cassettes`]).
     pub cassettes: Option<crate::CassetteFlags>,
+    /// `--otlp URL`: export the run as OpenTelemetry spans there (before `[otel]
+    /// endpoint`).
+    pub otlp: Option<String>,
 }
 
 /// Which `prill.toml` the settings came from.

@@ -404,6 +404,9 @@ pub struct RunArgs {
     /// Record or replay the exchanges with agents and models (docs/cassettes.md)
     #[command(flatten)]
     pub cassettes: CassetteArgs,
+    /// Export the run as OpenTelemetry spans to this OTLP/HTTP endpoint (a base URL, to which v1/traces is added): run, case, sample and interaction spans with a gen_ai.evaluation.result event per check (docs/otel.md) [default: `[otel] endpoint` of prill.toml]
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
     /// List the units, run nothing; run only listed units
     #[command(flatten)]
     pub units: UnitArgs,

@@ -142,6 +142,7 @@ pub mod langgraph;
 mod mcp;
 pub mod neuro_san_direct;
 pub mod neuro_san_pool;
+pub mod otlp;
 mod process;
 pub mod provider;
 pub mod retry;

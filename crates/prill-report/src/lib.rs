@@ -103,6 +103,7 @@ use std::io;
 use prill_run::Event;
 
 pub mod assess;
+pub mod otel;
 
 pub use digest::{summary_line, summary_phrase};
 pub use github::Github;

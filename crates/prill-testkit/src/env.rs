@@ -21,7 +21,7 @@ use std::process::Command;
 /// Every variable Prill reads to find a provider, its key, the judge or a server.
 /// `crates/prill-cli/tests/it/env.rs` checks that every such name in the providers' and
 /// the settings' sources is here.
-pub const VARIABLES: [&str; 39] = [
+pub const VARIABLES: [&str; 40] = [
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "OPENAI_ORG_ID",
@@ -58,6 +58,7 @@ pub const VARIABLES: [&str; 39] = [
     "AWS_EC2_METADATA_DISABLED",
     "LANGGRAPH_API_KEY",
     "LANGSMITH_API_KEY",
+    "OTEL_EXPORTER_OTLP_HEADERS",
     "LANGCHAIN_API_KEY",
     "PRILL_SERVER",
     "PRILL_JUDGE",

@@ -22,6 +22,7 @@
 
 pub mod env;
 pub mod langgraph;
+pub mod otlp;
 pub mod providers;
 mod tls_proxy;
 

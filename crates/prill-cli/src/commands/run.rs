@@ -134,7 +134,11 @@ fn run_settings(args: &RunArgs, color: bool) -> Result<Settings, ExitCode> {
     let overrides = args
         .cassettes
         .overrides(args.habits.overrides(settings.overrides.clone()));
-    Ok(settings.with_overrides(Overrides { units, ..overrides }))
+    Ok(settings.with_overrides(Overrides {
+        units,
+        otlp: args.otlp.clone(),
+        ..overrides
+    }))
 }
 
 /// The units of a `--units` file: each non-blank line a JSON object with the unit's
@@ -214,6 +218,22 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         Ok(settings) => settings,
         Err(code) => return Ok(code),
     };
+    match settings.otel_export() {
+        Ok(Some(export)) => {
+            if !args.quiet {
+                output::stderr(&format!(
+                    "spans: trace {} to {}\n",
+                    export.trace_id, export.endpoint
+                ));
+            }
+            reporters.push("otlp", export.reporter);
+        }
+        Ok(None) => {}
+        Err(e) => {
+            output::stderr(&format!("error: {e}\n"));
+            return Ok(ExitCode::INVALID);
+        }
+    }
     let annotate = stdout_format == RunFormat::Github;
     let (mut prepared, empty_fails) = match prepared(&settings, &args.target, color, annotate) {
         Ok(prepared) => prepared,

@@ -34,6 +34,7 @@ mod langgraph;
 mod limits;
 mod neuro_san_direct;
 mod neuro_san_trajectory;
+mod otel;
 mod providers;
 mod quarantine;
 mod reports;

@@ -14,6 +14,7 @@ mod mcp_chat_filter;
 mod neuro_san_direct;
 mod neuro_san_workers;
 mod orphans;
+mod otlp;
 mod pool;
 mod providers_anthropic;
 mod providers_bedrock;

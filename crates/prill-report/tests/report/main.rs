@@ -11,6 +11,7 @@ mod json;
 mod junit;
 mod last_run;
 mod markdown;
+mod otel;
 mod output;
 mod rebuild;
 mod schema;

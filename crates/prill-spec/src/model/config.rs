@@ -102,6 +102,30 @@ pub struct Config {
     /// `.prill/cache/models` and given again to identical requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheConfig>,
+    /// Where `prill run` exports the run as OpenTelemetry spans (`docs/otel.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otel: Option<OtelConfig>,
+}
+
+/// `[otel]`: the run exported as OpenTelemetry spans over OTLP/HTTP (`docs/otel.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OtelConfig {
+    /// The receiver's OTLP/HTTP endpoint: a base URL to which `v1/traces` is added, or
+    /// one that ends `/v1/traces`. `--otlp` comes before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("examples" = ["http://127.0.0.1:6006"]))]
+    pub endpoint: Option<String>,
+    /// The spans' `service.name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "prill", "examples" = ["checkout-agent-tests"]))]
+    pub service_name: Option<String>,
+    /// Headers sent with every export, such as Phoenix's `x-project-name`. Keys belong
+    /// in the environment, in `OTEL_EXPORTER_OTLP_HEADERS` (`name=value,...`), whose
+    /// headers are sent too.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("examples" = [{"x-project-name": "checkout"}]))]
+    pub headers: BTreeMap<String, String>,
 }
 
 /// `[cassettes]`: which body fields matching leaves out. A request matches a recording

@@ -7,7 +7,7 @@ use super::cx::{At, Cx, Pyd};
 use crate::diag::Diagnostic;
 use crate::model::config::{
     AgentConfig, ChatApi, ConcurrencyConfig, Config, FrameworksConfig, IncludePolicy, JudgeConfig,
-    LanggraphServerConfig, MaxTokensField, NeuroSanConfig, ProviderConfig,
+    LanggraphServerConfig, MaxTokensField, NeuroSanConfig, OtelConfig, ProviderConfig,
 };
 use crate::node::Node;
 
@@ -38,8 +38,12 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
             "cassettes",
             "cache",
             "reliability",
+            "otel",
         ],
-        |_| None,
+        |k| {
+            matches!(k, "otlp" | "opentelemetry" | "telemetry" | "tracing")
+                .then(|| "where the run's spans go is `[otel]`".to_owned())
+        },
     );
     let mut config = Config {
         server: root
@@ -114,7 +118,49 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
     if let Some(r) = root.get("reliability") {
         config.reliability = super::gate::reliability(r, &at.key("reliability"), cx);
     }
+    if let Some(o) = root.get("otel") {
+        config.otel = otel(o, &at.key("otel"), cx);
+    }
     (cx.errors() == before).then_some(config)
+}
+
+/// `[otel]`: `endpoint` (an http or https URL), `service_name`, `headers` (a table of
+/// texts).
+fn otel(node: &Node, at: &At, cx: &mut Cx) -> Option<OtelConfig> {
+    let before = cx.errors();
+    let entries = cx.object(node, at)?;
+    cx.unknown_keys(
+        entries,
+        at,
+        &["endpoint", "service_name", "headers"],
+        |k| match k {
+            "url" | "otlp" | "traces_endpoint" => {
+                Some("the receiver's URL is `endpoint`".to_owned())
+            }
+            "service" | "service.name" => Some("the spans' service is `service_name`".to_owned()),
+            _ => None,
+        },
+    );
+    let endpoint = node
+        .get("endpoint")
+        .and_then(|n| url(n, &at.key("endpoint"), cx));
+    let service_name = node
+        .get("service_name")
+        .and_then(|n| cx.nonempty_string(n, &at.key("service_name")));
+    let mut headers = BTreeMap::new();
+    if let Some(h) = node.get("headers") {
+        let at = at.key("headers");
+        for (key, value) in cx.object(h, &at).unwrap_or_default() {
+            if let Some(v) = cx.nonempty_string(value, &at.key(&key.name)) {
+                headers.insert(key.name.clone(), v);
+            }
+        }
+    }
+    (cx.errors() == before).then_some(OtelConfig {
+        endpoint,
+        service_name,
+        headers,
+    })
 }
 
 /// `[frameworks]`: only `langgraph` for now.
@@ -636,6 +682,27 @@ mod tests {
                     .collect(),
             ),
         }
+    }
+
+    #[test]
+    fn the_otel_table_is_read_and_checked() {
+        let (config, errors) = load(
+            "[otel]\nendpoint = \"http://127.0.0.1:6006\"\nservice_name = \"ci\"\n[otel.headers]\nx-project-name = \"prill\"\n",
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let otel = config.unwrap().otel.unwrap();
+        assert_eq!(otel.endpoint.as_deref(), Some("http://127.0.0.1:6006"));
+        assert_eq!(otel.service_name.as_deref(), Some("ci"));
+        assert_eq!(otel.headers["x-project-name"], "prill");
+        let (_, errors) = load("[otel]\nendpoint = \"127.0.0.1:6006\"\nurl = \"x\"\n");
+        assert!(
+            errors.iter().any(|e| e.starts_with("otel.endpoint:")),
+            "{errors:?}"
+        );
+        assert!(
+            errors.iter().any(|e| e.starts_with("otel.url:")),
+            "{errors:?}"
+        );
     }
 
     #[test]
