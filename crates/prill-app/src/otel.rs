@@ -18,10 +18,13 @@ use crate::settings::Settings;
 /// SDKs read it: where a receiver's key belongs.
 pub const HEADERS_ENV: &str = "OTEL_EXPORTER_OTLP_HEADERS";
 
+/// Where the reporter's batches go: the exporter, waited for on the reporters' thread.
+pub type Sink = Box<dyn FnMut(ExportTraceServiceRequest) -> io::Result<()> + Send>;
+
 /// The spans' reporter, and what to tell the user about it.
 pub struct OtelExport {
     /// The reporter to add to the run's reporters.
-    pub reporter: OtelSpans<Box<dyn FnMut(ExportTraceServiceRequest) -> io::Result<()> + Send>>,
+    pub reporter: OtelSpans<Sink>,
     /// The run's trace id, in hex: where to look for it in the receiver.
     pub trace_id: String,
     /// Where the spans go.
@@ -31,7 +34,8 @@ pub struct OtelExport {
 impl Settings {
     /// The export `--otlp` or `[otel]` asks for, if any: `--otlp` comes before
     /// `[otel] endpoint`. The headers are `[otel] headers` and those of
-    /// [`HEADERS_ENV`]; their values are never shown.
+    /// [`HEADERS_ENV`]; their values are never shown. Content goes with the spans
+    /// when `--otlp-content` or `[otel] content` asks for it.
     pub fn otel_export(&self) -> Result<Option<OtelExport>, SettingsError> {
         let config = self.config.as_ref().and_then(|c| c.otel.as_ref());
         let Some(endpoint) = self
@@ -60,8 +64,10 @@ impl Settings {
                 .block_on(exporter.export(&batch))
                 .map_err(io::Error::other)
         };
+        let content =
+            self.overrides.otlp_content || config.and_then(|c| c.content).unwrap_or(false);
         Ok(Some(OtelExport {
-            reporter: OtelSpans::new(trace, service, Box::new(sink)),
+            reporter: OtelSpans::new(trace, service, Box::new(sink) as Sink).with_content(content),
             trace_id,
             endpoint: url,
         }))

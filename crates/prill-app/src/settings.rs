@@ -70,6 +70,8 @@ pub struct Overrides {
     /// `--otlp URL`: export the run as OpenTelemetry spans there (before `[otel]
     /// endpoint`).
     pub otlp: Option<String>,
+    /// `--otlp-content`: the spans carry content (as `[otel] content = true`).
+    pub otlp_content: bool,
 }
 
 /// Which `prill.toml` the settings came from.

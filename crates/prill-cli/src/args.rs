@@ -407,6 +407,9 @@ pub struct RunArgs {
     /// Export the run as OpenTelemetry spans to this OTLP/HTTP endpoint (a base URL, to which v1/traces is added): run, case, sample and interaction spans with a gen_ai.evaluation.result event per check (docs/otel.md) [default: `[otel] endpoint` of prill.toml]
     #[arg(long, value_name = "URL")]
     pub otlp: Option<String>,
+    /// With the spans, export what each interaction sent and got back and each tool call's arguments and result, secrets blanked out (as `[otel] content = true`)
+    #[arg(long)]
+    pub otlp_content: bool,
     /// List the units, run nothing; run only listed units
     #[command(flatten)]
     pub units: UnitArgs,

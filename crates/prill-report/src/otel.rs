@@ -10,7 +10,10 @@
 //! `gen_ai.evaluation.name`, `gen_ai.evaluation.score.value` (a scored check's score;
 //! 1 or 0 for pass or fail), `gen_ai.evaluation.score.label` (`passed`, `failed`,
 //! `errored`, ...) and `gen_ai.evaluation.explanation` (the check's message, secrets
-//! already blanked out by the engine). No message content is exported.
+//! already blanked out by the engine). Each tool call is an `execute_tool {name}` span
+//! under its interaction (`gen_ai.tool.name`). Message content (what was sent and
+//! answered, tools' arguments and results) is exported only when asked for
+//! ([`OtelSpans::with_content`]).
 //!
 //! A case's spans go to the sink when the case has its verdict, the run's span when
 //! the run is over. Span ids are derived from the trace id and the span's place
@@ -93,6 +96,7 @@ pub struct OtelSpans<S> {
     trace: [u8; 16],
     service: String,
     sink: S,
+    content: bool,
     run_started: Option<SystemTime>,
     units_started: HashMap<String, SystemTime>,
     samples_ended: HashMap<(String, u32), SystemTime>,
@@ -109,10 +113,20 @@ where
             trace,
             service: service.into(),
             sink,
+            content: false,
             run_started: None,
             units_started: HashMap::new(),
             samples_ended: HashMap::new(),
         }
+    }
+
+    /// With `on`, the spans carry content too: what each interaction sent and got back
+    /// (`gen_ai.input.messages`, `gen_ai.output.messages`) and each tool call's arguments
+    /// and result (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`), as the
+    /// events hold them, secrets already blanked out. Off by default.
+    pub fn with_content(mut self, on: bool) -> OtelSpans<S> {
+        self.content = on;
+        self
     }
 
     /// Takes one event, as it happened at `at`.
@@ -278,6 +292,7 @@ where
                 Some(interaction.index),
             );
             spans.push(self.interaction_span(unit, iid, id, interaction, (from, to)));
+            spans.extend(self.tool_spans(iid, interaction, (from, to)));
             from = to;
         }
         spans
@@ -315,6 +330,22 @@ where
             span.attributes.push(text("error.type", error.kind.name()));
             span.status = Some(error_status(&error.message));
         }
+        if self.content {
+            let message = |role: &str, content: &str| {
+                serde_json::json!([{"role": role, "parts": [{"type": "text", "content": content}]}])
+                    .to_string()
+            };
+            if let Some(sent) = &interaction.sent {
+                span.attributes
+                    .push(text("gen_ai.input.messages", &message("user", sent)));
+            }
+            if let Some(answer) = &interaction.answer {
+                span.attributes.push(text(
+                    "gen_ai.output.messages",
+                    &message("assistant", answer),
+                ));
+            }
+        }
         span.events = interaction
             .checks
             .iter()
@@ -342,6 +373,75 @@ where
             .collect();
         span
     }
+}
+
+impl<S> OtelSpans<S> {
+    /// An `execute_tool {name}` span per tool call of the interaction, under its span.
+    /// Their own times are not known: they share the interaction's time, in order.
+    fn tool_spans(
+        &self,
+        parent: [u8; 8],
+        interaction: &InteractionReport,
+        (from, to): (SystemTime, SystemTime),
+    ) -> Vec<Span> {
+        let steps = &interaction.call.trajectory;
+        let each = to
+            .duration_since(from)
+            .unwrap_or(Duration::ZERO)
+            .checked_div(u32::try_from(steps.len().max(1)).unwrap_or(u32::MAX))
+            .unwrap_or(Duration::ZERO);
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                let start = from + each * u32::try_from(i).unwrap_or(u32::MAX);
+                let mut span = Span {
+                    trace_id: self.trace.to_vec(),
+                    span_id: child_id(parent, i).to_vec(),
+                    parent_span_id: parent.to_vec(),
+                    name: format!("execute_tool {}", step.tool),
+                    kind: SpanKind::Internal as i32,
+                    start_time_unix_nano: nanos(start),
+                    end_time_unix_nano: nanos(start + each),
+                    ..Span::default()
+                };
+                span.attributes = vec![
+                    text("gen_ai.operation.name", "execute_tool"),
+                    text("gen_ai.tool.name", &step.tool),
+                    int("prill.turn", step.turn),
+                ];
+                if self.content {
+                    span.attributes.push(text(
+                        "gen_ai.tool.call.arguments",
+                        &step.arguments.to_string(),
+                    ));
+                    if let Some(result) = &step.result {
+                        span.attributes
+                            .push(text("gen_ai.tool.call.result", &result.to_string()));
+                    }
+                }
+                if step.is_error {
+                    span.attributes.push(text("error.type", "tool_error"));
+                    span.status = Some(error_status("the tool call failed"));
+                }
+                span
+            })
+            .collect()
+    }
+}
+
+/// The id of a tool call's span: its interaction's span and its place among the calls.
+fn child_id(parent: [u8; 8], index: usize) -> [u8; 8] {
+    let mut hash = Sha256::new();
+    hash.update(parent);
+    hash.update(b"\0tool\0");
+    hash.update(index.to_le_bytes());
+    let mut id = [0u8; 8];
+    id.copy_from_slice(&hash.finalize()[..8]);
+    if id == [0; 8] {
+        id[7] = 1;
+    }
+    id
 }
 
 impl<S> Reporter for OtelSpans<S>

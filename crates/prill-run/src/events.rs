@@ -221,8 +221,8 @@ impl InteractionReport {
         }
     }
 
-    /// Hides every value `secrets` holds in what was sent, what came back, the checks'
-    /// results and the error.
+    /// Hides every value `secrets` holds in what was sent, what came back, the tools'
+    /// arguments and results, the kept steps, the checks' results and the error.
     pub fn redact(&mut self, secrets: &Redactor) {
         for text in [&mut self.sent, &mut self.answer].into_iter().flatten() {
             secrets.in_place(text);
@@ -244,6 +244,14 @@ impl InteractionReport {
         for note in &mut self.call.notes {
             secrets.in_place(note);
         }
+        // What the tools were given and gave back can hold what the agent was sent.
+        for step in &mut self.call.trajectory {
+            secrets.json(&mut step.arguments);
+            if let Some(result) = &mut step.result {
+                secrets.json(result);
+            }
+        }
+        self.call.steps.iter_mut().for_each(|s| secrets.json(s));
     }
 }
 
@@ -516,6 +524,28 @@ fn quote(text: &str, each: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tools_arguments_results_and_kept_steps_are_redacted() {
+        let env = prill_spec::Env::from_pairs([("API_TOKEN", "tok-secret-123456")]);
+        let secrets = Redactor::new(&["API_TOKEN".to_owned()], &env);
+        let mut report = InteractionReport::sent(0, None);
+        report.call.trajectory.push(TrajectoryStep {
+            turn: 1,
+            tool: "fetch".into(),
+            arguments: serde_json::json!({"auth": "tok-secret-123456"}),
+            result: Some(serde_json::json!(["echo tok-secret-123456"])),
+            is_error: false,
+        });
+        report
+            .call
+            .steps
+            .push(serde_json::json!({"content": "tok-secret-123456"}));
+        report.redact(&secrets);
+        let shown = format!("{:?}", report.call);
+        assert!(!shown.contains("tok-secret-123456"), "{shown}");
+        assert!(shown.contains("API_TOKEN"), "{shown}");
+    }
 
     #[test]
     fn a_quote_keeps_the_head_and_the_tail_at_character_boundaries() {

@@ -137,6 +137,7 @@ fn run_settings(args: &RunArgs, color: bool) -> Result<Settings, ExitCode> {
     Ok(settings.with_overrides(Overrides {
         units,
         otlp: args.otlp.clone(),
+        otlp_content: args.otlp_content,
         ..overrides
     }))
 }

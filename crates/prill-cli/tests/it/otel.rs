@@ -51,7 +51,14 @@ fn a_run_is_exported_as_spans_with_an_evaluation_event_per_check() {
     .unwrap();
     let out = prill_isolated(
         dir.path(),
-        &["run", "--demo", "band.hocon", "--otlp", &fake.url()],
+        &[
+            "run",
+            "--demo",
+            "band.hocon",
+            "--otlp",
+            &fake.url(),
+            "--otlp-content",
+        ],
         &[(
             "OTEL_EXPORTER_OTLP_HEADERS",
             "authorization=Bearer%20sk-otlp-123".to_owned(),
@@ -112,6 +119,12 @@ fn a_run_is_exported_as_spans_with_an_evaluation_event_per_check() {
         .find(|s| s.parent_span_id == sample.span_id)
         .unwrap();
     assert_eq!(interaction.name, "invoke_agent music_nerd_pro");
+    // `--otlp-content`: what was sent goes with the span.
+    let Some(Any::StringValue(sent)) = attr(&interaction.attributes, "gen_ai.input.messages")
+    else {
+        panic!("no input messages: {interaction:?}")
+    };
+    assert!(sent.contains("Who did Yellow Submarine?"), "{sent}");
     let labels: Vec<&Any> = interaction
         .events
         .iter()

@@ -192,3 +192,71 @@ fn errors_set_the_error_status_and_a_second_run_of_the_trace_repeats_its_ids() {
     let other = span_id(&[1; 16], None, None, None);
     assert_ne!(other, span_id(&TRACE, None, None, None));
 }
+
+/// The fixtures' run with content asked for, or not: every batch's spans.
+fn spans_with_content(content: bool) -> Vec<Span> {
+    let mut batches = Vec::new();
+    let mut spans = OtelSpans::new(TRACE, "prill-test", |b| {
+        batches.push(b);
+        Ok(())
+    })
+    .with_content(content);
+    for (i, event) in fixtures::run(false).iter().enumerate() {
+        let at = UNIX_EPOCH + Duration::from_secs(1000 + i as u64);
+        spans.event_at(event, at).unwrap();
+    }
+    drop(spans);
+    all_spans(&batches)
+}
+
+#[test]
+fn each_tool_call_is_a_span_and_content_goes_only_when_asked_for() {
+    let plain = spans_with_content(false);
+    let tools: Vec<&Span> = plain
+        .iter()
+        .filter(|s| s.name.starts_with("execute_tool "))
+        .collect();
+    assert!(!tools.is_empty(), "the failing samples' tool call");
+    let tool = tools[0];
+    assert_eq!(
+        text(&tool.attributes, "gen_ai.operation.name"),
+        "execute_tool"
+    );
+    let parent = plain
+        .iter()
+        .find(|s| s.span_id == tool.parent_span_id)
+        .unwrap();
+    assert!(parent.name.starts_with("invoke_agent "));
+    assert!(tool.start_time_unix_nano >= parent.start_time_unix_nano);
+    assert!(tool.end_time_unix_nano <= parent.end_time_unix_nano);
+    let has = |spans: &[Span], key: &str| {
+        spans
+            .iter()
+            .any(|s| s.attributes.iter().any(|kv| kv.key == key))
+    };
+    for key in [
+        "gen_ai.tool.call.arguments",
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+    ] {
+        assert!(!has(&plain, key), "{key} without content");
+    }
+    let full = spans_with_content(true);
+    for key in [
+        "gen_ai.tool.call.arguments",
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+    ] {
+        assert!(has(&full, key), "{key} with content");
+    }
+    let input = full
+        .iter()
+        .find_map(|s| attr(&s.attributes, "gen_ai.input.messages"))
+        .unwrap();
+    let Value::StringValue(input) = input else {
+        panic!("{input:?}")
+    };
+    let messages: serde_json::Value = serde_json::from_str(input).unwrap();
+    assert_eq!(messages[0]["role"], "user");
+    assert_eq!(messages[0]["parts"][0]["content"], "hi");
+}

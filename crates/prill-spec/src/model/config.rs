@@ -126,6 +126,12 @@ pub struct OtelConfig {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(extend("examples" = [{"x-project-name": "checkout"}]))]
     pub headers: BTreeMap<String, String>,
+    /// Whether the spans carry content: what each interaction sent and got back, and
+    /// each tool call's arguments and result, secrets blanked out as in every report.
+    /// `--otlp-content` turns it on too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = false, "examples" = [true]))]
+    pub content: Option<bool>,
 }
 
 /// `[cassettes]`: which body fields matching leaves out. A request matches a recording

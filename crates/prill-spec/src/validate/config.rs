@@ -125,14 +125,14 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
 }
 
 /// `[otel]`: `endpoint` (an http or https URL), `service_name`, `headers` (a table of
-/// texts).
+/// texts), `content` (a boolean).
 fn otel(node: &Node, at: &At, cx: &mut Cx) -> Option<OtelConfig> {
     let before = cx.errors();
     let entries = cx.object(node, at)?;
     cx.unknown_keys(
         entries,
         at,
-        &["endpoint", "service_name", "headers"],
+        &["endpoint", "service_name", "headers", "content"],
         |k| match k {
             "url" | "otlp" | "traces_endpoint" => {
                 Some("the receiver's URL is `endpoint`".to_owned())
@@ -147,6 +147,9 @@ fn otel(node: &Node, at: &At, cx: &mut Cx) -> Option<OtelConfig> {
     let service_name = node
         .get("service_name")
         .and_then(|n| cx.nonempty_string(n, &at.key("service_name")));
+    let content = node
+        .get("content")
+        .and_then(|n| cx.boolean(n, &at.key("content")));
     let mut headers = BTreeMap::new();
     if let Some(h) = node.get("headers") {
         let at = at.key("headers");
@@ -160,6 +163,7 @@ fn otel(node: &Node, at: &At, cx: &mut Cx) -> Option<OtelConfig> {
         endpoint,
         service_name,
         headers,
+        content,
     })
 }
 
@@ -687,13 +691,14 @@ mod tests {
     #[test]
     fn the_otel_table_is_read_and_checked() {
         let (config, errors) = load(
-            "[otel]\nendpoint = \"http://127.0.0.1:6006\"\nservice_name = \"ci\"\n[otel.headers]\nx-project-name = \"prill\"\n",
+            "[otel]\nendpoint = \"http://127.0.0.1:6006\"\nservice_name = \"ci\"\ncontent = true\n[otel.headers]\nx-project-name = \"prill\"\n",
         );
         assert!(errors.is_empty(), "{errors:?}");
         let otel = config.unwrap().otel.unwrap();
         assert_eq!(otel.endpoint.as_deref(), Some("http://127.0.0.1:6006"));
         assert_eq!(otel.service_name.as_deref(), Some("ci"));
         assert_eq!(otel.headers["x-project-name"], "prill");
+        assert_eq!(otel.content, Some(true));
         let (_, errors) = load("[otel]\nendpoint = \"127.0.0.1:6006\"\nurl = \"x\"\n");
         assert!(
             errors.iter().any(|e| e.starts_with("otel.endpoint:")),
