@@ -208,6 +208,13 @@ impl CheckEvaluator {
         CheckEvaluator::assertion(Assertion::MaxIterationsUsed(n))
     }
 
+    /// A graph's nodes ran as `sequence` says (its names matched to
+    /// [`Response::graph_steps`](crate::Response::graph_steps) in its mode); a response
+    /// that does not say which nodes ran errors.
+    pub fn graph_steps(sequence: ToolSequence) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::GraphSteps(sequence))
+    }
+
     /// The judge finds that the whole trajectory (each tool call with its arguments and
     /// result, then the final answer) meets `criteria`; needs [`with_judge`](Self::with_judge).
     pub fn trajectory_gist(criteria: impl Into<String>) -> CheckEvaluator {

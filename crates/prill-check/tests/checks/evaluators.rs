@@ -654,3 +654,34 @@ fn trajectory_evaluators_pass_and_fail_on_the_calls_in_order() {
     );
     assert_eq!(e.status(), Status::Failed);
 }
+
+/// `graph_steps` as an evaluator: the nodes a response says ran, in the sequence's mode;
+/// a response that does not say errors.
+#[test]
+fn graph_steps_as_an_evaluator_matches_the_nodes_that_ran() {
+    use prill_spec::model::sentinel::{SequenceMode, ToolSequence};
+    let mut sequence = ToolSequence::in_order(vec!["agent".into(), "tools".into()]);
+    sequence.mode = SequenceMode::Superset;
+    let evaluator = CheckEvaluator::graph_steps(sequence);
+    let mut response = Response::text("done");
+    response.graph_steps = Some(vec!["agent".into(), "tools".into(), "agent".into()]);
+    let evaluation = futures::executor::block_on(Evaluator::<(), Response>::evaluate(
+        &evaluator,
+        &(),
+        &response,
+    ))
+    .unwrap()
+    .unwrap();
+    assert_eq!(evaluation.status(), prill_check::Status::Passed);
+    let unsaid = futures::executor::block_on(Evaluator::<(), Response>::evaluate(
+        &evaluator,
+        &(),
+        &Response::text("done"),
+    ));
+    assert!(
+        unsaid
+            .unwrap_err()
+            .message
+            .contains("does not say which graph nodes ran")
+    );
+}
