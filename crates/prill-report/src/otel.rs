@@ -278,8 +278,16 @@ where
             int("prill.sample.index", sample.index),
             text("prill.status", sample.status.name()),
         ];
-        if let Some(error) = &sample.error {
-            span.status = Some(error_status(&error.message));
+        if sample.status == Verdict::Errored {
+            // Its own error, else that of the interaction that errored.
+            let message = sample
+                .error
+                .iter()
+                .chain(sample.interactions.iter().filter_map(|i| i.error.as_ref()))
+                .map(|e| e.message.as_str())
+                .next()
+                .unwrap_or("the sample errored");
+            span.status = Some(error_status(message));
         }
         let mut spans = vec![span];
         let mut from = start;

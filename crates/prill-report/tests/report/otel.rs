@@ -182,6 +182,14 @@ fn errors_set_the_error_status_and_a_second_run_of_the_trace_repeats_its_ids() {
         })
         .expect("the errored interaction");
     assert!(attr(&interaction.attributes, "error.type").is_some());
+    // Its sample errored through it: the sample's span says so too.
+    let sample = spans
+        .iter()
+        .find(|s| s.span_id == interaction.parent_span_id)
+        .unwrap();
+    let status = sample.status.as_ref().expect("the errored sample's status");
+    assert_eq!(status.code, StatusCode::Error as i32);
+    assert_eq!(status.message, crate::fixtures::UNREACHABLE);
     let again = all_spans(&batches());
     let ids = |s: &[Span]| s.iter().map(|s| s.span_id.clone()).collect::<Vec<_>>();
     assert_eq!(ids(&spans), ids(&again));
