@@ -121,21 +121,13 @@ fn expected_calls(
     may_be_empty: bool,
     cx: &mut Cx,
 ) -> Option<Vec<ExpectedCall>> {
-    if value.as_array().is_some_and(<[Node]>::is_empty) {
-        if may_be_empty {
-            return Some(Vec::new());
-        }
-        let d = Diagnostic::new("empty-list", at.path(), "must have at least one item")
-            .at(value.span)
-            .expected("at least 1 tool name")
-            .help(
-                "to check that no tool was called, write `max_tool_calls: 0`, or `tools: []` \
-                 with `mode: strict`, `any_order` or `subset`",
-            );
-        cx.own(d, at, "an empty list of tools checks nothing", Some(value));
-        return None;
+    if may_be_empty && value.as_array().is_some_and(<[Node]>::is_empty) {
+        return Some(Vec::new());
     }
-    let items = non_empty(value, at, "a list of tool names or `{tool, args}`", cx)?;
+    let help = "to check that no tool was called, write `max_tool_calls: 0`, or `tools: []` \
+                with `mode: strict`, `any_order` or `subset`";
+    let what = "a list of tool names or `{tool, args}`";
+    let items = non_empty(value, at, what, Some(help), cx)?;
     let calls: Vec<Option<ExpectedCall>> = items
         .iter()
         .enumerate()
@@ -306,16 +298,26 @@ pub(in crate::validate) fn tool_names(value: &Node, at: &At, cx: &mut Cx) -> Opt
     }
 }
 
-/// The items of `value`, a non-empty list (else the error, saying a list of `what`).
-fn non_empty<'n>(value: &'n Node, at: &At, what: &str, cx: &mut Cx) -> Option<&'n [Node]> {
+/// The items of `value`, a non-empty list (else the error, saying a list of `what`, with
+/// `help` when given).
+fn non_empty<'n>(
+    value: &'n Node,
+    at: &At,
+    what: &str,
+    help: Option<&str>,
+    cx: &mut Cx,
+) -> Option<&'n [Node]> {
     let Some(items) = value.as_array() else {
         cx.own_type_error(value, at, what, EXTENSION);
         return None;
     };
     if items.is_empty() {
-        let d = Diagnostic::new("empty-list", at.path(), "must have at least one item")
+        let mut d = Diagnostic::new("empty-list", at.path(), "must have at least one item")
             .at(value.span)
             .expected("at least 1 tool name");
+        if let Some(help) = help {
+            d = d.help(help);
+        }
         cx.own(d, at, "an empty list of tools checks nothing", Some(value));
         return None;
     }
@@ -324,7 +326,7 @@ fn non_empty<'n>(value: &'n Node, at: &At, what: &str, cx: &mut Cx) -> Option<&'
 
 /// A non-empty list of non-empty tool names.
 fn tool_list(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
-    let items = non_empty(value, at, "a list of tool names", cx)?;
+    let items = non_empty(value, at, "a list of tool names", None, cx)?;
     let names: Vec<Option<String>> = items
         .iter()
         .enumerate()
