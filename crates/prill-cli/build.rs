@@ -1,7 +1,8 @@
 //! Build-time switches for the tests that need what a plain machine lacks: headless
 //! Chromium (`PRILL_BROWSER_TESTS=1`), real model providers
-//! (`PRILL_LIVE_PROVIDERS=openai,...`) and Arize Phoenix (`PRILL_PHOENIX`, the path of
-//! its `phoenix` command).
+//! (`PRILL_LIVE_PROVIDERS=openai,...`), Arize Phoenix (`PRILL_PHOENIX`, the path of
+//! its `phoenix` command) and the OpenAI Agents SDK agent (`PRILL_OTEL_AGENT`, the
+//! python of its venv).
 //!
 //! libtest cannot mark a test ignored once it runs, and a test that returns early
 //! counts as passed. So each variable is read here, when the tests are built (cargo
@@ -15,6 +16,7 @@ fn main() {
         ("PRILL_BROWSER_TESTS", "prill_browser_tests"),
         ("PRILL_LIVE_PROVIDERS", "prill_live_providers"),
         ("PRILL_PHOENIX", "prill_phoenix"),
+        ("PRILL_OTEL_AGENT", "prill_otel_agent"),
     ] {
         println!("cargo::rerun-if-env-changed={var}");
         println!("cargo::rustc-check-cfg=cfg({cfg})");

@@ -4,12 +4,23 @@
 //! when it has its verdict). The reporters run on a thread of their own, so the export
 //! waits there, never in the engine. A receiver that cannot take the spans fails the
 //! run as a report file that cannot be written does: what was asked for is missing.
+//!
+//! The other way, a run with a `trajectory: otel` case starts an OTLP/HTTP receiver
+//! ([`Receiver`], `prill-demo`'s server with its limits) whose spans
+//! [`Settings::tracing`] hands the engine, through the run's cassettes.
 
 use std::io;
+use std::sync::Arc;
+use std::time::Duration;
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use prill_connect::cassette::RecordedSpans;
 use prill_connect::otlp::OtlpExporter;
 use prill_report::otel::OtelSpans;
+use prill_run::trace::Tracing;
+use prill_spec::model::data_driven::TrajectorySource;
+use prill_spec::plan::{Plan, Target};
+use prill_target::otel::{SpanInbox, SpanSource};
 
 use crate::error::SettingsError;
 use crate::settings::Settings;
@@ -54,9 +65,8 @@ impl Settings {
         let service = config
             .and_then(|c| c.service_name.clone())
             .unwrap_or_else(|| "prill".to_owned());
-        let mut trace = [0u8; 16];
-        trace.iter_mut().for_each(|b| *b = fastrand::u8(..));
-        let trace_id = trace.iter().map(|b| format!("{b:02x}")).collect();
+        let trace = self.trace_id;
+        let trace_id = prill_target::otel::hex(&trace);
         let url = exporter.url().to_string();
         let sink = move |batch: ExportTraceServiceRequest| -> io::Result<()> {
             // On the reporters' own thread (`spawn_blocking`), which may wait.
@@ -71,6 +81,117 @@ impl Settings {
             trace_id,
             endpoint: url,
         }))
+    }
+}
+
+/// A random trace id (never all zeros, which OTLP refuses).
+pub(crate) fn new_trace_id() -> [u8; 16] {
+    let mut trace = [0u8; 16];
+    trace.iter_mut().for_each(|b| *b = fastrand::u8(..));
+    trace[15] |= 1;
+    trace
+}
+
+/// The run's OTLP/HTTP receiver: where agents send the spans of `trajectory: otel`
+/// cases, filed in its inbox until their interaction takes them.
+#[derive(Debug)]
+pub struct Receiver {
+    #[cfg(feature = "demo")]
+    server: prill_demo::RunningServer,
+    inbox: Arc<SpanInbox>,
+    url: String,
+}
+
+impl Receiver {
+    /// Where agents send their spans: `http://ADDRESS/v1/traces`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Stops listening.
+    pub async fn shutdown(self) {
+        #[cfg(feature = "demo")]
+        self.server.shutdown().await;
+    }
+}
+
+impl Settings {
+    /// Starts the run's receiver when a case of `plan` reads its trajectory from spans:
+    /// on `[otel] receiver`, else a free port of 127.0.0.1.
+    pub async fn otel_receiver(&self, plan: &Plan) -> Result<Option<Receiver>, SettingsError> {
+        let wanted = plan.cases.iter().any(|c| {
+            matches!(
+                c.target,
+                Target::Agent {
+                    trajectory: TrajectorySource::Otel,
+                    ..
+                }
+            )
+        });
+        if !wanted {
+            return Ok(None);
+        }
+        let address = self
+            .config
+            .as_ref()
+            .and_then(|c| c.otel.as_ref())
+            .and_then(|o| o.receiver.clone())
+            .unwrap_or_else(|| "127.0.0.1:0".to_owned());
+        let inbox = Arc::new(SpanInbox::new(self.trace_id));
+        #[cfg(feature = "demo")]
+        {
+            let server = prill_demo::DemoServer::builder()
+                .otlp(Arc::clone(&inbox))
+                .bind(address.as_str())
+                .await
+                .map_err(|e| {
+                    SettingsError::Connect(prill_target::ConnectError::config(format!(
+                        "cannot start the OTLP receiver on {address} (`[otel] receiver`): {e}"
+                    )))
+                })?;
+            let url = format!("{}{}", server.base_url(), prill_demo::otlp::TRACES_PATH);
+            inbox.set_address(url.clone());
+            Ok(Some(Receiver { server, inbox, url }))
+        }
+        #[cfg(not(feature = "demo"))]
+        {
+            let _ = (address, inbox);
+            Err(SettingsError::Demo(
+                "this build has no OTLP receiver for `trajectory: otel` (the `demo` feature of prill-app)".to_owned(),
+            ))
+        }
+    }
+
+    /// The run's trace, when it has one: when its spans are exported (`--otlp`,
+    /// `[otel] endpoint`) or `receiver` takes agents' spans. Its spans come from the
+    /// receiver through the run's cassettes; an interaction waits `[otel]
+    /// wait_in_seconds` for them (10 s by default).
+    pub fn tracing(&self, receiver: Option<&Receiver>) -> Option<Tracing> {
+        let config = self.config.as_ref().and_then(|c| c.otel.as_ref());
+        let exports = self.overrides.otlp.is_some() || config.is_some_and(|c| c.endpoint.is_some());
+        if !exports && receiver.is_none() {
+            return None;
+        }
+        let mut tracing = Tracing::new(self.trace_id);
+        if let Some(wait) = config
+            .and_then(|c| c.wait_in_seconds)
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        {
+            tracing.wait = wait;
+        }
+        tracing.spans = receiver.map(|r| {
+            Arc::new(RecordedSpans::new(
+                Arc::clone(&r.inbox),
+                self.cassettes.clone(),
+            )) as Arc<dyn SpanSource>
+        });
+        Some(tracing)
+    }
+
+    /// With the receiver at `url`: command agents are told to send their spans there.
+    pub(crate) fn with_receiver(mut self, url: Option<String>) -> Settings {
+        self.receiver_url = url;
+        self
     }
 }
 

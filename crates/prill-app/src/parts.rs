@@ -344,7 +344,8 @@ impl Settings {
             Some(c) => StdioConnector::from_config(c, cwd.as_deref()),
             None => StdioConnector::new(),
         }
-        .with_timeouts(options.timeout, options.idle_timeout);
+        .with_timeouts(options.timeout, options.idle_timeout)
+        .with_spans_to(self.receiver_url.as_deref());
         let dir = self.project_dir();
         let table = self.config.as_ref().and_then(|c| c.neuro_san.as_ref());
         let neuro_san =

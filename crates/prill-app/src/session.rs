@@ -44,6 +44,8 @@ pub struct Session {
     pub judge_calibration: Option<prill_stats::agreement::Confusion>,
     /// neuro-san's warm workers starting: the first run reports when they are ready.
     warming: std::sync::Mutex<Option<Warming>>,
+    /// The receiver of agents' spans, for `trajectory: otel` cases.
+    receiver: Option<crate::otel::Receiver>,
     #[cfg(feature = "demo")]
     demo: Option<prill_demo::RunningServer>,
 }
@@ -63,16 +65,24 @@ impl Session {
             Some(opened) => Some(opened.clone()),
             None => settings.open_cassettes(&secrets)?,
         };
+        let receiver = settings.otel_receiver(plan).await?;
         let settings = &settings
             .clone()
             .with_cassettes(cassettes.clone())
-            .with_plan_secrets(plan.secrets.clone());
+            .with_plan_secrets(plan.secrets.clone())
+            .with_receiver(receiver.as_ref().map(|r| r.url().to_owned()));
         let mut notes = Vec::new();
         if let Some(c) = &cassettes {
             notes.push(format!(
                 "cassettes: {} {}",
                 crate::mode_name(c.mode()),
                 c.dir().display()
+            ));
+        }
+        if let Some(receiver) = &receiver {
+            notes.push(format!(
+                "spans: receiving agents' spans on {}",
+                receiver.url()
             ));
         }
         if settings.overrides.insecure {
@@ -119,7 +129,8 @@ impl Session {
             }
             None => None,
         };
-        let options = settings.run_options(judge.clone());
+        let mut options = settings.run_options(judge.clone());
+        options.tracing = settings.tracing(receiver.as_ref());
         let mut connectors = with_providers(agents, &providers);
         if let Some(server) = settings.langgraph_server()? {
             connectors = connectors.with_graph_server(Arc::new(server));
@@ -135,6 +146,7 @@ impl Session {
             cassettes,
             judge_calibration,
             warming: std::sync::Mutex::new(warming),
+            receiver,
             #[cfg(feature = "demo")]
             demo,
         })
@@ -185,8 +197,11 @@ impl Session {
         self.options.cancel.clone()
     }
 
-    /// Stops what the session started (the demo server).
+    /// Stops what the session started (the demo server, the spans' receiver).
     pub async fn shutdown(self) {
+        if let Some(receiver) = self.receiver {
+            receiver.shutdown().await;
+        }
         #[cfg(feature = "demo")]
         if let Some(server) = self.demo {
             server.shutdown().await;

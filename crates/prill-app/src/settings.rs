@@ -127,6 +127,12 @@ pub struct Settings {
     /// without one): the cases that run and are reported but do not gate. Empty
     /// without the file.
     pub quarantine: Quarantine,
+    /// The run's trace id, random: the trace of the spans `--otlp` exports, and of the
+    /// context every interaction is sent when there is a trace ([`Settings::tracing`]).
+    pub trace_id: [u8; 16],
+    /// The url of the run's OTLP receiver once [`crate::Session::new`] started one:
+    /// command agents are told to send their spans there.
+    pub(crate) receiver_url: Option<String>,
 }
 
 /// The first `prill.toml` in `start` or a folder above it.
@@ -151,6 +157,8 @@ impl Settings {
             cassettes: None,
             plan_secrets: prill_spec::redact::Redactor::default(),
             quarantine: Quarantine::default(),
+            trace_id: crate::otel::new_trace_id(),
+            receiver_url: None,
         }
     }
 
@@ -184,6 +192,8 @@ impl Settings {
                         cassettes: None,
                         plan_secrets: prill_spec::redact::Redactor::default(),
                         quarantine: read_quarantine(start, today())?,
+                        trace_id: crate::otel::new_trace_id(),
+                        receiver_url: None,
                     });
                 }
             },
@@ -202,6 +212,8 @@ impl Settings {
             cassettes: None,
             plan_secrets: prill_spec::redact::Redactor::default(),
             quarantine: read_quarantine(&dir, today())?,
+            trace_id: crate::otel::new_trace_id(),
+            receiver_url: None,
         })
     }
 

@@ -11,14 +11,17 @@ use crate::format::{Chunk, RecordedRequest, RecordedResponse};
 use crate::redact::{self, Redact};
 
 /// The body fields left out of matching by default, as dotted paths (`*` is any key
-/// or element): a JSON-RPC request's counter, request and trace ids, timestamps.
-pub const VOLATILE_FIELDS: [&str; 6] = [
+/// or element): a JSON-RPC request's counter, request and trace ids, timestamps, and
+/// the W3C trace context each interaction is sent (new in every run).
+pub const VOLATILE_FIELDS: [&str; 8] = [
     "id",
     "request_id",
     "trace_id",
     "timestamp",
     "metadata.request_id",
     "metadata.trace_id",
+    "metadata.traceparent",
+    "params._meta.traceparent",
 ];
 
 /// Body fields whose values are secrets wherever they are (any depth), compared in

@@ -126,7 +126,11 @@ impl McpConversation {
         if self.session.is_none() {
             self.session = Some(self.initialize(&headers).await?);
         }
-        let params = json!({"name": self.agent, "arguments": chat_request(request)});
+        let mut params = json!({"name": self.agent, "arguments": chat_request(request)});
+        if let Some(context) = request.metadata.get(prill_target::otel::TRACEPARENT) {
+            // Where MCP's semantic conventions carry the trace context.
+            params["_meta"] = json!({ prill_target::otel::TRACEPARENT: context });
+        }
         let (result, start, first_byte) = self.call("tools/call", params, &headers).await?;
         let first_byte = Some(first_byte.duration_since(start));
         let server = &self.inner.label;

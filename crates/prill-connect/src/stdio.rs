@@ -269,6 +269,34 @@ impl StdioConnector {
         connector
     }
 
+    /// Tells every command to send its OpenTelemetry spans to `url` (an OTLP/HTTP
+    /// traces url), as OpenTelemetry's SDKs read it: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
+    /// and `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf` in its environment, unless
+    /// its own `env` says where its spans go (either variable, or the general
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`).
+    pub fn with_spans_to(mut self, url: Option<&str>) -> StdioConnector {
+        let Some(url) = url else {
+            return self;
+        };
+        const SET_BY_AGENT: [&str; 3] = [
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        ];
+        for command in self.agents.values_mut() {
+            if SET_BY_AGENT.iter().any(|k| command.env.contains_key(*k)) {
+                continue;
+            }
+            command
+                .env
+                .insert(SET_BY_AGENT[0].to_owned(), url.to_owned());
+            command
+                .env
+                .insert(SET_BY_AGENT[2].to_owned(), "http/protobuf".to_owned());
+        }
+        self
+    }
+
     /// The connector with `command` added as `name`.
     pub fn with(mut self, name: impl Into<String>, command: StdioCommand) -> StdioConnector {
         self.insert(name, command);

@@ -204,6 +204,7 @@ mod faults;
 mod limits;
 mod mcp;
 mod model;
+pub mod otlp;
 pub mod pages;
 mod pyjson;
 pub mod replay;

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::body::{Body, empty, full};
 use crate::server::Shared;
 use crate::timed::{RequestBody, RequestBodyError};
-use crate::{DemoAgent, chat, mcp, model, pages, pyjson, replay};
+use crate::{DemoAgent, chat, mcp, model, otlp, pages, pyjson, replay};
 
 /// The largest request body read, 16 MiB.
 const MAX_REQUEST_BODY: usize = 16 * 1024 * 1024;
@@ -20,6 +20,9 @@ const MAX_REQUEST_BODY: usize = 16 * 1024 * 1024;
 pub(crate) async fn handle(shared: Arc<Shared>, request: Request<RequestBody>) -> Response<Body> {
     if let Some(pages) = &shared.pages {
         return pages::handle(Arc::clone(&pages.0), request).await;
+    }
+    if let Some(inbox) = &shared.otlp {
+        return otlp::handle(Arc::clone(inbox), request).await;
     }
     if let Some(recordings) = shared.replay.clone() {
         return replay::handle(shared, recordings, request).await;

@@ -20,6 +20,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
+use prill_target::otel::SpanInbox;
+
 use crate::pages::Pages;
 use crate::replay::Recordings;
 use crate::timed::{RequestBody, WriteStall};
@@ -42,6 +44,7 @@ impl DemoServer {
             grace: DEFAULT_GRACE,
             replay: None,
             pages: None,
+            otlp: None,
             limits: ClientLimits::default(),
         }
     }
@@ -54,6 +57,7 @@ pub struct DemoServerBuilder {
     grace: Duration,
     replay: Option<Arc<Recordings>>,
     pages: Option<SharedPages>,
+    otlp: Option<Arc<SpanInbox>>,
     limits: ClientLimits,
 }
 
@@ -96,6 +100,13 @@ impl DemoServerBuilder {
         self
     }
 
+    /// Serves an OTLP/HTTP trace receiver instead of the demo agents, filing what it
+    /// takes in `inbox` (the run's receiver for `trajectory: otel`; see [`crate::otlp`]).
+    pub fn otlp(mut self, inbox: Arc<SpanInbox>) -> DemoServerBuilder {
+        self.otlp = Some(inbox);
+        self
+    }
+
     /// The time limits on each phase of a request and the connection cap
     /// ([`ClientLimits::default`] unless set).
     pub fn limits(mut self, limits: ClientLimits) -> DemoServerBuilder {
@@ -119,6 +130,7 @@ impl DemoServerBuilder {
             once_keys: Mutex::new(HashSet::new()),
             replay: self.replay,
             pages: self.pages,
+            otlp: self.otlp,
             limits: self.limits,
         });
         let slots = Arc::new(Semaphore::new(self.limits.connection_cap()));
@@ -231,6 +243,8 @@ pub(crate) struct Shared {
     pub(crate) replay: Option<Arc<Recordings>>,
     /// The pages served instead of the demo agents (`prill view`).
     pub(crate) pages: Option<SharedPages>,
+    /// The inbox of the OTLP receiver served instead of the demo agents.
+    pub(crate) otlp: Option<Arc<SpanInbox>>,
     /// The limits on clients.
     limits: ClientLimits,
 }

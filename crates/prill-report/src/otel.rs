@@ -56,40 +56,7 @@ use sha2::{Digest, Sha256};
 
 use crate::Reporter;
 
-/// The span id of a place in the run: the run itself (`None`), a case, one of its
-/// samples, one of that sample's interactions. Derived from the trace id, so that one
-/// run always names its spans alike and two runs never share one.
-pub fn span_id(
-    trace: &[u8; 16],
-    unit: Option<&UnitId>,
-    sample: Option<u32>,
-    interaction: Option<usize>,
-) -> [u8; 8] {
-    let mut hash = Sha256::new();
-    hash.update(trace);
-    if let Some(unit) = unit {
-        hash.update(b"\0case\0");
-        hash.update(unit.case_id.as_bytes());
-        hash.update(b"\0");
-        hash.update(unit.connection.as_bytes());
-    }
-    if let Some(sample) = sample {
-        hash.update(b"\0sample\0");
-        hash.update(sample.to_le_bytes());
-    }
-    if let Some(interaction) = interaction {
-        hash.update(b"\0interaction\0");
-        hash.update(interaction.to_le_bytes());
-    }
-    let digest = hash.finalize();
-    let mut id = [0u8; 8];
-    id.copy_from_slice(&digest[..8]);
-    if id == [0; 8] {
-        // The all-zero id is invalid in OTLP.
-        id[7] = 1;
-    }
-    id
-}
+pub use prill_run::trace::span_id;
 
 /// Builds the run's spans from the engine's events and hands each batch to `sink`.
 pub struct OtelSpans<S> {

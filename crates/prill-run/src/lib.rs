@@ -60,6 +60,7 @@ pub mod model;
 pub mod ratio;
 pub mod select;
 pub mod suite;
+pub mod trace;
 
 pub use engine::{Connectors, Frameworks, RunOptions, plan_units, run_plan};
 pub use events::{

@@ -518,6 +518,7 @@ mod tests {
                 connections: vec![],
                 use_direct: false,
                 metadata: None,
+                trajectory: Default::default(),
             },
             gate: prill_spec::plan::Gate::default(),
             gate_stated: false,

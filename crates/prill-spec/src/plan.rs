@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::model::data_driven::{
     ChatFilter, Connection, DataDrivenCase, FieldChecks, JsonMap, StockCheck, StockTest,
-    TrajectoryChecks,
+    TrajectoryChecks, TrajectorySource,
 };
 pub use crate::model::gate::Gate;
 use crate::model::sentinel::{
@@ -139,6 +139,9 @@ pub enum Target {
         use_direct: bool,
         /// Request metadata (boxed: most cases have none, and a map is 72 bytes inline).
         metadata: Option<Box<JsonMap>>,
+        /// Where the trajectory checks read the tool calls from.
+        #[serde(skip_serializing_if = "TrajectorySource::is_stream")]
+        trajectory: TrajectorySource,
     },
     /// A model through a provider.
     Model {
@@ -513,6 +516,7 @@ impl DataDrivenCase {
                 connections: self.connections.clone(),
                 use_direct: self.use_direct,
                 metadata: self.metadata.clone().map(Box::new),
+                trajectory: self.trajectory,
             },
             gate: match (self.reliability, self.success_ratio) {
                 (Some(r), _) => Gate::Reliability(r),
@@ -943,6 +947,7 @@ mod tests {
                 connections: vec![],
                 use_direct: false,
                 metadata: None,
+                trajectory: Default::default(),
             },
             gate: Gate::default(),
             gate_stated: false,

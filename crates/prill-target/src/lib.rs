@@ -48,6 +48,7 @@ pub mod error;
 pub mod graph;
 pub mod inprocess;
 pub mod model;
+pub mod otel;
 pub mod retry;
 pub mod scope;
 pub mod tools;

@@ -35,6 +35,7 @@ mod limits;
 mod neuro_san_direct;
 mod neuro_san_trajectory;
 mod otel;
+mod otel_in;
 mod providers;
 mod quarantine;
 mod reports;

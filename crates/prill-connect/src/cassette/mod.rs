@@ -14,6 +14,7 @@
 pub mod live;
 pub(crate) mod redact;
 pub(crate) mod seam;
+mod spans;
 mod store;
 
 pub use prill_cassette::{
@@ -21,4 +22,5 @@ pub use prill_cassette::{
     NoMatch, Normalizer, REDACTED, RecordedRequest, RecordedResponse, Redact, VOLATILE_FIELDS,
     read_regular, regular_size, schema_text,
 };
+pub use spans::{OTEL_CONNECTOR, RecordedSpans};
 pub use store::{CassetteOptions, Cassettes, Mode};

@@ -8,5 +8,6 @@ mod endpoints;
 mod faults;
 mod limits;
 mod mcp;
+mod otlp;
 mod pages;
 mod tls;

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use prill_check::{CheckResult, Response, run_checks};
-use prill_spec::model::data_driven::{Connection, StockTest};
+use prill_spec::model::data_driven::{Connection, StockTest, TrajectorySource};
 use prill_spec::plan::{Case, Check, CheckKind, Part, Step, Target};
+use prill_target::otel::{AgentSpan, TRACEPARENT, TraceParent};
 use prill_target::{AgentRequest, AgentResponse, Conversation};
 use serde_json::Value;
 
@@ -14,12 +15,13 @@ use super::model_call::model_call;
 use super::units::SampleCtx;
 use super::{SAMPLE_METADATA, error_info, note_truncation};
 use crate::events::{CallInfo, ErrorInfo, ErrorKind, InteractionReport, TrajectoryStep};
+use crate::trace::SpanTrajectory;
 
 /// One sample's conversation with its agent (or its model call): the interactions in
 /// order, each reported into `out`. `Err` is an error before any interaction could run.
 pub(super) async fn conversation(
     ctx: &SampleCtx,
-    index: u32,
+    sample: u32,
     out: &mut Vec<InteractionReport>,
 ) -> Result<(), ErrorInfo> {
     let case = &ctx.case;
@@ -27,6 +29,7 @@ pub(super) async fn conversation(
         agent,
         metadata,
         use_direct,
+        trajectory: source,
         ..
     } = &case.target
     else {
@@ -41,7 +44,7 @@ pub(super) async fn conversation(
             ),
         });
     };
-    let headers = request_metadata(metadata.as_deref(), index);
+    let headers = request_metadata(metadata.as_deref(), sample);
     let mut session: Option<Box<dyn Conversation>> = None;
     let mut carry = Carry::default();
     for (index, step) in case.interactions.iter().enumerate() {
@@ -49,7 +52,16 @@ pub(super) async fn conversation(
             Some(conv) => conv,
             None => session.insert(connector.open(agent).await.map_err(|e| error_info(&e))?),
         };
-        let request = carry.request(case, step, &headers, *use_direct);
+        let mut request = carry.request(case, step, &headers, *use_direct);
+        let parent = ctx
+            .tracing
+            .as_ref()
+            .map(|(tracing, unit)| tracing.parent(unit, sample, index));
+        if let Some(parent) = parent {
+            request
+                .metadata
+                .insert(TRACEPARENT.to_owned(), parent.header());
+        }
         // What goes on the wire: an empty sly_data is not sent.
         let sent_sly_data = request
             .sly_data
@@ -69,11 +81,31 @@ pub(super) async fn conversation(
                 return Ok(());
             }
         };
-        let (response, returned_context, trajectory) = into_check_response(response);
+        let (mut response, returned_context, mut trajectory) = into_check_response(response);
+        if *source == TrajectorySource::Otel {
+            match spans(ctx, agent, index, parent).await {
+                Ok(spans) => {
+                    let read = SpanTrajectory::of(&spans);
+                    response.tool_calls = read.calls;
+                    trajectory = read.steps;
+                    response.usage = response.usage.or(read.usage);
+                }
+                Err(error) => {
+                    out.push(InteractionReport {
+                        sent_sly_data,
+                        answer: response.text,
+                        duration: started.elapsed(),
+                        error: Some(error),
+                        ..InteractionReport::sent(index, step.input.text.clone())
+                    });
+                    return Ok(());
+                }
+            }
+        }
         let extra = pattern_checks(&case.failure_patterns, index);
         let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
         checks.extend(run_checks(&extra, &response, ctx.judge.as_deref()).await);
-        if ctx.connection == Some(Connection::Mcp) {
+        if ctx.connection == Some(Connection::Mcp) && *source == TrajectorySource::Stream {
             no_trajectory_over_mcp(&mut checks);
         }
         let call = CallInfo {
@@ -102,6 +134,33 @@ pub(super) async fn conversation(
         });
     }
     Ok(())
+}
+
+/// The agent's spans under `parent`, the context interaction `index` was sent: an
+/// error when the run has no trace or no receiver, or when they never came.
+async fn spans(
+    ctx: &SampleCtx,
+    agent: &str,
+    index: usize,
+    parent: Option<TraceParent>,
+) -> Result<Vec<AgentSpan>, ErrorInfo> {
+    let (Some((tracing, _)), Some(parent)) = (&ctx.tracing, parent) else {
+        return Err(no_receiver());
+    };
+    let Some(source) = &tracing.spans else {
+        return Err(no_receiver());
+    };
+    source
+        .spans(agent, index, parent, tracing.wait)
+        .await
+        .map_err(|e| error_info(&e))
+}
+
+fn no_receiver() -> ErrorInfo {
+    ErrorInfo {
+        kind: ErrorKind::Config,
+        message: "`trajectory: otel` needs the run's OTLP receiver, and this run has none (a Rust caller gives one in `RunOptions::tracing`)".to_owned(),
+    }
 }
 
 /// The metadata every request of a sample carries: the case's, and the sample index

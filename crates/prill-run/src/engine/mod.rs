@@ -161,6 +161,10 @@ pub struct RunOptions {
     /// Stop at the first unit that fails or errors (`--fail-fast`, `-x`): no unit
     /// starts after it, the units in flight stop, and all of those are reported skipped.
     pub fail_fast: bool,
+    /// The run's trace: with one, every request to an agent carries its interaction's
+    /// trace context (`traceparent`), and `trajectory: otel` cases read the agent's
+    /// spans from it.
+    pub tracing: Option<crate::trace::Tracing>,
 }
 
 impl Default for RunOptions {
@@ -174,6 +178,7 @@ impl Default for RunOptions {
             cancel: CancellationToken::new(),
             exhaustive: false,
             fail_fast: false,
+            tracing: None,
         }
     }
 }
@@ -230,6 +235,7 @@ pub async fn run_plan<'p>(
             connection,
             case,
             judge: options.judge.clone(),
+            tracing: options.tracing.clone(),
             jobs: Arc::clone(&jobs),
             gate,
             exhaustive: options.exhaustive,

@@ -25,6 +25,7 @@ use crate::events::{
 };
 use crate::gate::Progress;
 use crate::ratio::{Status, Tally};
+use crate::trace::Tracing;
 
 /// Every unit of `plan`: each agent case over each of its connections (`connections`
 /// when given, which replace every case's own), each model case once. Lazily: a case is
@@ -94,6 +95,7 @@ pub(super) struct UnitCtx {
     pub(super) connection: Option<Connection>,
     pub(super) connector: Option<Arc<dyn Connector>>,
     pub(super) judge: Option<Arc<dyn Judge>>,
+    pub(super) tracing: Option<Tracing>,
     pub(super) jobs: Arc<Semaphore>,
     pub(super) gate: Gate,
     pub(super) exhaustive: bool,
@@ -213,6 +215,7 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
                     connector: ctx.connector.clone(),
                     connection: ctx.connection,
                     judge: ctx.judge.clone(),
+                    tracing: ctx.tracing.clone().map(|t| (t, ctx.unit.clone())),
                 };
                 // The gate counts from 0; the sample is known by its place among all
                 // of its case's samples (`Case::first_sample`).
@@ -306,6 +309,9 @@ pub(crate) struct SampleCtx {
     pub(super) connector: Option<Arc<dyn Connector>>,
     pub(super) connection: Option<Connection>,
     pub(crate) judge: Option<Arc<dyn Judge>>,
+    /// The run's trace, and the unit whose spans the sample's are (only with a trace:
+    /// a sample holds no copy of its unit's names otherwise).
+    pub(super) tracing: Option<(Tracing, UnitId)>,
 }
 
 async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {

@@ -5,6 +5,7 @@ mod continue_conversation;
 mod gates;
 mod known_rate;
 mod last_run;
+mod otel_trajectory;
 mod scope;
 mod suite;
 mod tool_loop;

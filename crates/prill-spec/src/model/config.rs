@@ -107,8 +107,9 @@ pub struct Config {
     pub otel: Option<OtelConfig>,
 }
 
-/// `[otel]`: the run exported as OpenTelemetry spans over OTLP/HTTP (`docs/otel.md`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, JsonSchema)]
+/// `[otel]`: the run exported as OpenTelemetry spans over OTLP/HTTP, and the receiver of
+/// agents' spans (`docs/otel.md`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OtelConfig {
     /// The receiver's OTLP/HTTP endpoint: a base URL to which `v1/traces` is added, or
@@ -132,13 +133,26 @@ pub struct OtelConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = false, "examples" = [true]))]
     pub content: Option<bool>,
+    /// Where the run's OTLP/HTTP receiver listens for the spans of `trajectory: otel`
+    /// cases, as `host:port`. By default a free port on 127.0.0.1, which command agents
+    /// are told of (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`); give a fixed one for an
+    /// agent that runs on its own and must be configured to send there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "127.0.0.1:0", "examples" = ["127.0.0.1:4318"]))]
+    pub receiver: Option<String>,
+    /// How long an interaction of a `trajectory: otel` case waits for its agent's
+    /// spans after the answer, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = 10, "exclusiveMinimum" = 0, "examples" = [30]))]
+    pub wait_in_seconds: Option<f64>,
 }
 
 /// `[cassettes]`: which body fields matching leaves out. A request matches a recording
 /// when its connector, endpoint and body agree once the volatile fields are out of
 /// the body: by default `id`, `request_id`, `trace_id`, `timestamp`,
-/// `metadata.request_id` and `metadata.trace_id`. The folder is given on the command
-/// line (`--record DIR`, `--replay DIR`, ...).
+/// `metadata.request_id`, `metadata.trace_id`, `metadata.traceparent` and
+/// `params._meta.traceparent`. The folder is given on the command line (`--record
+/// DIR`, `--replay DIR`, ...).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CassettesConfig {

@@ -18,6 +18,21 @@ pub type JsonMap = serde_json::Map<String, serde_json::Value>;
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "DataDrivenTestCase")]
+// A trajectory check read from the stream reads its intermediate messages: only a
+// MAXIMAL stream has them. One read from spans (`trajectory: otel`) needs none.
+#[schemars(extend("allOf" = [{
+    "if": {"properties": {"trajectory": {"not": {"const": "otel"}}}},
+    "then": {"properties": {"interactions": {"items": {
+        "if": {
+            "properties": {"response": {"required": ["trajectory"]}},
+            "required": ["response"]
+        },
+        "then": {
+            "properties": {"chat_filter": {"pattern": "^[Mm][Aa][Xx][Ii][Mm][Aa][Ll]$"}},
+            "required": ["chat_filter"]
+        }
+    }}}}
+}]))]
 // A case has one gate.
 #[schemars(extend("not" = {"required": ["success_ratio", "reliability"]}))]
 // Over `mcp` neuro-san answers with the final message only: no trajectory to check.
@@ -27,7 +42,8 @@ pub type JsonMap = serde_json::Map<String, serde_json::Value>;
             {"const": "mcp"},
             {"type": "array", "contains": {"const": "mcp"}}
         ]}},
-        "required": ["connections"]
+        "required": ["connections"],
+        "not": {"properties": {"trajectory": {"const": "otel"}}, "required": ["trajectory"]}
     },
     "then" = {
         "properties": {"interactions": {"items": {"properties": {
@@ -68,6 +84,33 @@ pub struct DataDrivenCase {
     /// Texts that must not appear in any answer (neuro-san's load-test files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_patterns: Option<Vec<String>>,
+    /// Where the `trajectory` checks read the agent's tool calls from (a Prill
+    /// extension): `stream`, its `MAXIMAL` messages (the default), or `otel`, the
+    /// OpenTelemetry spans it exports to the run's receiver.
+    #[serde(default, skip_serializing_if = "TrajectorySource::is_stream")]
+    pub trajectory: TrajectorySource,
+}
+
+/// Where a case's trajectory comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TrajectorySource {
+    /// The agent's own messages: neuro-san's `MAXIMAL` stream, a command's lines.
+    #[default]
+    Stream,
+    /// The OpenTelemetry spans the agent exports, under the trace context each request
+    /// carries: its `execute_tool` spans (and MCP `tools/call` ones) in order.
+    Otel,
+}
+
+impl TrajectorySource {
+    /// Every source's name.
+    pub const NAMES: [&'static str; 2] = ["stream", "otel"];
+
+    /// Whether this is the default, [`TrajectorySource::Stream`].
+    pub fn is_stream(&self) -> bool {
+        *self == TrajectorySource::Stream
+    }
 }
 
 fn default_connections() -> Vec<Connection> {
@@ -263,17 +306,6 @@ impl JsonSchema for SuccessRatio {
 /// One turn of the conversation and the checks on its response.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-// A trajectory check reads the intermediate messages: only a MAXIMAL stream has them.
-#[schemars(extend(
-    "if" = {
-        "properties": {"response": {"required": ["trajectory"]}},
-        "required": ["response"]
-    },
-    "then" = {
-        "properties": {"chat_filter": {"pattern": "^[Mm][Aa][Xx][Ii][Mm][Aa][Ll]$"}},
-        "required": ["chat_filter"]
-    }
-))]
 pub struct Interaction {
     /// The user message; `null` sends none.
     #[serde(default)]

@@ -125,19 +125,29 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
 }
 
 /// `[otel]`: `endpoint` (an http or https URL), `service_name`, `headers` (a table of
-/// texts), `content` (a boolean).
+/// texts), `content` (a boolean), `receiver` (`host:port`), `wait_in_seconds`.
 fn otel(node: &Node, at: &At, cx: &mut Cx) -> Option<OtelConfig> {
     let before = cx.errors();
     let entries = cx.object(node, at)?;
     cx.unknown_keys(
         entries,
         at,
-        &["endpoint", "service_name", "headers", "content"],
+        &[
+            "endpoint",
+            "service_name",
+            "headers",
+            "content",
+            "receiver",
+            "wait_in_seconds",
+        ],
         |k| match k {
             "url" | "otlp" | "traces_endpoint" => {
                 Some("the receiver's URL is `endpoint`".to_owned())
             }
             "service" | "service.name" => Some("the spans' service is `service_name`".to_owned()),
+            "listen" | "receive" | "port" => {
+                Some("where the run's receiver listens is `receiver`".to_owned())
+            }
             _ => None,
         },
     );
@@ -150,6 +160,12 @@ fn otel(node: &Node, at: &At, cx: &mut Cx) -> Option<OtelConfig> {
     let content = node
         .get("content")
         .and_then(|n| cx.boolean(n, &at.key("content")));
+    let receiver = node
+        .get("receiver")
+        .and_then(|n| socket_address(n, &at.key("receiver"), cx));
+    let wait_in_seconds = node
+        .get("wait_in_seconds")
+        .and_then(|n| cx.positive_seconds(n, &at.key("wait_in_seconds")));
     let mut headers = BTreeMap::new();
     if let Some(h) = node.get("headers") {
         let at = at.key("headers");
@@ -164,7 +180,29 @@ fn otel(node: &Node, at: &At, cx: &mut Cx) -> Option<OtelConfig> {
         service_name,
         headers,
         content,
+        receiver,
+        wait_in_seconds,
     })
+}
+
+/// A `host:port` a server can bind: an IP address and a port.
+fn socket_address(node: &Node, at: &At, cx: &mut Cx) -> Option<String> {
+    let text = cx.nonempty_string(node, at)?;
+    if text.parse::<std::net::SocketAddr>().is_ok() {
+        return Some(text);
+    }
+    let d = Diagnostic::new(
+        "invalid-value",
+        at.path(),
+        format!(
+            "`{}` is not an address to listen on",
+            crate::escape::one_line(&text)
+        ),
+    )
+    .at(node.span)
+    .expected("an IP address and a port, e.g. `127.0.0.1:4318` (`127.0.0.1:0`: a free port)");
+    cx.report(d, at, None, Some(node));
+    None
 }
 
 /// `[frameworks]`: only `langgraph` for now.
@@ -699,6 +737,23 @@ mod tests {
         assert_eq!(otel.service_name.as_deref(), Some("ci"));
         assert_eq!(otel.headers["x-project-name"], "prill");
         assert_eq!(otel.content, Some(true));
+        let (config, errors) =
+            load("[otel]\nreceiver = \"127.0.0.1:4318\"\nwait_in_seconds = 2.5\n");
+        assert!(errors.is_empty(), "{errors:?}");
+        let otel = config.unwrap().otel.unwrap();
+        assert_eq!(otel.receiver.as_deref(), Some("127.0.0.1:4318"));
+        assert_eq!(otel.wait_in_seconds, Some(2.5));
+        let (_, errors) = load("[otel]\nreceiver = \"localhost\"\nwait_in_seconds = 0\n");
+        assert!(
+            errors.iter().any(|e| e.starts_with("otel.receiver:")),
+            "{errors:?}"
+        );
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with("otel.wait_in_seconds:")),
+            "{errors:?}"
+        );
         let (_, errors) = load("[otel]\nendpoint = \"127.0.0.1:6006\"\nurl = \"x\"\n");
         assert!(
             errors.iter().any(|e| e.starts_with("otel.endpoint:")),

@@ -13,10 +13,11 @@ use crate::diag::{Diagnostic, did_you_mean};
 use crate::model::data_driven::{
     ChatFilter, Connection, DataDrivenCase, Expected, FieldChecks, Interaction, MAX_SAMPLES,
     ResponseChecks, StockCheck, StockTest, SuccessRatio, TextChecks, TrajectoryChecks,
+    TrajectorySource,
 };
 use crate::node::{Node, Value};
 
-const TOP_KEYS: [&str; 9] = [
+const TOP_KEYS: [&str; 10] = [
     "agent",
     "connections",
     "success_ratio",
@@ -26,6 +27,7 @@ const TOP_KEYS: [&str; 9] = [
     "timeout_in_seconds",
     "interactions",
     "failure_patterns",
+    "trajectory",
 ];
 
 const INTERACTION_KEYS: [&str; 6] = [
@@ -92,6 +94,11 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
     let failure_patterns = optional(root, "failure_patterns", |n| {
         cx.string_list(n, &at.key("failure_patterns"))
     });
+    let source = match present(root, "trajectory") {
+        Some(node) => trajectory_source(node, &at.key("trajectory"), cx),
+        None => Some(TrajectorySource::Stream),
+    };
+    let otel = source == Some(TrajectorySource::Otel);
     let interactions = match root.get("interactions") {
         Some(node) => {
             let at = at.key("interactions");
@@ -99,7 +106,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
                 items
                     .iter()
                     .enumerate()
-                    .filter_map(|(i, item)| interaction(item, &at.index(i), cx))
+                    .filter_map(|(i, item)| interaction(item, &at.index(i), otel, cx))
                     .collect::<Vec<_>>()
             })
         }
@@ -109,7 +116,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
         }
     };
 
-    if let Some(connections) = &connections {
+    if let (Some(connections), false) = (&connections, otel) {
         trajectory::not_over_mcp(root, connections, cx);
     }
     if cx.errors() > before {
@@ -125,7 +132,31 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
         timeout_in_seconds: timeout_in_seconds?,
         interactions: interactions?,
         failure_patterns: failure_patterns?,
+        trajectory: source?,
     })
+}
+
+/// The top-level `trajectory`: where the trajectory checks read the tool calls from.
+fn trajectory_source(node: &Node, at: &At, cx: &mut Cx) -> Option<TrajectorySource> {
+    if node.as_object().is_some() {
+        let d = Diagnostic::new(
+            "invalid-type",
+            at.path(),
+            "the top-level `trajectory` says where the trajectory comes from; its checks go in an interaction's `response`",
+        )
+        .at(node.span)
+        .expected("`stream` or `otel`")
+        .help("move this object into `interactions[i].response.trajectory`");
+        cx.report(d, at, None, Some(node));
+        return None;
+    }
+    match cx
+        .choice(node, at, &TrajectorySource::NAMES, false)?
+        .as_str()
+    {
+        "otel" => Some(TrajectorySource::Otel),
+        _ => Some(TrajectorySource::Stream),
+    }
 }
 
 fn connections(node: &Node, at: &At, cx: &mut Cx) -> Option<Vec<Connection>> {
@@ -218,7 +249,8 @@ fn success_ratio(node: &Node, at: &At, cx: &mut Cx) -> Option<SuccessRatio> {
     }
 }
 
-fn interaction(node: &Node, at: &At, cx: &mut Cx) -> Option<Interaction> {
+/// One interaction; with `otel` its trajectory comes from spans, which any stream has.
+fn interaction(node: &Node, at: &At, otel: bool, cx: &mut Cx) -> Option<Interaction> {
     let before = cx.errors();
     let entries = cx.object(node, at)?;
     cx.unknown_keys(entries, at, &INTERACTION_KEYS, |k| match k {
@@ -246,7 +278,7 @@ fn interaction(node: &Node, at: &At, cx: &mut Cx) -> Option<Interaction> {
     let response = match present(node, "response") {
         None => Some(ResponseChecks::default()),
         Some(n) => {
-            if let Some(filter) = chat_filter {
+            if let (Some(filter), false) = (chat_filter, otel) {
                 trajectory::needs_maximal(filter, n, at, cx);
             }
             response(n, &at.key("response"), cx)
