@@ -74,6 +74,8 @@ mod rerun;
 mod runtime;
 mod session;
 mod settings;
+#[cfg(feature = "demo")]
+mod span_files;
 mod top_up;
 pub mod view;
 pub mod watch;

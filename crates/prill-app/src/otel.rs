@@ -49,19 +49,9 @@ impl Settings {
     /// when `--otlp-content` or `[otel] content` asks for it.
     pub fn otel_export(&self) -> Result<Option<OtelExport>, SettingsError> {
         let config = self.config.as_ref().and_then(|c| c.otel.as_ref());
-        let Some(endpoint) = self
-            .overrides
-            .otlp
-            .clone()
-            .or_else(|| config.and_then(|c| c.endpoint.clone()))
-        else {
+        let Some(exporter) = self.otlp_exporter()? else {
             return Ok(None);
         };
-        let mut headers: Vec<(String, String)> = config
-            .map(|c| c.headers.clone().into_iter().collect())
-            .unwrap_or_default();
-        headers.extend(env_headers(self.env.get(HEADERS_ENV).unwrap_or_default()));
-        let exporter = OtlpExporter::new(&endpoint, &headers, &self.http_options()?)?;
         let service = config
             .and_then(|c| c.service_name.clone())
             .unwrap_or_else(|| "prill".to_owned());
@@ -84,6 +74,52 @@ impl Settings {
     }
 }
 
+impl Settings {
+    /// The exporter `--otlp` or `[otel] endpoint` asks for, if any (`--otlp` first),
+    /// with `[otel] headers` and those of [`HEADERS_ENV`]. Its exchanges are never
+    /// recorded in cassettes: they are the run's report, not what it tests.
+    fn otlp_exporter(&self) -> Result<Option<OtlpExporter>, SettingsError> {
+        let config = self.config.as_ref().and_then(|c| c.otel.as_ref());
+        let Some(endpoint) = self
+            .overrides
+            .otlp
+            .clone()
+            .or_else(|| config.and_then(|c| c.endpoint.clone()))
+        else {
+            return Ok(None);
+        };
+        let mut headers: Vec<(String, String)> = config
+            .map(|c| c.headers.clone().into_iter().collect())
+            .unwrap_or_default();
+        headers.extend(env_headers(self.env.get(HEADERS_ENV).unwrap_or_default()));
+        let mut options = self.http_options()?;
+        options.cassettes = None;
+        Ok(Some(OtlpExporter::new(&endpoint, &headers, &options)?))
+    }
+}
+
+/// Sends every batch agents sent the receiver on to the run's exporter, so that the
+/// backend holds the agents' spans under the run's. Returns why some could not go (the
+/// first reason, and how many batches), once the receiver is gone.
+#[cfg(feature = "demo")]
+async fn forward_spans(
+    mut batches: tokio::sync::mpsc::Receiver<ExportTraceServiceRequest>,
+    exporter: OtlpExporter,
+) -> Option<String> {
+    let mut failed = 0usize;
+    let mut first = None;
+    while let Some(batch) = batches.recv().await {
+        if let Err(error) = exporter.export(&batch).await {
+            tracing::debug!(%error, "agents' spans could not be forwarded");
+            failed += 1;
+            first.get_or_insert_with(|| error.to_string());
+        }
+    }
+    first.map(|why| {
+        format!("{failed} batch(es) of agents' spans could not be forwarded to the run's receiver: {why}")
+    })
+}
+
 /// A random trace id (never all zeros, which OTLP refuses).
 pub(crate) fn new_trace_id() -> [u8; 16] {
     let mut trace = [0u8; 16];
@@ -98,6 +134,13 @@ pub(crate) fn new_trace_id() -> [u8; 16] {
 pub struct Receiver {
     #[cfg(feature = "demo")]
     server: prill_demo::RunningServer,
+    /// Reads `[otel] span_files`.
+    #[cfg(feature = "demo")]
+    files: tokio::task::JoinHandle<()>,
+    /// Sends what agents send on to the run's own exporter, when it has one; ends with
+    /// why some could not go, if any could not.
+    #[cfg(feature = "demo")]
+    forward: Option<tokio::task::JoinHandle<Option<String>>>,
     inbox: Arc<SpanInbox>,
     url: String,
 }
@@ -108,16 +151,33 @@ impl Receiver {
         &self.url
     }
 
-    /// Stops listening.
-    pub async fn shutdown(self) {
+    /// Stops listening and reading the span files, then gives the spans still to be
+    /// forwarded up to 10 s to go. Returns why agents' spans did not all reach the
+    /// run's own receiver, when they did not.
+    pub async fn shutdown(self) -> Option<String> {
         #[cfg(feature = "demo")]
-        self.server.shutdown().await;
+        {
+            self.files.abort();
+            self.server.shutdown().await;
+            let forward = self.forward?;
+            // The server's end of the channel is gone: the task ends once it is empty.
+            match tokio::time::timeout(Duration::from_secs(10), forward).await {
+                Ok(Ok(failure)) => failure,
+                Ok(Err(_)) => Some("forwarding agents' spans stopped".to_owned()),
+                Err(_) => {
+                    Some("agents' spans were still being forwarded 10 s after the run".to_owned())
+                }
+            }
+        }
+        #[cfg(not(feature = "demo"))]
+        None
     }
 }
 
 impl Settings {
     /// Starts the run's receiver when a case of `plan` reads its trajectory from spans:
-    /// on `[otel] receiver`, else a free port of 127.0.0.1.
+    /// on `[otel] receiver`, else a free port of 127.0.0.1, and the reading of `[otel]
+    /// span_files` (relative to `prill.toml`'s folder) from where each ends now.
     pub async fn otel_receiver(&self, plan: &Plan) -> Result<Option<Receiver>, SettingsError> {
         let wanted = plan.cases.iter().any(|c| {
             matches!(
@@ -140,18 +200,43 @@ impl Settings {
         let inbox = Arc::new(SpanInbox::new(self.trace_id));
         #[cfg(feature = "demo")]
         {
-            let server = prill_demo::DemoServer::builder()
-                .otlp(Arc::clone(&inbox))
-                .bind(address.as_str())
-                .await
-                .map_err(|e| {
-                    SettingsError::Connect(prill_target::ConnectError::config(format!(
-                        "cannot start the OTLP receiver on {address} (`[otel] receiver`): {e}"
-                    )))
-                })?;
+            let mut builder = prill_demo::DemoServer::builder().otlp(Arc::clone(&inbox));
+            let mut forward = None;
+            if let Some(exporter) = self.otlp_exporter()? {
+                let (tx, rx) = tokio::sync::mpsc::channel(64);
+                builder = builder.otlp_forward(tx);
+                forward = Some(tokio::spawn(forward_spans(rx, exporter)));
+            }
+            let server = builder.bind(address.as_str()).await.map_err(|e| {
+                SettingsError::Connect(prill_target::ConnectError::config(format!(
+                    "cannot start the OTLP receiver on {address} (`[otel] receiver`): {e}"
+                )))
+            })?;
             let url = format!("{}{}", server.base_url(), prill_demo::otlp::TRACES_PATH);
-            inbox.set_address(url.clone());
-            Ok(Some(Receiver { server, inbox, url }))
+            let files: Vec<std::path::PathBuf> = self
+                .config
+                .as_ref()
+                .and_then(|c| c.otel.as_ref())
+                .map(|o| {
+                    o.span_files
+                        .iter()
+                        .map(|f| self.project_dir().join(f))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut address = url.clone();
+            for file in &files {
+                address.push_str(&format!(" or {}", file.display()));
+            }
+            inbox.set_address(address);
+            let files = crate::span_files::follow(files, Arc::clone(&inbox));
+            Ok(Some(Receiver {
+                server,
+                files,
+                forward,
+                inbox,
+                url,
+            }))
         }
         #[cfg(not(feature = "demo"))]
         {

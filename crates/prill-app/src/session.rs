@@ -197,15 +197,20 @@ impl Session {
         self.options.cancel.clone()
     }
 
-    /// Stops what the session started (the demo server, the spans' receiver).
-    pub async fn shutdown(self) {
-        if let Some(receiver) = self.receiver {
-            receiver.shutdown().await;
-        }
+    /// Stops what the session started (the demo server, the spans' receiver). Returns
+    /// why agents' spans did not all reach the run's own OTLP receiver (`--otlp`), when
+    /// they did not: what the user asked for is then missing, as with an unwritten
+    /// report.
+    pub async fn shutdown(self) -> Option<String> {
+        let unsent = match self.receiver {
+            Some(receiver) => receiver.shutdown().await,
+            None => None,
+        };
         #[cfg(feature = "demo")]
         if let Some(server) = self.demo {
             server.shutdown().await;
         }
+        unsent
     }
 }
 

@@ -653,3 +653,33 @@ async fn replay(
         total: start.elapsed(),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_are_told_where_spans_go_unless_their_env_says() {
+        let mut own = StdioCommand::new(["agent"]);
+        own.env.insert(
+            "OTEL_EXPORTER_OTLP_ENDPOINT".into(),
+            "http://collector:4318".into(),
+        );
+        let connector = StdioConnector::new()
+            .with("plain", StdioCommand::new(["agent"]))
+            .with("own", own)
+            .with_spans_to(Some("http://127.0.0.1:9/v1/traces"));
+        let plain = &connector.get("plain").unwrap().env;
+        assert_eq!(
+            plain["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"],
+            "http://127.0.0.1:9/v1/traces"
+        );
+        assert_eq!(plain["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"], "http/protobuf");
+        let own = &connector.get("own").unwrap().env;
+        assert_eq!(own.len(), 1, "{own:?}");
+        let untouched = StdioConnector::new()
+            .with("plain", StdioCommand::new(["agent"]))
+            .with_spans_to(None);
+        assert!(untouched.get("plain").unwrap().env.is_empty());
+    }
+}

@@ -7,7 +7,8 @@
 //! The answer is OTLP's: `200` with an `ExportTraceServiceResponse` in the request's
 //! encoding, whose `partial_success` counts the spans refused when the inbox is full.
 //! A body that cannot be decoded is a `400`, another encoding a `415`, another path a
-//! `404` and another method a `405`.
+//! `404` and another method a `405`. With a [`Forward`], every batch taken is handed on
+//! whole as well (to the run's own exporter), before it is filed.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -42,8 +43,16 @@ pub const TRACES_PATH: &str = "/v1/traces";
 const PROTOBUF: &str = "application/x-protobuf";
 const JSON: &str = "application/json";
 
+/// Where the receiver hands on every batch it takes, when the run exports its own spans
+/// too (`DemoServerBuilder::otlp_forward`).
+pub type Forward = tokio::sync::mpsc::Sender<ExportTraceServiceRequest>;
+
 /// Answers one request to the receiver.
-pub(crate) async fn handle(inbox: Arc<SpanInbox>, request: Request<RequestBody>) -> Response<Body> {
+pub(crate) async fn handle(
+    inbox: Arc<SpanInbox>,
+    forward: Option<Forward>,
+    request: Request<RequestBody>,
+) -> Response<Body> {
     if request.uri().path() != TRACES_PATH {
         return status_only(StatusCode::NOT_FOUND);
     }
@@ -82,6 +91,10 @@ pub(crate) async fn handle(inbox: Arc<SpanInbox>, request: Request<RequestBody>)
             );
         }
     };
+    if let Some(forward) = forward {
+        // Waits while the forwarder is behind: the agent's exporter waits with it.
+        let _ = forward.send(batch.clone()).await;
+    }
     let mut refused = 0;
     for (trace, spans) in spans_of(batch) {
         refused += inbox.file(trace, spans);

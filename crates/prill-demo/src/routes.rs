@@ -22,7 +22,7 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request<RequestBody>) -
         return pages::handle(Arc::clone(&pages.0), request).await;
     }
     if let Some(inbox) = &shared.otlp {
-        return otlp::handle(Arc::clone(inbox), request).await;
+        return otlp::handle(Arc::clone(inbox), shared.otlp_forward.clone(), request).await;
     }
     if let Some(recordings) = shared.replay.clone() {
         return replay::handle(shared, recordings, request).await;

@@ -45,6 +45,7 @@ impl DemoServer {
             replay: None,
             pages: None,
             otlp: None,
+            otlp_forward: None,
             limits: ClientLimits::default(),
         }
     }
@@ -58,6 +59,7 @@ pub struct DemoServerBuilder {
     replay: Option<Arc<Recordings>>,
     pages: Option<SharedPages>,
     otlp: Option<Arc<SpanInbox>>,
+    otlp_forward: Option<crate::otlp::Forward>,
     limits: ClientLimits,
 }
 
@@ -107,6 +109,13 @@ impl DemoServerBuilder {
         self
     }
 
+    /// Hands every batch the OTLP receiver takes to `forward` too (see
+    /// [`DemoServerBuilder::otlp`]).
+    pub fn otlp_forward(mut self, forward: crate::otlp::Forward) -> DemoServerBuilder {
+        self.otlp_forward = Some(forward);
+        self
+    }
+
     /// The time limits on each phase of a request and the connection cap
     /// ([`ClientLimits::default`] unless set).
     pub fn limits(mut self, limits: ClientLimits) -> DemoServerBuilder {
@@ -131,6 +140,7 @@ impl DemoServerBuilder {
             replay: self.replay,
             pages: self.pages,
             otlp: self.otlp,
+            otlp_forward: self.otlp_forward,
             limits: self.limits,
         });
         let slots = Arc::new(Semaphore::new(self.limits.connection_cap()));
@@ -245,6 +255,8 @@ pub(crate) struct Shared {
     pub(crate) pages: Option<SharedPages>,
     /// The inbox of the OTLP receiver served instead of the demo agents.
     pub(crate) otlp: Option<Arc<SpanInbox>>,
+    /// Where the OTLP receiver hands on what it takes.
+    pub(crate) otlp_forward: Option<crate::otlp::Forward>,
     /// The limits on clients.
     limits: ClientLimits,
 }

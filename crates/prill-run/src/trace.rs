@@ -28,7 +28,7 @@ use prill_target::otel::{AgentSpan, SpanSource, TraceParent};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::events::{TrajectoryStep, UnitId};
+use crate::events::{TrajectoryStep, TurnInfo, UnitId};
 
 /// How long an interaction waits for its agent's spans, unless told otherwise.
 pub const DEFAULT_SPAN_WAIT: Duration = Duration::from_secs(10);
@@ -109,8 +109,10 @@ pub struct SpanTrajectory {
     pub steps: Vec<TrajectoryStep>,
     /// The tokens its model calls (`chat` spans) used, when they said.
     pub usage: Option<TokenUsage>,
-    /// How many model calls it made.
-    pub model_calls: usize,
+    /// Each model call, in the order they started: its usage, how long it took, why
+    /// the model stopped (`gen_ai.response.finish_reasons`) and how many calls it asked
+    /// for.
+    pub turns: Vec<TurnInfo>,
 }
 
 /// The GenAI operations that are one model call.
@@ -157,8 +159,8 @@ impl SpanTrajectory {
             .collect();
         models.sort_by_key(|s| s.start_unix_nano);
         let mut out = SpanTrajectory {
-            model_calls: models.len(),
             usage: usage(&models),
+            turns: models.iter().enumerate().map(|(i, m)| turn(i, m)).collect(),
             ..SpanTrajectory::default()
         };
         for (position, span) in tools.into_iter().enumerate() {
@@ -178,6 +180,9 @@ impl SpanTrajectory {
             } else {
                 before
             };
+            if let Some(asked) = before.checked_sub(1).and_then(|i| out.turns.get_mut(i)) {
+                asked.tool_calls += 1;
+            }
             let mut call = ToolCall::new(name.clone(), arguments.clone());
             call.result.clone_from(&result);
             call.is_error = is_error;
@@ -215,6 +220,35 @@ fn as_json(value: &Value) -> Value {
     match value {
         Value::String(text) => serde_json::from_str(text).unwrap_or_else(|_| value.clone()),
         other => other.clone(),
+    }
+}
+
+/// Model call `index` (from 0) as a turn of the report.
+fn turn(index: usize, span: &AgentSpan) -> TurnInfo {
+    let count = |key: &str| span.attributes.get(key).and_then(Value::as_u64);
+    let (input, output) = (
+        count("gen_ai.usage.input_tokens"),
+        count("gen_ai.usage.output_tokens"),
+    );
+    let stop_reason = match span.attributes.get("gen_ai.response.finish_reasons") {
+        Some(Value::Array(reasons)) => {
+            let texts: Vec<&str> = reasons.iter().filter_map(Value::as_str).collect();
+            (!texts.is_empty()).then(|| texts.join(", "))
+        }
+        Some(Value::String(reason)) => Some(reason.clone()),
+        _ => None,
+    };
+    TurnInfo {
+        turn: u32::try_from(index + 1).unwrap_or(u32::MAX),
+        usage: (input.is_some() || output.is_some()).then_some(TokenUsage {
+            input,
+            output,
+            reasoning: None,
+        }),
+        latency: Duration::from_nanos(span.end_unix_nano.saturating_sub(span.start_unix_nano)),
+        time_to_first_byte: None,
+        stop_reason,
+        tool_calls: 0,
     }
 }
 
@@ -318,7 +352,11 @@ mod tests {
         );
         let turns: Vec<u32> = t.steps.iter().map(|s| s.turn).collect();
         assert_eq!(turns, [1, 1, 2]);
-        assert_eq!(t.model_calls, 2);
+        assert_eq!(t.turns.len(), 2);
+        assert_eq!(t.turns[0].tool_calls, 2);
+        assert_eq!(t.turns[1].tool_calls, 1);
+        assert_eq!(t.turns[1].latency, Duration::from_nanos(10));
+        assert_eq!(t.turns[0].usage.unwrap().input, Some(11));
         // The agent span's own total is not counted again.
         let usage = t.usage.unwrap();
         assert_eq!((usage.input, usage.output), (Some(31), Some(12)));

@@ -290,10 +290,10 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         // From here on a stop signal ends the process at once.
         drop(going);
         let cassette_failure = session.cassette_failure();
-        session.shutdown().await;
-        Ok((ran, cassette_failure))
+        let unsent = session.shutdown().await;
+        Ok((ran, cassette_failure, unsent))
     });
-    let (ran, cassette_failure) = match ran {
+    let (ran, cassette_failure, unsent) = match ran {
         Ok(ran) => ran,
         Err(code) => return Ok(code),
     };
@@ -319,6 +319,15 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
     {
         output::stderr(&format!(
             "error: {failure}; the cassettes are incomplete and the run fails whatever the tests did\n"
+        ));
+        return Ok(ExitCode::ERROR);
+    }
+    // Agents' spans that did not reach `--otlp`: the trace there is incomplete.
+    if let Some(unsent) = unsent
+        && !ran.summary.cancelled
+    {
+        output::stderr(&format!(
+            "error: {unsent}; the run fails whatever the tests did\n"
         ));
         return Ok(ExitCode::ERROR);
     }

@@ -2,6 +2,7 @@
 //! OTLP receiver listens (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), is sent each
 //! interaction's `traceparent`, and its spans become the interaction's trajectory;
 //! they are recorded in the cassette, so a replay with no agent checks the same calls.
+//! With `--otlp`, the agent's spans are forwarded there too, under the run's.
 //!
 //! Two agents play it: a few lines of Python that post hand-made spans as OTLP JSON
 //! (always run), and, with `PRILL_OTEL_AGENT` (CI sets it), a real OpenAI Agents SDK
@@ -19,8 +20,10 @@ use crate::support::{prill_isolated, runtime, stderr, text, unit, write};
 /// A command agent that posts, for each request, the spans a tool-calling agent would
 /// (a root under the context it was sent, then `search` and `weather`, sent out of
 /// order) as OTLP JSON, unless the text says `silent`, and answers with the context.
+/// With `SPANS_FILE` it appends them to that file as a line instead.
 const HANDMADE: &str = r#"import json, os, sys, urllib.request
 url = os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+to_file = os.environ.get("SPANS_FILE")
 def span(sid, parent, start, name, attrs):
     return {"traceId": trace, "spanId": sid, "parentSpanId": parent, "name": name,
             "kind": 1, "startTimeUnixNano": str(start), "endTimeUnixNano": str(start + 5),
@@ -37,9 +40,13 @@ for line in sys.stdin:
         spans = [tool("00000000000000bb", 200, "weather", {"city": "Paris"}),
                  tool("00000000000000cc", 100, "search", {"q": "Paris"}),
                  span("00000000000000aa", parent, 0, "Agent workflow", {})]
-        body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode()
-        post = urllib.request.Request(url, body, {"Content-Type": "application/json"})
-        urllib.request.urlopen(post).read()
+        body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+        if to_file:
+            with open(to_file, "a") as f:
+                f.write(body + "\n")
+        else:
+            post = urllib.request.Request(url, body.encode(), {"Content-Type": "application/json"})
+            urllib.request.urlopen(post).read()
     answer = {"type": "AGENT_FRAMEWORK", "text": context, "chat_context": {}}
     print(json.dumps({"response": answer}), flush=True)
 "#;
@@ -187,6 +194,51 @@ fn a_command_agents_spans_are_its_trajectory_and_replay_from_the_cassette() {
 }
 
 #[test]
+fn spans_an_agent_appends_to_a_file_are_read_as_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "[otel]\nspan_files = [\"spans/agent.jsonl\"]\n");
+    let config = std::fs::read_to_string(dir.path().join("prill.toml")).unwrap();
+    write(
+        dir.path(),
+        "prill.toml",
+        &config.replace(
+            "handmade.py\"]\n",
+            "handmade.py\"]\nenv = { SPANS_FILE = \"spans/agent.jsonl\" }\n",
+        ),
+    );
+    // What an earlier run left is not read again.
+    write(
+        dir.path(),
+        "spans/agent.jsonl",
+        "{\"resourceSpans\": []}\nnot otlp\n",
+    );
+    let out = prill_isolated(
+        dir.path(),
+        &["run", "trip.hocon", "--json", "report.json"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = crate::support::json(&dir.path().join("report.json"));
+    let failed: Vec<(String, String)> = checks(&report)
+        .into_iter()
+        .filter(|(_, s)| s != "passed")
+        .collect();
+    assert_eq!(
+        failed,
+        [(
+            "interactions[4].response.trajectory.tool_sequence".to_owned(),
+            "failed".to_owned()
+        )]
+    );
+    let written = std::fs::read_to_string(dir.path().join("spans/agent.jsonl")).unwrap();
+    assert_eq!(
+        written.lines().count(),
+        7,
+        "the agent wrote there, not to the receiver"
+    );
+}
+
+#[test]
 fn an_agent_that_sends_no_spans_errors_naming_the_receiver() {
     let dir = tempfile::tempdir().unwrap();
     project(dir.path(), "[otel]\nwait_in_seconds = 0.5\n");
@@ -262,6 +314,45 @@ fn the_agents_spans_hang_under_the_exported_interaction_span() {
             hex(&interaction.span_id)
         ),
         "the context sent is the exported interaction span's"
+    );
+    // The agent's own spans were forwarded there too, under that span.
+    let root = spans
+        .iter()
+        .find(|s| s.name == "Agent workflow")
+        .expect("the agent's spans reach the run's receiver");
+    assert_eq!(root.trace_id, interaction.trace_id);
+    assert_eq!(root.parent_span_id, interaction.span_id);
+    let tools = spans
+        .iter()
+        .filter(|s| s.name.starts_with("execute_tool") && s.parent_span_id == root.span_id)
+        .count();
+    assert_eq!(tools, 2, "the agent's tool spans, under its root");
+}
+
+#[test]
+fn agents_spans_that_cannot_be_forwarded_fail_the_run() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOtlp::start());
+    // The agent's batch, forwarded during the run, comes first: it is refused (and a
+    // 400 is not retried); the run's own spans are taken.
+    fake.answer_with(&[400]);
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "");
+    write(
+        dir.path(),
+        "one.hocon",
+        "{ agent = handmade, trajectory = otel, interactions = [ { text = \"trip\", response { trajectory { must_call_tool = [search] } } } ] }\n",
+    );
+    let out = prill_isolated(
+        dir.path(),
+        &["run", "one.hocon", "--otlp", &fake.url()],
+        &[],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("could not be forwarded to the run's receiver"),
+        "{err}"
     );
 }
 

@@ -82,12 +82,14 @@ pub(super) async fn conversation(
             }
         };
         let (mut response, returned_context, mut trajectory) = into_check_response(response);
+        let mut turns = Vec::new();
         if *source == TrajectorySource::Otel {
             match spans(ctx, agent, index, parent).await {
                 Ok(spans) => {
                     let read = SpanTrajectory::of(&spans);
                     response.tool_calls = read.calls;
                     trajectory = read.steps;
+                    turns = read.turns;
                     response.usage = response.usage.or(read.usage);
                 }
                 Err(error) => {
@@ -110,6 +112,7 @@ pub(super) async fn conversation(
         }
         let call = CallInfo {
             trajectory,
+            turns,
             ..CallInfo::of(&response, Vec::new())
         };
         note_truncation(&mut checks, &call);

@@ -145,6 +145,15 @@ pub struct OtelConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = 10, "exclusiveMinimum" = 0, "examples" = [30]))]
     pub wait_in_seconds: Option<f64>,
+    /// Files agents write their spans to, as OTLP JSON lines (one
+    /// `ExportTraceServiceRequest` a line: OpenTelemetry's OTLP file format, as the
+    /// Collector's `file` exporter and the SDKs' OTLP file exporters write it), relative
+    /// to this file's folder. What is appended to them during the run is read as if it
+    /// had been sent to the receiver.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("examples" = [["spans/agent.jsonl"]]))]
+    #[schemars(inner(length(min = 1)))]
+    pub span_files: Vec<String>,
 }
 
 /// `[cassettes]`: which body fields matching leaves out. A request matches a recording

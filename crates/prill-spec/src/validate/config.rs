@@ -125,7 +125,8 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<Config> {
 }
 
 /// `[otel]`: `endpoint` (an http or https URL), `service_name`, `headers` (a table of
-/// texts), `content` (a boolean), `receiver` (`host:port`), `wait_in_seconds`.
+/// texts), `content` (a boolean), `receiver` (`host:port`), `wait_in_seconds`,
+/// `span_files` (paths).
 fn otel(node: &Node, at: &At, cx: &mut Cx) -> Option<OtelConfig> {
     let before = cx.errors();
     let entries = cx.object(node, at)?;
@@ -139,6 +140,7 @@ fn otel(node: &Node, at: &At, cx: &mut Cx) -> Option<OtelConfig> {
             "content",
             "receiver",
             "wait_in_seconds",
+            "span_files",
         ],
         |k| match k {
             "url" | "otlp" | "traces_endpoint" => {
@@ -166,6 +168,20 @@ fn otel(node: &Node, at: &At, cx: &mut Cx) -> Option<OtelConfig> {
     let wait_in_seconds = node
         .get("wait_in_seconds")
         .and_then(|n| cx.positive_seconds(n, &at.key("wait_in_seconds")));
+    let span_files = node
+        .get("span_files")
+        .and_then(|n| {
+            let at = at.key("span_files");
+            let items = cx.list(n, &at)?;
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| cx.nonempty_string(item, &at.index(i)))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .collect::<Option<Vec<String>>>()
+        })
+        .unwrap_or_default();
     let mut headers = BTreeMap::new();
     if let Some(h) = node.get("headers") {
         let at = at.key("headers");
@@ -182,6 +198,7 @@ fn otel(node: &Node, at: &At, cx: &mut Cx) -> Option<OtelConfig> {
         content,
         receiver,
         wait_in_seconds,
+        span_files,
     })
 }
 
@@ -737,12 +754,14 @@ mod tests {
         assert_eq!(otel.service_name.as_deref(), Some("ci"));
         assert_eq!(otel.headers["x-project-name"], "prill");
         assert_eq!(otel.content, Some(true));
-        let (config, errors) =
-            load("[otel]\nreceiver = \"127.0.0.1:4318\"\nwait_in_seconds = 2.5\n");
+        let (config, errors) = load(
+            "[otel]\nreceiver = \"127.0.0.1:4318\"\nwait_in_seconds = 2.5\nspan_files = [\"s.jsonl\"]\n",
+        );
         assert!(errors.is_empty(), "{errors:?}");
         let otel = config.unwrap().otel.unwrap();
         assert_eq!(otel.receiver.as_deref(), Some("127.0.0.1:4318"));
         assert_eq!(otel.wait_in_seconds, Some(2.5));
+        assert_eq!(otel.span_files, ["s.jsonl"]);
         let (_, errors) = load("[otel]\nreceiver = \"localhost\"\nwait_in_seconds = 0\n");
         assert!(
             errors.iter().any(|e| e.starts_with("otel.receiver:")),
