@@ -31,6 +31,7 @@ mod html;
 mod identity;
 mod judge;
 mod langgraph;
+mod langgraph_real;
 mod limits;
 mod neuro_san_direct;
 mod neuro_san_trajectory;

@@ -22,8 +22,12 @@
 //! `error` (the graph raised: `{"error": name, "message": ...}`), `end`; any other event
 //! is skipped.
 //! A run that ends with `end` after a `values` state is complete; an `error` event is a
-//! [`GraphRun::failure`] with the messages of the last state; a stream that ends before
-//! `end`, or an `end` with no state at all, breaks the protocol.
+//! [`GraphRun::failure`] with the messages of the last state. `langgraph dev` and the
+//! Agent Server send no `end`: they close the stream. A stream that closes with neither
+//! `end` nor `error` is settled as LangGraph's own SDK settles it, by asking the run
+//! (`GET /threads/{thread_id}/runs/{run_id}`, the `run_id` of the `metadata` event):
+//! `success` completes it, `error` fails it, any other status (and a stream with no
+//! `run_id`) breaks the protocol, as does an end with no state at all.
 //!
 //! The key goes in `x-api-key`, from the variable `prill.toml` names or else the first
 //! of [`KEY_VARIABLES`] that is set, as LangGraph's SDK reads them. A `401` or `403`
@@ -310,7 +314,30 @@ impl LanggraphServer {
                 stream.take(event, &self.peer)
             })
             .await?;
+        if !stream.ended
+            && stream.failure.is_none()
+            && let Some(run_id) = stream.run_id.clone()
+        {
+            stream.settle(self.run_status(&thread_id, &run_id).await?);
+        }
         stream.finish(&self.peer, thread_id, end.first_byte, started.elapsed())
+    }
+
+    /// The status of run `run_id` of thread `thread_id` (`GET
+    /// /threads/{thread_id}/runs/{run_id}`): `success`, `error`, `pending`, ...
+    async fn run_status(&self, thread_id: &str, run_id: &str) -> Result<String, ConnectError> {
+        let url = endpoint(&self.base, &["threads", thread_id, "runs", run_id]);
+        let run = self
+            .transport
+            .get_json(url, self.headers(), &self.peer)
+            .await
+            .map_err(|e| self.refused(e))?;
+        run["status"].as_str().map(str::to_owned).ok_or_else(|| {
+            ConnectError::protocol(
+                &self.peer,
+                format!("the run has no `status`: {}", cut(&run.to_string(), 120)),
+            )
+        })
     }
 
     /// The server's assistants when none is `wanted` (by id, graph or name); `None` when
@@ -391,6 +418,8 @@ struct RunStream {
     steps: Vec<String>,
     failure: Option<RunFailure>,
     ended: bool,
+    /// The run's status when its stream closed early and the run was not done.
+    unfinished: Option<String>,
     raw: RawEvents,
 }
 
@@ -460,6 +489,22 @@ impl RunStream {
         Ok(Flow::Continue)
     }
 
+    /// Takes the run's `status` when its stream closed with neither `end` nor `error`,
+    /// as `langgraph dev` and the Agent Server close it: `success` completes it, `error`
+    /// fails it (the stream said no more), anything else leaves it incomplete.
+    fn settle(&mut self, status: String) {
+        match status.as_str() {
+            "success" => self.ended = true,
+            "error" => {
+                self.failure = Some(RunFailure {
+                    error: None,
+                    message: "the run's status is `error`, and its stream said no more".to_owned(),
+                });
+            }
+            _ => self.unfinished = Some(status),
+        }
+    }
+
     fn finish(
         self,
         peer: &str,
@@ -468,9 +513,15 @@ impl RunStream {
         total: Duration,
     ) -> Result<GraphRun, ConnectError> {
         if self.failure.is_none() && !self.ended {
+            let status = match &self.unfinished {
+                Some(status) => format!(", and the run's status is `{status}`"),
+                None => String::new(),
+            };
             return Err(ConnectError::protocol(
                 peer,
-                "the run's stream ended before its `end` event: the answer is incomplete",
+                format!(
+                    "the run's stream ended before the run did{status}: the answer is incomplete"
+                ),
             ));
         }
         let raw_messages = match (self.state, &self.failure) {

@@ -236,6 +236,37 @@ impl Transport {
             .await
     }
 
+    /// `GET url` with `headers`, retried as a provider's requests are (a read has no
+    /// side effects), and its JSON answer; a status other than 2xx is a
+    /// [`ConnectError::Status`]. It goes through the cassettes like every request.
+    pub async fn get_json(
+        &self,
+        url: Url,
+        headers: HeaderMap,
+        peer_label: &str,
+    ) -> Result<Value, ConnectError> {
+        let answered = self
+            .http
+            .attempt(peer_label, Statuses::Provider, || {
+                self.http.client.get(url.clone()).headers(headers.clone())
+            })
+            .await?;
+        let status = answered.response.status();
+        if !status.is_success() {
+            let body = answered.response.text().await.unwrap_or_default();
+            return Err(ConnectError::Status {
+                server: peer_label.to_owned(),
+                status: status.as_u16(),
+                body: cut(&body, 300),
+                attempts: answered.attempts,
+            });
+        }
+        let (value, _) = self
+            .read_json(answered.response, Instant::now(), peer_label)
+            .await?;
+        Ok(value)
+    }
+
     /// The reqwest client (rustls with `ring`, no redirects).
     pub fn client(&self) -> &reqwest::Client {
         &self.http.client

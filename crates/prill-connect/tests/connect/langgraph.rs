@@ -202,7 +202,11 @@ async fn a_cut_stream_or_one_without_state_breaks_the_protocol() {
         .await
         .unwrap_err();
     assert!(matches!(err, ConnectError::Protocol { .. }), "{err:?}");
-    assert!(err.to_string().contains("before its `end` event"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("ended before the run did, and the run's status is `running`"),
+        "{err}"
+    );
     fake.script(react().without_values());
     let err = client(&fake, None)
         .run(&request("agent"))
@@ -287,4 +291,33 @@ async fn the_fake_refuses_fields_the_api_does_not_define() {
     assert_eq!(status, 422);
     let (status, _) = post(&fake, "/threads", &json!({"metadata": []})).await;
     assert_eq!(status, 422);
+}
+
+#[tokio::test]
+async fn a_stream_that_closes_without_end_is_settled_by_the_runs_status() {
+    let fake = FakeLanggraph::start().await;
+    fake.script(react());
+    let run = client(&fake, None).run(&request("agent")).await.unwrap();
+    assert!(run.failure.is_none());
+    let run_id = run.run_id.clone().unwrap();
+    let asked: Vec<String> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "GET")
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(
+        asked,
+        [format!("/threads/{}/runs/{run_id}", run.thread_id)],
+        "the run's status, once"
+    );
+    // A server that sends `end` is complete without asking.
+    fake.script(react().with_end_event());
+    let before = fake.requests().len();
+    let run = client(&fake, None).run(&request("agent")).await.unwrap();
+    assert!(run.failure.is_none());
+    assert!(
+        fake.requests()[before..].iter().all(|r| r.method == "POST"),
+        "no status asked for"
+    );
 }

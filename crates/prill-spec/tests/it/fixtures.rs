@@ -101,11 +101,13 @@ fn valid_fixtures_validate_and_match_their_schema() {
         }
         let Some(loaded) = load(&path, Unrecognized::Skip) else {
             // Only files that hold no test are skipped: shared includes, the
-            // real-server test's agent networks and model settings, and the trajectory
-            // conformance corpus (prill-check's trajectory_conformance test).
+            // real-server test's agent networks and model settings, the trajectory
+            // conformance corpus (prill-check's trajectory_conformance test), and the
+            // graphs `langgraph dev` serves (prill-cli's langgraph_real test).
             assert!(
                 rel_text.contains("/shared/")
                     || rel_text.starts_with("fixtures/conformance/trajectory/")
+                    || rel_text.starts_with("fixtures/langgraph-real/")
                     || (rel_text.starts_with("fixtures/neuro-san-real/")
                         && !rel_text.contains("/cases/")),
                 "{rel_text} was skipped as not a test file"

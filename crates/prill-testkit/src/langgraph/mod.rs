@@ -8,6 +8,7 @@
 //! | `POST /assistants/search` | the assistants (`assistant_id`, `graph_id`, `name`, `config`, `metadata`, ...) |
 //! | `POST /threads` | a new thread (`thread_id`, `status: idle`, ...) |
 //! | `POST /threads/{thread_id}/runs/stream` | the script's run as server-sent events |
+//! | `GET /threads/{thread_id}/runs/{run_id}` | the run (`run_id`, `thread_id`, `status`: `success`, `error` or `running`) |
 //! | a thread it did not create | 404 `Thread ... not found` |
 //! | an `assistant_id` that is no assistant's id nor graph's name | 404 `Assistant ... not found` |
 //! | a body that is not an object, a field the API does not define, a field of the wrong type, no `assistant_id` | 422 `{"detail": ...}` |
@@ -15,7 +16,8 @@
 //!
 //! A run streams `metadata` (`run_id`), a `values` event with the state's messages
 //! after the input and after each step (the agent's message; the tools' messages), and
-//! `end`, or what the script's ending says ([`Ending`]). When the run asks for the
+//! then closes, as the real server does (`langgraph dev` 0.16 sends no `end` event), or
+//! ends as the script's ending says ([`Ending`]). When the run asks for the
 //! `updates` stream mode, each step is first an `updates` event keyed by its node
 //! (`agent`, `tools`). The run's
 //! `config.recursion_limit` (25 when not given, as LangGraph's default) bounds the steps;
@@ -102,6 +104,8 @@ struct Inner {
     scripts: std::collections::BTreeMap<String, GraphScript>,
     threads: Vec<String>,
     runs: u64,
+    /// Each run's thread and status, by run id.
+    statuses: std::collections::BTreeMap<String, (String, &'static str)>,
     requests: Vec<RecordedRequest>,
 }
 
@@ -216,6 +220,13 @@ fn handle(state: Arc<Mutex<Inner>>, request: RecordedRequest) -> Answer {
             };
             return detail_answer(401, detail);
         }
+        let segments: Vec<&str> = request.path.trim_matches('/').split('/').collect();
+        if request.method == "GET" {
+            return match segments.as_slice() {
+                ["threads", thread, "runs", run] => run_status(&inner, thread, run),
+                _ => detail_answer(404, "Not Found"),
+            };
+        }
         if request.method != "POST" {
             return detail_answer(404, "Not Found");
         }
@@ -223,7 +234,6 @@ fn handle(state: Arc<Mutex<Inner>>, request: RecordedRequest) -> Answer {
             Ok(Value::Object(o)) => Value::Object(o),
             _ => return detail_answer(422, "Request body must be a JSON object"),
         };
-        let segments: Vec<&str> = request.path.trim_matches('/').split('/').collect();
         match segments.as_slice() {
             ["assistants", "search"] => search(&inner, &body),
             ["threads"] => create_thread(&mut inner, &body),
@@ -240,6 +250,26 @@ fn handle(state: Arc<Mutex<Inner>>, request: RecordedRequest) -> Answer {
             _ => detail_answer(404, "Not Found"),
         }
     })
+}
+
+/// `GET /threads/{thread}/runs/{run}`: the run, with its status.
+fn run_status(inner: &Inner, thread: &str, run: &str) -> hyper::Response<Body> {
+    match inner.statuses.get(run) {
+        Some((of, status)) if of == thread => json_answer(
+            200,
+            &[],
+            &json!({
+                "run_id": run,
+                "thread_id": thread,
+                "status": status,
+                "metadata": {},
+                "multitask_strategy": "reject",
+                "created_at": "2026-01-01T00:00:00+00:00",
+                "updated_at": "2026-01-01T00:00:00+00:00"
+            }),
+        ),
+        _ => detail_answer(404, "Run not found"),
+    }
 }
 
 /// An error in the server's shape, `{"detail": ...}`.
@@ -358,7 +388,10 @@ fn run(
         Value::Array(modes) => modes.iter().any(|m| m == "updates"),
         _ => false,
     };
-    Ok(script.events(&run_id, &input, limit, updates))
+    let events = script.events(&run_id, &input, limit, updates);
+    let status = script.status(&events);
+    inner.statuses.insert(run_id, (thread.to_owned(), status));
+    Ok(events)
 }
 
 /// The types `RunCreateStateful` gives the fields Prill's client sends, and the

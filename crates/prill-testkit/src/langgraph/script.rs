@@ -41,9 +41,12 @@ impl Call {
 /// How a scripted run ends after its turns.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Ending {
-    /// `end`, after the last state.
+    /// The stream closes after the last state, as `langgraph dev` and the Agent Server
+    /// close it (no `end` event); the run's status is then `success`.
     #[default]
     End,
+    /// An `end` event after the last state, as some servers and proxies send.
+    EndEvent,
     /// An `error` event (`{"error": error, "message": message}`), as the server sends
     /// when the graph raises.
     Raise {
@@ -52,9 +55,9 @@ pub enum Ending {
         /// Its message.
         message: String,
     },
-    /// The stream stops, with no `end`.
+    /// The stream stops while the run still runs (its status stays `running`).
     Cut,
-    /// `end` without any `values` event before it.
+    /// The stream closes without any `values` event before it.
     NoValues,
     /// The stream stays open, with nothing more, for an hour.
     Hang,
@@ -78,6 +81,19 @@ pub struct GraphScript {
 pub(crate) type Events = Vec<(&'static str, Value)>;
 
 impl GraphScript {
+    /// The status `GET /threads/{thread_id}/runs/{run_id}` gives a run of this graph
+    /// once its stream is over: `error` when it raised, `running` when its stream was cut
+    /// or hangs, `success` otherwise. (A run past its recursion limit raises too.)
+    pub(crate) fn status(&self, events: &Events) -> &'static str {
+        if events.iter().any(|(name, _)| *name == "error") {
+            return "error";
+        }
+        match self.ending {
+            Ending::Cut | Ending::Hang => "running",
+            _ => "success",
+        }
+    }
+
     /// A graph that answers `text` straight away.
     pub fn answering(text: &str) -> GraphScript {
         GraphScript::default().answer(text)
@@ -111,6 +127,12 @@ impl GraphScript {
         self
     }
 
+    /// After the turns, an `end` event before the stream closes.
+    pub fn with_end_event(mut self) -> GraphScript {
+        self.ending = Ending::EndEvent;
+        self
+    }
+
     /// After the turns, the stream breaks off.
     pub fn cut(mut self) -> GraphScript {
         self.ending = Ending::Cut;
@@ -123,7 +145,7 @@ impl GraphScript {
         self
     }
 
-    /// The run streams no state at all before `end`.
+    /// The run streams no state at all.
     pub fn without_values(mut self) -> GraphScript {
         self.ending = Ending::NoValues;
         self
@@ -198,11 +220,11 @@ impl GraphScript {
             }
         }
         match &self.ending {
-            Ending::End | Ending::NoValues => events.push(("end", Value::Null)),
+            Ending::End | Ending::NoValues | Ending::Cut => {}
+            Ending::EndEvent => events.push(("end", Value::Null)),
             Ending::Raise { error, message } => {
                 events.push(("error", json!({"error": error, "message": message})));
             }
-            Ending::Cut => {}
             Ending::Hang => events.push(("hang", Value::Null)),
         }
         events
@@ -276,7 +298,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_react_run_streams_each_step_and_ends() {
+    fn a_react_run_streams_each_step_and_closes_as_the_real_server_does() {
         let script = GraphScript::default()
             .call(vec![
                 Call::new("search", json!({"q": "a"}), json!({"hits": 1})),
@@ -286,10 +308,8 @@ mod tests {
         let input = [json!({"type": "human", "content": "hi"})];
         let events = script.events("r1", &input, 25, false);
         let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
-        assert_eq!(
-            names,
-            ["metadata", "values", "values", "values", "values", "end"]
-        );
+        assert_eq!(names, ["metadata", "values", "values", "values", "values"]);
+        assert_eq!(script.status(&events), "success");
         let last = &events[4].1["messages"];
         assert_eq!(last.as_array().unwrap().len(), 5);
         assert_eq!(last[1]["tool_calls"][1]["id"], "call_2");
@@ -297,14 +317,19 @@ mod tests {
         assert_eq!(last[3]["content"], "sunny");
         let events = script.events("r1", &input, 2, false);
         assert_eq!(events.last().unwrap().1["error"], "GraphRecursionError");
+        assert_eq!(script.status(&events), "error");
+        let ended = script.clone().with_end_event();
+        let events = ended.events("r1", &input, 25, false);
+        assert_eq!(events.last().unwrap().0, "end");
+        let cut = script.clone().cut();
+        assert_eq!(cut.status(&cut.events("r1", &input, 25, false)), "running");
         // Asked for updates: each step names its node before its state.
         let events = script.events("r1", &input, 25, true);
         let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
         assert_eq!(
             names,
             [
-                "metadata", "values", "updates", "values", "updates", "values", "updates",
-                "values", "end"
+                "metadata", "values", "updates", "values", "updates", "values", "updates", "values"
             ]
         );
         let nodes: Vec<&str> = events
