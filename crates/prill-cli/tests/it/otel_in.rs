@@ -96,6 +96,18 @@ fn project(dir: &Path, config_extra: &str) {
     write(dir, "trip.hocon", CASE);
 }
 
+/// The project with one case of one interaction, `one.hocon`, that must call `search`.
+fn one_case() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "");
+    write(
+        dir.path(),
+        "one.hocon",
+        "{ agent = handmade, trajectory = otel, interactions = [ { text = \"trip\", response { trajectory { must_call_tool = [search] } } } ] }\n",
+    );
+    dir
+}
+
 fn checks(report: &Value) -> Vec<(String, String)> {
     unit(report, "trip")["samples"][0]["interactions"]
         .as_array()
@@ -269,13 +281,7 @@ fn an_agent_that_sends_no_spans_errors_naming_the_receiver() {
 fn the_agents_spans_hang_under_the_exported_interaction_span() {
     let rt = runtime();
     let fake = rt.block_on(FakeOtlp::start());
-    let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), "");
-    write(
-        dir.path(),
-        "one.hocon",
-        "{ agent = handmade, trajectory = otel, interactions = [ { text = \"trip\", response { trajectory { must_call_tool = [search] } } } ] }\n",
-    );
+    let dir = one_case();
     let out = prill_isolated(
         dir.path(),
         &[
@@ -336,13 +342,7 @@ fn agents_spans_that_cannot_be_forwarded_fail_the_run() {
     // The agent's batch, forwarded during the run, comes first: it is refused (and a
     // 400 is not retried); the run's own spans are taken.
     fake.answer_with(&[400]);
-    let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), "");
-    write(
-        dir.path(),
-        "one.hocon",
-        "{ agent = handmade, trajectory = otel, interactions = [ { text = \"trip\", response { trajectory { must_call_tool = [search] } } } ] }\n",
-    );
+    let dir = one_case();
     let out = prill_isolated(
         dir.path(),
         &["run", "one.hocon", "--otlp", &fake.url()],

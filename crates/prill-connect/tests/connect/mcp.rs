@@ -371,3 +371,40 @@ async fn metadata_values_echoed_in_an_error_are_blanked() {
         "{shown}"
     );
 }
+
+/// The W3C trace context an interaction is sent (`traceparent` in its metadata) goes
+/// as the `traceparent` header and in `params._meta`, where MCP's semantic conventions
+/// carry it; without one, neither is sent.
+#[tokio::test]
+async fn a_tool_call_carries_the_trace_context_in_its_meta_and_headers() {
+    use prill_target::otel::TRACEPARENT;
+    const CONTEXT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let server = mcp_server(|request| {
+        reply(
+            json!({"jsonrpc": "2.0", "id": request.json()["id"], "result": {
+            "content": [{"type": "text", "text": "ok"}], "isError": false}}),
+        )
+    })
+    .await;
+    let connector = NeuroSanMcp::new(server.base.clone(), &HttpOptions::default()).unwrap();
+    let mut conversation = connector.open("calculator").await.unwrap();
+    let mut request = AgentRequest::new("add");
+    request
+        .metadata
+        .insert(TRACEPARENT.to_owned(), CONTEXT.to_owned());
+    conversation.send(&request).await.unwrap();
+    conversation
+        .send(&AgentRequest::new("add again"))
+        .await
+        .unwrap();
+    let calls: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.json()["method"] == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].json()["params"]["_meta"][TRACEPARENT], CONTEXT);
+    assert_eq!(calls[0].header(TRACEPARENT), Some(CONTEXT));
+    assert!(calls[1].json()["params"].get("_meta").is_none());
+    assert_eq!(calls[1].header(TRACEPARENT), None);
+}
