@@ -197,8 +197,8 @@ fn json_of(value: AnyValue) -> Value {
                 .collect::<Map<String, Value>>(),
         ),
         Some(any_value::Value::BytesValue(b)) => Value::String(prill_target::otel::hex(&b)),
-        #[allow(unreachable_patterns)]
-        Some(_) => Value::Null,
+        // An index into a profile's string table: traces carry none.
+        Some(any_value::Value::StringValueStrindex(_)) => Value::Null,
     }
 }
 

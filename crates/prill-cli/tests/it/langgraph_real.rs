@@ -7,7 +7,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{fixtures, prill_isolated, stderr, unit, write};
+use crate::support::{fixtures, run_file, stderr, unit, write};
 
 /// `langgraph dev` on a free loopback port, offline, in a copy of the fixture (it keeps
 /// its runs in the folder it runs in); its process group is killed when dropped.
@@ -144,13 +144,8 @@ fn a_real_langgraph_dev_run_is_read_and_checked() {
         ),
     );
     write(dir.path(), "suite.yaml", SUITE);
-    let out = prill_isolated(
-        dir.path(),
-        &["run", "suite.yaml", "--json", "report.json"],
-        &[],
-    );
+    let (out, report) = run_file(dir.path(), "suite.yaml", &[]);
     let err = stderr(&out);
-    let report = crate::support::json(&dir.path().join("report.json"));
     let verdict = |name: &str| unit(&report, name)["verdict"].as_str().unwrap().to_owned();
     assert_eq!(verdict("the trip"), "passed", "{err}");
     assert_eq!(verdict("the trip out of order"), "failed", "{err}");

@@ -15,7 +15,7 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 use prill_testkit::otlp::FakeOtlp;
 use serde_json::Value;
 
-use crate::support::{prill_isolated, runtime, stderr, text, unit, write};
+use crate::support::{prill_isolated, run_args, run_file, runtime, stderr, text, unit, write};
 
 /// A command agent that posts, for each request, the spans a tool-calling agent would
 /// (a root under the context it was sent, then `search` and `weather`, sent out of
@@ -127,25 +127,13 @@ fn checks(report: &Value) -> Vec<(String, String)> {
 fn a_command_agents_spans_are_its_trajectory_and_replay_from_the_cassette() {
     let dir = tempfile::tempdir().unwrap();
     project(dir.path(), "");
-    let out = prill_isolated(
-        dir.path(),
-        &[
-            "run",
-            "trip.hocon",
-            "--json",
-            "report.json",
-            "--record",
-            "tapes",
-        ],
-        &[],
-    );
+    let (out, report) = run_args(dir.path(), "trip.hocon", &["--record", "tapes"], &[]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "one mode fails: {err}");
     assert!(
         err.contains("spans: receiving agents' spans on http://127.0.0.1:"),
         "{err}"
     );
-    let report = crate::support::json(&dir.path().join("report.json"));
     let got = checks(&report);
     let failed: Vec<&str> = got
         .iter()
@@ -188,20 +176,8 @@ fn a_command_agents_spans_are_its_trajectory_and_replay_from_the_cassette() {
         "prill.toml",
         "[agents.handmade]\ncommand = [\"/nonexistent/agent\"]\n",
     );
-    let again = prill_isolated(
-        dir.path(),
-        &[
-            "run",
-            "trip.hocon",
-            "--json",
-            "replay.json",
-            "--replay",
-            "tapes",
-        ],
-        &[],
-    );
+    let (again, replayed) = run_args(dir.path(), "trip.hocon", &["--replay", "tapes"], &[]);
     assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
-    let replayed = crate::support::json(&dir.path().join("replay.json"));
     assert_eq!(checks(&replayed), got);
 }
 
@@ -224,13 +200,8 @@ fn spans_an_agent_appends_to_a_file_are_read_as_sent() {
         "spans/agent.jsonl",
         "{\"resourceSpans\": []}\nnot otlp\n",
     );
-    let out = prill_isolated(
-        dir.path(),
-        &["run", "trip.hocon", "--json", "report.json"],
-        &[],
-    );
+    let (out, report) = run_file(dir.path(), "trip.hocon", &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let report = crate::support::json(&dir.path().join("report.json"));
     let failed: Vec<(String, String)> = checks(&report)
         .into_iter()
         .filter(|(_, s)| s != "passed")
@@ -259,14 +230,9 @@ fn an_agent_that_sends_no_spans_errors_naming_the_receiver() {
         "quiet.hocon",
         "{ agent = handmade, trajectory = otel, interactions = [ { text = \"silent\", response { trajectory { must_not_call_tool = [delete_user] } } } ] }\n",
     );
-    let out = prill_isolated(
-        dir.path(),
-        &["run", "quiet.hocon", "--json", "report.json"],
-        &[],
-    );
+    let (out, report) = run_file(dir.path(), "quiet.hocon", &[]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "an error, not a pass: {err}");
-    let report = crate::support::json(&dir.path().join("report.json"));
     let interaction = &unit(&report, "quiet")["samples"][0]["interactions"][0];
     let message = interaction["error"]["message"].as_str().unwrap();
     assert!(
@@ -282,20 +248,8 @@ fn the_agents_spans_hang_under_the_exported_interaction_span() {
     let rt = runtime();
     let fake = rt.block_on(FakeOtlp::start());
     let dir = one_case();
-    let out = prill_isolated(
-        dir.path(),
-        &[
-            "run",
-            "one.hocon",
-            "--json",
-            "report.json",
-            "--otlp",
-            &fake.url(),
-        ],
-        &[],
-    );
+    let (out, report) = run_args(dir.path(), "one.hocon", &["--otlp", &fake.url()], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let report = crate::support::json(&dir.path().join("report.json"));
     let context = unit(&report, "one")["samples"][0]["interactions"][0]["answer"]
         .as_str()
         .unwrap()
@@ -430,13 +384,8 @@ fn a_real_openai_agents_sdk_agents_spans_are_checked_in_every_mode() {
 }
 "#,
     );
-    let out = prill_isolated(
-        dir.path(),
-        &["run", "sdk.hocon", "--json", "report.json"],
-        &[],
-    );
+    let (out, report) = run_file(dir.path(), "sdk.hocon", &[]);
     let err = stderr(&out);
-    let report = crate::support::json(&dir.path().join("report.json"));
     let sample = &unit(&report, "sdk")["samples"][0];
     let interactions = sample["interactions"].as_array().unwrap();
     assert_eq!(interactions.len(), 7, "{err}");
