@@ -215,6 +215,13 @@ impl CheckEvaluator {
         CheckEvaluator::assertion(Assertion::GraphSteps(sequence))
     }
 
+    /// The response's end state ([`Response::end_state`](crate::Response::end_state),
+    /// which the code under test fills) holds as `expect` says; a response without one
+    /// errors. `expect.replay` reads the reference state from `end_state.replayed`.
+    pub fn expect_state(expect: prill_spec::model::state::ExpectState) -> CheckEvaluator {
+        CheckEvaluator::assertion(Assertion::ExpectState(Box::new(expect)))
+    }
+
     /// The judge finds that the whole trajectory (each tool call with its arguments and
     /// result, then the final answer) meets `criteria`; needs [`with_judge`](Self::with_judge).
     pub fn trajectory_gist(criteria: impl Into<String>) -> CheckEvaluator {

@@ -123,6 +123,30 @@ pub struct Response {
     /// Every streamed message, raw.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<serde_json::Value>,
+    /// The end state of the test's tools, when they gave one (`expect_state`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_state: Option<EndState>,
+}
+
+/// The state a test's tool program gave when the conversation was over, and the states
+/// the reference calls of each `expect_state: {replay}` left on a fresh program.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EndState {
+    /// The state after the conversation.
+    pub state: serde_json::Value,
+    /// For each distinct `replay` list, what it left, or why it could not be replayed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replayed: Vec<Replayed>,
+}
+
+/// What one `replay` list of reference calls left on a fresh program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replayed {
+    /// The calls, as the check names them.
+    pub calls: Vec<prill_spec::model::state::ReplayCall>,
+    /// The state they left, or why they could not be replayed (a call that the program
+    /// answered with an error, a program that broke).
+    pub state: Result<serde_json::Value, String>,
 }
 
 impl Response {

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use prill_spec::redact::Redactor;
 use prill_target::tools::{ToolAnswer, ToolCallRequest, ToolLauncher, ToolProgram, ToolSession};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::decode::values_of_line;
 use crate::error::{ConnectError, cut};
@@ -160,22 +160,26 @@ impl ToolSession for CommandSession {
         limit: Option<Duration>,
     ) -> BoxFuture<'a, Result<ToolAnswer, ConnectError>> {
         Box::pin(async move {
-            let limit = limit.or(self.timeout);
-            let peer = self.peer.clone();
-            let result = with_timeout(&peer, limit, self.exchange(call)).await;
-            let result = match result {
-                Err(ConnectError::Timeout { limit, .. }) => Err(self.timed_out(call, limit)),
-                other => other,
-            };
-            if result.is_err() {
-                if self.broken.is_none() {
-                    // The program is somewhere in the middle of an answer, or gone:
-                    // nothing after this can be trusted to line up.
-                    self.broken = Some(format!("its answer to {} failed", about(call)));
-                }
-                self.process.end();
+            let object = self.ask(Ask::Call(call), limit).await?;
+            match Self::call_answer(call, object) {
+                Ok(answer) => Ok(answer),
+                Err(message) => Err(self.fail(Ask::Call(call), message).await),
             }
-            result.map_err(|e| e.redacted(&self.secrets))
+        })
+    }
+
+    fn state(&mut self, limit: Option<Duration>) -> BoxFuture<'_, Result<Value, ConnectError>> {
+        Box::pin(async move {
+            let mut object = self.ask(Ask::State, limit).await?;
+            let message = match (object.remove("state"), object.remove("error")) {
+                (Some(state), None) => return Ok(state),
+                (None, Some(error)) => format!(
+                    "it answered the state request with an error: {}; `expect_state` needs a program that answers `{{\"type\":\"state\"}}` with `{{\"state\": ...}}` (docs/tools.md)",
+                    cut(error.as_str().unwrap_or(&error.to_string()), 200)
+                ),
+                _ => "its answer to the state request has no `state` (and is not an `error`): answer `{\"type\":\"state\"}` with `{\"state\": ...}`".to_owned(),
+            };
+            Err(self.fail(Ask::State, message).await)
         })
     }
 }
@@ -185,23 +189,79 @@ fn about(call: &ToolCallRequest) -> String {
     format!("the call of `{}` (turn {})", call.name, call.turn)
 }
 
+/// What Prill asks a program: to answer a call, or to give its state.
+#[derive(Clone, Copy)]
+enum Ask<'a> {
+    /// A tool call.
+    Call(&'a ToolCallRequest),
+    /// The state, when the sample is over.
+    State,
+}
+
+impl Ask<'_> {
+    /// How messages name it: `` the call of `search` (turn 2) ``, `the state request`.
+    fn about(self) -> String {
+        match self {
+            Ask::Call(call) => about(call),
+            Ask::State => "the state request".to_owned(),
+        }
+    }
+}
+
 impl CommandSession {
-    /// The line Prill writes for `call`.
-    fn request_line(call: &ToolCallRequest) -> Vec<u8> {
-        let line = json!({
-            "type": "call",
-            "tool": call.name,
-            "arguments": call.arguments,
-            "id": call.call_id,
-            "turn": call.turn,
-        });
+    /// Asks the program, within `limit` (else the launcher's), for the answer's
+    /// object. Any failure ends the program: nothing after it would line up.
+    async fn ask(
+        &mut self,
+        ask: Ask<'_>,
+        limit: Option<Duration>,
+    ) -> Result<Map<String, Value>, ConnectError> {
+        let limit = limit.or(self.timeout);
+        let peer = self.peer.clone();
+        let result = with_timeout(&peer, limit, self.exchange(ask)).await;
+        let result = match result {
+            Err(ConnectError::Timeout { limit, .. }) => Err(self.timed_out(ask, limit)),
+            other => other,
+        };
+        if result.is_err() {
+            if self.broken.is_none() {
+                // The program is somewhere in the middle of an answer, or gone:
+                // nothing after this can be trusted to line up.
+                self.broken = Some(format!("its answer to {} failed", ask.about()));
+            }
+            self.process.end();
+        }
+        result.map_err(|e| e.redacted(&self.secrets))
+    }
+
+    /// An answer that breaks the protocol: the error, with the end of its stderr; the
+    /// session cannot go on.
+    async fn fail(&mut self, ask: Ask<'_>, message: String) -> ConnectError {
+        let error = self.protocol(message, false).await;
+        self.broken = Some(format!("its answer to {} failed", ask.about()));
+        self.process.end();
+        error.redacted(&self.secrets)
+    }
+
+    /// The line Prill writes for `ask`.
+    fn request_line(ask: Ask<'_>) -> Vec<u8> {
+        let line = match ask {
+            Ask::Call(call) => json!({
+                "type": "call",
+                "tool": call.name,
+                "arguments": call.arguments,
+                "id": call.call_id,
+                "turn": call.turn,
+            }),
+            Ask::State => json!({"type": "state"}),
+        };
         let mut bytes = line.to_string().into_bytes();
         bytes.push(b'\n');
         bytes
     }
 
-    /// Sends `call` and reads its answer.
-    async fn exchange(&mut self, call: &ToolCallRequest) -> Result<ToolAnswer, ConnectError> {
+    /// Sends `ask` and reads its answer's object.
+    async fn exchange(&mut self, ask: Ask<'_>) -> Result<Map<String, Value>, ConnectError> {
         if self.busy {
             self.broken = Some("an earlier call was abandoned before its answer".to_owned());
             self.process.end();
@@ -211,7 +271,7 @@ impl CommandSession {
                 &self.peer,
                 format!(
                     "it cannot answer {}: the session cannot go on, {why}",
-                    about(call)
+                    ask.about()
                 ),
             ));
         }
@@ -220,17 +280,17 @@ impl CommandSession {
         if let Some(line) = self.process.unread_line() {
             let message = format!(
                 "it wrote to stdout before {} was sent, a line that answers nothing: {}; write one line per call, and anything else to stderr",
-                about(call),
+                ask.about(),
                 cut(&line, 200)
             );
             self.busy = true;
             return Err(self.protocol(message, false).await);
         }
         self.busy = true;
-        if let Err(e) = self.process.write(&Self::request_line(call)).await {
+        if let Err(e) = self.process.write(&Self::request_line(ask)).await {
             let message = format!(
                 "it stopped reading its input before {} could be sent ({e})",
-                about(call)
+                ask.about()
             );
             return Err(self.protocol(message, true).await);
         }
@@ -241,14 +301,14 @@ impl CommandSession {
             let read = match self.process.read_line(&mut buf, &mut budget).await {
                 Ok(read) => read,
                 Err(e) => {
-                    let message = format!("cannot read its answer to {}: {e}", about(call));
+                    let message = format!("cannot read its answer to {}: {e}", ask.about());
                     return Err(self.protocol(message, true).await);
                 }
             };
             if matches!(read, Read::TooLarge) {
                 let message = format!(
                     "its answer to {} is longer than the limit of {}; a tool result that large is no use to a model, so cut it down",
-                    about(call),
+                    ask.about(),
                     crate::error::bytes(self.max_line_bytes)
                 );
                 return Err(self.protocol(message, false).await);
@@ -257,12 +317,12 @@ impl CommandSession {
             if buf.iter().all(u8::is_ascii_whitespace) {
                 if ended {
                     let message =
-                        format!("it closed its output instead of answering {}", about(call));
+                        format!("it closed its output instead of answering {}", ask.about());
                     return Err(self.protocol(message, true).await);
                 }
                 continue;
             }
-            let answer = self.answer(call, &buf);
+            let answer = Self::object(ask, &buf);
             return match answer {
                 Ok(answer) => {
                     self.busy = false;
@@ -273,45 +333,60 @@ impl CommandSession {
         }
     }
 
-    /// The answer a line holds, or what is wrong with it.
-    fn answer(&self, call: &ToolCallRequest, line: &[u8]) -> Result<ToolAnswer, String> {
+    /// The JSON object a line holds, or what is wrong with it.
+    fn object(ask: Ask<'_>, line: &[u8]) -> Result<Map<String, Value>, String> {
         let quoted = || cut(String::from_utf8_lossy(line).trim(), 200);
         let mut values = values_of_line(line).map_err(|e| {
             format!(
                 "its answer to {} is not JSON ({e}): {}; print only answers to stdout, and anything else to stderr",
-                about(call),
+                ask.about(),
                 quoted()
             )
         })?;
         if values.len() != 1 {
             return Err(format!(
                 "its answer to {} holds {} JSON values on one line, not one: {}",
-                about(call),
+                ask.about(),
                 values.len(),
                 quoted()
             ));
         }
-        let Some(Value::Object(mut object)) = values.pop() else {
-            return Err(format!(
-                "its answer to {} is not a JSON object with `result` or `error`: {}",
-                about(call),
+        match values.pop() {
+            Some(Value::Object(object)) => Ok(object),
+            _ => Err(format!(
+                "its answer to {} is not a JSON object with {}: {}",
+                ask.about(),
+                match ask {
+                    Ask::Call(_) => "`result` or `error`",
+                    Ask::State => "`state`",
+                },
                 quoted()
-            ));
-        };
-        match (object.remove("result"), object.remove("error")) {
-            (Some(result), None) => Ok(ToolAnswer::ok(result)),
-            (None, Some(Value::String(message))) => Ok(ToolAnswer::error(message)),
-            (None, Some(other)) => Err(format!(
+            )),
+        }
+    }
+
+    /// The answer to `call` an object holds, or what is wrong with it.
+    fn call_answer(
+        call: &ToolCallRequest,
+        mut object: Map<String, Value>,
+    ) -> Result<ToolAnswer, String> {
+        let quoted = || cut(&Value::Object(object.clone()).to_string(), 200);
+        match (object.get("result").is_some(), object.get("error")) {
+            (true, None) => Ok(ToolAnswer::ok(
+                object.remove("result").unwrap_or(Value::Null),
+            )),
+            (false, Some(Value::String(message))) => Ok(ToolAnswer::error(message.clone())),
+            (false, Some(other)) => Err(format!(
                 "its answer to {} has an `error` that is not a string (the message the model is told): {}",
                 about(call),
                 cut(&other.to_string(), 200)
             )),
-            (Some(_), Some(_)) => Err(format!(
+            (true, Some(_)) => Err(format!(
                 "its answer to {} has both `result` and `error`; give one: {}",
                 about(call),
                 quoted()
             )),
-            (None, None) => Err(format!(
+            (false, None) => Err(format!(
                 "its answer to {} has neither `result` nor `error`: {}",
                 about(call),
                 quoted()
@@ -329,17 +404,20 @@ impl CommandSession {
     /// The time limit passed during `call`: a timeout naming the program, the call and
     /// the last line of its stderr so far (the whole tail would not fit in the middle
     /// of the sentence).
-    fn timed_out(&self, call: &ToolCallRequest, limit: Duration) -> ConnectError {
+    fn timed_out(&self, ask: Ask<'_>, limit: Duration) -> ConnectError {
         let tail = self.process.stderr_tail();
         let stderr = match tail.lines().last() {
             Some(line) => format!("the last line of its stderr: {}", cut(line.trim(), 200)),
             None => "it wrote nothing to stderr".to_owned(),
         };
+        let what = match ask {
+            Ask::Call(call) => {
+                format!("the call of `{}` (turn {}; {stderr})", call.name, call.turn)
+            }
+            Ask::State => format!("the state request ({stderr})"),
+        };
         ConnectError::Timeout {
-            peer: format!(
-                "{} to the call of `{}` (turn {}; {stderr})",
-                self.peer, call.name, call.turn
-            ),
+            peer: format!("{} to {what}", self.peer),
             limit,
         }
     }

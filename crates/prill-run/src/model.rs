@@ -154,6 +154,7 @@ pub(crate) fn answer_of(response: ModelResponse) -> Response {
         graph_steps: None,
         refusal: response.refusal,
         messages: Vec::new(),
+        end_state: None,
     }
 }
 

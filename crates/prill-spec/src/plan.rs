@@ -668,7 +668,7 @@ impl TestSpec {
     /// copying them, and sharing with the file's other cases what `shared` keeps.
     pub fn into_case(self, shared: &mut Shared, suite_tags: &[String], dialect: Dialect) -> Case {
         let id = self.id_with(&mut shared.ids);
-        let checks = self
+        let mut checks: Vec<Check> = self
             .assertions
             .into_iter()
             .enumerate()
@@ -678,6 +678,7 @@ impl TestSpec {
                 kind: CheckKind::Assertion(a),
             })
             .collect();
+        checks.extend(mock_checks(self.framework, self.framework_config.as_ref()));
         let mut tags = self.tags.unwrap_or_default();
         for t in self.category.iter().chain(suite_tags) {
             if !tags.contains(t) {
@@ -726,6 +727,29 @@ impl TestSpec {
             first_sample: 0,
         }
     }
+}
+
+/// The checks a tool loop's mocks ask for (`framework_config.tool_results.<tool>.expect_calls`),
+/// after the test's assertions, in tool name order.
+fn mock_checks(framework: Option<Framework>, config: Option<&JsonMap>) -> Vec<Check> {
+    use crate::model::framework::{FrameworkConfig, MockCalls};
+    let Some(framework) = framework else {
+        return Vec::new();
+    };
+    let Ok(FrameworkConfig::Loop(config)) = FrameworkConfig::parse(framework, config) else {
+        return Vec::new();
+    };
+    config
+        .tool_results
+        .into_iter()
+        .filter_map(|(tool, results)| {
+            let expect = results.expect_calls?;
+            Some(Check::new(
+                format!("framework_config.tool_results.{tool}.expect_calls"),
+                CheckKind::Assertion(Assertion::ExpectCalls(Box::new(MockCalls { tool, expect }))),
+            ))
+        })
+        .collect()
 }
 
 /// What the cases of one file share rather than each keeping a copy: the file's path,

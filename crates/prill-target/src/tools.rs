@@ -3,7 +3,8 @@
 //! `tool_command` of a spec's `framework_config`) and which `prill-connect` implements.
 //!
 //! A session lives for one sample: a program is started once, answers every call of
-//! that sample's loop in order, and is ended when the session is dropped.
+//! that sample's loop in order, gives its state when asked ([`ToolSession::state`]),
+//! and is ended when the session is dropped.
 
 use std::path::Path;
 use std::time::Duration;
@@ -64,6 +65,17 @@ pub trait ToolSession: Send {
         call: &'a ToolCallRequest,
         limit: Option<Duration>,
     ) -> BoxFuture<'a, Result<ToolAnswer, ConnectError>>;
+
+    /// The tools' state at this point (`{"type": "state"}` to a program), within
+    /// `limit`, for `expect_state`. Tools that keep none say so: the default is an error.
+    fn state(&mut self, limit: Option<Duration>) -> BoxFuture<'_, Result<Value, ConnectError>> {
+        let _ = limit;
+        Box::pin(async {
+            Err(ConnectError::config(
+                "these tools keep no state to give: `expect_state` needs a `tool_command` program",
+            ))
+        })
+    }
 }
 
 /// A program that answers tool calls: its words, and where it runs.

@@ -27,6 +27,7 @@ mod matching;
 pub mod output_type;
 pub mod pattern;
 mod sequence;
+pub mod state;
 pub mod tokens;
 pub mod tools;
 pub mod trajectory;
@@ -54,6 +55,17 @@ pub enum AssertionError {
     /// [`crate::run_check`] runs it with the judge.
     #[error("{0}: needs a judge; run it with run_check")]
     NeedsJudge(&'static str),
+    /// `expect_state` on a response that carries no end state.
+    #[error(
+        "expect_state: no end state was given; the check reads the state a `tool_command` program gives when the conversation is over"
+    )]
+    NoEndState,
+    /// `expect_state: {replay}` whose calls were never replayed.
+    #[error("expect_state: the reference calls of `replay` were not replayed")]
+    NotReplayed,
+    /// `expect_state: {replay}` whose reference calls could not be replayed.
+    #[error("expect_state: the reference calls of `replay` could not be replayed: {0}")]
+    Replay(String),
 }
 
 /// An assertion's evaluation and its message (which starts with the assertion's name),
@@ -86,6 +98,8 @@ pub fn evaluate(
         Assertion::TrajectoryGist(_) | Assertion::NotTrajectoryGist(_) => {
             return Err(AssertionError::NeedsJudge(assertion.name()));
         }
+        Assertion::ExpectState(expect) => state::evaluate(expect, response.end_state.as_ref())?,
+        Assertion::ExpectCalls(mock) => state::calls(mock, &response.tool_calls),
     };
     Ok((evaluation, format!("{}: {message}", assertion.name())))
 }
@@ -110,6 +124,8 @@ pub fn target(assertion: &Assertion) -> &'static str {
         Assertion::TrajectoryGist(_) | Assertion::NotTrajectoryGist(_) => {
             trajectory::TRANSCRIPT_TARGET
         }
+        Assertion::ExpectState(_) => state::TARGET,
+        Assertion::ExpectCalls(_) => trajectory::TARGET,
     }
 }
 
@@ -143,6 +159,15 @@ pub fn found(assertion: &Assertion, response: &Response) -> Option<Value> {
         ))),
         Assertion::MaxIterationsUsed(_) => response.iterations.map(Value::from),
         Assertion::GraphSteps(_) => response.graph_steps.as_ref().map(|s| serde_json::json!(s)),
+        Assertion::ExpectState(_) => response.end_state.as_ref().map(|e| short(&e.state)),
+        Assertion::ExpectCalls(mock) => Some(short(&Value::Array(
+            response
+                .tool_calls
+                .iter()
+                .filter(|c| c.name == mock.tool)
+                .map(|c| c.arguments.clone())
+                .collect(),
+        ))),
         _ => response.text.as_deref().map(short_text),
     }
 }
@@ -229,6 +254,14 @@ mod tests {
                 "trajectory",
                 json!("deletes data"),
             ),
+            (
+                Assertion::ExpectState(Box::new(prill_spec::model::state::ExpectState {
+                    equals: Some(json!({"n": 1})),
+                    ..Default::default()
+                })),
+                "end_state",
+                json!({"equals": {"n": 1}}),
+            ),
         ]
     }
 
@@ -239,6 +272,10 @@ mod tests {
             .with_latency(Duration::from_millis(5))
             .with_iterations(1);
         r.graph_steps = Some(vec!["agent".into()]);
+        r.end_state = Some(crate::response::EndState {
+            state: json!({"n": 1.0}),
+            replayed: Vec::new(),
+        });
         for (a, target_name, given) in every_kind() {
             match evaluate(&a, &r) {
                 Ok((e, m)) => {

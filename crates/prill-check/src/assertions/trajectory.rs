@@ -6,6 +6,7 @@
 //! A failure names what was expected and the calls that were made, as
 //! `search → summarize`.
 
+use prill_spec::model::framework::json_equal;
 use prill_spec::model::sentinel::{ArgMatcher, ToolArgs};
 use serde_json::{Value, json};
 
@@ -184,25 +185,6 @@ pub(super) fn matches(m: &ArgMatcher, value: &Value) -> bool {
             _ => false,
         },
         ArgMatcher::Schema(schema) => schema.is_valid(value),
-    }
-}
-
-/// JSON equality, with numbers compared by value (`1` equals `1.0`).
-fn json_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => x.as_f64() == y.as_f64(),
-        },
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_equal(x, y))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
-        }
-        _ => a == b,
     }
 }
 

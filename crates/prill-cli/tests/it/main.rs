@@ -18,6 +18,7 @@ mod ci_reports;
 mod cli;
 mod commands;
 mod compare;
+mod end_state;
 mod env;
 mod explain;
 mod failures;

@@ -513,6 +513,10 @@ async fn the_documented_python_program_works() {
         ask(&mut session, "refund", json!({})).await,
         ToolAnswer::error("no tool named 'refund'")
     );
+    assert_eq!(
+        session.state(None).await.unwrap(),
+        json!({"cart": [], "orders": [{"order": "A-1001", "total": 899}]})
+    );
 }
 
 #[tokio::test]
@@ -537,5 +541,94 @@ async fn the_documented_sh_program_works() {
     assert_eq!(
         ask(&mut session, "launch", json!({})).await,
         ToolAnswer::error("this program has no such tool")
+    );
+}
+
+/// A program that keeps a counter and gives it as its state; `deny` refuses to.
+const STATEFUL: &str = r#"
+import json, sys
+count = 0
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "state":
+        if count < 0:
+            print(json.dumps({"error": "no state below zero"}), flush=True)
+        else:
+            print(json.dumps({"state": {"count": count}}), flush=True)
+        continue
+    count += 1 if message["tool"] == "add" else -10
+    print(json.dumps({"result": count}), flush=True)
+"#;
+
+#[tokio::test]
+async fn a_program_gives_its_state_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = python(dir.path(), "stateful.py", STATEFUL);
+    let mut session = start(&program);
+    ask(&mut session, "add", json!({})).await;
+    ask(&mut session, "add", json!({})).await;
+    assert_eq!(session.state(None).await.unwrap(), json!({"count": 2}));
+    ask(&mut session, "add", json!({})).await;
+    assert_eq!(
+        session.state(None).await.unwrap(),
+        json!({"count": 3}),
+        "asked again, it gives the state as it is then"
+    );
+    ask(&mut session, "sub", json!({})).await;
+    let refused = session.state(None).await.unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Protocol);
+    let shown = refused.to_string();
+    assert!(
+        shown.contains("it answered the state request with an error: no state below zero"),
+        "{shown}"
+    );
+    let next = session
+        .call(&call("add", json!({}), 9), None)
+        .await
+        .unwrap_err();
+    assert!(
+        next.to_string()
+            .contains("the session cannot go on, its answer to the state request failed"),
+        "{next}"
+    );
+}
+
+#[tokio::test]
+async fn a_program_that_knows_no_state_request_is_an_error_that_says_what_to_answer() {
+    // A program that answers a message type it does not know with an error.
+    let refusing = sh(
+        r#"while read -r line; do echo '{"error": "unknown message type state"}'; done"#,
+        "refusing",
+    );
+    let mut session = start(&refusing);
+    let e = session.state(None).await.unwrap_err().to_string();
+    assert!(
+        e.contains("with an error: unknown message type state"),
+        "{e}"
+    );
+    assert!(e.contains("`{\"state\": ...}`"), "{e}");
+
+    let silent = sh(
+        "while read -r line; do echo '{\"result\": 1}'; done",
+        "silent",
+    );
+    let mut session = start(&silent);
+    let e = session.state(None).await.unwrap_err().to_string();
+    assert!(
+        e.contains("its answer to the state request has no `state`"),
+        "{e}"
+    );
+
+    let mute = sh("sleep 30", "mute");
+    let mut session = start(&mute);
+    let e = session
+        .state(Some(Duration::from_millis(300)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert!(
+        e.to_string()
+            .contains("tool program `mute` to the state request"),
+        "{e}"
     );
 }

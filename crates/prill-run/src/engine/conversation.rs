@@ -295,6 +295,7 @@ fn into_check_response(response: AgentResponse) -> (Response, Option<Value>, Vec
         graph_steps: None,
         refusal: false,
         messages: Vec::new(),
+        end_state: None,
     };
     (response, chat_context, steps)
 }

@@ -2,18 +2,24 @@
 //! first, then the `tool_command` program for every tool those do not name.
 //!
 //! - A fixed value answers every call.
-//! - A list answers its calls in order; one call more than it holds is an error that
-//!   says how many there were.
-//! - A `by_args` table answers with its first row whose every `args` key equals the
-//!   call's argument of that name (so a row `{}` matches every call), else its
-//!   `default`, else the call is an error that shows the arguments.
+//! - A list (or `sequence`) answers its calls in order, each item a value or
+//!   `{error: "..."}`; one call more than it holds is an error that says how many
+//!   there were.
+//! - A `by_args` table answers with its first row whose every `args` key matches the
+//!   call's argument of that name (`"*"` any value of a present argument; so a row `{}`
+//!   matches every call), else its `default`, else the call is an error that shows the
+//!   arguments. A row with a `sequence` answers the calls it matches in order.
 //! - `{error: "..."}` answers every call with a tool error, which the model is told.
+//! - `delay_in_seconds` on an answer is waited before it is given, within the call's
+//!   limit: a delay past the limit is a timeout at the limit.
 //! - A tool that nothing answers is an error naming it and its arguments.
+//!
+//! Only the program keeps state: [`SpecTools`] asks it for `expect_state`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use prill_spec::model::framework::{ToolReply, ToolResults, describe};
+use prill_spec::model::framework::{Answers, Reply, ToolReply, ToolResults, args_match, describe};
 use prill_target::tools::{ToolAnswer, ToolCallRequest, ToolSession};
 use prill_target::{BoxFuture, ConnectError};
 use serde_json::Value;
@@ -21,7 +27,8 @@ use serde_json::Value;
 /// The tools of one sample: results from the spec, then a program's session.
 pub struct SpecTools {
     results: BTreeMap<String, ToolResults>,
-    calls: HashMap<String, usize>,
+    /// Calls so far, by tool, and by tool and `by_args` row.
+    calls: HashMap<(String, Option<usize>), usize>,
     command: Option<Box<dyn ToolSession>>,
 }
 
@@ -38,43 +45,54 @@ impl SpecTools {
         }
     }
 
-    /// The answer `tool_results` gives, if it names the tool.
-    fn answer_from_results(
+    /// Counts a call of `tool` (of its row `row`), from 1.
+    fn count(&mut self, tool: &str, row: Option<usize>) -> usize {
+        let count = self.calls.entry((tool.to_owned(), row)).or_default();
+        *count += 1;
+        *count
+    }
+
+    /// The reply `tool_results` gives, if it names the tool.
+    fn reply_from_results(
         &mut self,
         call: &ToolCallRequest,
-    ) -> Option<Result<ToolAnswer, ConnectError>> {
-        let results = self.results.get(&call.name)?;
-        let count = self.calls.entry(call.name.clone()).or_default();
-        *count += 1;
-        let n = *count;
-        Some(match results {
-            ToolResults::Fixed(value) => Ok(ToolAnswer::ok(value.clone())),
-            ToolResults::Error(message) => Ok(ToolAnswer::error(message.clone())),
-            ToolResults::InOrder(values) => match values.get(n - 1) {
-                Some(value) => Ok(ToolAnswer::ok(value.clone())),
-                None => Err(ConnectError::config(format!(
-                    "the model called `{}` a {} time, with {}, and `framework_config.tool_results.{}` has only {} result{}: add more, or give one value for every call",
-                    call.name,
+    ) -> Option<Result<ToolReply, ConnectError>> {
+        let answers = self.results.get(&call.name)?.answers.clone();
+        let n = self.count(&call.name, None);
+        let name = &call.name;
+        Some(match answers {
+            Answers::Always(reply) => Ok(reply),
+            Answers::InOrder(replies) => nth(&replies, n).ok_or_else(|| {
+                ConnectError::config(format!(
+                    "the model called `{name}` a {} time, with {}, and `framework_config.tool_results.{name}` has only {} answer{}: add more, or give one value for every call",
                     ordinal(n),
                     describe(&call.arguments),
-                    call.name,
-                    values.len(),
-                    if values.len() == 1 { "" } else { "s" },
-                ))),
-            },
-            ToolResults::ByArgs { rows, default } => {
-                let row = rows.iter().find(|row| {
-                    row.args
-                        .iter()
-                        .all(|(key, want)| call.arguments.get(key) == Some(want))
-                });
-                match row.map(|r| &r.reply).or(default.as_deref()) {
-                    Some(reply) => Ok(answer(reply)),
-                    None => Err(ConnectError::config(format!(
-                        "the model called `{}` with {}, which no row of `framework_config.tool_results.{}.by_args` matches: add a row for these arguments, or a `default`",
-                        call.name,
+                    replies.len(),
+                    if replies.len() == 1 { "" } else { "s" },
+                ))
+            }),
+            Answers::ByArgs { rows, default } => {
+                let found = rows
+                    .iter()
+                    .position(|row| args_match(&row.args, &call.arguments));
+                match (found, default) {
+                    (Some(i), _) => {
+                        let k = self.count(name, Some(i));
+                        nth(&rows[i].replies, k).ok_or_else(|| {
+                            ConnectError::config(format!(
+                                "the model called `{name}` with {} a {} time, and row {} of `framework_config.tool_results.{name}.by_args` has only {} answer{}: add more to its `sequence`",
+                                describe(&call.arguments),
+                                ordinal(k),
+                                i + 1,
+                                rows[i].replies.len(),
+                                if rows[i].replies.len() == 1 { "" } else { "s" },
+                            ))
+                        })
+                    }
+                    (None, Some(reply)) => Ok(*reply),
+                    (None, None) => Err(ConnectError::config(format!(
+                        "the model called `{name}` with {}, which no row of `framework_config.tool_results.{name}.by_args` matches: add a row for these arguments, or a `default`",
                         describe(&call.arguments),
-                        call.name,
                     ))),
                 }
             }
@@ -82,11 +100,37 @@ impl SpecTools {
     }
 }
 
-fn answer(reply: &ToolReply) -> ToolAnswer {
-    match reply {
-        ToolReply::Value(value) => ToolAnswer::ok(value.clone()),
-        ToolReply::Error(message) => ToolAnswer::error(message.clone()),
+/// The `n`th (from 1) of `replies`: a row of one answer gives it every time.
+fn nth(replies: &[ToolReply], n: usize) -> Option<ToolReply> {
+    match replies {
+        [one] => Some(one.clone()),
+        many => many.get(n - 1).cloned(),
     }
+}
+
+/// A reply, after its delay, within the call's `limit`: a delay past it is a timeout.
+async fn answer(
+    name: &str,
+    reply: ToolReply,
+    limit: Option<Duration>,
+) -> Result<ToolAnswer, ConnectError> {
+    if let Some(delay) = reply.delay {
+        if let Some(limit) = limit.filter(|limit| *limit < delay) {
+            tokio::time::sleep(limit).await;
+            return Err(ConnectError::Timeout {
+                peer: format!(
+                    "the mock of `{name}`, which `framework_config.tool_results` delays {:.3} s",
+                    delay.as_secs_f64()
+                ),
+                limit,
+            });
+        }
+        tokio::time::sleep(delay).await;
+    }
+    Ok(match reply.outcome {
+        Reply::Value(value) => ToolAnswer::ok(value),
+        Reply::Error(message) => ToolAnswer::error(message),
+    })
 }
 
 fn ordinal(n: usize) -> String {
@@ -107,8 +151,8 @@ impl ToolSession for SpecTools {
         limit: Option<Duration>,
     ) -> BoxFuture<'a, Result<ToolAnswer, ConnectError>> {
         Box::pin(async move {
-            if let Some(answer) = self.answer_from_results(call) {
-                return answer;
+            if let Some(reply) = self.reply_from_results(call) {
+                return answer(&call.name, reply?, limit).await;
             }
             match &mut self.command {
                 Some(session) => session.call(call, limit).await,
@@ -118,6 +162,17 @@ impl ToolSession for SpecTools {
                     describe(&call.arguments),
                     call.name
                 ))),
+            }
+        })
+    }
+
+    fn state(&mut self, limit: Option<Duration>) -> BoxFuture<'_, Result<Value, ConnectError>> {
+        Box::pin(async move {
+            match &mut self.command {
+                Some(session) => session.state(limit).await,
+                None => Err(ConnectError::config(
+                    "`expect_state` needs a `framework_config.tool_command` program to give the end state",
+                )),
             }
         })
     }
@@ -200,7 +255,7 @@ mod tests {
             past.contains("called `seq` a 3rd time, with {\"q\":\"x\"}"),
             "{past}"
         );
-        assert!(past.contains("has only 2 results"), "{past}");
+        assert!(past.contains("has only 2 answers"), "{past}");
         assert_eq!(
             ask(&mut t, "broken", json!({})).await,
             Ok(ToolAnswer::error("disk full"))
@@ -224,6 +279,87 @@ mod tests {
         assert_eq!(
             ask(&mut t, "table_default", json!({"x": 2})).await,
             Ok(ToolAnswer::ok(json!("other")))
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn sequences_wildcards_and_delays_answer_as_documented() {
+        let mut t = tools(json!({
+            "flaky": [{"error": "timeout"}, {"hits": 1}],
+            "rows": {"by_args": [
+                {"args": {"id": "*", "mode": "strict"}, "sequence": [{"error": "busy"}, "ok"]},
+                {"args": {"id": "*"}, "result": "any id"}
+            ]},
+            "slow": {"value": "late", "delay_in_seconds": 5}
+        }));
+        assert_eq!(
+            ask(&mut t, "flaky", json!({})).await,
+            Ok(ToolAnswer::error("timeout"))
+        );
+        assert_eq!(
+            ask(&mut t, "flaky", json!({})).await,
+            Ok(ToolAnswer::ok(json!({"hits": 1})))
+        );
+        let strict = json!({"id": 3, "mode": "strict"});
+        assert_eq!(
+            ask(&mut t, "rows", strict.clone()).await,
+            Ok(ToolAnswer::error("busy"))
+        );
+        assert_eq!(
+            ask(&mut t, "rows", json!({"id": null})).await,
+            Ok(ToolAnswer::ok(json!("any id"))),
+            "`*` matches any value, null included, and a row's count is its own"
+        );
+        assert_eq!(
+            ask(&mut t, "rows", strict.clone()).await,
+            Ok(ToolAnswer::ok(json!("ok")))
+        );
+        let past = ask(&mut t, "rows", strict).await.unwrap_err();
+        assert!(past.contains("a 3rd time, and row 1 of `framework_config.tool_results.rows.by_args` has only 2 answers"), "{past}");
+        let missing = ask(&mut t, "rows", json!({"mode": "strict"}))
+            .await
+            .unwrap_err();
+        assert!(
+            missing.contains("which no row"),
+            "`*` needs the argument: {missing}"
+        );
+
+        let started = tokio::time::Instant::now();
+        let slow = t
+            .call(&call("slow", json!({})), Some(Duration::from_secs(10)))
+            .await;
+        assert_eq!(
+            slow.map_err(|e| e.to_string()),
+            Ok(ToolAnswer::ok(json!("late")))
+        );
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_secs(5),
+            "the delay is waited"
+        );
+        let started = tokio::time::Instant::now();
+        let timed_out = t
+            .call(&call("slow", json!({})), Some(Duration::from_secs(2)))
+            .await;
+        let Err(ConnectError::Timeout { peer, limit }) = timed_out else {
+            panic!("{timed_out:?}")
+        };
+        assert_eq!(limit, Duration::from_secs(2));
+        assert_eq!(
+            started.elapsed(),
+            limit,
+            "a delay past the limit times out at the limit"
+        );
+        assert!(peer.contains("the mock of `slow`"), "{peer}");
+    }
+
+    #[tokio::test]
+    async fn mocks_alone_keep_no_state() {
+        let mut t = tools(json!({"search": []}));
+        let error = t.state(None).await.unwrap_err().to_string();
+        assert!(
+            error.contains("needs a `framework_config.tool_command` program"),
+            "{error}"
         );
     }
 

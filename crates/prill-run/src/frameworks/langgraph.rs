@@ -196,6 +196,7 @@ fn answer(run: &GraphRun, intermediate_steps: bool) -> (Response, CallInfo) {
         graph_steps: Some(run.steps.clone()),
         refusal: false,
         messages: run.raw.clone(),
+        end_state: None,
     };
     let call = CallInfo {
         turns,

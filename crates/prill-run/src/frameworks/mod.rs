@@ -3,6 +3,7 @@
 //! (`langgraph`; [`langgraph`]). Both report their trajectory (every tool call, its
 //! arguments, its result and its turn) and, when asked, every step.
 
+mod end_state;
 pub mod fixed;
 pub mod langgraph;
 pub mod tool_loop;

@@ -37,6 +37,7 @@ use prill_target::tools::{ToolCallRequest, ToolProgram, ToolSession};
 use prill_target::{ConnectError, DEFAULT_TIMEOUT, ErrorKind};
 use serde_json::{Value, json};
 
+use super::end_state;
 use super::fixed::{SpecTools, arguments};
 use crate::engine::{SampleCtx, config_error, error_info, note_truncation};
 use crate::events::{CallInfo, ErrorInfo, InteractionReport, TrajectoryStep, TurnInfo};
@@ -61,11 +62,23 @@ pub(crate) async fn call(
     let limit = step.timeout.or(case.timeout).unwrap_or(DEFAULT_TIMEOUT);
     let mut run = Run::new(request, config.intermediate_steps);
     let outcome = run.go(provider.as_ref(), &mut tools, config, limit).await;
-    let (final_answer, error) = match outcome {
+    let (final_answer, mut error) = match outcome {
         Ok(answer) => (Some(answer), None),
         Err(error) => (None, Some(error)),
     };
-    let response = run.check_response(final_answer.as_ref());
+    let mut response = run.check_response(final_answer.as_ref());
+    if let (None, Some(lists)) = (&error, end_state::wanted(&step.checks)) {
+        let fresh = || {
+            start_tools(ctx, config)
+                .map(|t| Box::new(t) as Box<dyn ToolSession>)
+                .map_err(|e| ConnectError::config(e.message))
+        };
+        match end_state::gather(&mut tools, &lists, fresh, limit).await {
+            Ok(end) => response.end_state = Some(end),
+            Err(e) => error = Some(error_info(&e)),
+        }
+    }
+    drop(tools);
     let call = run.call_info(&response, error.is_some());
     let checks = match (&error, &final_answer) {
         (None, Some(_)) => {
@@ -320,6 +333,7 @@ impl Run {
             graph_steps: None,
             refusal: last.is_some_and(|r| r.refusal),
             messages: last.map(|r| r.raw.values()).unwrap_or_default(),
+            end_state: None,
         }
     }
 

@@ -16,7 +16,7 @@
 //! validator can place it in the file.
 //!
 //! ```
-//! use prill_spec::model::framework::{FrameworkConfig, ToolResults};
+//! use prill_spec::model::framework::{Answers, FrameworkConfig};
 //! use prill_spec::model::sentinel::Framework;
 //! use serde_json::json;
 //!
@@ -30,7 +30,7 @@
 //! let config = FrameworkConfig::parse(Framework::OpenaiSdk, map.as_object()).unwrap();
 //! let FrameworkConfig::Loop(tools) = config else { unreachable!() };
 //! assert_eq!(tools.max_iterations, 4);
-//! assert!(matches!(tools.tool_results["weather"], ToolResults::InOrder(_)));
+//! assert!(matches!(tools.tool_results["weather"].answers, Answers::InOrder(_)));
 //!
 //! let wrong = json!({"max_iteration": 4});
 //! let problems = FrameworkConfig::parse(Framework::Strands, wrong.as_object()).unwrap_err();
@@ -104,43 +104,153 @@ impl Default for LoopConfig {
     }
 }
 
-/// What a tool returns, as `tool_results` gives it.
+/// What a tool returns, as `tool_results` gives it, and what its calls must be.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ToolResults {
-    /// The same value every call (any JSON but a list, or `{value: ...}`).
-    Fixed(Value),
-    /// One value per call, in order (a list); a call past the end is an error.
-    InOrder(Vec<Value>),
+pub struct ToolResults {
+    /// How it answers.
+    pub answers: Answers,
+    /// What the calls it received must be (`expect_calls`), checked when the sample ends.
+    pub expect_calls: Option<ExpectCalls>,
+}
+
+impl ToolResults {
+    /// Answers with no expectation on the calls.
+    pub fn answering(answers: Answers) -> ToolResults {
+        ToolResults {
+            answers,
+            expect_calls: None,
+        }
+    }
+}
+
+/// How a mocked tool answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answers {
+    /// The same answer every call (any JSON but a list, `{value: ...}`, or
+    /// `{error: "..."}`).
+    Always(ToolReply),
+    /// One answer per call, in order (a list, or `sequence`), each a value, `{value: ...}`
+    /// or `{error: "..."}`: "the first call errors, the second answers"; a call past the
+    /// end is an error.
+    InOrder(Vec<ToolReply>),
     /// By arguments (`{by_args: [{args: {...}, result: ...}], default: ...}`): the
-    /// first row whose every `args` key equals the call's argument of that name;
-    /// `default` when none does; an error when none does and there is no default.
+    /// first row whose every `args` key matches the call's argument of that name
+    /// ([`args_match`]); `default` when none does; an error when none does and there
+    /// is no default.
     ByArgs {
         /// The rows, in order.
         rows: Vec<ArgsRow>,
-        /// The result when no row matches.
+        /// The answer when no row matches.
         default: Option<Box<ToolReply>>,
     },
-    /// The tool fails with this message every call (`{error: "..."}`): the model is
-    /// told, as a tool error, and the loop goes on.
-    Error(String),
 }
 
-/// One row of a [`ToolResults::ByArgs`] table.
+/// One row of an [`Answers::ByArgs`] table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArgsRow {
-    /// The arguments it answers: each key must equal the call's argument.
+    /// The arguments it answers: each key must match the call's argument.
     pub args: Map<String, Value>,
-    /// What it answers.
-    pub reply: ToolReply,
+    /// What it answers: one answer (`result` or `error`), or one per call it matches,
+    /// in order (`sequence`).
+    pub replies: Vec<ToolReply>,
 }
 
-/// One answer of a tool.
+/// One answer of a mocked tool, after an optional delay.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ToolReply {
+pub struct ToolReply {
+    /// A result, or a tool error.
+    pub outcome: Reply,
+    /// How long the tool takes before it answers (`delay_in_seconds`); the time counts
+    /// against the call's limit, so a delay past it is a timeout.
+    pub delay: Option<std::time::Duration>,
+}
+
+impl ToolReply {
+    /// A result, at once.
+    pub fn value(value: Value) -> ToolReply {
+        ToolReply {
+            outcome: Reply::Value(value),
+            delay: None,
+        }
+    }
+
+    /// A tool error, at once.
+    pub fn error(message: impl Into<String>) -> ToolReply {
+        ToolReply {
+            outcome: Reply::Error(message.into()),
+            delay: None,
+        }
+    }
+}
+
+/// What a mocked tool answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
     /// A result.
     Value(Value),
     /// A tool error, with its message.
     Error(String),
+}
+
+/// What the calls a mocked tool received must be (`expect_calls`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+pub enum ExpectCalls {
+    /// Exactly this many (`expect_calls: 2`), or between `min` and `max`
+    /// (`expect_calls: {min: 1, max: 3}`).
+    Count {
+        /// The fewest.
+        min: u32,
+        /// The most, when bounded.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max: Option<u32>,
+    },
+    /// Exactly these calls, in this order, each with arguments its pattern matches
+    /// ([`args_match`]): `expect_calls: [{order_id: "#W1"}, {order_id: "*"}]`.
+    Calls(Vec<Map<String, Value>>),
+}
+
+/// The tool and its `expect_calls`, as the check that reads the trajectory holds them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MockCalls {
+    /// The mocked tool.
+    pub tool: String,
+    /// What its calls must be.
+    pub expect: ExpectCalls,
+}
+
+/// The argument value that matches any value of a present argument.
+pub const ANY: &str = "*";
+
+/// Whether `arguments` (a call's) match `pattern`: every key of the pattern is an
+/// argument of the call, equal to the pattern's value (numbers by value), or of any
+/// value where the pattern says `"*"`. Arguments the pattern does not name may be
+/// anything.
+pub fn args_match(pattern: &Map<String, Value>, arguments: &Value) -> bool {
+    pattern.iter().all(|(key, want)| match arguments.get(key) {
+        None => false,
+        Some(_) if want.as_str() == Some(ANY) => true,
+        Some(found) => json_equal(want, found),
+    })
+}
+
+/// JSON equality, with numbers compared by value (`1` equals `1.0`).
+pub fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
 }
 
 /// The program behind `tool_command`: a list is the program and its arguments; a
@@ -433,66 +543,252 @@ fn tool_results(value: &Value, problems: &mut Vec<Problem>) -> BTreeMap<String, 
         .collect()
 }
 
-/// One tool's results: a tagged object (`value`, `error`, `by_args` [+ `default`]), a
-/// list (in order), or any other value (fixed).
+/// The keys of a tool's results written as an object of settings rather than as a
+/// value: an object whose every key is one of these is read as settings.
+pub const TOOL_RESULT_KEYS: [&str; 7] = [
+    "value",
+    "error",
+    "sequence",
+    "by_args",
+    "default",
+    "delay_in_seconds",
+    "expect_calls",
+];
+
+/// The keys of a `by_args` row.
+pub const ROW_KEYS: [&str; 5] = ["args", "result", "error", "sequence", "delay_in_seconds"];
+
+/// The longest `delay_in_seconds` taken: an hour.
+pub const MAX_DELAY_SECONDS: f64 = 3600.0;
+
+/// One tool's results: an object of settings (`value`, `error`, `sequence` or
+/// `by_args`, with `default`, `delay_in_seconds`, `expect_calls`), a list (in order),
+/// or any other value (the same every call).
 fn tool_result(name: &str, value: &Value, problems: &mut Vec<Problem>) -> Option<ToolResults> {
     let at = ["tool_results", name];
-    match value {
-        Value::Array(items) => Some(ToolResults::InOrder(items.clone())),
-        Value::Object(object) if is_tagged(object) => {
-            if let Some(rows) = object.get("by_args") {
-                let rows = args_rows(name, rows, problems)?;
-                let default = match object.get("default") {
-                    Some(d) => Some(Box::new(reply(
-                        &[&at[..], &["default"]].concat(),
-                        d,
-                        problems,
-                    )?)),
-                    None => None,
-                };
-                return Some(ToolResults::ByArgs { rows, default });
-            }
-            match reply(&at, value, problems)? {
-                ToolReply::Value(v) => Some(ToolResults::Fixed(v)),
-                ToolReply::Error(e) => Some(ToolResults::Error(e)),
+    let object = match value {
+        Value::Array(items) => {
+            let replies = replies(&at, items, problems)?;
+            return Some(ToolResults::answering(Answers::InOrder(replies)));
+        }
+        Value::Object(object) if is_settings(object, &TOOL_RESULT_KEYS) => object,
+        other => {
+            return Some(ToolResults::answering(Answers::Always(ToolReply::value(
+                other.clone(),
+            ))));
+        }
+    };
+    let before = problems.len();
+    let kinds: Vec<&str> = ["value", "error", "sequence", "by_args"]
+        .into_iter()
+        .filter(|k| object.contains_key(*k))
+        .collect();
+    let expect_calls = object
+        .get("expect_calls")
+        .and_then(|v| expect_calls(&[&at[..], &["expect_calls"]].concat(), v, problems));
+    let answers = match kinds.as_slice() {
+        ["value" | "error"] => reply(&at, value, problems).map(Answers::Always),
+        ["sequence"] => {
+            let at = [&at[..], &["sequence"]].concat();
+            match object.get("sequence") {
+                Some(Value::Array(items)) if !items.is_empty() => {
+                    replies(&at, items, problems).map(Answers::InOrder)
+                }
+                other => {
+                    problems.push(Problem::expected(
+                        &at,
+                        "a non-empty list of answers, one per call",
+                        other.unwrap_or(&Value::Null),
+                    ));
+                    None
+                }
             }
         }
-        other => Some(ToolResults::Fixed(other.clone())),
-    }
-}
-
-/// Whether an object is one of the tagged forms rather than a fixed value: its only
-/// keys are `value`, `error`, or `by_args` (with `default`).
-fn is_tagged(object: &Map<String, Value>) -> bool {
-    let keys: Vec<&str> = object.keys().map(String::as_str).collect();
-    matches!(
-        keys.as_slice(),
-        ["value"] | ["error"] | ["by_args"] | ["by_args", "default"] | ["default", "by_args"]
-    )
-}
-
-/// A reply: `{value: X}`, `{error: "..."}`, or (where a tagged form is not required)
-/// any other value as the result.
-fn reply(at: &[&str], value: &Value, problems: &mut Vec<Problem>) -> Option<ToolReply> {
-    if let Value::Object(object) = value
-        && object.len() == 1
-    {
-        if let Some(v) = object.get("value") {
-            return Some(ToolReply::Value(v.clone()));
-        }
-        if let Some(e) = object.get("error") {
-            let Some(message) = e.as_str() else {
-                problems.push(Problem::expected(
-                    &[at, &["error"]].concat(),
-                    "the tool's error message (a string)",
-                    e,
-                ));
-                return None;
+        ["by_args"] => {
+            let rows = object
+                .get("by_args")
+                .and_then(|rows| args_rows(name, rows, problems));
+            let default = match object.get("default") {
+                Some(d) => reply(&[&at[..], &["default"]].concat(), d, problems).map(Box::new),
+                None => None,
             };
-            return Some(ToolReply::Error(message.to_owned()));
+            rows.map(|rows| Answers::ByArgs { rows, default })
+        }
+        _ => {
+            problems.push(Problem::expected(
+                &at,
+                "one of `value`, `error`, `sequence` or `by_args`",
+                value,
+            ));
+            None
+        }
+    };
+    if object.contains_key("default") && kinds != ["by_args"] {
+        problems.push(Problem::expected(
+            &[&at[..], &["default"]].concat(),
+            "no `default` here: it answers the calls no `by_args` row matches",
+            &object["default"],
+        ));
+    }
+    if object.contains_key("delay_in_seconds")
+        && matches!(kinds.as_slice(), ["sequence"] | ["by_args"])
+    {
+        problems.push(Problem::expected(
+            &[&at[..], &["delay_in_seconds"]].concat(),
+            "a delay on each answer of the `sequence` or row of `by_args`, not on the whole",
+            &object["delay_in_seconds"],
+        ));
+    }
+    if problems.len() > before {
+        return None;
+    }
+    Some(ToolResults {
+        answers: answers?,
+        expect_calls,
+    })
+}
+
+/// Whether an object is settings rather than a value: it has keys, and every one is
+/// among `keys`.
+fn is_settings(object: &Map<String, Value>, keys: &[&str]) -> bool {
+    !object.is_empty() && object.keys().all(|k| keys.contains(&k.as_str()))
+}
+
+/// The answers of a list, in order.
+fn replies(at: &[&str], items: &[Value], problems: &mut Vec<Problem>) -> Option<Vec<ToolReply>> {
+    let before = problems.len();
+    let replies: Vec<ToolReply> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| reply(&[at, &[i.to_string().as_str()]].concat(), item, problems))
+        .collect();
+    (problems.len() == before).then_some(replies)
+}
+
+/// One answer: `{value: X}` or `{error: "..."}`, either with `delay_in_seconds`; any
+/// other value is the result itself.
+fn reply(at: &[&str], value: &Value, problems: &mut Vec<Problem>) -> Option<ToolReply> {
+    let Value::Object(object) = value else {
+        return Some(ToolReply::value(value.clone()));
+    };
+    if !is_settings(object, &["value", "error", "delay_in_seconds"]) {
+        return Some(ToolReply::value(value.clone()));
+    }
+    let delay = match object.get("delay_in_seconds") {
+        Some(d) => Some(delay(&[at, &["delay_in_seconds"]].concat(), d, problems)?),
+        None => None,
+    };
+    let outcome = match (object.get("value"), object.get("error")) {
+        (Some(v), None) => Reply::Value(v.clone()),
+        (None, Some(Value::String(message))) => Reply::Error(message.clone()),
+        (None, Some(other)) => {
+            problems.push(Problem::expected(
+                &[at, &["error"]].concat(),
+                "the tool's error message (a string)",
+                other,
+            ));
+            return None;
+        }
+        (Some(_), Some(_)) => {
+            problems.push(Problem::expected(at, "`value` or `error`, not both", value));
+            return None;
+        }
+        (None, None) => {
+            problems.push(Problem::expected(
+                at,
+                "`value` or `error` beside `delay_in_seconds`",
+                value,
+            ));
+            return None;
+        }
+    };
+    Some(ToolReply { outcome, delay })
+}
+
+/// `delay_in_seconds`: a number of seconds from 0 to an hour.
+fn delay(at: &[&str], value: &Value, problems: &mut Vec<Problem>) -> Option<std::time::Duration> {
+    match value.as_f64() {
+        Some(s) if (0.0..=MAX_DELAY_SECONDS).contains(&s) => {
+            std::time::Duration::try_from_secs_f64(s).ok()
+        }
+        _ => {
+            problems.push(Problem::expected(
+                at,
+                "a number of seconds from 0 to 3600",
+                value,
+            ));
+            None
         }
     }
-    Some(ToolReply::Value(value.clone()))
+}
+
+/// `expect_calls`: a count, `{min, max}`, or the list of calls' argument patterns.
+fn expect_calls(at: &[&str], value: &Value, problems: &mut Vec<Problem>) -> Option<ExpectCalls> {
+    let count = |v: &Value| v.as_u64().and_then(|n| u32::try_from(n).ok());
+    match value {
+        Value::Number(_) => match count(value) {
+            Some(n) => Some(ExpectCalls::Count {
+                min: n,
+                max: Some(n),
+            }),
+            None => {
+                problems.push(Problem::expected(
+                    at,
+                    "a number of calls (0 or more)",
+                    value,
+                ));
+                None
+            }
+        },
+        Value::Object(object) if is_settings(object, &["min", "max"]) => {
+            let min = object.get("min").map(|v| (v, count(v)));
+            let max = object.get("max").map(|v| (v, count(v)));
+            for (key, bound) in [("min", min), ("max", max)] {
+                if let Some((v, None)) = bound {
+                    problems.push(Problem::expected(
+                        &[at, &[key]].concat(),
+                        "a number of calls (0 or more)",
+                        v,
+                    ));
+                    return None;
+                }
+            }
+            let min = min.and_then(|(_, n)| n).unwrap_or(0);
+            let max = max.and_then(|(_, n)| n);
+            if max.is_some_and(|max| max < min) {
+                problems.push(Problem::expected(at, "`min` at most `max`", value));
+                return None;
+            }
+            Some(ExpectCalls::Count { min, max })
+        }
+        Value::Array(items) => {
+            let before = problems.len();
+            let calls: Vec<Map<String, Value>> = items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| match item {
+                    Value::Object(pattern) => Some(pattern.clone()),
+                    other => {
+                        problems.push(Problem::expected(
+                            &[at, &[i.to_string().as_str()]].concat(),
+                            "the arguments of a call, an object (`\"*\"` for any value)",
+                            other,
+                        ));
+                        None
+                    }
+                })
+                .collect();
+            (problems.len() == before).then_some(ExpectCalls::Calls(calls))
+        }
+        other => {
+            problems.push(Problem::expected(
+                at,
+                "a number of calls, `{min, max}`, or the list of the calls' arguments",
+                other,
+            ));
+            None
+        }
+    }
 }
 
 fn args_rows(name: &str, rows: &Value, problems: &mut Vec<Problem>) -> Option<Vec<ArgsRow>> {
@@ -510,73 +806,102 @@ fn args_rows(name: &str, rows: &Value, problems: &mut Vec<Problem>) -> Option<Ve
     for (i, row) in items.iter().enumerate() {
         let index = i.to_string();
         let here = [&at[..], &[index.as_str()]].concat();
-        let Some(object) = row.as_object() else {
-            problems.push(Problem::expected(
-                &here,
-                "`{args: {...}, result: ...}`",
-                row,
-            ));
-            continue;
-        };
-        for key in object
-            .keys()
-            .filter(|k| !["args", "result", "error"].contains(&k.as_str()))
-        {
-            problems.push(Problem {
-                path: [&here[..], &[key.as_str()]]
-                    .concat()
-                    .iter()
-                    .map(|s| (*s).to_owned())
-                    .collect(),
-                kind: ProblemKind::UnknownKey {
-                    allowed: vec!["args", "result", "error"],
-                    hint: None,
-                },
-            });
+        if let Some(row) = args_row(&here, row, problems) {
+            parsed.push(row);
         }
-        let args = match object.get("args") {
-            Some(Value::Object(args)) => args.clone(),
-            Some(other) => {
-                problems.push(Problem::expected(
-                    &[&here[..], &["args"]].concat(),
-                    "an object of argument values",
-                    other,
-                ));
-                continue;
-            }
-            None => Map::new(),
-        };
-        let reply = match (object.get("result"), object.get("error")) {
-            (Some(v), None) => ToolReply::Value(v.clone()),
-            (None, Some(Value::String(e))) => ToolReply::Error(e.clone()),
-            (None, Some(other)) => {
-                problems.push(Problem::expected(
-                    &[&here[..], &["error"]].concat(),
-                    "the tool's error message (a string)",
-                    other,
-                ));
-                continue;
-            }
-            (Some(_), Some(_)) => {
-                problems.push(Problem::expected(
-                    &here,
-                    "a row with `result` or `error`, not both",
-                    row,
-                ));
-                continue;
-            }
-            (None, None) => {
-                problems.push(Problem::expected(
-                    &here,
-                    "a row with one of `result` or `error`",
-                    row,
-                ));
-                continue;
-            }
-        };
-        parsed.push(ArgsRow { args, reply });
     }
     (problems.len() == before).then_some(parsed)
+}
+
+/// One row of `by_args`: `{args, result | error | sequence, delay_in_seconds}`.
+fn args_row(here: &[&str], row: &Value, problems: &mut Vec<Problem>) -> Option<ArgsRow> {
+    let Some(object) = row.as_object() else {
+        problems.push(Problem::expected(here, "`{args: {...}, result: ...}`", row));
+        return None;
+    };
+    for key in object.keys().filter(|k| !ROW_KEYS.contains(&k.as_str())) {
+        problems.push(Problem {
+            path: [here, &[key.as_str()]]
+                .concat()
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+            kind: ProblemKind::UnknownKey {
+                allowed: ROW_KEYS.to_vec(),
+                hint: None,
+            },
+        });
+    }
+    let args = match object.get("args") {
+        Some(Value::Object(args)) => args.clone(),
+        Some(other) => {
+            problems.push(Problem::expected(
+                &[here, &["args"]].concat(),
+                "an object of argument values (`\"*\"` for any value)",
+                other,
+            ));
+            return None;
+        }
+        None => Map::new(),
+    };
+    let kinds: Vec<&str> = ["result", "error", "sequence"]
+        .into_iter()
+        .filter(|k| object.contains_key(*k))
+        .collect();
+    let replies = match kinds.as_slice() {
+        ["result" | "error"] => {
+            let mut single = Map::new();
+            for (from, to) in [
+                ("result", "value"),
+                ("error", "error"),
+                ("delay_in_seconds", "delay_in_seconds"),
+            ] {
+                if let Some(v) = object.get(from) {
+                    single.insert(to.to_owned(), v.clone());
+                }
+            }
+            vec![reply(here, &Value::Object(single), problems)?]
+        }
+        ["sequence"] => {
+            let at = [here, &["sequence"]].concat();
+            if let Some(d) = object.get("delay_in_seconds") {
+                problems.push(Problem::expected(
+                    &[here, &["delay_in_seconds"]].concat(),
+                    "a delay on each answer of the `sequence`, not on the row",
+                    d,
+                ));
+                return None;
+            }
+            match object.get("sequence") {
+                Some(Value::Array(items)) if !items.is_empty() => replies(&at, items, problems)?,
+                other => {
+                    problems.push(Problem::expected(
+                        &at,
+                        "a non-empty list of answers, one per call the row matches",
+                        other.unwrap_or(&Value::Null),
+                    ));
+                    return None;
+                }
+            }
+        }
+        [] => {
+            problems.push(Problem::expected(
+                here,
+                "a row with one of `result`, `error` or `sequence`",
+                row,
+            ));
+            return None;
+        }
+        _ => {
+            problems.push(Problem::expected(
+                here,
+                "a row with one of `result`, `error` or `sequence`, not several",
+                row,
+            ));
+            return None;
+        }
+    };
+    Some(ArgsRow { args, replies })
 }
 
 fn tool_command(value: &Value, problems: &mut Vec<Problem>) -> Option<ToolCommand> {
@@ -695,24 +1020,28 @@ mod tests {
         };
         assert_eq!(c.max_iterations, DEFAULT_MAX_ITERATIONS);
         assert!(c.intermediate_steps);
-        assert_eq!(c.tool_results["fixed"], ToolResults::Fixed(json!({"a": 1})));
+        let answers = |name: &str| c.tool_results[name].answers.clone();
         assert_eq!(
-            c.tool_results["list_value"],
-            ToolResults::Fixed(json!([1, 2]))
+            answers("fixed"),
+            Answers::Always(ToolReply::value(json!({"a": 1})))
         );
         assert_eq!(
-            c.tool_results["in_order"],
-            ToolResults::InOrder(vec![json!(1), json!(2)])
+            answers("list_value"),
+            Answers::Always(ToolReply::value(json!([1, 2])))
         );
         assert_eq!(
-            c.tool_results["broken"],
-            ToolResults::Error("disk full".into())
+            answers("in_order"),
+            Answers::InOrder(vec![ToolReply::value(json!(1)), ToolReply::value(json!(2))])
         );
-        let ToolResults::ByArgs { rows, default } = &c.tool_results["table"] else {
+        assert_eq!(
+            answers("broken"),
+            Answers::Always(ToolReply::error("disk full"))
+        );
+        let Answers::ByArgs { rows, default } = answers("table") else {
             panic!()
         };
-        assert_eq!(rows[1].reply, ToolReply::Error("no data".into()));
-        assert_eq!(default.as_deref(), Some(&ToolReply::Value(json!({"t": 0}))));
+        assert_eq!(rows[1].replies, [ToolReply::error("no data")]);
+        assert_eq!(default.as_deref(), Some(&ToolReply::value(json!({"t": 0}))));
         assert_eq!(
             c.tool_command.unwrap().argv(),
             ["python3".to_owned(), "tools.py".to_owned()]
@@ -724,6 +1053,127 @@ mod tests {
                 backoff: Backoff::Linear
             })
         );
+    }
+
+    #[test]
+    fn answers_come_in_sequences_with_delays_and_expectations() {
+        let config = parse(
+            Framework::OpenaiSdk,
+            json!({"tool_results": {
+                "flaky": [{"error": "timeout", "delay_in_seconds": 0.5}, {"hits": 1}, {"value": {"error": "a value"}}],
+                "counted": {"value": 3, "expect_calls": {"min": 1, "max": 2}},
+                "rows": {
+                    "by_args": [
+                        {"args": {"id": "*"}, "sequence": [{"error": "busy"}, "ok"]},
+                        {"args": {}, "result": {"error": "a value too"}, "delay_in_seconds": 2}
+                    ],
+                    "expect_calls": [{"id": 7}, {"id": "*"}]
+                },
+                "literal": {"value": 1, "unit": "C"},
+                "never": {"error": "gone", "expect_calls": 0}
+            }}),
+        )
+        .unwrap();
+        let FrameworkConfig::Loop(c) = config else {
+            panic!()
+        };
+        let r = &c.tool_results;
+        assert_eq!(
+            r["flaky"].answers,
+            Answers::InOrder(vec![
+                ToolReply {
+                    outcome: Reply::Error("timeout".into()),
+                    delay: Some(std::time::Duration::from_millis(500)),
+                },
+                ToolReply::value(json!({"hits": 1})),
+                ToolReply::value(json!({"error": "a value"})),
+            ])
+        );
+        assert_eq!(
+            r["counted"].expect_calls,
+            Some(ExpectCalls::Count {
+                min: 1,
+                max: Some(2)
+            })
+        );
+        let Answers::ByArgs {
+            rows,
+            default: None,
+        } = &r["rows"].answers
+        else {
+            panic!()
+        };
+        assert_eq!(
+            rows[0].replies,
+            [ToolReply::error("busy"), ToolReply::value(json!("ok"))]
+        );
+        assert_eq!(
+            rows[1].replies[0].outcome,
+            Reply::Value(json!({"error": "a value too"}))
+        );
+        assert_eq!(
+            rows[1].replies[0].delay,
+            Some(std::time::Duration::from_secs(2))
+        );
+        assert!(matches!(&r["rows"].expect_calls, Some(ExpectCalls::Calls(c)) if c.len() == 2));
+        assert_eq!(
+            r["literal"].answers,
+            Answers::Always(ToolReply::value(json!({"value": 1, "unit": "C"})))
+        );
+        assert_eq!(
+            r["never"].expect_calls,
+            Some(ExpectCalls::Count {
+                min: 0,
+                max: Some(0)
+            })
+        );
+    }
+
+    #[test]
+    fn mock_settings_are_refused_with_their_paths() {
+        let problems = parse(
+            Framework::OpenaiSdk,
+            json!({"tool_results": {
+                "a": {"expect_calls": 1},
+                "b": {"value": 1, "default": 2},
+                "c": {"sequence": [], "delay_in_seconds": 1},
+                "d": [{"value": 1, "delay_in_seconds": -1}],
+                "e": {"by_args": [{"args": {}, "result": 1, "error": "x"}], "expect_calls": {"min": 3, "max": 1}},
+                "f": {"value": 1, "expect_calls": ["x"]}
+            }}),
+        )
+        .unwrap_err();
+        let mut found = paths(&problems);
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                "tool_results.a",
+                "tool_results.b.default",
+                "tool_results.c.delay_in_seconds",
+                "tool_results.c.sequence",
+                "tool_results.d.0.delay_in_seconds",
+                "tool_results.e.by_args.0",
+                "tool_results.e.expect_calls",
+                "tool_results.f.expect_calls.0",
+            ]
+        );
+    }
+
+    #[test]
+    fn patterns_match_present_arguments_and_numbers_by_value() {
+        let pattern = |v: Value| v.as_object().unwrap().clone();
+        assert!(args_match(
+            &pattern(json!({"id": "*"})),
+            &json!({"id": null})
+        ));
+        assert!(!args_match(&pattern(json!({"id": "*"})), &json!({})));
+        assert!(args_match(
+            &pattern(json!({"n": 1})),
+            &json!({"n": 1.0, "x": 2})
+        ));
+        assert!(!args_match(&pattern(json!({"n": 1})), &json!({"n": "1"})));
+        assert!(args_match(&pattern(json!({})), &json!({"any": "thing"})));
     }
 
     #[test]

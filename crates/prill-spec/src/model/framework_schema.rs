@@ -49,35 +49,60 @@ impl JsonSchema for LoopSchema {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let reply_error = json!({
-            "if": {"type": "object", "required": ["error"], "maxProperties": 1},
-            "then": {"properties": {"error": {"type": "string"}}}
+        let delay = json!({
+            "description": "Seconds the tool takes before it answers; past the call's limit it is a timeout.",
+            "type": "number", "minimum": 0, "maximum": 3600
+        });
+        let settings = json!({
+            "if": {"type": "object", "minProperties": 1, "propertyNames": {"enum": ["value", "error", "delay_in_seconds"]}},
+            "then": {
+                "properties": {"error": {"type": "string"}, "delay_in_seconds": delay},
+                "oneOf": [{"required": ["value"]}, {"required": ["error"]}]
+            }
         });
         let row = json!({
-            "description": "A row: the arguments it answers (each key must equal the call's argument) and its `result`, or the tool's `error` message.",
+            "description": "A row: the arguments it answers (each key must equal the call's argument; `\"*\"` any value) and its `result`, the tool's `error` message, or a `sequence` of answers for the calls it matches.",
             "type": "object",
             "properties": {
                 "args": {"type": "object"},
                 "result": true,
-                "error": {"type": "string"}
+                "error": {"type": "string"},
+                "sequence": {"type": "array", "minItems": 1, "items": settings},
+                "delay_in_seconds": delay
             },
             "additionalProperties": false,
-            "oneOf": [{"required": ["result"]}, {"required": ["error"]}]
+            "oneOf": [{"required": ["result"]}, {"required": ["error"]}, {"required": ["sequence"]}]
+        });
+        let expect_calls = json!({
+            "description": "What the calls the mock receives must be: a count, `{min, max}`, or each call's arguments in order (`\"*\"` any value).",
+            "anyOf": [
+                {"type": "integer", "minimum": 0},
+                {"type": "object", "properties": {"min": {"type": "integer", "minimum": 0}, "max": {"type": "integer", "minimum": 0}}, "additionalProperties": false, "minProperties": 1},
+                {"type": "array", "items": {"type": "object"}}
+            ]
         });
         let tool_result = json!({
-            "description": "What the tool returns. Any JSON value is returned every call, but for these forms: a list is one value per call, in order (a call past its end is an error); `{value: X}` returns X every call (X may be a list); `{error: \"...\"}` fails every call with that message; `{by_args: [{args: {...}, result: ...} or {args: {...}, error: \"...\"}], default: ...}` answers by arguments: the first row whose every `args` key equals the call's argument, else `default`, else an error.",
+            "description": "What the tool returns. Any JSON value is returned every call, but for these forms: a list (or `{sequence: [...]}`) is one answer per call, in order, each a value, `{value: X}` or `{error: \"...\"}` (a call past its end is an error); `{value: X}` returns X every call (X may be a list); `{error: \"...\"}` fails every call with that message; `{by_args: [rows], default: ...}` answers by arguments: the first row whose every `args` key matches the call's argument, else `default`, else an error. Beside these, `delay_in_seconds` and `expect_calls` (docs/frameworks.md).",
             "if": {
                 "type": "object",
-                "required": ["by_args"],
-                "propertyNames": {"enum": ["by_args", "default"]}
+                "minProperties": 1,
+                "propertyNames": {"enum": ["value", "error", "sequence", "by_args", "default", "delay_in_seconds", "expect_calls"]}
             },
             "then": {
                 "properties": {
+                    "error": {"type": "string"},
+                    "sequence": {"type": "array", "minItems": 1, "items": settings},
                     "by_args": {"type": "array", "minItems": 1, "items": row},
-                    "default": reply_error
-                }
+                    "default": settings,
+                    "delay_in_seconds": delay,
+                    "expect_calls": expect_calls
+                },
+                "oneOf": [{"required": ["value"]}, {"required": ["error"]}, {"required": ["sequence"]}, {"required": ["by_args"]}]
             },
-            "else": reply_error
+            "else": {
+                "if": {"type": "array"},
+                "then": {"items": settings}
+            }
         });
         json_schema!({
             "description": "The settings of Prill's built-in tool loop (`openai-sdk`, `claude-sdk`, `strands`).",

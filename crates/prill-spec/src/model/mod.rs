@@ -12,4 +12,5 @@ pub mod gate;
 pub mod provider;
 pub mod quarantine;
 pub mod sentinel;
+pub mod state;
 pub mod trajectory;

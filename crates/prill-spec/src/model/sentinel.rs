@@ -10,7 +10,9 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Serialize, Serializer};
 
 use super::data_driven::JsonMap;
+use super::framework::MockCalls;
 use super::framework_schema::{FrameworkConfigSchema, framework_rules};
+use super::state::ExpectState;
 pub use super::trajectory::{
     ArgMatcher, ArgSchema, ArgsMode, ExpectedCall, SequenceMode, ToolArgs, ToolSequence,
 };
@@ -460,6 +462,12 @@ pub enum Assertion {
     /// The judge finds that the whole trajectory does not meet these criteria (a Prill
     /// extension).
     NotTrajectoryGist(#[schemars(length(min = 1))] String),
+    /// The end state of the test's tool program holds (a Prill extension).
+    ExpectState(Box<ExpectState>),
+    /// The calls a mocked tool received were as its `expect_calls` says: written in
+    /// `framework_config.tool_results`, never in `assertions`, and checked beside them.
+    #[schemars(skip)]
+    ExpectCalls(Box<MockCalls>),
 }
 
 fn graph_steps_schema(_: &mut SchemaGenerator) -> Schema {
@@ -497,7 +505,7 @@ fn tool_names_schema(_: &mut SchemaGenerator) -> Schema {
 
 impl Assertion {
     /// Every assertion's name.
-    pub const NAMES: [&'static str; 17] = [
+    pub const NAMES: [&'static str; 18] = [
         "must_contain",
         "must_not_contain",
         "regex_match",
@@ -515,6 +523,7 @@ impl Assertion {
         "graph_steps",
         "trajectory_gist",
         "not_trajectory_gist",
+        "expect_state",
     ];
 
     /// The assertion's name as written.
@@ -537,6 +546,8 @@ impl Assertion {
             Assertion::GraphSteps(_) => "graph_steps",
             Assertion::TrajectoryGist(_) => "trajectory_gist",
             Assertion::NotTrajectoryGist(_) => "not_trajectory_gist",
+            Assertion::ExpectState(_) => "expect_state",
+            Assertion::ExpectCalls(_) => "expect_calls",
         }
     }
 }

@@ -102,12 +102,14 @@ fn valid_fixtures_validate_and_match_their_schema() {
         let Some(loaded) = load(&path, Unrecognized::Skip) else {
             // Only files that hold no test are skipped: shared includes, the
             // real-server test's agent networks and model settings, the trajectory
-            // conformance corpus (prill-check's trajectory_conformance test), and the
-            // graphs `langgraph dev` serves (prill-cli's langgraph_real test).
+            // conformance corpus (prill-check's trajectory_conformance test), the
+            // graphs `langgraph dev` serves (prill-cli's langgraph_real test), and the
+            // retail domain's database (prill-cli's end_state test).
             assert!(
                 rel_text.contains("/shared/")
                     || rel_text.starts_with("fixtures/conformance/trajectory/")
                     || rel_text.starts_with("fixtures/langgraph-real/")
+                    || rel_text == "fixtures/retail/db.json"
                     || (rel_text.starts_with("fixtures/neuro-san-real/")
                         && !rel_text.contains("/cases/")),
                 "{rel_text} was skipped as not a test file"
@@ -153,7 +155,7 @@ fn valid_fixtures_validate_and_match_their_schema() {
 /// Invalid fixtures whose rule JSON Schema cannot express, with the reason. The test
 /// checks that the schema really does accept each of them, so the list stays honest.
 /// (Files that are not well-formed, or of no dialect, have no schema to ask.)
-const BEYOND_SCHEMA: [(&str, &str); 9] = [
+const BEYOND_SCHEMA: [(&str, &str); 10] = [
     (
         "dd-reliability-too-few.yaml",
         "whether a plan meets its error rates within max_samples is an exact sum over its samples",
@@ -161,6 +163,10 @@ const BEYOND_SCHEMA: [(&str, &str); 9] = [
     (
         "dd-success-ratio-over.hocon",
         "k <= n compares two numbers inside one string",
+    ),
+    (
+        "s-expect-state-source.yaml",
+        "whether a test has a tool program and which tools it names are other fields; JSONPath's grammar is RFC 9535's",
     ),
     (
         "s-framework-no-tool-calls.yaml",

@@ -111,6 +111,9 @@ fn assertion(node: &Node, at: &At, cx: &mut Cx) -> Option<Assertion> {
         "not_trajectory_gist" => {
             trajectory::criteria(value, &at, cx).map(Assertion::NotTrajectoryGist)
         }
+        "expect_state" => {
+            super::state::expect_state(value, &at, cx).map(|e| Assertion::ExpectState(Box::new(e)))
+        }
         other => {
             unknown(other, key.span, &at, cx);
             None

@@ -35,6 +35,7 @@ pub(super) fn check(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx)
 /// The framework checks of each test: its `framework_config`, provider and model.
 pub(super) fn each(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) {
     for t in tests {
+        super::state::source(t, defaults, cx);
         let Some(framework) = t.test.framework else {
             continue;
         };

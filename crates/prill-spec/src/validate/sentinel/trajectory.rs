@@ -336,7 +336,7 @@ fn tool_list(value: &Node, at: &At, cx: &mut Cx) -> Option<Vec<String>> {
 }
 
 /// A non-empty tool name.
-fn name(node: &Node, at: &At, cx: &mut Cx) -> Option<String> {
+pub(super) fn name(node: &Node, at: &At, cx: &mut Cx) -> Option<String> {
     let Some(s) = node.as_str() else {
         cx.own_type_error(node, at, "a tool name (a string)", EXTENSION);
         return None;
@@ -543,8 +543,13 @@ fn misspelt_matcher(key: &str) -> Option<String> {
 
 /// `schema`: a JSON Schema (an object or a boolean) that compiles.
 fn schema(node: &Node, at: &At, cx: &mut Cx) -> Option<ArgSchema> {
+    schema_because(node, at, EXTENSION, cx)
+}
+
+/// [`schema`], saying `why` the rule is Prill's.
+pub(super) fn schema_because(node: &Node, at: &At, why: &str, cx: &mut Cx) -> Option<ArgSchema> {
     if !matches!(node.value, Value::Object(_) | Value::Bool(_)) {
-        cx.own_type_error(node, at, "a JSON Schema (an object)", EXTENSION);
+        cx.own_type_error(node, at, "a JSON Schema (an object)", why);
         return None;
     }
     let json = node.to_json();
@@ -563,7 +568,7 @@ fn schema(node: &Node, at: &At, cx: &mut Cx) -> Option<ArgSchema> {
             )
             .at(node.span)
             .expected("a JSON Schema, e.g. `{type: string, maxLength: 50}`");
-            cx.own(d, at, EXTENSION, None);
+            cx.own(d, at, why, None);
             None
         }
     }
