@@ -36,12 +36,14 @@ pub struct Chosen<T: ?Sized> {
 }
 
 /// Whether any case of `plan` has a check a judge decides (`gist`, `trajectory_gist`
-/// and their `not_` forms).
+/// and their `not_` forms), or a simulated user whose turns the judge checks.
 pub fn plan_needs_judge(plan: &Plan) -> bool {
     plan.cases.iter().any(|case| {
-        case.interactions
-            .iter()
-            .any(|step| step.checks.iter().any(|check| check.kind.needs_judge()))
+        case.user.as_ref().is_some_and(|u| u.check_turns)
+            || case
+                .interactions
+                .iter()
+                .any(|step| step.checks.iter().any(|check| check.kind.needs_judge()))
     })
 }
 

@@ -196,6 +196,7 @@ fn error_words(kind: &str) -> String {
         "panic" => "the agent or Prill panicked",
         "function" => "the function under test failed",
         "no_cassette" => "no recording answers it",
+        "simulator" => "the simulated user broke its contract (a simulator fault, not the agent's)",
         other => return format!("error ({other})"),
     };
     words.to_owned()

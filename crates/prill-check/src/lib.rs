@@ -57,5 +57,5 @@ pub use engine::{CheckResult, Outcome, run_check, run_checks};
 pub use evaluation::{Evaluation, Threshold};
 pub use evaluator::{CheckEvaluator, Evaluator, EvaluatorError};
 pub use judge::{BoxFuture, Judge, JudgeError, JudgeVerdict};
-pub use response::{EndState, Output, Replayed, Response, TokenUsage, ToolCall};
+pub use response::{EndState, Output, Replayed, Response, Said, TokenUsage, ToolCall};
 pub use status::Status;

@@ -126,6 +126,19 @@ pub struct Response {
     /// The end state of the test's tools, when they gave one (`expect_state`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_state: Option<EndState>,
+    /// The whole conversation, in order, when a simulated user carried it on: what the
+    /// judge of `trajectory_gist` reads before the calls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conversation: Vec<Said>,
+}
+
+/// One message of a conversation with a simulated user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Said {
+    /// `user` or `agent`.
+    pub by: String,
+    /// The message.
+    pub text: String,
 }
 
 /// The state a test's tool program gave when the conversation was over, and the states

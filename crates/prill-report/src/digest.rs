@@ -423,13 +423,19 @@ pub(crate) fn remarks(unit: &UnitReport) -> Vec<String> {
 /// a reader needs to see why an agent went wrong.
 fn trajectory_remark(unit: &UnitReport) -> Option<String> {
     let sample = crate::transcript::first_failing(unit)?;
-    let call = sample
+    // Every interaction's: a conversation with a simulated user has one loop per turn.
+    let calls: Vec<&prill_run::events::CallInfo> = sample
         .interactions
         .iter()
         .map(|i| &i.call)
-        .find(|c| !c.trajectory.is_empty() || !c.turns.is_empty())?;
+        .filter(|c| !c.trajectory.is_empty() || !c.turns.is_empty())
+        .collect();
+    if calls.is_empty() {
+        return None;
+    }
+    let model_calls: usize = calls.iter().map(|c| c.turns.len()).sum();
     let mut turns: Vec<(u32, Vec<String>)> = Vec::new();
-    for step in &call.trajectory {
+    for step in calls.iter().flat_map(|c| &c.trajectory) {
         let name = if step.is_error {
             format!("{} (error)", step.tool)
         } else {
@@ -449,7 +455,7 @@ fn trajectory_remark(unit: &UnitReport) -> Option<String> {
     } else {
         shown.join("; ")
     };
-    let model_calls = match call.turns.len() {
+    let model_calls = match model_calls {
         0 => String::new(),
         1 => " (1 model call)".to_owned(),
         n => format!(" ({n} model calls)"),

@@ -46,6 +46,7 @@
 //!         checks: vec![],
 //!         error: None,
 //!         call: Default::default(),
+//!         user: None,
 //!     }],
 //!     error: None,
 //! };
@@ -113,7 +114,12 @@ fn interaction(out: &mut String, i: &format::Interaction, file: &Path) {
     let _ = writeln!(out, "interaction {} ({}):", i.index, secs(i.duration));
     let at = "  ";
     if let Some(sent) = &i.sent {
-        line(out, at, "sent", sent);
+        let label = match &i.user {
+            Some(u) if u.simulated => "sent (simulated user)",
+            Some(_) => "sent (scripted user)",
+            None => "sent",
+        };
+        line(out, at, label, sent);
     }
     if let Some(value) = &i.sent_sly_data {
         line(out, at, "sent sly_data", &json(value));
@@ -146,6 +152,13 @@ fn interaction(out: &mut String, i: &format::Interaction, file: &Path) {
             text.push_str(" (error)");
         }
         line(out, at, "tool call", &text);
+    }
+    if let Some(stop) = i.user.as_ref().and_then(|u| u.stop.as_ref()) {
+        let text = match &stop.said {
+            Some(said) => format!("{} (its last words, not sent: {said})", stop.reason.name()),
+            None => stop.reason.name().to_owned(),
+        };
+        line(out, at, "the user ended the conversation", &text);
     }
     if i.truncated {
         let reason = i.stop_reason.as_deref().unwrap_or("none given");

@@ -178,6 +178,27 @@ pub struct InteractionReport {
     pub error: Option<ErrorInfo>,
     /// Usage, time to first token, stop reason and notes of the call.
     pub call: CallInfo,
+    /// In a conversation with a simulated user: who wrote the message sent, and, on
+    /// the last interaction, how the user ended the conversation.
+    pub user: Option<UserTurn>,
+}
+
+/// One turn of a conversation with a simulated user, as the report shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserTurn {
+    /// Whether the simulator wrote the message (else the test's script did).
+    pub simulated: bool,
+    /// How the user ended the conversation, on the interaction after which it did.
+    pub stop: Option<UserStop>,
+}
+
+/// How a simulated user ended its conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserStop {
+    /// The reason it gave (`end_conversation`'s).
+    pub reason: prill_spec::model::user::StopReason,
+    /// What it said as it ended, which was not sent.
+    pub said: Option<String>,
 }
 
 /// One sample of a unit.
@@ -218,6 +239,7 @@ impl InteractionReport {
             checks: Vec::new(),
             error: None,
             call: CallInfo::default(),
+            user: None,
         }
     }
 
@@ -226,6 +248,14 @@ impl InteractionReport {
     pub fn redact(&mut self, secrets: &Redactor) {
         for text in [&mut self.sent, &mut self.answer].into_iter().flatten() {
             secrets.in_place(text);
+        }
+        if let Some(said) = self
+            .user
+            .as_mut()
+            .and_then(|u| u.stop.as_mut())
+            .and_then(|s| s.said.as_mut())
+        {
+            secrets.in_place(said);
         }
         for value in [
             &mut self.sent_sly_data,

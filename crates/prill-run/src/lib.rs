@@ -59,6 +59,7 @@ pub mod last_run;
 pub mod model;
 pub mod ratio;
 pub mod select;
+pub mod simulator;
 pub mod suite;
 pub mod trace;
 

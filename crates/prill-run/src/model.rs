@@ -37,6 +37,15 @@ pub enum RequestError {
 
 /// The request a model case sends, or why it cannot be built.
 pub fn model_request(case: &Case) -> Result<ModelRequest, RequestError> {
+    model_request_opening(case, None)
+}
+
+/// [`model_request`], with `opening` as the last user message in place of the case's
+/// `query` when given (a simulated user's first message, for a case that has none).
+pub(crate) fn model_request_opening(
+    case: &Case,
+    opening: Option<&str>,
+) -> Result<ModelRequest, RequestError> {
     let Target::Model {
         model,
         tools,
@@ -65,8 +74,8 @@ pub fn model_request(case: &Case) -> Result<ModelRequest, RequestError> {
             }
         }
     }
-    if let Some(query) = &input.text {
-        messages.push(ChatMessage::text(Role::User, query.clone()));
+    if let Some(query) = opening.or(input.text.as_deref()) {
+        messages.push(ChatMessage::text(Role::User, query.to_owned()));
     }
     let context = input.context.as_deref().map(render_context);
     match (&context, messages.is_empty()) {
@@ -155,6 +164,7 @@ pub(crate) fn answer_of(response: ModelResponse) -> Response {
         refusal: response.refusal,
         messages: Vec::new(),
         end_state: None,
+        conversation: Vec::new(),
     }
 }
 

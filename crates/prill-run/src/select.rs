@@ -525,6 +525,7 @@ mod tests {
             timeout: None,
             interactions: vec![],
             failure_patterns: Box::default(),
+            user: None,
             quarantine: None,
             first_sample: 0,
         }

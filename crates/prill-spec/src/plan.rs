@@ -113,6 +113,10 @@ pub struct Case {
     pub interactions: Vec<Step>,
     /// Texts that must not appear in any answer (kept from neuro-san load-test files).
     pub failure_patterns: Box<[String]>,
+    /// The simulated user that carries the conversation on after `interactions`, when
+    /// the case has one (boxed: most cases have none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<Box<crate::model::user::SimulatedUser>>,
     /// The entry of `prill-quarantine.toml` that lists the case, when one does: it runs
     /// and is reported, but does not gate. Set by the application, never by a file.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -440,12 +444,19 @@ pub fn data_driven_name(file: &Path) -> String {
 impl DataDrivenCase {
     /// This case as a plan case read from `file`.
     pub fn to_case(&self, file: &Path) -> Case {
+        // The simulated user's turns are the last step: their settings, and the checks
+        // on the last answer.
+        let simulated = self
+            .user
+            .as_ref()
+            .map(|u| ("user.response".to_owned(), &u.turns));
         let interactions: Vec<Step> = self
             .interactions
             .iter()
             .enumerate()
-            .map(|(i, it)| {
-                let base = format!("interactions[{i}].response");
+            .map(|(i, it)| (format!("interactions[{i}].response"), it))
+            .chain(simulated)
+            .map(|(base, it)| {
                 let mut checks = Vec::new();
                 if let Some(text) = &it.response.text {
                     push_tests(
@@ -504,6 +515,17 @@ impl DataDrivenCase {
                 "continue_conversation": it.continue_conversation,
             })).collect::<Vec<_>>(),
         });
+        // The simulated user's brief is an input: only cases with one hash it, so every
+        // other id stays as it was.
+        let inputs = match &self.user {
+            None => inputs,
+            Some(user) => {
+                let mut inputs = inputs;
+                inputs["user"] = serde_json::to_value(&user.brief).unwrap_or_default();
+                inputs["user"]["chat_filter"] = serde_json::json!(user.turns.chat_filter.name());
+                inputs
+            }
+        };
         Case {
             id: hash_inputs(&inputs).into(),
             name: data_driven_name(file).into(),
@@ -526,6 +548,7 @@ impl DataDrivenCase {
             timeout: seconds(self.timeout_in_seconds),
             interactions,
             failure_patterns: self.failure_patterns.clone().unwrap_or_default().into(),
+            user: self.user.as_ref().map(|u| Box::new(u.brief.clone())),
             quarantine: None,
             first_sample: 0,
         }
@@ -723,6 +746,7 @@ impl TestSpec {
                 checks,
             }],
             failure_patterns: Box::default(),
+            user: self.user.map(Box::new),
             quarantine: None,
             first_sample: 0,
         }
@@ -978,6 +1002,7 @@ mod tests {
             timeout: None,
             interactions: vec![],
             failure_patterns: Box::default(),
+            user: None,
             quarantine: None,
             first_sample: 0,
         }

@@ -153,6 +153,11 @@ pub enum ErrorKind {
     Function,
     /// See [`ConnectError::NoCassette`].
     NoCassette,
+    /// The simulated user failed its contract, not the agent: it broke its brief (the
+    /// judge found a fact it was not given, or a goal it was not set), never ended the
+    /// conversation within `max_turns`, answered in a shape it may not, or its model
+    /// could not be reached.
+    Simulator,
 }
 
 impl ErrorKind {
@@ -173,6 +178,7 @@ impl ErrorKind {
             ErrorKind::Panic => "panic",
             ErrorKind::Function => "function",
             ErrorKind::NoCassette => "no_cassette",
+            ErrorKind::Simulator => "simulator",
         }
     }
 }

@@ -42,6 +42,16 @@ const TRANSCRIPT_ANSWER_CHARS: usize = 4_000;
 /// make the judge's prompt unbounded.
 pub fn transcript(response: &crate::Response) -> String {
     let mut out = String::new();
+    if !response.conversation.is_empty() {
+        out.push_str("The conversation, in order:\n");
+        for said in &response.conversation {
+            out.push_str(&format!(
+                "{}: {}\n",
+                said.by,
+                cut(&said.text, TRANSCRIPT_VALUE_CHARS)
+            ));
+        }
+    }
     if response.tool_calls.is_empty() {
         out.push_str("No tool calls were made.\n");
     } else {

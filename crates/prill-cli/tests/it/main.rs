@@ -46,6 +46,7 @@ mod secrets;
 mod selection;
 mod sentinel;
 mod serve;
+mod simulated_users;
 mod stop_reasons;
 mod stored_reports;
 mod support;

@@ -8,7 +8,8 @@ use prill_run::{Event, UnitReport};
 use super::{
     Check, CheckOutcome, Dialect, Error, Evaluation, GateAtRate, Gates, Interaction, Line,
     Location, PassRates, Quarantine, RatioGate, Record, ReliabilityPlan, Report, SCHEMA_VERSION,
-    Sample, Status, Summary, Tally, Threshold, TrajectoryCall, Turn, Unit, UnitId, Usage, Waived,
+    Sample, Status, Summary, Tally, Threshold, TrajectoryCall, Turn, Unit, UnitId, Usage, UserStop,
+    UserTurn, Waived,
 };
 
 impl Report {
@@ -256,6 +257,13 @@ impl From<&InteractionReport> for Interaction {
                 })
                 .collect(),
             steps: i.call.steps.clone(),
+            user: i.user.as_ref().map(|u| UserTurn {
+                simulated: u.simulated,
+                stop: u.stop.as_ref().map(|s| UserStop {
+                    reason: s.reason,
+                    said: s.said.clone(),
+                }),
+            }),
         }
     }
 }

@@ -657,6 +657,32 @@ pub struct Interaction {
     /// `max_iterations`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<Value>,
+    /// In a conversation with a simulated user: who wrote `sent`, and on the last
+    /// interaction how the user ended the conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserTurn>,
+}
+
+/// One turn of a conversation with a simulated user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct UserTurn {
+    /// Whether the simulator wrote the message (else the test's script did).
+    pub simulated: bool,
+    /// How the user ended the conversation, on the interaction after which it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<UserStop>,
+}
+
+/// How a simulated user ended its conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct UserStop {
+    /// The reason it gave: `done`, `gave_up` or `agent_failed`.
+    pub reason: prill_spec::model::user::StopReason,
+    /// What it said as it ended, which was not sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<String>,
 }
 
 /// One model call of a tool loop.

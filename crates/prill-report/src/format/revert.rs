@@ -49,7 +49,7 @@ pub enum RevertError {
 }
 
 /// Every error kind, so that a kind's name finds its kind.
-const ERROR_KINDS: [ErrorKind; 14] = [
+const ERROR_KINDS: [ErrorKind; 15] = [
     ErrorKind::Unreachable,
     ErrorKind::UnknownAgent,
     ErrorKind::Status,
@@ -64,6 +64,7 @@ const ERROR_KINDS: [ErrorKind; 14] = [
     ErrorKind::Panic,
     ErrorKind::Function,
     ErrorKind::NoCassette,
+    ErrorKind::Simulator,
 ];
 
 impl Line {
@@ -305,6 +306,13 @@ impl TryFrom<&Interaction> for InteractionReport {
             checks: i.checks.iter().map(CheckResult::from).collect(),
             error: i.error.as_ref().map(ErrorInfo::try_from).transpose()?,
             call,
+            user: i.user.as_ref().map(|u| prill_run::events::UserTurn {
+                simulated: u.simulated,
+                stop: u.stop.as_ref().map(|s| prill_run::events::UserStop {
+                    reason: s.reason,
+                    said: s.said.clone(),
+                }),
+            }),
         })
     }
 }

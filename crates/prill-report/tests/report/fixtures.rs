@@ -133,6 +133,7 @@ pub(crate) fn sample(
             checks,
             error,
             call: CallInfo::default(),
+            user: None,
         }],
         error: None,
     }

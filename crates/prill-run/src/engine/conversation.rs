@@ -44,19 +44,83 @@ pub(super) async fn conversation(
             ),
         });
     };
-    let headers = request_metadata(metadata.as_deref(), sample);
-    let mut session: Option<Box<dyn Conversation>> = None;
-    let mut carry = Carry::default();
-    for (index, step) in case.interactions.iter().enumerate() {
-        let conv = match &mut session {
-            Some(conv) => conv,
-            None => session.insert(connector.open(agent).await.map_err(|e| error_info(&e))?),
+    let mut talk = Talk {
+        ctx,
+        connector: connector.as_ref(),
+        agent,
+        headers: request_metadata(metadata.as_deref(), sample),
+        use_direct: *use_direct,
+        source: *source,
+        sample,
+        session: None,
+        carry: Carry::default(),
+    };
+    // With a simulated user, the last step is its turns' (their settings, and the checks
+    // on the last answer); the ones before are scripted.
+    let scripted = match &case.user {
+        Some(_) => &case.interactions[..case.interactions.len().saturating_sub(1)],
+        None => &case.interactions[..],
+    };
+    let mut history = Vec::new();
+    let scripted_turn = case.user.as_ref().map(|_| crate::events::UserTurn {
+        simulated: false,
+        stop: None,
+    });
+    for (index, step) in scripted.iter().enumerate() {
+        let Some(response) = talk.turn(step, index, scripted_turn.clone(), out).await? else {
+            return Ok(());
         };
-        let mut request = carry.request(case, step, &headers, *use_direct);
+        history.push((step.input.text.clone(), response));
+    }
+    if let (Some(user), Some(template)) = (case.user.as_deref(), case.interactions.last()) {
+        super::simulated::converse(&mut talk, user, template, history, out).await?;
+    }
+    Ok(())
+}
+
+/// One sample's conversation with its agent as it goes: how it is reached, what every
+/// request carries, and what carries over from one interaction to the next.
+pub(super) struct Talk<'a> {
+    pub(super) ctx: &'a SampleCtx,
+    connector: &'a dyn prill_target::Connector,
+    agent: &'a str,
+    headers: BTreeMap<String, String>,
+    use_direct: bool,
+    source: TrajectorySource,
+    sample: u32,
+    session: Option<Box<dyn Conversation>>,
+    carry: Carry,
+}
+
+impl Talk<'_> {
+    /// Sends `step` as interaction `index`, runs its checks, and reports it into `out`
+    /// (with `user`, who wrote it in a conversation with a simulated user). The response
+    /// as the checks saw it; `None` when the interaction errored, which ends the sample.
+    pub(super) async fn turn(
+        &mut self,
+        step: &Step,
+        index: usize,
+        user: Option<crate::events::UserTurn>,
+        out: &mut Vec<InteractionReport>,
+    ) -> Result<Option<Response>, ErrorInfo> {
+        let ctx = self.ctx;
+        let case = &ctx.case;
+        let conv = match &mut self.session {
+            Some(conv) => conv,
+            None => self.session.insert(
+                self.connector
+                    .open(self.agent)
+                    .await
+                    .map_err(|e| error_info(&e))?,
+            ),
+        };
+        let mut request = self
+            .carry
+            .request(case, step, &self.headers, self.use_direct);
         let parent = ctx
             .tracing
             .as_ref()
-            .map(|(tracing, unit)| tracing.parent(unit, sample, index));
+            .map(|(tracing, unit)| tracing.parent(unit, self.sample, index));
         if let Some(parent) = parent {
             request
                 .metadata
@@ -76,15 +140,16 @@ pub(super) async fn conversation(
                     sent_sly_data,
                     duration: started.elapsed(),
                     error: Some(error_info(&e)),
+                    user,
                     ..InteractionReport::sent(index, step.input.text.clone())
                 });
-                return Ok(());
+                return Ok(None);
             }
         };
         let (mut response, returned_context, mut trajectory) = into_check_response(response);
         let mut turns = Vec::new();
-        if *source == TrajectorySource::Otel {
-            match spans(ctx, agent, index, parent).await {
+        if self.source == TrajectorySource::Otel {
+            match spans(ctx, self.agent, index, parent).await {
                 Ok(spans) => {
                     let read = SpanTrajectory::of(&spans);
                     response.tool_calls = read.calls;
@@ -98,16 +163,17 @@ pub(super) async fn conversation(
                         answer: response.text,
                         duration: started.elapsed(),
                         error: Some(error),
+                        user,
                         ..InteractionReport::sent(index, step.input.text.clone())
                     });
-                    return Ok(());
+                    return Ok(None);
                 }
             }
         }
         let extra = pattern_checks(&case.failure_patterns, index);
         let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
         checks.extend(run_checks(&extra, &response, ctx.judge.as_deref()).await);
-        if ctx.connection == Some(Connection::Mcp) && *source == TrajectorySource::Stream {
+        if ctx.connection == Some(Connection::Mcp) && self.source == TrajectorySource::Stream {
             no_trajectory_over_mcp(&mut checks);
         }
         let call = CallInfo {
@@ -116,27 +182,28 @@ pub(super) async fn conversation(
             ..CallInfo::of(&response, Vec::new())
         };
         note_truncation(&mut checks, &call);
-        if !carry.after(
+        if !self.carry.after(
             step,
             request.sly_data,
             returned_context,
             response.sly_data.as_ref(),
         ) {
             // A clean conversation: a stdio agent gets a fresh process.
-            session = None;
+            self.session = None;
         }
         out.push(InteractionReport {
             sent_sly_data,
-            answer: response.text,
-            structure: response.structure,
-            sly_data: response.sly_data,
+            answer: response.text.clone(),
+            structure: response.structure.clone(),
+            sly_data: response.sly_data.clone(),
             duration: started.elapsed(),
             checks,
             call,
+            user,
             ..InteractionReport::sent(index, step.input.text.clone())
         });
+        Ok(Some(response))
     }
-    Ok(())
 }
 
 /// The agent's spans under `parent`, the context interaction `index` was sent: an
@@ -296,6 +363,7 @@ fn into_check_response(response: AgentResponse) -> (Response, Option<Value>, Vec
         refusal: false,
         messages: Vec::new(),
         end_state: None,
+        conversation: Vec::new(),
     };
     (response, chat_context, steps)
 }

@@ -31,6 +31,7 @@
 
 mod conversation;
 mod model_call;
+mod simulated;
 mod units;
 
 use std::borrow::Cow;
@@ -226,9 +227,12 @@ pub async fn run_plan<'p>(
             None => case.gate,
         };
         let provider = provider_of(&case).and_then(|p| connectors.provider(&p).cloned());
+        let user_provider =
+            model_call::user_provider_of(&case).and_then(|p| connectors.provider(&p).cloned());
         let ctx = UnitCtx {
             unit: unit_id(&case, connection),
             provider,
+            user_provider,
             named_providers: Arc::clone(&named_providers),
             frameworks: connectors.frameworks.clone(),
             connector: connection.and_then(|c| connectors.get(c).cloned()),

@@ -35,6 +35,15 @@ pub(crate) fn provider_of(case: &Case) -> Option<ProviderName> {
     }
 }
 
+/// The provider of a case's simulated user: the one its `user` names, else the one its
+/// model's name implies.
+pub(crate) fn user_provider_of(case: &Case) -> Option<ProviderName> {
+    let user = case.user.as_deref()?;
+    user.provider
+        .clone()
+        .or_else(|| infer_provider(&user.model).map(ProviderName::Kind))
+}
+
 /// Why a model case has no provider to call: none can be told from the model, or the
 /// one named is not configured. `named` are the configured names beyond the kinds.
 fn no_provider(model: &str, wanted: Option<&ProviderName>, named: &[String]) -> String {
@@ -100,6 +109,15 @@ pub(super) async fn model_call(
             .map_err(|e| config_error(e.to_string()))?;
         return Box::pin(crate::frameworks::tool_loop::call(
             ctx, provider, config, out,
+        ))
+        .await;
+    }
+    if case.user.is_some() {
+        // A conversation with a simulated user: the loop of a test with no framework
+        // answers without tools, one model call per turn.
+        let config = prill_spec::model::framework::LoopConfig::default();
+        return Box::pin(crate::frameworks::tool_loop::call(
+            ctx, provider, &config, out,
         ))
         .await;
     }

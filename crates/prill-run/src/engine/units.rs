@@ -89,6 +89,8 @@ pub(super) struct UnitCtx {
     pub(super) unit: UnitId,
     pub(super) case: Arc<Case>,
     pub(super) provider: Option<Arc<dyn Provider>>,
+    /// The provider of the case's simulated user, when it has one and it is configured.
+    pub(super) user_provider: Option<Arc<dyn Provider>>,
     /// The named providers of `[providers]`, for the message when a case has none.
     pub(super) named_providers: Arc<[String]>,
     pub(super) frameworks: Frameworks,
@@ -210,6 +212,7 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
                 let sample = SampleCtx {
                     case: Arc::clone(&ctx.case),
                     provider: ctx.provider.clone(),
+                    user_provider: ctx.user_provider.clone(),
                     named_providers: Arc::clone(&ctx.named_providers),
                     frameworks: ctx.frameworks.clone(),
                     connector: ctx.connector.clone(),
@@ -304,6 +307,7 @@ fn panicked(e: &tokio::task::JoinError) -> SampleReport {
 pub(crate) struct SampleCtx {
     pub(crate) case: Arc<Case>,
     pub(crate) provider: Option<Arc<dyn Provider>>,
+    pub(crate) user_provider: Option<Arc<dyn Provider>>,
     pub(crate) named_providers: Arc<[String]>,
     pub(crate) frameworks: Frameworks,
     pub(super) connector: Option<Arc<dyn Connector>>,

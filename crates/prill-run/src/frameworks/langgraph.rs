@@ -197,6 +197,7 @@ fn answer(run: &GraphRun, intermediate_steps: bool) -> (Response, CallInfo) {
         refusal: false,
         messages: run.raw.clone(),
         end_state: None,
+        conversation: Vec::new(),
     };
     let call = CallInfo {
         turns,

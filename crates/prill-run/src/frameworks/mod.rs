@@ -6,4 +6,5 @@
 mod end_state;
 pub mod fixed;
 pub mod langgraph;
+mod simulated;
 pub mod tool_loop;

@@ -40,12 +40,16 @@ use serde_json::{Value, json};
 use super::end_state;
 use super::fixed::{SpecTools, arguments};
 use crate::engine::{SampleCtx, config_error, error_info, note_truncation};
-use crate::events::{CallInfo, ErrorInfo, InteractionReport, TrajectoryStep, TurnInfo};
+use crate::events::{
+    CallInfo, ErrorInfo, InteractionReport, TrajectoryStep, TurnInfo, UserStop, UserTurn,
+};
+use crate::simulator::Next;
 
 /// How many steps an error message lists before it says how many more there were.
 const STEPS_SHOWN: usize = 12;
 
-/// Runs the case's tool loop and checks its final answer.
+/// Runs the case's tool loop and checks its final answer; with a simulated user, one
+/// loop per user turn, on one conversation, until the user ends it.
 pub(crate) async fn call(
     ctx: &SampleCtx,
     provider: &Arc<dyn Provider>,
@@ -56,18 +60,75 @@ pub(crate) async fn call(
     if !matches!(case.target, Target::Model { .. }) {
         return Ok(());
     }
-    let request = crate::model::model_request(case).map_err(|e| config_error(e.to_string()))?;
-    let mut tools = start_tools(ctx, config)?;
     let step = &case.interactions[0];
     let limit = step.timeout.or(case.timeout).unwrap_or(DEFAULT_TIMEOUT);
-    let mut run = Run::new(request, config.intermediate_steps);
-    let outcome = run.go(provider.as_ref(), &mut tools, config, limit).await;
-    let (final_answer, mut error) = match outcome {
-        Ok(answer) => (Some(answer), None),
-        Err(error) => (None, Some(error)),
+    let mut user = match case.user.as_deref() {
+        Some(brief) => Some(super::simulated::start(ctx, brief, limit)?),
+        None => None,
     };
-    let mut response = run.check_response(final_answer.as_ref());
-    if let (None, Some(lists)) = (&error, end_state::wanted(&step.checks)) {
+    // The test's own first message, else the simulated user's.
+    let opening = match &mut user {
+        Some(sim) if step.input.text.is_none() => Some(super::simulated::opening(sim).await?),
+        _ => None,
+    };
+    let request = crate::model::model_request_opening(case, opening.as_ref().map(|o| o.0.as_str()))
+        .map_err(|e| config_error(e.to_string()))?;
+    let mut tools = start_tools(ctx, config)?;
+    let mut run = Run::new(request, config.intermediate_steps);
+    let mut sent = opening
+        .as_ref()
+        .map(|o| o.0.clone())
+        .or_else(|| step.input.text.clone());
+    let mut turn = user.as_ref().map(|_| UserTurn {
+        simulated: opening.as_ref().is_some_and(|o| o.1),
+        stop: None,
+    });
+    let mut conversation = Vec::new();
+    let last = loop {
+        let mark = run.mark();
+        let began = Instant::now();
+        let outcome = run.go(provider.as_ref(), &mut tools, config, limit).await;
+        let index = out.len();
+        let (answer, error) = match outcome {
+            Ok(answer) => (Some(answer), None),
+            Err(error) => (None, Some(error)),
+        };
+        let call = run.call_info_since(mark, answer.as_ref(), error.is_some());
+        out.push(InteractionReport {
+            answer: answer.as_ref().map(|a| a.text.clone()),
+            duration: began.elapsed(),
+            error,
+            call,
+            user: turn.take(),
+            ..InteractionReport::sent(index, sent.take())
+        });
+        let Some(answer) = answer else {
+            return Ok(());
+        };
+        let Some(sim) = &mut user else {
+            break answer;
+        };
+        match super::simulated::after(sim, &answer.text, &mut conversation).await? {
+            Next::Say { text, simulated } => {
+                run.request.messages.push(ChatMessage::User(text.clone()));
+                sent = Some(text);
+                turn = Some(UserTurn {
+                    simulated,
+                    stop: None,
+                });
+            }
+            Next::End { reason, said } => {
+                if let Some(report) = out.last_mut().and_then(|r| r.user.as_mut()) {
+                    report.stop = Some(UserStop { reason, said });
+                }
+                break answer;
+            }
+        }
+    };
+    let mut response = run.check_response(Some(&last));
+    response.conversation = conversation;
+    let mut error = None;
+    if let Some(lists) = end_state::wanted(&step.checks) {
         let fresh = || {
             start_tools(ctx, config)
                 .map(|t| Box::new(t) as Box<dyn ToolSession>)
@@ -79,23 +140,17 @@ pub(crate) async fn call(
         }
     }
     drop(tools);
-    let call = run.call_info(&response, error.is_some());
-    let checks = match (&error, &final_answer) {
-        (None, Some(_)) => {
-            let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
-            note_truncation(&mut checks, &call);
-            checks
-        }
-        _ => Vec::new(),
+    let Some(report) = out.last_mut() else {
+        return Ok(());
     };
-    out.push(InteractionReport {
-        answer: final_answer.map(|a| a.text),
-        duration: run.started.elapsed(),
-        checks,
-        error,
-        call,
-        ..InteractionReport::sent(0, step.input.text.clone())
-    });
+    match error {
+        Some(error) => report.error = Some(error),
+        None => {
+            let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
+            note_truncation(&mut checks, &report.call);
+            report.checks = checks;
+        }
+    }
     Ok(())
 }
 
@@ -158,7 +213,12 @@ impl Run {
         config: &LoopConfig,
         limit: Duration,
     ) -> Result<ModelResponse, ErrorInfo> {
-        for turn in 1..=config.max_iterations {
+        for _ in 0..config.max_iterations {
+            // Turns are numbered over the whole conversation: a simulated user's next
+            // message starts the agent's next answer where the last one ended.
+            let turn = u32::try_from(self.turns.len())
+                .unwrap_or(u32::MAX)
+                .saturating_add(1);
             let called = Instant::now();
             let response = complete(provider, &self.request, config.retry_policy)
                 .await
@@ -334,15 +394,40 @@ impl Run {
             refusal: last.is_some_and(|r| r.refusal),
             messages: last.map(|r| r.raw.values()).unwrap_or_default(),
             end_state: None,
+            conversation: Vec::new(),
         }
     }
 
-    /// The report's call info: totals, turns, trajectory, and the steps (always
-    /// gathered; the caller drops them when they were not asked for and nothing failed).
-    fn call_info(&self, response: &Response, failed: bool) -> CallInfo {
-        let mut call = CallInfo::of(response, self.notes.clone());
-        call.turns = self.turns.clone();
-        call.trajectory = self.trajectory.clone();
+    /// Where the run is: its model calls and tool calls so far.
+    fn mark(&self) -> (usize, usize) {
+        (self.turns.len(), self.trajectory.len())
+    }
+
+    /// The report's call info of what the run did since `mark` (one answer of the
+    /// agent): its turns and trajectory, their usage summed, the first turn's time to
+    /// first byte, the answer's stop reason; and the steps of the whole conversation
+    /// (always gathered; the caller drops them when they were not asked for and
+    /// nothing failed).
+    fn call_info_since(
+        &self,
+        mark: (usize, usize),
+        answer: Option<&ModelResponse>,
+        failed: bool,
+    ) -> CallInfo {
+        let turns = &self.turns[mark.0.min(self.turns.len())..];
+        let answer = answer.or(self.last.as_ref());
+        let mut call = CallInfo {
+            usage: turns
+                .iter()
+                .fold(None, |sum, t| TokenUsage::sum(sum, t.usage)),
+            time_to_first_byte: turns.first().and_then(|t| t.time_to_first_byte),
+            stop_reason: answer.and_then(|r| r.stop_reason.clone()),
+            refusal: answer.is_some_and(|r| r.refusal),
+            notes: self.notes.clone(),
+            ..CallInfo::default()
+        };
+        call.turns = turns.to_vec();
+        call.trajectory = self.trajectory[mark.1.min(self.trajectory.len())..].to_vec();
         if self.keep_steps || failed {
             call.steps = self.request.messages.iter().map(step_json).collect();
         }

@@ -7,6 +7,7 @@ mod known_rate;
 mod last_run;
 mod otel_trajectory;
 mod scope;
+mod simulated_user;
 mod suite;
 mod tool_loop;
 mod use_direct;

@@ -35,6 +35,8 @@ pub type JsonMap = serde_json::Map<String, serde_json::Value>;
 }]))]
 // A case has one gate.
 #[schemars(extend("not" = {"required": ["success_ratio", "reliability"]}))]
+// A conversation: scripted interactions, a simulated user, or both.
+#[schemars(extend("anyOf" = [{"required": ["interactions"]}, {"required": ["user"]}]))]
 // Over `mcp` neuro-san answers with the final message only: no trajectory to check.
 #[schemars(extend(
     "if" = {
@@ -78,7 +80,8 @@ pub struct DataDrivenCase {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub timeout_in_seconds: Option<f64>,
-    /// The conversation, in order.
+    /// The conversation, in order (may be left out when a `user` carries it).
+    #[serde(default)]
     #[schemars(length(min = 1))]
     pub interactions: Vec<Interaction>,
     /// Texts that must not appear in any answer (neuro-san's load-test files).
@@ -89,6 +92,59 @@ pub struct DataDrivenCase {
     /// OpenTelemetry spans it exports to the run's receiver.
     #[serde(default, skip_serializing_if = "TrajectorySource::is_stream")]
     pub trajectory: TrajectorySource,
+    /// A simulated user that carries the conversation on after `interactions` (a Prill
+    /// extension, `docs/conversations.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<DataDrivenUser>,
+}
+
+/// A data-driven case's `user`: the simulated user's brief, and the settings and checks
+/// of its turns: `chat_filter` and `timeout_in_seconds` apply to every simulated turn,
+/// `response` checks the agent's last answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DataDrivenUser {
+    /// The brief.
+    #[serde(flatten)]
+    pub brief: super::user::SimulatedUser,
+    /// Its turns' settings and the checks on the last answer (`text` is always `None`).
+    #[serde(flatten)]
+    pub turns: Interaction,
+}
+
+/// The keys of a data-driven `user` beyond the brief's.
+pub const USER_TURN_KEYS: [&str; 3] = ["response", "chat_filter", "timeout_in_seconds"];
+
+impl JsonSchema for DataDrivenUser {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DataDrivenUser".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut schema = super::user::SimulatedUser::json_schema(generator);
+        let response = generator.subschema_for::<ResponseChecks>();
+        let filter = generator.subschema_for::<ChatFilter>();
+        if let Some(properties) = schema
+            .get_mut("properties")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            properties.insert("response".into(), serde_json::json!({
+                "description": "The checks on the agent's last answer, when the user has ended the conversation.",
+                "allOf": [response]
+            }));
+            properties.insert(
+                "chat_filter".into(),
+                serde_json::json!({
+                    "description": "How much the server sends back on each simulated turn.",
+                    "allOf": [filter]
+                }),
+            );
+            properties.insert(
+                "timeout_in_seconds".into(),
+                serde_json::json!({"description": "A limit on each simulated turn, in seconds.", "type": "number", "exclusiveMinimum": 0}),
+            );
+        }
+        schema
+    }
 }
 
 /// Where a case's trajectory comes from.

@@ -14,3 +14,4 @@ pub mod quarantine;
 pub mod sentinel;
 pub mod state;
 pub mod trajectory;
+pub mod user;

@@ -78,6 +78,10 @@ pub struct TestSpec {
     /// Labels for selection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
+    /// A simulated user that carries the conversation on after `inputs` (a Prill
+    /// extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<super::user::SimulatedUser>,
 }
 
 /// A collection of tests with shared defaults.
@@ -156,6 +160,8 @@ pub struct SuiteTest {
     pub reliability: Option<super::gate::Reliability>,
     /// See [`TestSpec::tags`].
     pub tags: Option<Vec<String>>,
+    /// See [`TestSpec::user`].
+    pub user: Option<super::user::SimulatedUser>,
 }
 
 /// A suite's defaults: any [`TestSpec`] field but `name`.
@@ -210,6 +216,9 @@ pub struct Defaults {
     /// See [`TestSpec::tags`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
+    /// See [`TestSpec::user`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<super::user::SimulatedUser>,
 }
 
 /// What to send to the model. At least one field must say something: an empty

@@ -100,6 +100,12 @@ impl TestSpec {
         write_inputs(&self.inputs, &mut inputs);
         hasher.update(&inputs);
         hasher.update(parts.after(self));
+        // The simulated user's brief is an input too: another goal is another test.
+        // Only cases with one hash it, so every other id stays as it was.
+        if let Some(user) = &self.user {
+            hasher.update(br#","user":"#);
+            hasher.update(serde_json::to_vec(user).unwrap_or_default());
+        }
         hasher.update(b"}");
         short_id(HashWriter(hasher))
     }
@@ -250,6 +256,7 @@ mod tests {
             timeout_ms: None,
             reliability: None,
             tags: None,
+            user: None,
         }
     }
 

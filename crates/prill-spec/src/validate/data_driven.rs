@@ -17,7 +17,7 @@ use crate::model::data_driven::{
 };
 use crate::node::{Node, Value};
 
-const TOP_KEYS: [&str; 10] = [
+const TOP_KEYS: [&str; 11] = [
     "agent",
     "connections",
     "success_ratio",
@@ -28,6 +28,7 @@ const TOP_KEYS: [&str; 10] = [
     "interactions",
     "failure_patterns",
     "trajectory",
+    "user",
 ];
 
 const INTERACTION_KEYS: [&str; 6] = [
@@ -99,6 +100,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
         None => Some(TrajectorySource::Stream),
     };
     let otel = source == Some(TrajectorySource::Otel);
+    let user = optional(root, "user", |n| user(n, &at.key("user"), otel, cx));
     let interactions = match root.get("interactions") {
         Some(node) => {
             let at = at.key("interactions");
@@ -110,6 +112,8 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
                     .collect::<Vec<_>>()
             })
         }
+        // A simulated user may carry the whole conversation.
+        None if root.get("user").is_some() => Some(Vec::new()),
         None => {
             cx.missing(root, &at, "interactions", "a list of interactions");
             None
@@ -133,6 +137,50 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
         interactions: interactions?,
         failure_patterns: failure_patterns?,
         trajectory: source?,
+        user: user?,
+    })
+}
+
+/// `user`: the simulated user's brief, with the settings of its turns (`chat_filter`,
+/// `timeout_in_seconds`) and the checks on the last answer (`response`).
+fn user(
+    node: &Node,
+    at: &At,
+    otel: bool,
+    cx: &mut Cx,
+) -> Option<crate::model::data_driven::DataDrivenUser> {
+    use crate::model::data_driven::USER_TURN_KEYS;
+    let before = cx.errors();
+    let brief = super::user::user(node, at, &USER_TURN_KEYS, cx);
+    let timeout_in_seconds = optional(node, "timeout_in_seconds", |n| {
+        cx.positive_seconds(n, &at.key("timeout_in_seconds"))
+    });
+    let chat_filter = match present(node, "chat_filter") {
+        None => Some(ChatFilter::Minimal),
+        Some(n) => chat_filter(n, &at.key("chat_filter"), cx),
+    };
+    let response = match present(node, "response") {
+        None => Some(ResponseChecks::default()),
+        Some(n) => {
+            if let (Some(filter), false) = (chat_filter, otel) {
+                trajectory::needs_maximal(filter, n, at, cx);
+            }
+            response(n, &at.key("response"), cx)
+        }
+    };
+    if cx.errors() > before {
+        return None;
+    }
+    Some(crate::model::data_driven::DataDrivenUser {
+        brief: brief?,
+        turns: Interaction {
+            text: None,
+            sly_data: None,
+            timeout_in_seconds: timeout_in_seconds?,
+            chat_filter: chat_filter?,
+            continue_conversation: true,
+            response: response?,
+        },
     })
 }
 

@@ -11,6 +11,7 @@ pub(crate) mod gate;
 pub(crate) mod history;
 pub(crate) mod quarantine;
 pub(crate) mod sentinel;
+pub(crate) mod user;
 
 /// [`load_config`] with each error as `path: message`.
 #[cfg(test)]

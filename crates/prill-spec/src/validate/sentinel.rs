@@ -20,7 +20,7 @@ use crate::model::sentinel::{
 };
 use crate::node::{Node, Span, Value};
 
-const SPEC_KEYS: [&str; 15] = [
+const SPEC_KEYS: [&str; 16] = [
     "name",
     "model",
     "inputs",
@@ -36,6 +36,7 @@ const SPEC_KEYS: [&str; 15] = [
     "timeout_ms",
     "reliability",
     "tags",
+    "user",
 ];
 
 const SUITE_KEYS: [&str; 7] = [
@@ -444,6 +445,9 @@ fn fields(node: &Node, at: &At, cx: &mut Cx) -> Defaults {
         tags: flat(optional(node, "tags", |n| {
             cx.string_list(n, &at.key("tags"))
         })),
+        user: flat(optional(node, "user", |n| {
+            super::user::user(n, &at.key("user").model("SimulatedUser"), &[], cx)
+        })),
     }
 }
 
@@ -453,7 +457,7 @@ fn pick<T: Clone>(set: bool, own: Option<T>, default: &Option<T>) -> Option<T> {
 }
 
 /// `provider`: one of Sentinel's five, or a name from `[providers]` of `prill.toml`.
-fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderName> {
+pub(crate) fn provider(node: &Node, at: &At, cx: &mut Cx) -> Option<ProviderName> {
     let configured: Vec<String> = cx
         .providers
         .keys()
@@ -552,6 +556,7 @@ fn resolve(
         timeout_ms: pick(set("timeout_ms"), own.timeout_ms, &defaults.timeout_ms),
         reliability: pick(set("reliability"), own.reliability, &defaults.reliability),
         tags: pick(set("tags"), own.tags, &defaults.tags),
+        user: pick(set("user"), own.user, &defaults.user),
     })
 }
 

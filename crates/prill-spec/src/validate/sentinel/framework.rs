@@ -39,6 +39,18 @@ pub(super) fn each(tests: &[Checked<'_>], defaults: Option<&Node>, cx: &mut Cx) 
         let Some(framework) = t.test.framework else {
             continue;
         };
+        if framework == Framework::Langgraph
+            && let Some((path, node, at)) = t.field("user", defaults)
+        {
+            let d = Diagnostic::new(
+                "user-unsupported",
+                path,
+                "a simulated user cannot talk to a LangGraph run",
+            )
+            .at(node.span)
+            .help("a simulated user talks to Prill's own tool loop (`openai-sdk`, `claude-sdk`, `strands`) or to a model with no framework");
+            cx.own(d, &at, "`user` is Prill's extension to the dialect", None);
+        }
         if let (Err(problems), Some((path, node, at))) = (
             FrameworkConfig::parse(framework, t.test.framework_config.as_ref()),
             t.field("framework_config", defaults),

@@ -1,0 +1,407 @@
+//! Simulated users end to end, against the fake OpenAI server playing all three parts:
+//! the agent (a tool loop over the retail domain of `fixtures/retail/`), the simulated
+//! customer (a request that offers `end_conversation`), and the judge (a structured
+//! verdict). A conversation the customer ends as done, with the database as its
+//! reference actions leave it, passes; the planted simulator faults (a customer that
+//! states a fact outside its brief, one that never calls `end_conversation`) are
+//! errors of kind `simulator` in `prill run` and the `simulator` mode in `prill assess`,
+//! never failures of the agent.
+
+use std::path::{Path, PathBuf};
+
+use prill_testkit::providers::Reply;
+use prill_testkit::providers::openai::FakeOpenAi;
+use serde_json::{Value, json};
+
+use crate::support::{
+    expected, judge_verdict, output_text, prill_isolated, run_args, runtime, unit, verdicts, write,
+};
+
+fn retail() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retail")
+}
+
+/// The tests: one customer of each kind, on the retail tools.
+const TESTS: &str = r##"
+tests:
+  - name: a customer who gets the order cancelled
+    inputs: {system_prompt: "You are the shop's support agent."}
+    user:
+      goal: Get order #W2611340 cancelled because you no longer need it, and learn the refund.
+      persona: Mia Garcia, polite and brief.
+      facts: {email: mia.garcia@example.com, order: "#W2611340", reason: no longer needed}
+      model: gpt-4o-mini
+      max_turns: 4
+    assertions:
+      - expect_state:
+          replay: [{tool: cancel_pending_order, args: {order_id: "#W2611340", reason: no longer needed}}]
+      - trajectory_gist: the agent cancels the order the customer asked about
+  - name: a customer who invents a phone number
+    inputs: {query: "[phone] I want to cancel #W2611340"}
+    user:
+      goal: Get order #W2611340 cancelled.
+      facts: {order: "#W2611340"}
+      model: gpt-4o-mini
+    assertions: [{must_contain: cancel}]
+  - name: a customer who never says goodbye
+    inputs: {query: "[chatty] I want to cancel #W2611340"}
+    user:
+      goal: Get order #W2611340 cancelled.
+      facts: {order: "#W2611340"}
+      model: gpt-4o-mini
+      max_turns: 3
+    assertions: [{must_contain: cancel}]
+"##;
+
+/// The user's messages of a request, in order.
+fn user_texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The three parts the fake plays, told apart by what each request carries.
+fn play(body: &Value) -> Option<Reply> {
+    let text = body.to_string();
+    if body.get("response_format").is_some() {
+        // The judge: of a simulated turn (fails one that states a phone number), or of
+        // the trajectory.
+        let latest = text
+            .rsplit("The user's latest message:")
+            .next()
+            .unwrap_or_default();
+        return Some(if latest.contains("555-0100") {
+            judge_verdict(false, "the user states a phone number it was not given")
+        } else {
+            judge_verdict(true, "as asked")
+        });
+    }
+    if text.contains("\"end_conversation\"") {
+        return Some(customer(body));
+    }
+    Some(agent(body))
+}
+
+/// The simulated customer: by its own turns so far, and the kind of customer.
+fn customer(body: &Value) -> Reply {
+    let text = body.to_string();
+    let own = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "assistant")
+        .count();
+    let first = text.contains("(The agent is waiting for your message.)");
+    if text.contains("[phone]") {
+        return Reply::text("Sure, my phone number is 555-0100.");
+    }
+    if text.contains("[chatty]") {
+        return Reply::text("Also, one more question.");
+    }
+    match (first, own) {
+        (true, 0) => Reply::text("Hi, please cancel my order #W2611340, I no longer need it."),
+        _ => Reply::tool_call("end_conversation", json!({"reason": "done"})),
+    }
+}
+
+/// The agent: cancels when asked, then says so.
+fn agent(body: &Value) -> Reply {
+    let asked = user_texts(body).join(" ");
+    let tools = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .count();
+    let last_is_user = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .is_some_and(|m| m["role"] == "user");
+    if asked.contains("no longer need") && tools == 0 {
+        return Reply::tool_call(
+            "cancel_pending_order",
+            json!({"order_id": "#W2611340", "reason": "no longer needed"}),
+        );
+    }
+    if last_is_user {
+        return Reply::text("I can cancel that: which order, and why?");
+    }
+    Reply::text("Your order #W2611340 is cancelled; 104.92 goes back to your card.")
+}
+
+fn setup() -> (
+    tokio::runtime::Runtime,
+    FakeOpenAi,
+    tempfile::TempDir,
+    Vec<(&'static str, String)>,
+) {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.respond_with(play);
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["tools.py", "db.json"] {
+        std::fs::copy(retail().join(name), dir.path().join(name)).unwrap();
+    }
+    let fixture = std::fs::read_to_string(retail().join("retail.yaml")).unwrap();
+    let defaults = &fixture[..fixture.find("\ntests:").unwrap()];
+    write(dir.path(), "customers.yaml", &format!("{defaults}{TESTS}"));
+    let env = vec![
+        ("OPENAI_BASE_URL", fake.base_url()),
+        ("OPENAI_API_KEY", "sk-fake".to_owned()),
+    ];
+    (rt, fake, dir, env)
+}
+
+#[test]
+fn planted_simulator_faults_are_the_simulators_errors_and_a_good_conversation_passes() {
+    let (_rt, _fake, dir, env) = setup();
+    let judge = [
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--no-cache",
+        "--show-transcript",
+    ];
+    let (out, report) = run_args(dir.path(), "customers.yaml", &judge, &env);
+    let all = output_text(&out);
+    assert_eq!(
+        verdicts(&report),
+        expected(&[
+            ("a customer who gets the order cancelled", "passed"),
+            ("a customer who invents a phone number", "errored"),
+            ("a customer who never says goodbye", "errored"),
+        ]),
+        "{all}"
+    );
+    let good = &unit(&report, "a customer who gets the order cancelled")["samples"][0];
+    let turns = good["interactions"].as_array().unwrap();
+    assert_eq!(turns.len(), 1, "{good}");
+    assert_eq!(turns[0]["user"]["simulated"], true);
+    assert_eq!(turns[0]["user"]["stop"]["reason"], "done");
+    assert_eq!(
+        turns[0]["sent"],
+        "Hi, please cancel my order #W2611340, I no longer need it."
+    );
+    for name in [
+        "a customer who invents a phone number",
+        "a customer who never says goodbye",
+    ] {
+        let sample = &unit(&report, name)["samples"][0];
+        assert_eq!(sample["error"]["kind"], "simulator", "{sample}");
+    }
+    let phone = &unit(&report, "a customer who invents a phone number")["samples"][0];
+    assert!(
+        phone["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("broke its brief (a simulator fault, not the agent's): the user states a phone number it was not given"),
+        "{phone}"
+    );
+    assert!(
+        all.contains("error (simulator): the simulated user did not call `end_conversation` within max_turns (3)"),
+        "the transcript of a failing sample says whose fault it was: {all}"
+    );
+    assert!(
+        all.contains("sent (scripted user): [chatty] I want to cancel #W2611340")
+            && all.contains("sent (simulated user): Also, one more question."),
+        "the transcript says who wrote each message: {all}"
+    );
+}
+
+#[test]
+fn prill_assess_gives_simulator_faults_a_mode_of_their_own() {
+    let (_rt, _fake, dir, env) = setup();
+    let out = prill_isolated(
+        dir.path(),
+        &[
+            "assess",
+            "customers.yaml",
+            "--samples",
+            "2",
+            "--judge",
+            "openai:gpt-4o-mini",
+            "--no-cache",
+            "--json",
+            "assessment.json",
+        ],
+        &env,
+    );
+    let all = output_text(&out);
+    let assessment: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("assessment.json")).unwrap())
+            .unwrap_or_else(|e| panic!("{e}: {all}"));
+    let cases = assessment["cases"].as_array().unwrap();
+    let modes = |name: &str| -> Vec<String> {
+        cases
+            .iter()
+            .find(|c| c["name"].as_str().is_some_and(|n| n.starts_with(name)))
+            .unwrap_or_else(|| panic!("{name} in {assessment}"))["modes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["label"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    for name in [
+        "a customer who invents a phone number",
+        "a customer who never says goodbye",
+    ] {
+        let found = modes(name);
+        assert!(
+            found
+                .iter()
+                .any(|m| m.contains("the simulated user broke its contract")),
+            "{name}: {found:?}"
+        );
+    }
+    assert!(modes("a customer who gets the order cancelled").is_empty());
+}
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/conversations")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// The fan of `fixtures/conversations/music_fan.hocon`, and the judge.
+fn fan(body: &Value) -> Option<Reply> {
+    if body.get("response_format").is_some() {
+        return Some(judge_verdict(true, "within its brief"));
+    }
+    let own = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "assistant")
+        .count();
+    Some(match own {
+        // Its own turns: the scripted question is the first.
+        1 => Reply::text("Where were they from?"),
+        _ => Reply::tool_call("end_conversation", json!({"reason": "done"})),
+    })
+}
+
+#[test]
+fn a_data_driven_case_carries_on_with_a_simulated_user_after_its_scripted_turns() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.respond_with(fan);
+    let env = [
+        ("OPENAI_BASE_URL", fake.base_url()),
+        ("OPENAI_API_KEY", "sk-fake".to_owned()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let file = fixture("music_fan.hocon");
+    let args = ["--demo", "--judge", "openai:gpt-4o-mini", "--no-cache"];
+    let (out, report) = run_args(dir.path(), &file, &args, &env);
+    let all = output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let sample = &report["units"][0]["samples"][0];
+    let turns = sample["interactions"].as_array().unwrap();
+    let who: Vec<(&str, bool)> = turns
+        .iter()
+        .map(|t| {
+            (
+                t["sent"].as_str().unwrap(),
+                t["user"]["simulated"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        who,
+        [
+            ("Who did Yellow Submarine?", false),
+            ("Where were they from?", true)
+        ]
+    );
+    assert_eq!(turns[1]["user"]["stop"]["reason"], "done");
+    let checks: Vec<&str> = turns[1]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(checks, ["user.response.text.keywords"], "{sample}");
+    assert_eq!(
+        turns[0]["checks"][0]["path"],
+        "interactions[0].response.structure.answer.keywords"
+    );
+}
+
+/// The support agent and the customer of `fixtures/conversations/shop_customer.yaml`.
+fn shop(body: &Value) -> Option<Reply> {
+    let text = body.to_string();
+    if body.get("response_format").is_some() {
+        return Some(judge_verdict(true, "as asked"));
+    }
+    let own = |role: &str| {
+        body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == role)
+            .count()
+    };
+    if text.contains("\"end_conversation\"") {
+        return Some(match own("assistant") {
+            0 => Reply::text("Hi, please cancel my order #W1."),
+            1 => Reply::text("Yes, I confirm."),
+            _ => Reply::tool_call("end_conversation", json!({"reason": "done"})),
+        });
+    }
+    Some(match (text.contains("I confirm"), own("tool")) {
+        (false, 0) => Reply::tool_call("find_order", json!({"order_id": "#W1"})),
+        (false, _) => Reply::text("Order #W1 is pending. Shall I cancel it?"),
+        (true, 1) => Reply::tool_call("cancel_order", json!({"order_id": "#W1"})),
+        (true, _) => Reply::text("Order #W1 is cancelled."),
+    })
+}
+
+#[test]
+fn a_simulated_customer_opens_the_conversation_and_a_mock_checks_what_it_received() {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.respond_with(shop);
+    let env = [
+        ("OPENAI_BASE_URL", fake.base_url()),
+        ("OPENAI_API_KEY", "sk-fake".to_owned()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let file = fixture("shop_customer.yaml");
+    let args = ["--judge", "openai:gpt-4o-mini", "--no-cache"];
+    let (out, report) = run_args(dir.path(), &file, &args, &env);
+    let all = output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let turns = report["units"][0]["samples"][0]["interactions"]
+        .as_array()
+        .unwrap();
+    let sent: Vec<&str> = turns.iter().map(|t| t["sent"].as_str().unwrap()).collect();
+    assert_eq!(sent, ["Hi, please cancel my order #W1.", "Yes, I confirm."]);
+    let trajectory: Vec<(u64, &str)> = turns
+        .iter()
+        .flat_map(|t| t["trajectory"].as_array().unwrap())
+        .map(|c| (c["turn"].as_u64().unwrap(), c["tool"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        trajectory,
+        [(1, "find_order"), (3, "cancel_order")],
+        "model calls are numbered over the whole conversation"
+    );
+    let checks: Vec<(&str, &str)> = turns[1]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap(),
+                c["status"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(checks.len(), 3, "{checks:?}");
+}
