@@ -319,7 +319,8 @@ impl Settings {
     /// environment, every provider's `api_key_env` blanked out of their stderr as the
     /// [`KEY_VARIABLES`](prill_spec::redact::KEY_VARIABLES) are, answers capped at
     /// [`DEFAULT_MAX_LINE_BYTES`], and a call the loop gives no limit limited by
-    /// `timeout_in_seconds` of `prill.toml`, else [`DEFAULT_TIMEOUT`].
+    /// `timeout_in_seconds` of `prill.toml`, else [`DEFAULT_TIMEOUT`]; their calls on
+    /// the run's cassettes, so that a replay starts no program.
     pub fn tool_launcher(&self) -> Result<Arc<dyn ToolLauncher>, ConnectError> {
         let options = self.http_options()?;
         let secret_variables = self
@@ -328,11 +329,10 @@ impl Settings {
             .flat_map(|c| c.providers.values())
             .filter_map(|p| p.api_key_env.clone())
             .collect();
-        Ok(Arc::new(CommandTools::new(
-            secret_variables,
-            DEFAULT_MAX_LINE_BYTES,
-            options.timeout,
-        )))
+        Ok(Arc::new(
+            CommandTools::new(secret_variables, DEFAULT_MAX_LINE_BYTES, options.timeout)
+                .with_cassettes(options.cassettes.clone()),
+        ))
     }
 
     /// `direct`: `prill.toml`'s agent commands, then neuro-san agent networks in-process

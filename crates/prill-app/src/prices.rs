@@ -102,6 +102,7 @@ mod tests {
                 ..InteractionReport::sent(0, None)
             }],
             error: None,
+            taped: Default::default(),
         }
     }
 

@@ -151,6 +151,7 @@ mod stdio;
 pub mod stdio_cassette;
 mod tls;
 pub mod tools;
+pub mod tools_cassette;
 pub mod wire;
 
 pub use prill_target::{

@@ -166,7 +166,7 @@ impl Tape {
 }
 
 /// `error` as a recorded answer's `broke_off`: `KIND: DETAIL`.
-fn broke_off(error: &ConnectError) -> String {
+pub(crate) fn broke_off(error: &ConnectError) -> String {
     match error {
         ConnectError::Protocol { message, .. } => format!("protocol: {message}"),
         ConnectError::Io { reason, .. } => format!("io: {reason}"),
@@ -179,7 +179,7 @@ fn broke_off(error: &ConnectError) -> String {
 
 /// The error a recorded `broke_off` stands for, from `peer`; one that does not read as
 /// `KIND: DETAIL` is a protocol error.
-fn error_of(broke_off: &str, peer: &str) -> ConnectError {
+pub(crate) fn error_of(broke_off: &str, peer: &str) -> ConnectError {
     let peer = peer.to_owned();
     let millis = |detail: &str| detail.trim().parse::<u64>().ok().map(Duration::from_millis);
     match broke_off.split_once(": ") {

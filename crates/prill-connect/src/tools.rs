@@ -28,6 +28,7 @@ use serde_json::{Map, Value, json};
 use crate::decode::values_of_line;
 use crate::error::{ConnectError, cut};
 use crate::process::{Launch, Process, Read, secrets_of};
+use crate::stdio_cassette::RunCassettes;
 use crate::{BoxFuture, with_timeout};
 
 /// The default cap on one answer of a tool program: 1 MiB.
@@ -49,6 +50,9 @@ pub struct CommandTools {
     pub max_line_bytes: u64,
     /// The limit on a call the loop gives none.
     pub timeout: Option<Duration>,
+    /// The run's cassettes: every call and state request recorded, or answered without
+    /// starting the program ([`crate::tools_cassette`]).
+    cassettes: RunCassettes,
 }
 
 impl Default for CommandTools {
@@ -76,7 +80,14 @@ impl CommandTools {
             secret_variables,
             max_line_bytes,
             timeout,
+            cassettes: RunCassettes::default(),
         }
+    }
+
+    /// The launcher with the run's cassettes (`None`: none).
+    pub fn with_cassettes(mut self, cassettes: Option<crate::cassette::Cassettes>) -> CommandTools {
+        self.cassettes = RunCassettes(cassettes);
+        self
     }
 
     /// Starts `program` for one sample. It must be called within a Tokio runtime.
@@ -121,7 +132,16 @@ impl std::fmt::Debug for CommandTools {
 
 impl ToolLauncher for CommandTools {
     fn start(&self, program: &ToolProgram) -> Result<Box<dyn ToolSession>, ConnectError> {
-        Ok(Box::new(self.start_session(program)?))
+        let tape = self.cassettes.tape(
+            crate::tools_cassette::TOOL_CONNECTOR,
+            crate::tools_cassette::TOOL_ENDPOINT,
+        );
+        match tape {
+            Some(tape) => Ok(Box::new(crate::tools_cassette::TapedTools::start(
+                self, program, tape,
+            )?)),
+            None => Ok(Box::new(self.start_session(program)?)),
+        }
     }
 }
 
@@ -160,26 +180,15 @@ impl ToolSession for CommandSession {
         limit: Option<Duration>,
     ) -> BoxFuture<'a, Result<ToolAnswer, ConnectError>> {
         Box::pin(async move {
-            let object = self.ask(Ask::Call(call), limit).await?;
-            match Self::call_answer(call, object) {
-                Ok(answer) => Ok(answer),
-                Err(message) => Err(self.fail(Ask::Call(call), message).await),
-            }
+            let object = self.ask_call(call, limit).await?;
+            Self::call_answer(call, object).map_err(|m| ConnectError::protocol(&self.peer, m))
         })
     }
 
     fn state(&mut self, limit: Option<Duration>) -> BoxFuture<'_, Result<Value, ConnectError>> {
         Box::pin(async move {
-            let mut object = self.ask(Ask::State, limit).await?;
-            let message = match (object.remove("state"), object.remove("error")) {
-                (Some(state), None) => return Ok(state),
-                (None, Some(error)) => format!(
-                    "it answered the state request with an error: {}; `expect_state` needs a program that answers `{{\"type\":\"state\"}}` with `{{\"state\": ...}}` (docs/tools.md)",
-                    cut(error.as_str().unwrap_or(&error.to_string()), 200)
-                ),
-                _ => "its answer to the state request has no `state` (and is not an `error`): answer `{\"type\":\"state\"}` with `{\"state\": ...}`".to_owned(),
-            };
-            Err(self.fail(Ask::State, message).await)
+            let object = self.ask_state(limit).await?;
+            Self::state_answer(object).map_err(|m| ConnectError::protocol(&self.peer, m))
         })
     }
 }
@@ -232,6 +241,45 @@ impl CommandSession {
             self.process.end();
         }
         result.map_err(|e| e.redacted(&self.secrets))
+    }
+
+    /// The answer's object to `call`, checked to be a call's answer (an object of the
+    /// wrong shape is a protocol error, and the session cannot go on).
+    pub(crate) async fn ask_call(
+        &mut self,
+        call: &ToolCallRequest,
+        limit: Option<Duration>,
+    ) -> Result<Map<String, Value>, ConnectError> {
+        let object = self.ask(Ask::Call(call), limit).await?;
+        match Self::call_answer(call, object.clone()) {
+            Ok(_) => Ok(object),
+            Err(message) => Err(self.fail(Ask::Call(call), message).await),
+        }
+    }
+
+    /// The answer's object to the state request, checked to hold the state (an `error`
+    /// or another shape is a protocol error, and the session cannot go on).
+    pub(crate) async fn ask_state(
+        &mut self,
+        limit: Option<Duration>,
+    ) -> Result<Map<String, Value>, ConnectError> {
+        let object = self.ask(Ask::State, limit).await?;
+        match Self::state_answer(object.clone()) {
+            Ok(_) => Ok(object),
+            Err(message) => Err(self.fail(Ask::State, message).await),
+        }
+    }
+
+    /// The state an answer's object holds, or what is wrong with it.
+    pub(crate) fn state_answer(mut object: Map<String, Value>) -> Result<Value, String> {
+        match (object.remove("state"), object.remove("error")) {
+            (Some(state), None) => Ok(state),
+            (None, Some(error)) => Err(format!(
+                "it answered the state request with an error: {}; `expect_state` needs a program that answers `{{\"type\":\"state\"}}` with `{{\"state\": ...}}` (docs/tools.md)",
+                cut(error.as_str().unwrap_or(&error.to_string()), 200)
+            )),
+            _ => Err("its answer to the state request has no `state` (and is not an `error`): answer `{\"type\":\"state\"}` with `{\"state\": ...}`".to_owned()),
+        }
     }
 
     /// An answer that breaks the protocol: the error, with the end of its stderr; the
@@ -366,7 +414,7 @@ impl CommandSession {
     }
 
     /// The answer to `call` an object holds, or what is wrong with it.
-    fn call_answer(
+    pub(crate) fn call_answer(
         call: &ToolCallRequest,
         mut object: Map<String, Value>,
     ) -> Result<ToolAnswer, String> {

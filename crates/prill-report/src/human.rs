@@ -281,6 +281,11 @@ pub fn unit_text(unit: &UnitReport, options: HumanOptions) -> String {
     if let Some(entry) = &unit.quarantine {
         text.push_str(&format!(" [{}]", crate::digest::quarantine_note(entry)));
     }
+    match prill_run::events::Taped::source(&unit.samples) {
+        prill_run::events::Source::Live => {}
+        prill_run::events::Source::Replayed => text.push_str(" (replayed)"),
+        prill_run::events::Source::Mixed => text.push_str(" (partly replayed)"),
+    }
     text.push('\n');
     if !(failing || verbose) {
         // A pass or a skip in a CI log: its line alone.

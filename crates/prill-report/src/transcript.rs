@@ -49,6 +49,7 @@
 //!         user: None,
 //!     }],
 //!     error: None,
+//!     taped: Default::default(),
 //! };
 //! let text = transcript::render(&sample, std::path::Path::new("music.hocon"));
 //! assert!(text.contains("  sent: Who did Yellow Submarine?\n"));

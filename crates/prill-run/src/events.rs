@@ -214,6 +214,53 @@ pub struct SampleReport {
     pub interactions: Vec<InteractionReport>,
     /// An error outside any interaction (the sample timed out, or could not start).
     pub error: Option<ErrorInfo>,
+    /// How many of its exchanges the run's cassettes answered, and how many they
+    /// recorded (both 0 without cassettes).
+    pub taped: Taped,
+}
+
+/// How a sample's exchanges met the run's cassettes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Taped {
+    /// Exchanges answered from a recording: nothing was sent.
+    pub replayed: u32,
+    /// Exchanges sent live and recorded.
+    pub recorded: u32,
+}
+
+impl Taped {
+    /// Whether the verdict was reached on recordings alone (`replayed`), partly
+    /// (`mixed`), or live.
+    pub fn source(samples: &[SampleReport]) -> Source {
+        let replayed = samples.iter().any(|s| s.taped.replayed > 0);
+        let live = samples
+            .iter()
+            .any(|s| s.taped.replayed == 0 || s.taped.recorded > 0);
+        match (replayed, live) {
+            (false, _) => Source::Live,
+            (true, false) => Source::Replayed,
+            (true, true) => Source::Mixed,
+        }
+    }
+}
+
+/// Where a unit's verdict came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Source {
+    /// Every exchange went live (with or without recording).
+    #[default]
+    Live,
+    /// Every sample was answered from recordings: nothing was sent.
+    Replayed,
+    /// Some exchanges were replayed and some went live (`--replay-or-record`).
+    Mixed,
+}
+
+impl Source {
+    /// Whether it is [`Source::Live`].
+    pub fn is_live(&self) -> bool {
+        *self == Source::Live
+    }
 }
 
 impl ErrorInfo {
@@ -618,6 +665,7 @@ mod tests {
                 duration: Duration::ZERO,
                 interactions: vec![interaction(long.clone()), interaction(short.clone())],
                 error: None,
+                taped: Default::default(),
             }],
             duration: Duration::ZERO,
         };

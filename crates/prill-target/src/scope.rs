@@ -22,9 +22,11 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-/// A case and one of its samples.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A case and one of its samples, and how many of its exchanges the cassettes answered
+/// or recorded (shared by its clones).
+#[derive(Debug, Clone)]
 pub struct SampleScope {
     /// The case's stable id (the report format's `UnitId.case_id`).
     pub case: Arc<str>,
@@ -32,6 +34,7 @@ pub struct SampleScope {
     pub name: Arc<str>,
     /// The sample's index, from 0.
     pub sample: u32,
+    taped: Arc<[AtomicU32; 2]>,
 }
 
 impl SampleScope {
@@ -41,7 +44,43 @@ impl SampleScope {
             case: case.into(),
             name: name.into(),
             sample,
+            taped: Arc::default(),
         }
+    }
+
+    /// Counts an exchange of the sample that a cassette answered.
+    pub fn note_replayed(&self) {
+        self.taped[0].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts an exchange of the sample that went live and was recorded.
+    pub fn note_recorded(&self) {
+        self.taped[1].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many of the sample's exchanges were replayed, and how many recorded, so far.
+    pub fn taped(&self) -> (u32, u32) {
+        (
+            self.taped[0].load(Ordering::Relaxed),
+            self.taped[1].load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// A scope is its case and sample; what its exchanges were is not its identity.
+impl PartialEq for SampleScope {
+    fn eq(&self, other: &Self) -> bool {
+        self.case == other.case && self.name == other.name && self.sample == other.sample
+    }
+}
+
+impl Eq for SampleScope {}
+
+impl std::hash::Hash for SampleScope {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.case.hash(state);
+        self.name.hash(state);
+        self.sample.hash(state);
     }
 }
 

@@ -44,10 +44,22 @@ fn run_json(dir: &Path, report: &str, args: &[&str], env: &[(&str, String)]) -> 
 
 /// The report with only what legitimately differs between a run and its replay taken
 /// out: how long things took, and so the order in which units and samples finished
-/// (units are sorted by case id and connection, samples by index). Everything else
-/// (verdicts, answers, checks, messages, sample indices, errors) must be identical.
+/// (units are sorted by case id and connection, samples by index), and where each
+/// verdict came from (`source`, each sample's `cassettes` counts: checked apart by
+/// [`replayed_whole`]). Everything else (verdicts, answers, checks, messages, sample
+/// indices, errors) must be identical.
 fn timeless(mut report: Value) -> Value {
     if let Some(units) = report["units"].as_array_mut() {
+        for unit in units.iter_mut() {
+            if let Some(unit) = unit.as_object_mut() {
+                unit.remove("source");
+            }
+            for sample in unit["samples"].as_array_mut().into_iter().flatten() {
+                if let Some(sample) = sample.as_object_mut() {
+                    sample.remove("cassettes");
+                }
+            }
+        }
         units.sort_by_key(|u| {
             (
                 u["unit"]["case_id"].to_string(),
@@ -76,6 +88,23 @@ fn timeless(mut report: Value) -> Value {
     }
     strip(&mut report);
     report
+}
+
+/// Checks that every unit of `replayed` says it was replayed, with nothing recorded,
+/// and that no unit of `recorded` says so.
+fn replayed_whole(recorded: &Value, replayed: &Value) {
+    for unit in recorded["units"].as_array().into_iter().flatten() {
+        assert!(
+            unit.get("source").is_none(),
+            "a live unit has no source: {unit}"
+        );
+    }
+    for unit in replayed["units"].as_array().into_iter().flatten() {
+        assert_eq!(unit["source"], "replayed", "{unit}");
+        for sample in unit["samples"].as_array().into_iter().flatten() {
+            assert_eq!(sample["cassettes"]["recorded"], 0, "{sample}");
+        }
+    }
 }
 
 /// Every cassette file's text under `dir`, joined.
@@ -390,6 +419,7 @@ fn a_gist_check_replays_its_judge() {
     replay.extend_from_slice(&judged);
     let (out, replayed) = run_json(dir.path(), "replayed.json", &replay, &dead);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    replayed_whole(&recorded, &replayed);
     assert_eq!(timeless(replayed), timeless(recorded));
 }
 

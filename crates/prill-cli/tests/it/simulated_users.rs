@@ -405,3 +405,76 @@ fn a_simulated_customer_opens_the_conversation_and_a_mock_checks_what_it_receive
         .collect();
     assert_eq!(checks.len(), 3, "{checks:?}");
 }
+
+/// The verdict and error kind of each unit, sorted by name.
+fn outcomes(report: &Value) -> Vec<(String, String, String)> {
+    let mut v: Vec<(String, String, String)> = report["units"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|u| {
+            (
+                u["unit"]["name"].as_str().unwrap_or_default().to_owned(),
+                u["verdict"].as_str().unwrap_or_default().to_owned(),
+                u["samples"][0]["error"]["kind"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_recorded_conversation_replays_with_no_model_no_judge_and_no_tool_program() {
+    let (rt, fake, dir, env) = setup();
+    let recorded = run_args(
+        dir.path(),
+        "customers.yaml",
+        &[
+            "--judge",
+            "openai:gpt-4o-mini",
+            "--no-cache",
+            "--record",
+            "tapes",
+        ],
+        &env,
+    );
+    let live = outcomes(&recorded.1);
+    assert_eq!(live.len(), 3, "{}", output_text(&recorded.0));
+    // Nothing left to answer: no model server, and no tool program to start.
+    drop(fake);
+    drop(rt);
+    std::fs::remove_file(dir.path().join("tools.py")).unwrap();
+    std::fs::remove_file(dir.path().join("report.json")).unwrap();
+    let replayed = run_args(
+        dir.path(),
+        "customers.yaml",
+        &[
+            "--judge",
+            "openai:gpt-4o-mini",
+            "--no-cache",
+            "--replay",
+            "tapes",
+        ],
+        &env,
+    );
+    let all = output_text(&replayed.0);
+    assert_eq!(outcomes(&replayed.1), live, "{all}");
+    let good = &unit(&replayed.1, "a customer who gets the order cancelled")["samples"][0];
+    assert_eq!(
+        good["interactions"][0]["user"]["stop"]["reason"], "done",
+        "{good}"
+    );
+    let tapes = std::fs::read_dir(dir.path().join("tapes"))
+        .unwrap()
+        .flatten()
+        .map(|f| std::fs::read_to_string(f.path()).unwrap_or_default())
+        .collect::<String>();
+    assert!(
+        tapes.contains("\"connector\":\"tool\""),
+        "the tool program's exchanges are on tape"
+    );
+}

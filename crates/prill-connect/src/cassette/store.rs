@@ -194,7 +194,12 @@ impl Cassettes {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         match recorded.next(request) {
-            Ok(exchange) => Ok(Some(exchange.clone())),
+            Ok(exchange) => {
+                if let Some(scope) = scope::current() {
+                    scope.note_replayed();
+                }
+                Ok(Some(exchange.clone()))
+            }
             Err(_) if self.inner.mode == Mode::ReplayOrRecord => Ok(None),
             Err(miss) => Err(ConnectError::NoCassette {
                 message: miss.to_string(),
@@ -252,6 +257,9 @@ impl Cassettes {
         request_secrets: &Redactor,
     ) -> Result<(), CassetteError> {
         let written = self.write(scope, request, response, request_secrets);
+        if let (Ok(()), Some(scope)) = (&written, scope) {
+            scope.note_recorded();
+        }
         if let Err(error) = &written {
             let mut failure = self.inner.failure.lock().unwrap_or_else(|e| e.into_inner());
             failure.get_or_insert_with(|| {

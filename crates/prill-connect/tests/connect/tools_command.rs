@@ -632,3 +632,88 @@ async fn a_program_that_knows_no_state_request_is_an_error_that_says_what_to_ans
         "{e}"
     );
 }
+
+/// Records a session of the stateful program, then replays it with a program that
+/// cannot start: the calls, the state and a tool error come back as recorded; a call
+/// no recording answers after replayed ones is a `no_cassette` error.
+#[tokio::test]
+async fn a_tool_program_session_replays_without_its_program() {
+    use prill_connect::cassette::{CassetteOptions, Cassettes, Mode};
+    use prill_target::scope::{SampleScope, in_sample};
+
+    let dir = tempfile::tempdir().unwrap();
+    let tapes = dir.path().join("tapes");
+    let program = python(dir.path(), "stateful.py", STATEFUL);
+    let open = |mode| Cassettes::open(CassetteOptions::new(&tapes, mode)).unwrap();
+    let scope = || SampleScope::new("case-1", "tools", 0);
+
+    let recording = CommandTools::default().with_cassettes(Some(open(Mode::Record)));
+    let live = in_sample(scope(), async {
+        let mut session = recording.start(&program).unwrap();
+        let first = session
+            .call(&call("add", json!({}), 1), None)
+            .await
+            .unwrap();
+        let second = session
+            .call(&call("add", json!({}), 2), None)
+            .await
+            .unwrap();
+        let state = session.state(None).await.unwrap();
+        (first, second, state)
+    })
+    .await;
+    assert_eq!(live.2, json!({"count": 2}));
+
+    let gone = ToolProgram::new(
+        vec!["/nonexistent/prill-test/tools".to_owned()],
+        None,
+        "gone",
+    );
+    let replaying = CommandTools::default().with_cassettes(Some(open(Mode::Replay)));
+    let replayed = in_sample(scope(), async {
+        let mut session = replaying.start(&gone).unwrap();
+        // Another provider id: the key leaves it out.
+        let first = session
+            .call(
+                &ToolCallRequest {
+                    call_id: Some("call_other".into()),
+                    ..call("add", json!({}), 1)
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        let second = session
+            .call(&call("add", json!({}), 2), None)
+            .await
+            .unwrap();
+        let state = session.state(None).await.unwrap();
+        let unrecorded = session
+            .call(&call("add", json!({"more": 1}), 3), None)
+            .await
+            .unwrap_err();
+        (first, second, state, unrecorded)
+    })
+    .await;
+    assert_eq!((replayed.0, replayed.1, replayed.2), live);
+    assert_eq!(replayed.3.kind(), ErrorKind::NoCassette, "{}", replayed.3);
+
+    let mixed = CommandTools::default().with_cassettes(Some(open(Mode::ReplayOrRecord)));
+    let error = in_sample(scope(), async {
+        let mut session = mixed.start(&gone).unwrap();
+        session
+            .call(&call("add", json!({}), 1), None)
+            .await
+            .unwrap();
+        session
+            .call(&call("sub", json!({}), 2), None)
+            .await
+            .unwrap_err()
+    })
+    .await;
+    assert_eq!(error.kind(), ErrorKind::NoCassette);
+    assert!(
+        error.to_string().contains("the requests before it were replayed, so the program cannot be started in the middle of its session"),
+        "{error}"
+    );
+}

@@ -206,6 +206,7 @@ impl From<&UnitReport> for Unit {
             }),
             samples: unit.samples.iter().map(Sample::from).collect(),
             duration: unit.duration.as_secs_f64(),
+            source: prill_run::events::Taped::source(&unit.samples).into(),
         }
     }
 }
@@ -218,6 +219,12 @@ impl From<&SampleReport> for Sample {
             duration: sample.duration.as_secs_f64(),
             interactions: sample.interactions.iter().map(Interaction::from).collect(),
             error: sample.error.as_ref().map(Error::from),
+            cassettes: (sample.taped != prill_run::events::Taped::default()).then_some(
+                super::SampleCassettes {
+                    replayed: sample.taped.replayed,
+                    recorded: sample.taped.recorded,
+                },
+            ),
         }
     }
 }

@@ -466,6 +466,41 @@ pub struct Unit {
     pub samples: Vec<Sample>,
     /// From its first sample's start to its verdict, in seconds.
     pub duration: f64,
+    /// Where its verdict came from: `replayed` when every sample was answered from
+    /// cassettes (nothing was sent), `mixed` when some exchanges were replayed and some
+    /// went live; absent when everything went live.
+    #[serde(default, skip_serializing_if = "Source::is_live")]
+    pub source: Source,
+}
+
+/// Where a unit's verdict came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Every exchange went live.
+    #[default]
+    Live,
+    /// Every sample was answered from cassettes: nothing was sent.
+    Replayed,
+    /// Some exchanges were replayed, some went live.
+    Mixed,
+}
+
+impl Source {
+    /// Whether it is [`Source::Live`].
+    pub fn is_live(&self) -> bool {
+        *self == Source::Live
+    }
+}
+
+impl From<prill_run::events::Source> for Source {
+    fn from(source: prill_run::events::Source) -> Source {
+        match source {
+            prill_run::events::Source::Live => Source::Live,
+            prill_run::events::Source::Replayed => Source::Replayed,
+            prill_run::events::Source::Mixed => Source::Mixed,
+        }
+    }
 }
 
 /// What a unit's samples say of its pass rate, counting an errored sample as not
@@ -584,6 +619,20 @@ pub struct Sample {
     pub interactions: Vec<Interaction>,
     /// An error outside any interaction (the sample timed out, or could not start).
     pub error: Option<Error>,
+    /// How many of its exchanges the run's cassettes answered (`replayed`) and recorded
+    /// (`recorded`); absent without cassettes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassettes: Option<SampleCassettes>,
+}
+
+/// How a sample's exchanges met the run's cassettes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct SampleCassettes {
+    /// Exchanges answered from a recording.
+    pub replayed: u32,
+    /// Exchanges sent live and recorded.
+    pub recorded: u32,
 }
 
 /// One interaction of a sample: what was sent, what came back, how the checks came out.

@@ -260,6 +260,13 @@ impl TryFrom<&Sample> for SampleReport {
                 .map(InteractionReport::try_from)
                 .collect::<Result<_, _>>()?,
             error: sample.error.as_ref().map(ErrorInfo::try_from).transpose()?,
+            taped: sample
+                .cassettes
+                .map(|c| prill_run::events::Taped {
+                    replayed: c.replayed,
+                    recorded: c.recorded,
+                })
+                .unwrap_or_default(),
         })
     }
 }

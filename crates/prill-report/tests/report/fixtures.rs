@@ -136,6 +136,7 @@ pub(crate) fn sample(
             user: None,
         }],
         error: None,
+        taped: Default::default(),
     }
 }
 

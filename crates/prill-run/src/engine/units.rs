@@ -265,6 +265,7 @@ fn unusable_gate(ctx: &UnitCtx, why: &crate::gate::GateError, started: Instant) 
             kind: ErrorKind::Config,
             message: format!("the reliability gate cannot run: {why}"),
         }),
+        taped: Default::default(),
     };
     let _ = ctx.events.send(Event::SampleFinished {
         unit: ctx.unit.clone(),
@@ -301,6 +302,7 @@ fn panicked(e: &tokio::task::JoinError) -> SampleReport {
             kind: ErrorKind::Panic,
             message: format!("the sample panicked: {e}"),
         }),
+        taped: Default::default(),
     }
 }
 
@@ -324,7 +326,7 @@ async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
     // Every request of the sample (agents, models, the judge, tool loops) is sent in
     // this task and knows its case and sample: cassettes record and replay by them.
     let scope = SampleScope::new(&*ctx.case.id, &*ctx.case.name, index);
-    let run = in_sample(scope, conversation(ctx, index, &mut interactions));
+    let run = in_sample(scope.clone(), conversation(ctx, index, &mut interactions));
     let error = match ctx.case.timeout {
         None => run.await,
         Some(limit) => match tokio::time::timeout(limit, run).await {
@@ -355,11 +357,13 @@ async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
     } else {
         Status::Passed
     };
+    let (replayed, recorded) = scope.taped();
     SampleReport {
         index,
         status,
         duration: started.elapsed(),
         interactions,
         error,
+        taped: crate::events::Taped { replayed, recorded },
     }
 }

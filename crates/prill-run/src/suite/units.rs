@@ -115,6 +115,7 @@ fn sample_report(
             ..InteractionReport::sent(0, None)
         }],
         error: None,
+        taped: Default::default(),
     }
 }
 
