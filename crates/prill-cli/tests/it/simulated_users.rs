@@ -133,15 +133,32 @@ fn agent(body: &Value) -> Reply {
     Reply::text("Your order #W2611340 is cancelled; 104.92 goes back to your card.")
 }
 
+/// The fake OpenAI server playing `parts`, and the environment that points Prill at it.
+fn serve(
+    parts: fn(&Value) -> Option<Reply>,
+) -> (
+    tokio::runtime::Runtime,
+    FakeOpenAi,
+    Vec<(&'static str, String)>,
+) {
+    let rt = runtime();
+    let fake = rt.block_on(FakeOpenAi::start());
+    fake.respond_with(parts);
+    let env = vec![
+        ("OPENAI_BASE_URL", fake.base_url()),
+        ("OPENAI_API_KEY", "sk-fake".to_owned()),
+    ];
+    (rt, fake, env)
+}
+
+/// The fake playing every part, and a folder with the retail tools and the customers.
 fn setup() -> (
     tokio::runtime::Runtime,
     FakeOpenAi,
     tempfile::TempDir,
     Vec<(&'static str, String)>,
 ) {
-    let rt = runtime();
-    let fake = rt.block_on(FakeOpenAi::start());
-    fake.respond_with(play);
+    let (rt, fake, env) = serve(play);
     let dir = tempfile::tempdir().unwrap();
     for name in ["tools.py", "db.json"] {
         std::fs::copy(retail().join(name), dir.path().join(name)).unwrap();
@@ -149,10 +166,6 @@ fn setup() -> (
     let fixture = std::fs::read_to_string(retail().join("retail.yaml")).unwrap();
     let defaults = &fixture[..fixture.find("\ntests:").unwrap()];
     write(dir.path(), "customers.yaml", &format!("{defaults}{TESTS}"));
-    let env = vec![
-        ("OPENAI_BASE_URL", fake.base_url()),
-        ("OPENAI_API_KEY", "sk-fake".to_owned()),
-    ];
     (rt, fake, dir, env)
 }
 
@@ -288,13 +301,7 @@ fn fan(body: &Value) -> Option<Reply> {
 
 #[test]
 fn a_data_driven_case_carries_on_with_a_simulated_user_after_its_scripted_turns() {
-    let rt = runtime();
-    let fake = rt.block_on(FakeOpenAi::start());
-    fake.respond_with(fan);
-    let env = [
-        ("OPENAI_BASE_URL", fake.base_url()),
-        ("OPENAI_API_KEY", "sk-fake".to_owned()),
-    ];
+    let (_rt, _fake, env) = serve(fan);
     let dir = tempfile::tempdir().unwrap();
     let file = fixture("music_fan.hocon");
     let args = ["--demo", "--judge", "openai:gpt-4o-mini", "--no-cache"];
@@ -364,13 +371,7 @@ fn shop(body: &Value) -> Option<Reply> {
 
 #[test]
 fn a_simulated_customer_opens_the_conversation_and_a_mock_checks_what_it_received() {
-    let rt = runtime();
-    let fake = rt.block_on(FakeOpenAi::start());
-    fake.respond_with(shop);
-    let env = [
-        ("OPENAI_BASE_URL", fake.base_url()),
-        ("OPENAI_API_KEY", "sk-fake".to_owned()),
-    ];
+    let (_rt, _fake, env) = serve(shop);
     let dir = tempfile::tempdir().unwrap();
     let file = fixture("shop_customer.yaml");
     let args = ["--judge", "openai:gpt-4o-mini", "--no-cache"];
@@ -477,4 +478,79 @@ fn a_recorded_conversation_replays_with_no_model_no_judge_and_no_tool_program() 
         tapes.contains("\"connector\":\"tool\""),
         "the tool program's exchanges are on tape"
     );
+}
+
+/// `n` tests of the retail domain, each a simulated customer of its own: a third get
+/// their order cancelled, a third invent a phone number, a third never say goodbye.
+fn many(n: usize) -> String {
+    let mut out = String::from("\ntests:\n");
+    for i in 0..n {
+        let (kind, marker) = match i % 3 {
+            0 => ("cancelled", ""),
+            1 => ("phone", "[phone] "),
+            _ => ("chatty", "[chatty] "),
+        };
+        let query = if marker.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "    inputs: {{query: \"{marker}I want to cancel #W2611340 (customer {i})\"}}\n"
+            )
+        };
+        let inputs = if query.is_empty() {
+            format!(
+                "    inputs: {{system_prompt: \"You are the shop's support agent (desk {i}).\"}}\n"
+            )
+        } else {
+            query
+        };
+        out.push_str(&format!(
+            "  - name: customer {i} ({kind})\n{inputs}    user:\n      goal: Get order #W2611340 cancelled because you no longer need it.\n      facts: {{order: \"#W2611340\", reason: no longer needed}}\n      model: gpt-4o-mini\n      max_turns: 3\n    assertions:\n      - expect_state:\n          replay: [{{tool: cancel_pending_order, args: {{order_id: \"#W2611340\", reason: no longer needed}}}}]\n"
+        ));
+    }
+    out
+}
+
+/// A recorded suite of 100 conversations, each with a simulated customer, the retail
+/// tool program and its end state checked, replays with no model server and no tool
+/// program, with the verdict and error kind of every case as recorded.
+#[test]
+fn a_hundred_recorded_conversations_replay_with_identical_verdicts() {
+    let (rt, fake, dir, env) = setup();
+    let fixture = std::fs::read_to_string(retail().join("retail.yaml")).unwrap();
+    let defaults = &fixture[..fixture.find("\ntests:").unwrap()];
+    write(
+        dir.path(),
+        "hundred.yaml",
+        &format!("{defaults}{}", many(100)),
+    );
+    let judged = ["--judge", "openai:gpt-4o-mini", "--no-cache", "-j", "8"];
+    let mut record = judged.to_vec();
+    record.extend(["--record", "tapes"]);
+    let started = std::time::Instant::now();
+    let (out, live) = run_args(dir.path(), "hundred.yaml", &record, &env);
+    let live_time = started.elapsed();
+    let recorded = outcomes(&live);
+    assert_eq!(recorded.len(), 100, "{}", output_text(&out));
+    let count = |verdict: &str, kind: &str| {
+        recorded
+            .iter()
+            .filter(|(_, v, k)| v == verdict && k == kind)
+            .count()
+    };
+    assert_eq!(count("passed", ""), 34, "{recorded:?}");
+    assert_eq!(count("errored", "simulator"), 66, "{recorded:?}");
+    drop(fake);
+    drop(rt);
+    std::fs::remove_file(dir.path().join("tools.py")).unwrap();
+    let mut replay = judged.to_vec();
+    replay.extend(["--replay", "tapes", "--replay-latency", "zero"]);
+    let started = std::time::Instant::now();
+    let (out, replayed) = run_args(dir.path(), "hundred.yaml", &replay, &env);
+    let replay_time = started.elapsed();
+    assert_eq!(outcomes(&replayed), recorded, "{}", output_text(&out));
+    let units = replayed["units"].as_array().unwrap();
+    assert!(units.iter().all(|u| u["source"] == "replayed"));
+    // The times are reported, not asserted: a timed test measures the machine.
+    eprintln!("100 conversations: live {live_time:?}, replayed {replay_time:?}");
 }

@@ -61,16 +61,20 @@ pub(super) async fn conversation(
         Some(_) => &case.interactions[..case.interactions.len().saturating_sub(1)],
         None => &case.interactions[..],
     };
+    let keep = case.user.is_some();
     let mut history = Vec::new();
     let scripted_turn = case.user.as_ref().map(|_| crate::events::UserTurn {
         simulated: false,
         stop: None,
     });
     for (index, step) in scripted.iter().enumerate() {
-        let Some(response) = talk.turn(step, index, scripted_turn.clone(), out).await? else {
+        let turn = talk.turn(step, index, scripted_turn.clone(), keep, out);
+        let Some(response) = turn.await? else {
             return Ok(());
         };
-        history.push((step.input.text.clone(), response));
+        if keep {
+            history.push((step.input.text.clone(), response));
+        }
     }
     if let (Some(user), Some(template)) = (case.user.as_deref(), case.interactions.last()) {
         super::simulated::converse(&mut talk, user, template, history, out).await?;
@@ -94,13 +98,16 @@ pub(super) struct Talk<'a> {
 
 impl Talk<'_> {
     /// Sends `step` as interaction `index`, runs its checks, and reports it into `out`
-    /// (with `user`, who wrote it in a conversation with a simulated user). The response
-    /// as the checks saw it; `None` when the interaction errored, which ends the sample.
+    /// (with `user`, who wrote it in a conversation with a simulated user). `None` when
+    /// the interaction errored, which ends the sample; else, with `keep`, the response as
+    /// the checks saw it (a conversation with a simulated user checks it again at the
+    /// end), and without, an empty one: the answer is held once, in the report.
     pub(super) async fn turn(
         &mut self,
         step: &Step,
         index: usize,
         user: Option<crate::events::UserTurn>,
+        keep: bool,
         out: &mut Vec<InteractionReport>,
     ) -> Result<Option<Response>, ErrorInfo> {
         let ctx = self.ctx;
@@ -191,18 +198,23 @@ impl Talk<'_> {
             // A clean conversation: a stdio agent gets a fresh process.
             self.session = None;
         }
+        let kept = if keep {
+            response.clone()
+        } else {
+            Response::default()
+        };
         out.push(InteractionReport {
             sent_sly_data,
-            answer: response.text.clone(),
-            structure: response.structure.clone(),
-            sly_data: response.sly_data.clone(),
+            answer: response.text,
+            structure: response.structure,
+            sly_data: response.sly_data,
             duration: started.elapsed(),
             checks,
             call,
             user,
             ..InteractionReport::sent(index, step.input.text.clone())
         });
-        Ok(Some(response))
+        Ok(Some(kept))
     }
 }
 

@@ -62,7 +62,7 @@ pub(super) async fn converse(
                     stop: None,
                 };
                 let index = out.len();
-                let Some(response) = talk.turn(&step, index, Some(turn), out).await? else {
+                let Some(response) = talk.turn(&step, index, Some(turn), true, out).await? else {
                     return Ok(());
                 };
                 sim.heard(response.text.as_deref().unwrap_or_default());

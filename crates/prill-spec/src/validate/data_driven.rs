@@ -152,22 +152,7 @@ fn user(
     use crate::model::data_driven::USER_TURN_KEYS;
     let before = cx.errors();
     let brief = super::user::user(node, at, &USER_TURN_KEYS, cx);
-    let timeout_in_seconds = optional(node, "timeout_in_seconds", |n| {
-        cx.positive_seconds(n, &at.key("timeout_in_seconds"))
-    });
-    let chat_filter = match present(node, "chat_filter") {
-        None => Some(ChatFilter::Minimal),
-        Some(n) => chat_filter(n, &at.key("chat_filter"), cx),
-    };
-    let response = match present(node, "response") {
-        None => Some(ResponseChecks::default()),
-        Some(n) => {
-            if let (Some(filter), false) = (chat_filter, otel) {
-                trajectory::needs_maximal(filter, n, at, cx);
-            }
-            response(n, &at.key("response"), cx)
-        }
-    };
+    let (timeout_in_seconds, chat_filter, response) = turn_settings(node, at, otel, cx);
     if cx.errors() > before {
         return None;
     }
@@ -297,6 +282,37 @@ fn success_ratio(node: &Node, at: &At, cx: &mut Cx) -> Option<SuccessRatio> {
     }
 }
 
+/// What an interaction and a simulated user's turns share: `timeout_in_seconds`,
+/// `chat_filter` and `response` (whose trajectory checks need `MAXIMAL` unless `otel`).
+fn turn_settings(
+    node: &Node,
+    at: &At,
+    otel: bool,
+    cx: &mut Cx,
+) -> (
+    Option<Option<f64>>,
+    Option<ChatFilter>,
+    Option<ResponseChecks>,
+) {
+    let timeout_in_seconds = optional(node, "timeout_in_seconds", |n| {
+        cx.positive_seconds(n, &at.key("timeout_in_seconds"))
+    });
+    let chat_filter = match present(node, "chat_filter") {
+        None => Some(ChatFilter::Minimal),
+        Some(n) => chat_filter(n, &at.key("chat_filter"), cx),
+    };
+    let response = match present(node, "response") {
+        None => Some(ResponseChecks::default()),
+        Some(n) => {
+            if let (Some(filter), false) = (chat_filter, otel) {
+                trajectory::needs_maximal(filter, n, at, cx);
+            }
+            response(n, &at.key("response"), cx)
+        }
+    };
+    (timeout_in_seconds, chat_filter, response)
+}
+
 /// One interaction; with `otel` its trajectory comes from spans, which any stream has.
 fn interaction(node: &Node, at: &At, otel: bool, cx: &mut Cx) -> Option<Interaction> {
     let before = cx.errors();
@@ -312,25 +328,10 @@ fn interaction(node: &Node, at: &At, otel: bool, cx: &mut Cx) -> Option<Interact
         Some(n) => cx.string(n, &at.key("text")),
     };
     let sly_data = optional(node, "sly_data", |n| cx.dict(n, &at.key("sly_data")));
-    let timeout_in_seconds = optional(node, "timeout_in_seconds", |n| {
-        cx.positive_seconds(n, &at.key("timeout_in_seconds"))
-    });
-    let chat_filter = match present(node, "chat_filter") {
-        None => Some(ChatFilter::Minimal),
-        Some(n) => chat_filter(n, &at.key("chat_filter"), cx),
-    };
+    let (timeout_in_seconds, chat_filter, response) = turn_settings(node, at, otel, cx);
     let continue_conversation = match present(node, "continue_conversation") {
         None => Some(true),
         Some(n) => cx.boolean(n, &at.key("continue_conversation")),
-    };
-    let response = match present(node, "response") {
-        None => Some(ResponseChecks::default()),
-        Some(n) => {
-            if let (Some(filter), false) = (chat_filter, otel) {
-                trajectory::needs_maximal(filter, n, at, cx);
-            }
-            response(n, &at.key("response"), cx)
-        }
     };
     if cx.errors() > before {
         return None;
