@@ -404,7 +404,15 @@ fn a_simulated_customer_opens_the_conversation_and_a_mock_checks_what_it_receive
             )
         })
         .collect();
-    assert_eq!(checks.len(), 3, "{checks:?}");
+    assert_eq!(
+        checks,
+        [
+            ("tool_sequence", "passed"),
+            ("trajectory_gist", "passed"),
+            ("expect_calls", "passed"),
+        ],
+        "the assertions, then the mock's expectation, each passed"
+    );
 }
 
 /// The verdict and error kind of each unit, sorted by name.
