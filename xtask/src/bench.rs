@@ -9,8 +9,11 @@
 //! per size, and with `--with-promptfoo` the pinned promptfoo ([`promptfoo`]). Every
 //! run must exit 0 and pass all N tests, or the benchmark fails. It prints a Markdown
 //! report ([`mod@report`]), with `--write-docs` puts it in `docs/performance.md`, and exits
-//! non-zero when Prill misses one of its [`targets::TARGETS`].
+//! non-zero when Prill misses one of its [`targets::TARGETS`]. `--neuro-san-direct` and
+//! `--conversations` ([`conversations`]: record and replay of 100 simulated-user
+//! conversations) measure one thing of their own instead.
 
+mod conversations;
 pub(crate) mod long;
 mod measure;
 mod neuro_san;
@@ -51,6 +54,11 @@ pub(crate) struct Options {
     /// conversation and neuro-san's own driver, on the real neuro-san of the pinned venv
     #[arg(long)]
     neuro_san_direct: bool,
+    /// Only the 100 recorded conversations: a suite with simulated customers, the retail
+    /// tool program and end-state checks, recorded live against `fake-openai --shop`,
+    /// then replayed with no server and no tool program (a replay must take under 10%)
+    #[arg(long)]
+    conversations: bool,
     /// Runs of each Prill workload (the median is reported)
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
     runs: u16,
@@ -115,6 +123,15 @@ pub(crate) fn run(options: &Options, repo: &Path) -> Result<(), String> {
     let binaries = build(repo, !options.no_build)?.copy_to(&scratch.path.join("bin"))?;
     if options.neuro_san_direct {
         return neuro_san::run(repo, &binaries.prill);
+    }
+    if options.conversations {
+        return conversations::run(
+            repo,
+            &binaries.prill,
+            &binaries.fake_openai,
+            &scratch.path,
+            usize::from(options.runs),
+        );
     }
     let promptfoo = if options.with_promptfoo {
         let dir = options.promptfoo_dir.clone();

@@ -16,6 +16,8 @@
 //! - [`Settings::open_cassettes`]: the run's cassettes (`--record DIR`, `--replay DIR`,
 //!   ..., with `[cassettes]` and every secret of the run), opened once by
 //!   [`Session::new`] and given to every connection it builds (`docs/cassettes.md`).
+//! - [`cassette_check`]: `prill cassettes check`, which recordings of a cassette folder
+//!   still answer the cases as they are now, and what changed since the others.
 //! - [`prepare`]: the files loaded and the cases selected, after `--model` (each
 //!   Sentinel spec on each model, [`with_models`]) and `--rerun-failed` (the units that
 //!   failed in `.prill/last-run.json`, [`Settings::last_run_path`]).
@@ -53,6 +55,7 @@
 //! ```
 
 mod cache;
+pub mod cassette_check;
 mod cassettes;
 mod compare;
 #[cfg(feature = "demo")]

@@ -191,6 +191,16 @@ impl Session {
         self.cassettes.as_ref()?.failure()
     }
 
+    /// The cases that replayed exchanges recorded under other inputs, tools, simulated
+    /// user or tool program than they have now, by name, with what changed
+    /// (`Cassettes::stale`): the run warns of them at its end.
+    pub fn stale_cassettes(&self) -> Vec<(String, Vec<prill_spec::plan::under::Change>)> {
+        self.cassettes
+            .as_ref()
+            .map(prill_connect::cassette::Cassettes::stale)
+            .unwrap_or_default()
+    }
+
     /// Cancels the run (Ctrl-C): nothing new starts, what runs is cancelled, and the
     /// run still ends with every unit's report.
     pub fn cancel_token(&self) -> CancellationToken {
@@ -247,7 +257,7 @@ impl Settings {
     /// The run options: `jobs` (the override, else `[concurrency] jobs`, else 32),
     /// `[concurrency] max_test_case_concurrency`, `samples`, `connections` (left to the
     /// plan under `rerun_failed` and `units`: [`crate::prepare`] narrowed each case's own),
-    /// `fail_fast`, and `judge`.
+    /// `fail_fast`, `judge`, and whether the cases' parts are worked out for cassettes.
     pub fn run_options(&self, judge: Option<Arc<dyn Judge>>) -> RunOptions {
         let defaults = RunOptions::default();
         let configured = self
@@ -266,6 +276,7 @@ impl Settings {
             .then(|| self.overrides.connections.clone()),
             fail_fast: self.overrides.fail_fast,
             judge,
+            recorded_under: self.overrides.cassettes.is_some(),
             ..defaults
         }
     }

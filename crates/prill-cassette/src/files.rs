@@ -36,6 +36,46 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Vec<u8>, CassetteError> {
         .map_err(|e| refused(path, e))
 }
 
+/// The name of the file that keeps the exchanges of the case named `name` with id
+/// `case_id`: `<slug>-<id>.jsonl`, the slug the name's letters and digits in lower case
+/// with a `-` for every other run of characters (at most 60), the id its first 12 letters
+/// and digits.
+///
+/// ```
+/// assert_eq!(
+///     prill_cassette::case_file_name("Capital of France?", "3f2a9c0d1e2f"),
+///     "capital-of-france-3f2a9c0d1e2f.jsonl"
+/// );
+/// ```
+pub fn case_file_name(name: &str, case_id: &str) -> String {
+    format!("{}-{}.jsonl", slug(name), file_id(case_id))
+}
+
+/// The slug of a case's name in its file's name.
+pub fn slug(name: &str) -> String {
+    let lowered: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let parts: Vec<&str> = lowered.split('-').filter(|p| !p.is_empty()).collect();
+    parts.join("-").chars().take(60).collect()
+}
+
+/// The part of a case's id in its file's name.
+fn file_id(case_id: &str) -> String {
+    case_id
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(12)
+        .collect()
+}
+
 /// Why `path` was not read, as a cassette error that names it.
 fn refused(path: &Path, e: Unread) -> CassetteError {
     let path = path.to_owned();

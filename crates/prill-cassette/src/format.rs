@@ -2,6 +2,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use prill_spec::plan::under::Under;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -20,6 +21,12 @@ pub struct Exchange {
     pub request: RecordedRequest,
     /// The response, as it streamed.
     pub response: RecordedResponse,
+    /// What the case that sent it was made of when it was recorded: a short hash of each
+    /// part (`inputs`, `tools`, `user`, `program`, `file:<path>`, `checks`), which a
+    /// replay and `prill cassettes check` compare with the case as it is now. Absent in
+    /// recordings made outside a case, and in older recordings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under: Option<Under>,
 }
 
 /// A request as a cassette keeps and matches it: already normalized, its volatile

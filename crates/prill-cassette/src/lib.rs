@@ -46,7 +46,7 @@ mod matching;
 mod normalize;
 mod redact;
 
-pub use files::{MAX_CASSETTE_BYTES, read_regular, regular_size};
+pub use files::{MAX_CASSETTE_BYTES, case_file_name, read_regular, regular_size, slug};
 pub use format::{
     CASSETTE_VERSION, Chunk, Exchange, RecordedRequest, RecordedResponse, schema_text,
 };

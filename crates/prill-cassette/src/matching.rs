@@ -157,6 +157,15 @@ impl Cassette {
     /// regular file (after following symbolic links: a named pipe, a device), or files
     /// over [`MAX_CASSETTE_BYTES`] together, refuse the folder at once, reading nothing.
     pub fn read_dir(dir: &Path) -> Result<Cassette, CassetteError> {
+        let mut all = Cassette::default();
+        for (_, cassette) in Cassette::read_files(dir)? {
+            all.exchanges.extend(cassette.exchanges);
+        }
+        Ok(all)
+    }
+
+    /// [`Cassette::read_dir`], each file's exchanges apart, with the file's path.
+    pub fn read_files(dir: &Path) -> Result<Vec<(PathBuf, Cassette)>, CassetteError> {
         let io = |source| CassetteError::Io {
             path: dir.to_owned(),
             source,
@@ -183,16 +192,18 @@ impl Cassette {
         if total > MAX_CASSETTE_BYTES {
             return Err(too_large(total));
         }
-        let mut cassette = Cassette::default();
         let mut read: u64 = 0;
+        let mut cassettes = Vec::with_capacity(files.len());
         for file in files {
+            let mut cassette = Cassette::default();
             read = read.saturating_add(cassette.read_sized(&file)?);
             // A file may have grown since it was looked at.
             if read > MAX_CASSETTE_BYTES {
                 return Err(too_large(read));
             }
+            cassettes.push((file, cassette));
         }
-        Ok(cassette)
+        Ok(cassettes)
     }
 
     /// Adds the exchanges of the file at `path`. Only a regular file (after following
@@ -298,6 +309,7 @@ impl Cassette {
                     .collect(),
                 broke_off: None,
             },
+            under: None,
         });
     }
 

@@ -46,6 +46,8 @@ pub enum Command {
     Assess(Box<AssessArgs>),
     /// Work with the gist judge
     Judge(JudgeArgs),
+    /// Work with cassettes: which recordings still answer the cases as they are now
+    Cassettes(CassettesArgs),
     /// Start a project: a commented prill.toml, example tests and a CI workflow
     Init(InitArgs),
     /// Run the tests, then rerun the files that change (all of them when prill.toml does)
@@ -246,6 +248,34 @@ pub struct ShowArgs {
     pub report: PathBuf,
     /// The case to show: its id, its name, or a part of either [default: every case that failed or errored]
     pub case: Option<String>,
+}
+
+/// `prill cassettes`.
+#[derive(Debug, Args)]
+pub struct CassettesArgs {
+    /// What to do
+    #[command(subcommand)]
+    pub command: CassettesCommand,
+}
+
+/// The subcommands of `prill cassettes`.
+#[derive(Debug, Subcommand)]
+pub enum CassettesCommand {
+    /// List the cases whose recordings are stale or missing, and what changed since they were recorded; exit 1 when any is
+    Check(CassettesCheckArgs),
+}
+
+/// `prill cassettes check`.
+#[derive(Debug, Args)]
+pub struct CassettesCheckArgs {
+    /// The cassette folder (as given to `prill run --record`)
+    pub dir: PathBuf,
+    /// The test files and directories whose cases the cassettes are for
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// How to print the result
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 /// `prill judge`.

@@ -77,6 +77,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => commands::report::run(&args, color),
         Command::Compare(args) => commands::compare::run(&args, color),
         Command::View(args) => commands::view::run(&args, color),
+        Command::Cassettes(args) => match &args.command {
+            args::CassettesCommand::Check(check) => commands::cassettes::check(check, color),
+        },
         Command::Judge(args) => match &args.command {
             args::JudgeCommand::Check(check) => commands::judge::check(check, color),
         },

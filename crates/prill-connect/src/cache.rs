@@ -252,6 +252,7 @@ impl ModelCache {
             cassette_version: CASSETTE_VERSION,
             request,
             response,
+            under: None,
         };
         if self.write(&key.hash, &exchange).is_err() {
             tracing::debug!(dir = %self.dir().display(), "model cache: the answer could not be written");

@@ -24,6 +24,7 @@ use crate::model::sentinel::{
 
 mod id;
 pub mod repeated;
+pub mod under;
 
 pub use repeated::{Claims, repeated_ids};
 

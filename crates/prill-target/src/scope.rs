@@ -24,6 +24,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use prill_spec::plan::under::Under;
+
 /// A case and one of its samples, and how many of its exchanges the cassettes answered
 /// or recorded (shared by its clones).
 #[derive(Debug, Clone)]
@@ -34,6 +36,10 @@ pub struct SampleScope {
     pub name: Arc<str>,
     /// The sample's index, from 0.
     pub sample: u32,
+    /// What the case is made of now ([`Under::of`]), written on every exchange it records
+    /// and compared with what a replayed one was recorded under; none when the engine
+    /// does not say.
+    pub under: Option<Arc<Under>>,
     taped: Arc<[AtomicU32; 2]>,
 }
 
@@ -44,8 +50,15 @@ impl SampleScope {
             case: case.into(),
             name: name.into(),
             sample,
+            under: None,
             taped: Arc::default(),
         }
+    }
+
+    /// The scope, its case made of `under`.
+    pub fn under(mut self, under: Arc<Under>) -> SampleScope {
+        self.under = Some(under);
+        self
     }
 
     /// Counts an exchange of the sample that a cassette answered.

@@ -24,6 +24,8 @@ struct Inner {
     requests: Vec<RecordedRequest>,
     statuses: Vec<u16>,
     rejected: Option<(i64, String)>,
+    /// Batches holding a span of this name are refused with this status.
+    refused: Option<(String, u16)>,
 }
 
 /// A fake OTLP/HTTP receiver; stops when dropped.
@@ -71,6 +73,13 @@ impl FakeOtlp {
         self
     }
 
+    /// Refuses with `status` every batch that holds a span named `name`, whenever it
+    /// comes, and takes the others.
+    pub fn refuse_batches_with(&self, name: &str, status: u16) -> &FakeOtlp {
+        self.lock().refused = Some((name.to_owned(), status));
+        self
+    }
+
     /// Takes every batch but says it rejected `n` spans, for `why`.
     pub fn reject(&self, n: i64, why: &str) -> &FakeOtlp {
         self.lock().rejected = Some((n, why.to_owned()));
@@ -98,6 +107,17 @@ fn handle(state: Arc<Mutex<Inner>>, request: RecordedRequest) -> Answer {
                 Bytes::from_static(b"the body is not an ExportTraceServiceRequest"),
             );
         };
+        if let Some((name, status)) = &inner.refused {
+            let holds = batch
+                .resource_spans
+                .iter()
+                .flat_map(|r| &r.scope_spans)
+                .flat_map(|s| &s.spans)
+                .any(|span| &span.name == name);
+            if holds {
+                return answer(*status, Bytes::from_static(b"refused"));
+            }
+        }
         inner.batches.push(batch);
         let response = ExportTraceServiceResponse {
             partial_success: inner

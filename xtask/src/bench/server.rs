@@ -76,6 +76,17 @@ impl FakeServer {
         reply_bytes: Option<usize>,
         sandbox: Sandbox,
     ) -> Result<Self, String> {
+        let extra = reply_bytes.map(|bytes| vec!["--reply-bytes".to_owned(), bytes.to_string()]);
+        Self::start_with(binary, latency_ms, &extra.unwrap_or_default(), sandbox)
+    }
+
+    /// [`FakeServer::start`] with `extra` arguments (`--shop`).
+    pub(crate) fn start_with(
+        binary: &Path,
+        latency_ms: u64,
+        extra: &[String],
+        sandbox: Sandbox,
+    ) -> Result<Self, String> {
         let latency = latency_ms.to_string();
         let mut command = match sandbox {
             Sandbox::Namespace => {
@@ -94,9 +105,7 @@ impl FakeServer {
             Sandbox::Proxy => Command::new(binary),
         };
         command.args(["--latency-ms", &latency]);
-        if let Some(bytes) = reply_bytes {
-            command.args(["--reply-bytes", &bytes.to_string()]);
-        }
+        command.args(extra);
         command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

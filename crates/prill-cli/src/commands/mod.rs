@@ -3,6 +3,7 @@
 
 pub(crate) mod agents;
 pub(crate) mod assess;
+pub(crate) mod cassettes;
 pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod convert;

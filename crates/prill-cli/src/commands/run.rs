@@ -290,6 +290,7 @@ pub(crate) fn run(args: &RunArgs, color: bool) -> anyhow::Result<ExitCode> {
         // From here on a stop signal ends the process at once.
         drop(going);
         let cassette_failure = session.cassette_failure();
+        warn_stale(&session.stale_cassettes());
         let unsent = session.shutdown().await;
         Ok((ran, cassette_failure, unsent))
     });
@@ -427,4 +428,24 @@ fn reporters(args: &RunArgs, color: bool, stdout_format: RunFormat) -> anyhow::R
         );
     }
     Ok((reporters, jsonl, page_run))
+}
+
+/// Warns, by case name, of the replayed recordings made under other inputs, tools,
+/// simulated user or tool program than the cases have now.
+fn warn_stale(stale: &[(String, Vec<prill_spec::plan::under::Change>)]) {
+    if stale.is_empty() {
+        return;
+    }
+    let mut text = format!(
+        "warning: {} case(s) replayed cassettes recorded before they changed; their answers may not be what the agent would say now:\n",
+        stale.len()
+    );
+    for (name, changes) in stale {
+        text.push_str(&format!(
+            "  {name}: {}\n",
+            prill_spec::plan::under::describe(changes)
+        ));
+    }
+    text.push_str("record them again with --re-record, or list every stale recording with `prill cassettes check`\n");
+    output::stderr(&text);
 }

@@ -47,6 +47,7 @@ mod selection;
 mod sentinel;
 mod serve;
 mod simulated_users;
+mod stale_cassettes;
 mod stop_reasons;
 mod stored_reports;
 mod support;

@@ -293,9 +293,9 @@ fn the_agents_spans_hang_under_the_exported_interaction_span() {
 fn agents_spans_that_cannot_be_forwarded_fail_the_run() {
     let rt = runtime();
     let fake = rt.block_on(FakeOtlp::start());
-    // The agent's batch, forwarded during the run, comes first: it is refused (and a
+    // The agent's batch, forwarded during the run, is refused whenever it comes (and a
     // 400 is not retried); the run's own spans are taken.
-    fake.answer_with(&[400]);
+    fake.refuse_batches_with("Agent workflow", 400);
     let dir = one_case();
     let out = prill_isolated(
         dir.path(),

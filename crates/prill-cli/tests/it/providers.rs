@@ -280,18 +280,8 @@ fn live_providers_when_asked() {
         list.split(',').any(|n| !n.trim().is_empty()),
         "PRILL_LIVE_PROVIDERS names no provider: nothing would be tested"
     );
-    let models = [
-        ("openai", "gpt-4o-mini"),
-        ("anthropic", "claude-haiku-4-5"),
-        ("ollama", "llama3.1:8b"),
-        ("huggingface", "meta-llama/Llama-3.1-8B-Instruct"),
-        ("bedrock", "anthropic.claude-3-haiku-20240307-v1:0"),
-    ];
     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        let (_, model) = models
-            .iter()
-            .find(|(p, _)| *p == name)
-            .unwrap_or_else(|| panic!("unknown provider {name}"));
+        let model = crate::support::live_model(name);
         let dir = tempfile::tempdir().unwrap();
         write_suite(dir.path(), name, model);
         let out = prill(

@@ -21,7 +21,9 @@ fn retail() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retail")
 }
 
-/// The tests: one customer of each kind, on the retail tools.
+/// The tests: one customer of each kind, on the retail tools. The fake plays each
+/// kind by the marker of its first message; a real model (`PRILL_LIVE_PROVIDERS`) by
+/// its persona, which plants the same fault.
 const TESTS: &str = r##"
 tests:
   - name: a customer who gets the order cancelled
@@ -40,6 +42,7 @@ tests:
     inputs: {query: "[phone] I want to cancel #W2611340"}
     user:
       goal: Get order #W2611340 cancelled.
+      persona: "In your first message, and unasked, give your phone number: 555-0100."
       facts: {order: "#W2611340"}
       model: gpt-4o-mini
     assertions: [{must_contain: cancel}]
@@ -47,91 +50,12 @@ tests:
     inputs: {query: "[chatty] I want to cancel #W2611340"}
     user:
       goal: Get order #W2611340 cancelled.
+      persona: "You never end the conversation and never call end_conversation: after every answer, ask one more question about the order."
       facts: {order: "#W2611340"}
       model: gpt-4o-mini
       max_turns: 3
     assertions: [{must_contain: cancel}]
 "##;
-
-/// The user's messages of a request, in order.
-fn user_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "user")
-        .filter_map(|m| m["content"].as_str().map(str::to_owned))
-        .collect()
-}
-
-/// The three parts the fake plays, told apart by what each request carries.
-fn play(body: &Value) -> Option<Reply> {
-    let text = body.to_string();
-    if body.get("response_format").is_some() {
-        // The judge: of a simulated turn (fails one that states a phone number), or of
-        // the trajectory.
-        let latest = text
-            .rsplit("The user's latest message:")
-            .next()
-            .unwrap_or_default();
-        return Some(if latest.contains("555-0100") {
-            judge_verdict(false, "the user states a phone number it was not given")
-        } else {
-            judge_verdict(true, "as asked")
-        });
-    }
-    if text.contains("\"end_conversation\"") {
-        return Some(customer(body));
-    }
-    Some(agent(body))
-}
-
-/// The simulated customer: by its own turns so far, and the kind of customer.
-fn customer(body: &Value) -> Reply {
-    let text = body.to_string();
-    let own = body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "assistant")
-        .count();
-    let first = text.contains("(The agent is waiting for your message.)");
-    if text.contains("[phone]") {
-        return Reply::text("Sure, my phone number is 555-0100.");
-    }
-    if text.contains("[chatty]") {
-        return Reply::text("Also, one more question.");
-    }
-    match (first, own) {
-        (true, 0) => Reply::text("Hi, please cancel my order #W2611340, I no longer need it."),
-        _ => Reply::tool_call("end_conversation", json!({"reason": "done"})),
-    }
-}
-
-/// The agent: cancels when asked, then says so.
-fn agent(body: &Value) -> Reply {
-    let asked = user_texts(body).join(" ");
-    let tools = body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "tool")
-        .count();
-    let last_is_user = body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .is_some_and(|m| m["role"] == "user");
-    if asked.contains("no longer need") && tools == 0 {
-        return Reply::tool_call(
-            "cancel_pending_order",
-            json!({"order_id": "#W2611340", "reason": "no longer needed"}),
-        );
-    }
-    if last_is_user {
-        return Reply::text("I can cancel that: which order, and why?");
-    }
-    Reply::text("Your order #W2611340 is cancelled; 104.92 goes back to your card.")
-}
 
 /// The fake OpenAI server playing `parts`, and the environment that points Prill at it.
 fn serve(
@@ -152,13 +76,13 @@ fn serve(
 }
 
 /// The fake playing every part, and a folder with the retail tools and the customers.
-fn setup() -> (
+pub(crate) fn setup() -> (
     tokio::runtime::Runtime,
     FakeOpenAi,
     tempfile::TempDir,
     Vec<(&'static str, String)>,
 ) {
-    let (rt, fake, env) = serve(play);
+    let (rt, fake, env) = serve(prill_testkit::providers::shop::play);
     let dir = tempfile::tempdir().unwrap();
     for name in ["tools.py", "db.json"] {
         std::fs::copy(retail().join(name), dir.path().join(name)).unwrap();
@@ -222,6 +146,65 @@ fn planted_simulator_faults_are_the_simulators_errors_and_a_good_conversation_pa
             && all.contains("sent (simulated user): Also, one more question."),
         "the transcript says who wrote each message: {all}"
     );
+}
+
+/// The same customers against a real model (the agent, the simulated customer and the
+/// judge) for each provider of `PRILL_LIVE_PROVIDERS`, with its key: the customer
+/// whose persona makes it state a phone number outside its facts, and the one whose
+/// persona keeps it from ending the conversation, are simulator faults, never failures
+/// of the agent. Built ignored without the variable (`build.rs`).
+#[test]
+#[cfg_attr(
+    not(prill_live_providers),
+    ignore = "reaches real providers: set PRILL_LIVE_PROVIDERS=openai,anthropic,... with their keys"
+)]
+fn planted_simulator_faults_are_the_simulators_errors_against_a_real_model() {
+    let list = std::env::var("PRILL_LIVE_PROVIDERS").unwrap_or_default();
+    let names: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
+    assert!(
+        !names.is_empty(),
+        "PRILL_LIVE_PROVIDERS names no provider: nothing would be tested"
+    );
+    let fixture = std::fs::read_to_string(retail().join("retail.yaml")).unwrap();
+    let defaults = &fixture[..fixture.find("\ntests:").unwrap()];
+    let env: Vec<(&str, String)> = crate::support::LIVE_KEYS
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| (*k, v)))
+        .collect();
+    for name in names {
+        let model = crate::support::live_model(name);
+        let dir = tempfile::tempdir().unwrap();
+        for file in ["tools.py", "db.json"] {
+            std::fs::copy(retail().join(file), dir.path().join(file)).unwrap();
+        }
+        let suite = format!("{defaults}{TESTS}")
+            .replace("model: gpt-4o-mini", &format!("model: {model}"))
+            .replace("provider: openai", &format!("provider: {name}"));
+        write(dir.path(), "customers.yaml", &suite);
+        let judge = format!("{name}:{model}");
+        let (out, report) = run_args(
+            dir.path(),
+            "customers.yaml",
+            &["--judge", &judge, "--no-cache", "--show-transcript"],
+            &env,
+        );
+        let all = output_text(&out);
+        for planted in [
+            "a customer who invents a phone number",
+            "a customer who never says goodbye",
+        ] {
+            let unit = unit(&report, planted);
+            assert_eq!(unit["verdict"], "errored", "{name}: {planted}\n{all}");
+            assert_eq!(
+                unit["samples"][0]["error"]["kind"], "simulator",
+                "{name}: {planted}\n{all}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -488,37 +471,6 @@ fn a_recorded_conversation_replays_with_no_model_no_judge_and_no_tool_program() 
     );
 }
 
-/// `n` tests of the retail domain, each a simulated customer of its own: a third get
-/// their order cancelled, a third invent a phone number, a third never say goodbye.
-fn many(n: usize) -> String {
-    let mut out = String::from("\ntests:\n");
-    for i in 0..n {
-        let (kind, marker) = match i % 3 {
-            0 => ("cancelled", ""),
-            1 => ("phone", "[phone] "),
-            _ => ("chatty", "[chatty] "),
-        };
-        let query = if marker.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "    inputs: {{query: \"{marker}I want to cancel #W2611340 (customer {i})\"}}\n"
-            )
-        };
-        let inputs = if query.is_empty() {
-            format!(
-                "    inputs: {{system_prompt: \"You are the shop's support agent (desk {i}).\"}}\n"
-            )
-        } else {
-            query
-        };
-        out.push_str(&format!(
-            "  - name: customer {i} ({kind})\n{inputs}    user:\n      goal: Get order #W2611340 cancelled because you no longer need it.\n      facts: {{order: \"#W2611340\", reason: no longer needed}}\n      model: gpt-4o-mini\n      max_turns: 3\n    assertions:\n      - expect_state:\n          replay: [{{tool: cancel_pending_order, args: {{order_id: \"#W2611340\", reason: no longer needed}}}}]\n"
-        ));
-    }
-    out
-}
-
 /// A recorded suite of 100 conversations, each with a simulated customer, the retail
 /// tool program and its end state checked, replays with no model server and no tool
 /// program, with the verdict and error kind of every case as recorded.
@@ -530,7 +482,10 @@ fn a_hundred_recorded_conversations_replay_with_identical_verdicts() {
     write(
         dir.path(),
         "hundred.yaml",
-        &format!("{defaults}{}", many(100)),
+        &format!(
+            "{defaults}{}",
+            prill_testkit::providers::shop::customers(100)
+        ),
     );
     let judged = ["--judge", "openai:gpt-4o-mini", "--no-cache", "-j", "8"];
     let mut record = judged.to_vec();

@@ -20,7 +20,7 @@ mod store;
 pub use prill_cassette::{
     CASSETTE_VERSION, Cassette, CassetteError, Chunk, Exchange, Latency, MAX_CASSETTE_BYTES,
     NoMatch, Normalizer, REDACTED, RecordedRequest, RecordedResponse, Redact, VOLATILE_FIELDS,
-    read_regular, regular_size, schema_text,
+    case_file_name, read_regular, regular_size, schema_text, slug,
 };
 pub use spans::{OTEL_CONNECTOR, RecordedSpans};
 pub use store::{CassetteOptions, Cassettes, Mode};

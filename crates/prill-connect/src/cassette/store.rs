@@ -6,7 +6,7 @@
 //! sample (listing agents, `prill serve`) goes to `DIR/run.jsonl`. Every exchange is
 //! appended as one whole line as soon as its response is complete.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -14,6 +14,7 @@ use prill_cassette::{
     CASSETTE_VERSION, Cassette, CassetteError, Exchange, Latency, Normalizer, RecordedRequest,
     RecordedResponse,
 };
+use prill_spec::plan::under::Change;
 use prill_spec::redact::Redactor;
 use prill_target::scope::{self, SampleScope};
 use serde_json::Value;
@@ -93,6 +94,9 @@ struct Inner {
     written: Mutex<HashSet<PathBuf>>,
     /// The first recording that could not be written, as a sentence.
     failure: Mutex<Option<String>>,
+    /// The cases whose replayed exchanges were recorded under other parts than the case
+    /// is made of now, by name, with what changed.
+    stale: Mutex<BTreeMap<String, Vec<Change>>>,
 }
 
 impl PartialEq for Cassettes {
@@ -135,6 +139,7 @@ impl Cassettes {
                 recorded: Mutex::new(recorded),
                 written: Mutex::new(HashSet::new()),
                 failure: Mutex::new(None),
+                stale: Mutex::new(BTreeMap::new()),
             }),
         })
     }
@@ -197,6 +202,7 @@ impl Cassettes {
             Ok(exchange) => {
                 if let Some(scope) = scope::current() {
                     scope.note_replayed();
+                    self.note_stale(&scope, exchange);
                 }
                 Ok(Some(exchange.clone()))
             }
@@ -205,6 +211,37 @@ impl Cassettes {
                 message: miss.to_string(),
             }),
         }
+    }
+
+    /// Remembers `scope`'s case as stale when `exchange` was recorded under parts that
+    /// have changed since (its checks aside).
+    fn note_stale(&self, scope: &SampleScope, exchange: &Exchange) {
+        let (Some(then), Some(now)) = (&exchange.under, &scope.under) else {
+            return;
+        };
+        let changes: Vec<Change> = then
+            .changes(now)
+            .into_iter()
+            .filter(Change::stales)
+            .collect();
+        if changes.is_empty() {
+            return;
+        }
+        let mut stale = self.inner.stale.lock().unwrap_or_else(|e| e.into_inner());
+        stale.entry(scope.name.to_string()).or_insert(changes);
+    }
+
+    /// The cases that replayed exchanges recorded under other inputs, tools, simulated
+    /// user or tool program than they have now, by name, with what changed: their
+    /// answers may no longer be what the agent would say. A run warns of them at its end.
+    pub fn stale(&self) -> Vec<(String, Vec<Change>)> {
+        self.inner
+            .stale
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(name, changes)| (name.clone(), changes.clone()))
+            .collect()
     }
 
     /// Whether some recorded exchange is `connector`'s (`http`, `demo`, ...): what a
@@ -303,6 +340,7 @@ impl Cassettes {
             cassette_version: CASSETTE_VERSION,
             request,
             response,
+            under: scope.and_then(|s| s.under.as_deref().cloned()),
         };
         let mut written = self.inner.written.lock().unwrap_or_else(|e| e.into_inner());
         if written.insert(path.clone()) && self.inner.mode == Mode::ReRecord && path.exists() {
@@ -319,26 +357,9 @@ impl Cassettes {
         let Some(scope) = scope else {
             return self.inner.dir.join("run.jsonl");
         };
-        let slug: String = scope
-            .name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        let slug: Vec<&str> = slug.split('-').filter(|p| !p.is_empty()).collect();
-        let slug: String = slug.join("-").chars().take(60).collect();
-        let id: String = scope
-            .case
-            .chars()
-            .filter(char::is_ascii_alphanumeric)
-            .take(12)
-            .collect();
-        self.inner.dir.join(format!("{slug}-{id}.jsonl"))
+        self.inner
+            .dir
+            .join(prill_cassette::case_file_name(&scope.name, &scope.case))
     }
 }
 

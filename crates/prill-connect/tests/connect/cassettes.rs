@@ -480,6 +480,59 @@ async fn each_sample_replays_its_own_recording() {
     assert!(e.to_string().contains("sample: recorded"), "{e}");
 }
 
+/// Each exchange keeps what its case was made of, and a replay under other parts (its
+/// checks aside) names the case as stale, with what changed.
+#[tokio::test]
+async fn a_replay_recorded_under_other_parts_names_its_case_as_stale() {
+    use prill_spec::plan::under::{Under, describe};
+    use std::sync::Arc;
+    let fake = counting_openai().await;
+    let dir = tempfile::tempdir().unwrap();
+    let made_of =
+        |parts: &[(&'static str, &'static str)]| Arc::new(Under::from_parts(parts.iter().copied()));
+    let then = made_of(&[("inputs", "aaaaaaaaaaaa"), ("checks", "cccccccccccc")]);
+    let scope = |under: &Arc<Under>| {
+        SampleScope::new("c0ffee42", "capital of France", 0).under(Arc::clone(under))
+    };
+    let question = ask("gpt-4o-mini", "Capital of France?");
+    let recording = cassettes(dir.path(), Mode::Record);
+    let live = provider(ProviderKind::Openai, &fake.base_url(), &recording);
+    in_sample(scope(&then), live.complete(&question))
+        .await
+        .unwrap();
+    let file = dir.path().join("capital-of-france-c0ffee42.jsonl");
+    let line: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&file).unwrap().trim()).unwrap();
+    assert_eq!(line["under"]["inputs"], "aaaaaaaaaaaa", "{line}");
+
+    let replay_under = |under: Arc<Under>| {
+        let fake_url = fake.base_url();
+        let dir = dir.path().to_owned();
+        let question = question.clone();
+        async move {
+            let replaying = cassettes(&dir, Mode::Replay);
+            let offline = provider(ProviderKind::Openai, &moved(&fake_url).await, &replaying);
+            let scope = SampleScope::new("c0ffee42", "capital of France", 0).under(under);
+            in_sample(scope, offline.complete(&question)).await.unwrap();
+            replaying.stale()
+        }
+    };
+    // As recorded, and with only its checks changed: not stale.
+    assert!(replay_under(Arc::clone(&then)).await.is_empty());
+    let rechecked = made_of(&[("inputs", "aaaaaaaaaaaa"), ("checks", "dddddddddddd")]);
+    assert!(replay_under(rechecked).await.is_empty());
+    // Its tool program is new since: stale, by name.
+    let programmed = made_of(&[
+        ("inputs", "aaaaaaaaaaaa"),
+        ("checks", "cccccccccccc"),
+        ("program", "pppppppppppp"),
+    ]);
+    let stale = replay_under(programmed).await;
+    assert_eq!(stale.len(), 1, "{stale:?}");
+    assert_eq!(stale[0].0, "capital of France");
+    assert_eq!(describe(&stale[0].1), "program added");
+}
+
 #[tokio::test]
 async fn a_request_never_recorded_names_the_closest_and_the_field_that_differs() {
     let fake = counting_openai().await;

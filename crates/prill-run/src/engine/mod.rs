@@ -43,6 +43,7 @@ use prill_check::{CheckResult, Judge};
 use prill_spec::ProviderName;
 use prill_spec::model::data_driven::Connection;
 use prill_spec::plan::Plan;
+use prill_spec::plan::under::Under;
 use prill_target::graph::GraphServer;
 use prill_target::model::Provider;
 use prill_target::tools::ToolLauncher;
@@ -166,6 +167,11 @@ pub struct RunOptions {
     /// trace context (`traceparent`), and `trajectory: otel` cases read the agent's
     /// spans from it.
     pub tracing: Option<crate::trace::Tracing>,
+    /// Work out what each case is made of ([`Under::of`]) and give it to its samples'
+    /// [`SampleScope`](prill_target::scope::SampleScope)s: set when the run records or
+    /// replays cassettes, which keep it on every exchange and compare it with what a
+    /// replayed one was recorded under.
+    pub recorded_under: bool,
 }
 
 impl Default for RunOptions {
@@ -180,6 +186,7 @@ impl Default for RunOptions {
             exhaustive: false,
             fail_fast: false,
             tracing: None,
+            recorded_under: false,
         }
     }
 }
@@ -229,6 +236,7 @@ pub async fn run_plan<'p>(
         let provider = provider_of(&case).and_then(|p| connectors.provider(&p).cloned());
         let user_provider =
             model_call::user_provider_of(&case).and_then(|p| connectors.provider(&p).cloned());
+        let under = options.recorded_under.then(|| Arc::new(Under::of(&case)));
         let ctx = UnitCtx {
             unit: unit_id(&case, connection),
             provider,
@@ -246,6 +254,7 @@ pub async fn run_plan<'p>(
             cancel: options.cancel.clone(),
             stop: options.fail_fast.then(|| stop.clone()),
             events: events.clone(),
+            under,
         };
         let permit = tokio::select! {
             biased;

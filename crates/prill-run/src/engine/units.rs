@@ -9,6 +9,7 @@ use prill_check::Judge;
 use prill_spec::model::data_driven::Connection;
 use prill_spec::model::gate::Gate;
 use prill_spec::model::sentinel::Framework;
+use prill_spec::plan::under::Under;
 use prill_spec::plan::{Case, Plan, Target};
 use prill_target::Connector;
 use prill_target::model::Provider;
@@ -106,6 +107,8 @@ pub(super) struct UnitCtx {
     /// undecided then stops and is reported skipped.
     pub(super) stop: Option<CancellationToken>,
     pub(super) events: mpsc::UnboundedSender<Event>,
+    /// What the case is made of, for the cassettes ([`RunOptions::recorded_under`](super::RunOptions::recorded_under)).
+    pub(super) under: Option<Arc<Under>>,
 }
 
 pub(crate) fn unit_id(case: &Case, connection: Option<Connection>) -> UnitId {
@@ -219,6 +222,7 @@ pub(super) async fn run_unit(ctx: &UnitCtx) -> UnitReport {
                     connection: ctx.connection,
                     judge: ctx.judge.clone(),
                     tracing: ctx.tracing.clone().map(|t| (t, ctx.unit.clone())),
+                    under: ctx.under.clone(),
                 };
                 // The gate counts from 0; the sample is known by its place among all
                 // of its case's samples (`Case::first_sample`).
@@ -318,6 +322,8 @@ pub(crate) struct SampleCtx {
     /// The run's trace, and the unit whose spans the sample's are (only with a trace:
     /// a sample holds no copy of its unit's names otherwise).
     pub(super) tracing: Option<(Tracing, UnitId)>,
+    /// What the case is made of, for the cassettes.
+    pub(super) under: Option<Arc<Under>>,
 }
 
 async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
@@ -325,7 +331,10 @@ async fn run_sample(ctx: &SampleCtx, index: u32) -> SampleReport {
     let mut interactions = Vec::new();
     // Every request of the sample (agents, models, the judge, tool loops) is sent in
     // this task and knows its case and sample: cassettes record and replay by them.
-    let scope = SampleScope::new(&*ctx.case.id, &*ctx.case.name, index);
+    let mut scope = SampleScope::new(&*ctx.case.id, &*ctx.case.name, index);
+    if let Some(under) = &ctx.under {
+        scope = scope.under(Arc::clone(under));
+    }
     let run = in_sample(scope.clone(), conversation(ctx, index, &mut interactions));
     let error = match ctx.case.timeout {
         None => run.await,

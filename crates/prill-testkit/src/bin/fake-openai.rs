@@ -9,6 +9,11 @@
 //! is `TEXT` repeated to `N` bytes, streamed 64 KiB an event (a long answer). It keeps
 //! no record of the requests, so it does not grow with them.
 //!
+//! `--shop` plays the scripted shop of [`prill_testkit::providers::shop`] instead (a
+//! simulated customer, the retail agent's tool loop and the judge, each reply after
+//! `MS`), and `--shop-suite N` prints the tests of `N` such conversations and exits:
+//! `cargo xtask bench --conversations` records and replays them.
+//!
 //! It runs on one thread by default (`--threads 1`, tokio's current-thread runtime),
 //! its pauses on a `timerfd` of that thread's reactor: sharing two cores with the client
 //! it measures, it then costs the least CPU a request, and still serves more than
@@ -27,7 +32,7 @@ use prill_testkit::providers::openai::FakeOpenAi;
 /// (`must_contain "Paris"`, `must_not_contain "London"`, `regex_match "\d+"`).
 const DEFAULT_REPLY: &str = "Paris has 2 million people";
 
-const USAGE: &str = "usage: fake-openai [--port P] [--latency-ms MS] [--reply TEXT] [--reply-bytes N] [--threads N]";
+const USAGE: &str = "usage: fake-openai [--port P] [--latency-ms MS] [--reply TEXT] [--reply-bytes N] [--threads N] [--shop] [--shop-suite N]";
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
@@ -39,6 +44,10 @@ struct Options {
     reply_bytes: Option<usize>,
     /// Runtime threads: 1 runs everything on the main thread, 0 one per core.
     threads: usize,
+    /// Play the scripted shop rather than answer `reply`.
+    shop: bool,
+    /// Print the tests of this many shop conversations, and exit.
+    shop_suite: Option<usize>,
 }
 
 /// The options in `args` (without the program's name).
@@ -49,6 +58,8 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
         reply: DEFAULT_REPLY.to_owned(),
         reply_bytes: None,
         threads: 1,
+        shop: false,
+        shop_suite: None,
     };
     let mut args = args.into_iter();
     while let Some(flag) = args.next() {
@@ -72,6 +83,12 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
             "--threads" => {
                 let v = value()?;
                 options.threads = v.parse().map_err(|_| format!("bad --threads: {v}"))?;
+            }
+            "--shop" => options.shop = true,
+            "--shop-suite" => {
+                let v = value()?;
+                let n = v.parse().map_err(|_| format!("bad --shop-suite: {v}"))?;
+                options.shop_suite = Some(n);
             }
             other => return Err(format!("unknown argument: {other}")),
         }
@@ -106,6 +123,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(n) = options.shop_suite {
+        print!("{}", prill_testkit::providers::shop::customers(n));
+        return ExitCode::SUCCESS;
+    }
     let runtime = match options.threads {
         1 => tokio::runtime::Builder::new_current_thread(),
         0 => tokio::runtime::Builder::new_multi_thread(),
@@ -143,6 +164,12 @@ async fn run(options: Options) -> ExitCode {
     };
     fake.record_requests(false)
         .default_reply(reply.delay(options.latency));
+    if options.shop {
+        let latency = options.latency;
+        fake.respond_with(move |body| {
+            prill_testkit::providers::shop::play(body).map(|r| r.delay(latency))
+        });
+    }
     let mut out = std::io::stdout().lock();
     if writeln!(out, "listening on {}", fake.base_url())
         .and_then(|()| out.flush())
@@ -186,9 +213,17 @@ mod tests {
                 reply: "hi".to_owned(),
                 reply_bytes: None,
                 threads: 1,
+                shop: false,
+                shop_suite: None,
             }
         );
         assert_eq!(parse(args(&["--threads", "0"])).unwrap().threads, 0);
+        assert!(parse(args(&["--shop"])).unwrap().shop);
+        assert_eq!(
+            parse(args(&["--shop-suite", "9"])).unwrap().shop_suite,
+            Some(9)
+        );
+        assert!(parse(args(&["--shop-suite", "x"])).is_err());
         assert!(parse(args(&["--threads", "-1"])).is_err());
         assert!(parse(args(&["--port"])).is_err());
         assert!(parse(args(&["--latency-ms", "x"])).is_err());

@@ -76,6 +76,7 @@ pub mod ollama;
 pub mod openai;
 pub mod reply;
 pub(crate) mod scripted;
+pub mod shop;
 pub mod tgi;
 
 pub use reply::{Reply, ScriptedToolCall};

@@ -324,3 +324,29 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
     text(&out.stdout).trim().to_owned()
 }
+
+/// The model each provider of `PRILL_LIVE_PROVIDERS` is tested with.
+pub(crate) fn live_model(provider: &str) -> &'static str {
+    match provider {
+        "openai" => "gpt-4o-mini",
+        "anthropic" => "claude-haiku-4-5",
+        "ollama" => "llama3.1:8b",
+        "huggingface" => "meta-llama/Llama-3.1-8B-Instruct",
+        "bedrock" => "anthropic.claude-3-haiku-20240307-v1:0",
+        other => panic!("unknown provider {other}"),
+    }
+}
+
+/// The variables a run against real providers passes on: their keys and addresses.
+pub(crate) const LIVE_KEYS: [&str; 10] = [
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "OLLAMA_HOST",
+    "HF_TOKEN",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_REGION",
+    "AWS_PROFILE",
+];
