@@ -29,6 +29,8 @@ use crate::types::{AgentFunction, AgentInfo, AgentRequest, AgentResponse, Timing
 use crate::wire::{Collector, chat_request};
 use crate::{BoxFuture, Connector, Conversation, DEFAULT_TIMEOUT, with_timeout};
 
+mod state;
+
 /// The limit on `list_agents` and `describe`, which are quick for any live server.
 pub const INFO_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -785,6 +787,15 @@ impl Conversation for HttpConversation {
         request: &'a AgentRequest,
     ) -> BoxFuture<'a, Result<AgentResponse, ConnectError>> {
         Box::pin(self.connector.chat(&self.agent, request))
+    }
+
+    fn state<'a>(
+        &'a mut self,
+        endpoint: &'a str,
+        metadata: &'a BTreeMap<String, String>,
+        limit: Option<Duration>,
+    ) -> BoxFuture<'a, Result<Value, ConnectError>> {
+        Box::pin(self.connector.state(endpoint, metadata, limit))
     }
 }
 

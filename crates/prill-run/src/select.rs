@@ -519,6 +519,7 @@ mod tests {
                 use_direct: false,
                 metadata: None,
                 trajectory: Default::default(),
+                state_endpoint: None,
             },
             gate: prill_spec::plan::Gate::default(),
             gate_stated: false,

@@ -147,6 +147,10 @@ pub enum Target {
         /// Where the trajectory checks read the tool calls from.
         #[serde(skip_serializing_if = "TrajectorySource::is_stream")]
         trajectory: TrajectorySource,
+        /// Where `expect_state` reads the state of the agent's environment when the
+        /// conversation is over: a path on its server, or an http(s) URL.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        state_endpoint: Option<Box<str>>,
     },
     /// A model through a provider.
     Model {
@@ -504,6 +508,14 @@ impl DataDrivenCase {
                 }
             })
             .collect();
+        // The end state is checked once the conversation is over: with the last answer.
+        let mut interactions = interactions;
+        if let (Some(expect), Some(last)) = (&self.expect_state, interactions.last_mut()) {
+            last.checks.push(Check::new(
+                "expect_state",
+                CheckKind::Assertion(Assertion::ExpectState(expect.clone())),
+            ));
+        }
         let inputs = serde_json::json!({
             "dialect": "data-driven",
             "agent": self.agent,
@@ -540,6 +552,7 @@ impl DataDrivenCase {
                 use_direct: self.use_direct,
                 metadata: self.metadata.clone().map(Box::new),
                 trajectory: self.trajectory,
+                state_endpoint: self.state_endpoint.as_deref().map(Box::from),
             },
             gate: match (self.reliability, self.success_ratio) {
                 (Some(r), _) => Gate::Reliability(r),
@@ -982,6 +995,33 @@ mod tests {
         assert!(Arc::ptr_eq(&model(&cases[0]), &model(&cases[19])));
     }
 
+    #[test]
+    fn a_data_driven_expect_state_is_checked_with_the_last_answer_and_its_endpoint_is_the_targets()
+    {
+        let text = "agent: shop\nconnections: [http]\nstate_endpoint: /shop/state\ninteractions:\n  - text: hi\n  - text: cancel W1\nexpect_state: {paths: {\"$.W1\": cancelled}}\n";
+        let loaded = crate::load::load_str(
+            Path::new("shop.yaml"),
+            text,
+            &crate::Env::default(),
+            crate::Unrecognized::Error,
+        )
+        .expect("a test file");
+        assert!(loaded.is_valid(), "{:?}", loaded.outcome);
+        let case = loaded.cases().remove(0);
+        let Target::Agent { state_endpoint, .. } = &case.target else {
+            panic!("{:?}", case.target);
+        };
+        assert_eq!(state_endpoint.as_deref(), Some("/shop/state"));
+        assert!(case.interactions[0].checks.is_empty());
+        let last = &case.interactions[1].checks;
+        assert_eq!(last.len(), 1);
+        assert_eq!(&*last[0].path, "expect_state");
+        assert!(matches!(
+            last[0].kind,
+            CheckKind::Assertion(Assertion::ExpectState(_))
+        ));
+    }
+
     /// A case of id `id` from `file`.
     fn case_in(id: &str, file: &str) -> Case {
         Case {
@@ -997,6 +1037,7 @@ mod tests {
                 use_direct: false,
                 metadata: None,
                 trajectory: Default::default(),
+                state_endpoint: None,
             },
             gate: Gate::default(),
             gate_stated: false,

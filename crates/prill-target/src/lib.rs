@@ -92,6 +92,25 @@ pub trait Conversation: Send {
         &'a mut self,
         request: &'a AgentRequest,
     ) -> BoxFuture<'a, Result<AgentResponse, ConnectError>>;
+
+    /// The state of the agent's environment when the conversation is over, for
+    /// `expect_state`: the JSON body of a `GET` of `endpoint` (a path on the agent's
+    /// server, or an http(s) URL) sent with `metadata` as the conversation's requests
+    /// are, within `limit`. A connection with no http to read it with says so: the
+    /// default is an error.
+    fn state<'a>(
+        &'a mut self,
+        endpoint: &'a str,
+        metadata: &'a std::collections::BTreeMap<String, String>,
+        limit: Option<Duration>,
+    ) -> BoxFuture<'a, Result<serde_json::Value, ConnectError>> {
+        let _ = (endpoint, metadata, limit);
+        Box::pin(async {
+            Err(ConnectError::config(
+                "this connection cannot read a `state_endpoint`: the end state is read over `http` or `https`",
+            ))
+        })
+    }
 }
 
 /// Runs `exchange` within `limit`, if there is one; running out drops the exchange

@@ -24,6 +24,7 @@ pub mod env;
 pub mod langgraph;
 pub mod otlp;
 pub mod providers;
+pub mod state;
 mod tls_proxy;
 
 pub use tls_proxy::TlsProxy;

@@ -7,6 +7,7 @@
 //! The real neuro-san test (`tests/neuro_san_real`) is a binary of its own: it has its
 //! own harness, and CI runs it by name.
 
+mod agent_state;
 mod agents;
 mod assess;
 mod bedrock_credentials;

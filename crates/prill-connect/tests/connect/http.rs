@@ -682,3 +682,38 @@ async fn metadata_values_echoed_in_a_malformed_line_are_blanked() {
     assert_eq!(e.kind(), ErrorKind::Protocol, "{shown}");
     assert_no_metadata_value(&shown);
 }
+
+/// The end state (`state_endpoint`): a path is read on the agent's server, its query
+/// kept, with the conversation's headers; a status that is not a success, a body that
+/// is not JSON and a silent server are errors, never a state.
+#[tokio::test]
+async fn the_end_state_is_a_get_of_the_endpoint_with_the_conversations_headers() {
+    let server = Server::start(|n, _| match n {
+        0 => Reply::Status(200, vec![], br#"{"orders": {"W1": "cancelled"}}"#.to_vec()),
+        1 => Reply::Status(404, vec![], b"no such page".to_vec()),
+        2 => Reply::Status(200, vec![], b"<html>".to_vec()),
+        _ => Reply::Silent,
+    })
+    .await;
+    let connector = connector(&server);
+    let mut conversation = connector.open("shop").await.unwrap();
+    let headers: std::collections::BTreeMap<String, String> =
+        [("x-prill-sample".to_owned(), "3".to_owned())].into();
+    let limit = Some(Duration::from_millis(300));
+    let state = conversation
+        .state("/shop/state?full=1", &headers, limit)
+        .await
+        .unwrap();
+    assert_eq!(state, json!({"orders": {"W1": "cancelled"}}));
+    let seen = &server.requests()[0];
+    assert_eq!(seen.method, "GET");
+    assert_eq!(seen.path, "/shop/state?full=1");
+    assert_eq!(seen.header("x-prill-sample"), Some("3"));
+    let refused = conversation.state("/shop/state", &headers, limit).await;
+    assert_eq!(refused.unwrap_err().kind(), ErrorKind::Status);
+    let garbled = conversation.state("/shop/state", &headers, limit).await;
+    let e = garbled.unwrap_err();
+    assert!(e.to_string().contains("did not answer JSON"), "{e}");
+    let silent = conversation.state("/shop/state", &headers, limit).await;
+    assert_eq!(silent.unwrap_err().kind(), ErrorKind::Timeout);
+}

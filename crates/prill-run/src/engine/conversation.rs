@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use prill_check::{CheckResult, Response, run_checks};
+use prill_check::{CheckResult, EndState, Response, run_checks};
 use prill_spec::model::data_driven::{Connection, StockTest, TrajectorySource};
 use prill_spec::plan::{Case, Check, CheckKind, Part, Step, Target};
 use prill_target::otel::{AgentSpan, TRACEPARENT, TraceParent};
@@ -165,14 +165,36 @@ impl Talk<'_> {
                     response.usage = response.usage.or(read.usage);
                 }
                 Err(error) => {
-                    out.push(InteractionReport {
+                    let duration = started.elapsed();
+                    out.push(errored_after(
+                        step,
+                        index,
                         sent_sly_data,
-                        answer: response.text,
-                        duration: started.elapsed(),
-                        error: Some(error),
+                        response.text,
+                        duration,
+                        error,
                         user,
-                        ..InteractionReport::sent(index, step.input.text.clone())
-                    });
+                    ));
+                    return Ok(None);
+                }
+            }
+        }
+        // The end state, once a scripted conversation is over (a simulated user's is read
+        // when it ends).
+        if case.user.is_none() && index + 1 == case.interactions.len() {
+            match self.end_state(&step.checks, step.timeout).await {
+                Ok(state) => response.end_state = state,
+                Err(error) => {
+                    let duration = started.elapsed();
+                    out.push(errored_after(
+                        step,
+                        index,
+                        sent_sly_data,
+                        response.text,
+                        duration,
+                        error,
+                        user,
+                    ));
                     return Ok(None);
                 }
             }
@@ -215,6 +237,73 @@ impl Talk<'_> {
             ..InteractionReport::sent(index, step.input.text.clone())
         });
         Ok(Some(kept))
+    }
+}
+
+impl Talk<'_> {
+    /// The state of the agent's environment from the case's `state_endpoint`, when one of
+    /// `checks` reads it (`expect_state`), read with the sample's headers within `limit`
+    /// (else the case's): an error when it cannot be read, which errors the sample.
+    pub(super) async fn end_state(
+        &mut self,
+        checks: &[Check],
+        limit: Option<Duration>,
+    ) -> Result<Option<EndState>, ErrorInfo> {
+        let wanted = checks.iter().any(|c| {
+            matches!(
+                c.kind,
+                CheckKind::Assertion(prill_spec::model::sentinel::Assertion::ExpectState(_))
+            )
+        });
+        let Target::Agent {
+            state_endpoint: Some(endpoint),
+            ..
+        } = &self.ctx.case.target
+        else {
+            return Ok(None);
+        };
+        if !wanted {
+            return Ok(None);
+        }
+        let conv = match &mut self.session {
+            Some(conv) => conv,
+            None => self.session.insert(
+                self.connector
+                    .open(self.agent)
+                    .await
+                    .map_err(|e| error_info(&e))?,
+            ),
+        };
+        let limit = limit.or(self.ctx.case.timeout);
+        let state = conv
+            .state(endpoint, &self.headers, limit)
+            .await
+            .map_err(|e| error_info(&e))?;
+        Ok(Some(EndState {
+            state,
+            replayed: Vec::new(),
+        }))
+    }
+}
+
+/// The report of interaction `index` (of `step`) that errored after its answer came:
+/// reading its spans or the end state failed.
+fn errored_after(
+    step: &Step,
+    index: usize,
+    sent_sly_data: Option<Value>,
+    answer: Option<String>,
+    duration: Duration,
+    error: ErrorInfo,
+    user: Option<crate::events::UserTurn>,
+) -> InteractionReport {
+    InteractionReport {
+        sent_sly_data,
+        answer,
+        duration,
+        error: Some(error),
+        user,
+        ..InteractionReport::sent(index, step.input.text.clone())
     }
 }
 

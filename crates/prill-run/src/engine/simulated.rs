@@ -93,6 +93,7 @@ pub(super) async fn converse(
     };
     response.tool_calls = calls;
     response.conversation = sim.conversation();
+    response.end_state = talk.end_state(&template.checks, template.timeout).await?;
     let mut checks = run_checks(&template.checks, &response, ctx.judge.as_deref()).await;
     note_truncation(&mut checks, &report.call);
     report.checks.extend(checks);

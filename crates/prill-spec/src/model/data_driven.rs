@@ -35,6 +35,8 @@ pub type JsonMap = serde_json::Map<String, serde_json::Value>;
 }]))]
 // A case has one gate.
 #[schemars(extend("not" = {"required": ["success_ratio", "reliability"]}))]
+// The end state is read from the state endpoint.
+#[schemars(extend("dependentRequired" = {"expect_state": ["state_endpoint"]}))]
 // A conversation: scripted interactions, a simulated user, or both.
 #[schemars(extend("anyOf" = [{"required": ["interactions"]}, {"required": ["user"]}]))]
 // Over `mcp` neuro-san answers with the final message only: no trajectory to check.
@@ -96,6 +98,17 @@ pub struct DataDrivenCase {
     /// extension, `docs/conversations.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<DataDrivenUser>,
+    /// Where the state of the agent's environment is read when the conversation is over,
+    /// for `expect_state` (a Prill extension, `docs/conversations.md`): a path on the
+    /// agent's server (`/shop/state`), or an `http`/`https` URL; read with `GET` and the
+    /// conversation's headers (`x-prill-sample` among them), its body JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1), regex(pattern = r"^(/|https?://)"))]
+    pub state_endpoint: Option<String>,
+    /// Checks on that state when the conversation is over (a Prill extension): Sentinel's
+    /// `expect_state`, but `replay`, which needs a tool program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_state: Option<Box<super::state::ExpectState>>,
 }
 
 /// A data-driven case's `user`: the simulated user's brief, and the settings and checks

@@ -6,6 +6,7 @@
 //! substitutions refer to (`common = {...}` and then `${common}`) only holds shared
 //! parts; [`drop_substitution_sources`] leaves it out before validation.
 
+mod state;
 mod trajectory;
 
 use super::cx::{At, Cx, Pyd, optional, present};
@@ -17,7 +18,7 @@ use crate::model::data_driven::{
 };
 use crate::node::{Node, Value};
 
-const TOP_KEYS: [&str; 11] = [
+const TOP_KEYS: [&str; 13] = [
     "agent",
     "connections",
     "success_ratio",
@@ -29,6 +30,8 @@ const TOP_KEYS: [&str; 11] = [
     "failure_patterns",
     "trajectory",
     "user",
+    "state_endpoint",
+    "expect_state",
 ];
 
 const INTERACTION_KEYS: [&str; 6] = [
@@ -123,6 +126,7 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
     if let (Some(connections), false) = (&connections, otel) {
         trajectory::not_over_mcp(root, connections, cx);
     }
+    let (state_endpoint, expect_state) = state::end_state(root, &at, connections.as_deref(), cx);
     if cx.errors() > before {
         return None;
     }
@@ -138,6 +142,8 @@ pub(crate) fn validate(root: &Node, cx: &mut Cx) -> Option<DataDrivenCase> {
         failure_patterns: failure_patterns?,
         trajectory: source?,
         user: user?,
+        state_endpoint: state_endpoint?,
+        expect_state: expect_state?,
     })
 }
 

@@ -7,7 +7,7 @@
 mod assertions;
 mod framework;
 mod refused;
-mod state;
+pub(super) mod state;
 #[cfg(test)]
 mod testing;
 pub(super) mod trajectory;

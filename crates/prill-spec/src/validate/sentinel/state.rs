@@ -12,7 +12,7 @@ use crate::node::{Node, Value};
 const EXTENSION: &str = "`expect_state` is Prill's extension to Sentinel's DSL";
 
 /// `expect_state`'s value.
-pub(super) fn expect_state(value: &Node, at: &At, cx: &mut Cx) -> Option<ExpectState> {
+pub(in crate::validate) fn expect_state(value: &Node, at: &At, cx: &mut Cx) -> Option<ExpectState> {
     let Value::Object(entries) = &value.value else {
         let expected = "`{equals | contains | paths | schema | replay: ...}`";
         cx.own_type_error(value, at, expected, EXTENSION);
