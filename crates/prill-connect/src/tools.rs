@@ -22,7 +22,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use prill_spec::redact::Redactor;
-use prill_target::tools::{ToolAnswer, ToolCallRequest, ToolLauncher, ToolProgram, ToolSession};
+use prill_target::tools::{
+    ToolAnswer, ToolCallRequest, ToolLauncher, ToolProgram, ToolProtocol, ToolSession,
+};
 use serde_json::{Map, Value, json};
 
 use crate::decode::values_of_line;
@@ -30,6 +32,8 @@ use crate::error::{ConnectError, cut};
 use crate::process::{Launch, Process, Read, secrets_of};
 use crate::stdio_cassette::RunCassettes;
 use crate::{BoxFuture, with_timeout};
+
+mod mcp;
 
 /// The default cap on one answer of a tool program: 1 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: u64 = 1024 * 1024;
@@ -108,13 +112,17 @@ impl CommandTools {
             secrets: secrets.clone(),
         })?;
         Ok(CommandSession {
-            peer: format!("tool program {name}"),
+            peer: match program.protocol {
+                ToolProtocol::Mcp => format!("MCP tool server {name}"),
+                _ => format!("tool program {name}"),
+            },
             process,
             secrets,
             busy: false,
             broken: None,
             max_line_bytes: self.max_line_bytes,
             timeout: self.timeout,
+            mcp: (program.protocol == ToolProtocol::Mcp).then(mcp::McpState::default),
         })
     }
 }
@@ -171,6 +179,8 @@ pub struct CommandSession {
     max_line_bytes: u64,
     /// The limit on a call the loop gives none.
     timeout: Option<Duration>,
+    /// For an MCP server (`tool_mcp`): where its session is.
+    mcp: Option<mcp::McpState>,
 }
 
 impl ToolSession for CommandSession {
@@ -335,13 +345,36 @@ impl CommandSession {
             return Err(self.protocol(message, false).await);
         }
         self.busy = true;
-        if let Err(e) = self.process.write(&Self::request_line(ask)).await {
-            let message = format!(
-                "it stopped reading its input before {} could be sent ({e})",
-                ask.about()
-            );
+        if self.mcp.is_some() {
+            let answer = self.mcp_exchange(ask).await;
+            self.busy = answer.is_err();
+            return answer;
+        }
+        self.send_line(&Self::request_line(ask), &ask.about())
+            .await?;
+        let (line, ended) = self.next_line(&ask.about()).await?;
+        match Self::object(ask, &line) {
+            Ok(answer) => {
+                self.busy = false;
+                Ok(answer)
+            }
+            Err(message) => Err(self.protocol(message, ended).await),
+        }
+    }
+
+    /// Writes `line` (what is sent for `about`).
+    async fn send_line(&mut self, line: &[u8], about: &str) -> Result<(), ConnectError> {
+        if let Err(e) = self.process.write(line).await {
+            let message =
+                format!("it stopped reading its input before {about} could be sent ({e})");
             return Err(self.protocol(message, true).await);
         }
+        Ok(())
+    }
+
+    /// The next line that is not blank, within the cap, as the answer to `about`, and
+    /// whether the program ended its output after it.
+    async fn next_line(&mut self, about: &str) -> Result<(Vec<u8>, bool), ConnectError> {
         let mut budget = self.max_line_bytes;
         let mut buf = Vec::new();
         loop {
@@ -349,14 +382,13 @@ impl CommandSession {
             let read = match self.process.read_line(&mut buf, &mut budget).await {
                 Ok(read) => read,
                 Err(e) => {
-                    let message = format!("cannot read its answer to {}: {e}", ask.about());
+                    let message = format!("cannot read its answer to {about}: {e}");
                     return Err(self.protocol(message, true).await);
                 }
             };
             if matches!(read, Read::TooLarge) {
                 let message = format!(
-                    "its answer to {} is longer than the limit of {}; a tool result that large is no use to a model, so cut it down",
-                    ask.about(),
+                    "its answer to {about} is longer than the limit of {}; a tool result that large is no use to a model, so cut it down",
                     crate::error::bytes(self.max_line_bytes)
                 );
                 return Err(self.protocol(message, false).await);
@@ -364,20 +396,12 @@ impl CommandSession {
             let ended = matches!(read, Read::End);
             if buf.iter().all(u8::is_ascii_whitespace) {
                 if ended {
-                    let message =
-                        format!("it closed its output instead of answering {}", ask.about());
+                    let message = format!("it closed its output instead of answering {about}");
                     return Err(self.protocol(message, true).await);
                 }
                 continue;
             }
-            let answer = Self::object(ask, &buf);
-            return match answer {
-                Ok(answer) => {
-                    self.busy = false;
-                    Ok(answer)
-                }
-                Err(message) => Err(self.protocol(message, ended).await),
-            };
+            return Ok((buf, ended));
         }
     }
 

@@ -87,6 +87,20 @@ pub struct ToolProgram {
     pub cwd: Option<std::path::PathBuf>,
     /// How messages name it.
     pub label: String,
+    /// What it speaks: Prill's JSON lines (`docs/tools.md`), or MCP.
+    pub protocol: ToolProtocol,
+}
+
+/// What a tool program speaks on its stdin and stdout.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolProtocol {
+    /// One JSON line per call and per answer (`tool_command`, `docs/tools.md`).
+    #[default]
+    Lines,
+    /// The Model Context Protocol over stdio (`tool_mcp`): `initialize`, then a
+    /// `tools/call` request per call.
+    Mcp,
 }
 
 /// Starts programs that answer tool calls.
@@ -103,6 +117,13 @@ impl ToolProgram {
             argv,
             cwd: dir.map(Path::to_path_buf),
             label: label.into(),
+            protocol: ToolProtocol::Lines,
         }
+    }
+
+    /// The program, speaking MCP rather than JSON lines.
+    pub fn mcp(mut self) -> ToolProgram {
+        self.protocol = ToolProtocol::Mcp;
+        self
     }
 }

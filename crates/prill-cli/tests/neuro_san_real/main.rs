@@ -35,6 +35,7 @@
 
 mod bench;
 mod brain;
+mod mcp_tools;
 mod server;
 mod verdicts;
 
@@ -150,6 +151,24 @@ fn main() {
         }),
     ];
     let gate = gate();
+    let mcp = "an_mcp_server_of_the_official_sdk_answers_a_tool_loop";
+    trials.push(match &gate {
+        Gate::Run(python) => {
+            let python = python.clone();
+            Trial::test(mcp, move || {
+                mcp_tools::official_sdk_server_answers_a_tool_loop(&python, &prill_binary())
+                    .map_err(Failed::from)
+            })
+        }
+        Gate::Skip(reason) => {
+            let reason = reason.clone();
+            Trial::ignorable_test(mcp, move || Ok(Completion::ignored_with(reason)))
+        }
+        Gate::Fail(reason) => {
+            let reason = reason.clone();
+            Trial::test(mcp, move || Err(reason.into()))
+        }
+    });
     let mut names: Vec<String> = vec!["prill_agents_lists_the_real_server_s_agents".into()];
     names.extend(
         CONNECTIONS

@@ -32,6 +32,7 @@ mod stdio;
 mod stdio_cassettes;
 mod tls_ca_cert;
 mod tools_command;
+mod tools_mcp;
 mod trajectory;
 
 /// A text of `n` words, each streamed as its own delta by the fakes (the long-stream

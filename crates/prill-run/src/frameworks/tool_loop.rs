@@ -154,20 +154,28 @@ pub(crate) async fn call(
     Ok(())
 }
 
-/// The tools of one sample: `tool_results`, then the `tool_command` program, started
-/// in the spec file's directory.
+/// The tools of one sample: `tool_results`, then the `tool_command` program or the
+/// `tool_mcp` server, started in the spec file's directory.
 fn start_tools(ctx: &SampleCtx, config: &LoopConfig) -> Result<SpecTools, ErrorInfo> {
-    let session = match &config.tool_command {
+    let program = match (&config.tool_command, &config.tool_mcp) {
+        (Some(command), _) => Some((command, "tool_command", false)),
+        (None, Some(command)) => Some((command, "tool_mcp", true)),
+        (None, None) => None,
+    };
+    let session = match program {
         None => None,
-        Some(command) => {
+        Some((command, key, mcp)) => {
             let Some(launcher) = &ctx.frameworks.tools else {
                 return Err(config_error(format!(
-                    "`framework_config.tool_command` ({}) cannot run: this run has no way to start tool programs",
+                    "`framework_config.{key}` ({}) cannot run: this run has no way to start tool programs",
                     command.display()
                 )));
             };
             let dir = ctx.case.file.parent().filter(|d| !d.as_os_str().is_empty());
-            let program = ToolProgram::new(command.argv(), dir, command.display());
+            let mut program = ToolProgram::new(command.argv(), dir, command.display());
+            if mcp {
+                program = program.mcp();
+            }
             Some(launcher.start(&program).map_err(|e| error_info(&e))?)
         }
     };

@@ -48,11 +48,12 @@ use super::sentinel::Framework;
 pub const DEFAULT_MAX_ITERATIONS: u32 = 10;
 
 /// The keys of `framework_config` for `openai-sdk`, `claude-sdk` and `strands`.
-pub const LOOP_KEYS: [&str; 5] = [
+pub const LOOP_KEYS: [&str; 6] = [
     "max_iterations",
     "intermediate_steps",
     "tool_results",
     "tool_command",
+    "tool_mcp",
     "retry_policy",
 ];
 
@@ -88,6 +89,9 @@ pub struct LoopConfig {
     pub tool_results: BTreeMap<String, ToolResults>,
     /// A program that answers the calls of tools that `tool_results` does not name.
     pub tool_command: Option<ToolCommand>,
+    /// An MCP server (over stdio) whose tools answer the calls `tool_results` does not
+    /// name, instead of a `tool_command` program.
+    pub tool_mcp: Option<ToolCommand>,
     /// Retries of a model call that failed in a way worth retrying.
     pub retry_policy: Option<RetryPolicy>,
 }
@@ -99,6 +103,7 @@ impl Default for LoopConfig {
             intermediate_steps: false,
             tool_results: BTreeMap::new(),
             tool_command: None,
+            tool_mcp: None,
             retry_policy: None,
         }
     }
@@ -462,7 +467,17 @@ fn parse_loop(map: &Map<String, Value>, problems: &mut Vec<Problem>) -> LoopConf
                 None => problems.push(Problem::expected(&[key], "true or false", value)),
             },
             "tool_results" => config.tool_results = tool_results(value, problems),
-            "tool_command" => config.tool_command = tool_command(value, problems),
+            "tool_command" => config.tool_command = tool_command(key, value, problems),
+            "tool_mcp" => {
+                config.tool_mcp = tool_command(key, value, problems);
+                if map.contains_key("tool_command") {
+                    problems.push(Problem::expected(
+                        &[key],
+                        "`tool_command` or `tool_mcp`, not both: one of them answers the calls `tool_results` does not",
+                        value,
+                    ));
+                }
+            }
             "retry_policy" => config.retry_policy = retry_policy(value, problems),
             other => {
                 let hint = LANGGRAPH_KEYS.contains(&other).then(|| {
@@ -904,7 +919,7 @@ fn args_row(here: &[&str], row: &Value, problems: &mut Vec<Problem>) -> Option<A
     Some(ArgsRow { args, replies })
 }
 
-fn tool_command(value: &Value, problems: &mut Vec<Problem>) -> Option<ToolCommand> {
+fn tool_command(key: &str, value: &Value, problems: &mut Vec<Problem>) -> Option<ToolCommand> {
     match value {
         Value::String(line) if !line.trim().is_empty() => Some(ToolCommand::Shell(line.clone())),
         Value::Array(words)
@@ -922,7 +937,7 @@ fn tool_command(value: &Value, problems: &mut Vec<Problem>) -> Option<ToolComman
         }
         other => {
             problems.push(Problem::expected(
-                &["tool_command"],
+                &[key],
                 "a command line (a string, run by `sh -c`) or a program and its arguments (a list of non-empty strings)",
                 other,
             ));
@@ -1174,6 +1189,26 @@ mod tests {
         ));
         assert!(!args_match(&pattern(json!({"n": 1})), &json!({"n": "1"})));
         assert!(args_match(&pattern(json!({})), &json!({"any": "thing"})));
+    }
+
+    #[test]
+    fn an_mcp_server_answers_instead_of_a_program_never_beside_one() {
+        let Ok(FrameworkConfig::Loop(config)) = parse(
+            Framework::OpenaiSdk,
+            json!({"tool_mcp": ["python3", "server.py"]}),
+        ) else {
+            panic!("a valid tool_mcp");
+        };
+        assert_eq!(config.tool_mcp.unwrap().argv(), ["python3", "server.py"]);
+        assert!(config.tool_command.is_none());
+        let problems = parse(
+            Framework::OpenaiSdk,
+            json!({"tool_mcp": "python3 server.py", "tool_command": ["python3", "tools.py"]}),
+        )
+        .unwrap_err();
+        assert_eq!(paths(&problems), ["tool_mcp"]);
+        let problems = parse(Framework::OpenaiSdk, json!({"tool_mcp": []})).unwrap_err();
+        assert_eq!(paths(&problems), ["tool_mcp"]);
     }
 
     #[test]

@@ -122,6 +122,13 @@ impl JsonSchema for LoopSchema {
                         {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
                     ]
                 },
+                "tool_mcp": {
+                    "description": "An MCP server, started over stdio once per sample, whose tools answer the calls of the tools `tool_results` does not name (docs/tools.md); instead of `tool_command`: a command line run by `sh -c`, or a program and its arguments.",
+                    "anyOf": [
+                        {"type": "string", "pattern": "\\S"},
+                        {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
+                    ]
+                },
                 "retry_policy": {
                     "description": "Retries of a model call that failed in a way worth retrying (unreachable, rate limited, failing on the provider's side).",
                     "type": "object",
@@ -132,6 +139,7 @@ impl JsonSchema for LoopSchema {
                     "additionalProperties": false
                 }
             },
+            "not": {"required": ["tool_command", "tool_mcp"]},
             "additionalProperties": false
         })
     }

@@ -10,8 +10,9 @@
 //!   and the mocks of `framework_config`; and each interaction's input);
 //! - `tools`: the tool definitions offered to a model;
 //! - `user`: the simulated user's brief and model;
-//! - `program`: the `tool_command` program's command line, and `file:<word>` the bytes
-//!   of each file its words name (relative to the spec's folder);
+//! - `program`: the command line of the `tool_command` program (or `tool_mcp` server),
+//!   and `file:<word>` the bytes of each file its words name (relative to the spec's
+//!   folder);
 //! - `checks`: the checks, the failure patterns and the gate. A change here leaves the
 //!   recording good: the recorded answers are judged by the new checks.
 //!
@@ -189,6 +190,7 @@ fn inputs(case: &Case) -> Value {
         target.remove("tools");
         if let Some(Value::Object(config)) = target.get_mut("framework_config") {
             config.remove("tool_command");
+            config.remove("tool_mcp");
             if let Some(Value::Object(results)) = config.get_mut("tool_results") {
                 for result in results.values_mut() {
                     if let Value::Object(result) = result {
@@ -239,7 +241,9 @@ fn tool_command(case: &Case) -> Option<&Value> {
 }
 
 fn framework_config_command(config: &JsonMap) -> Option<&Value> {
-    config.get("tool_command").filter(|c| !c.is_null())
+    ["tool_command", "tool_mcp"]
+        .iter()
+        .find_map(|key| config.get(*key).filter(|c| !c.is_null()))
 }
 
 /// The words of a command: a list's items, or a command line split at white space.

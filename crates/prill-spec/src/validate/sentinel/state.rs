@@ -238,7 +238,7 @@ pub(super) fn source(t: &super::Checked<'_>, defaults: Option<&Node>, cx: &mut C
                 "the test has no tool program to give its end state",
             )
             .at(node.span)
-            .help("`expect_state` reads the state a `framework_config.tool_command` program gives when the conversation is over (`docs/conversations.md`): run the test with `framework: openai-sdk`, `claude-sdk` or `strands` and a `tool_command`");
+            .help("`expect_state` reads the state a `framework_config.tool_command` program gives when the conversation is over (`docs/conversations.md`): run the test with `framework: openai-sdk`, `claude-sdk` or `strands` and a `tool_command` (an MCP server, `tool_mcp`, gives no state)");
             cx.own(d, &at, EXTENSION, None);
             continue;
         }
