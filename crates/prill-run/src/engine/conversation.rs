@@ -155,49 +155,26 @@ impl Talk<'_> {
         };
         let (mut response, returned_context, mut trajectory) = into_check_response(response);
         let mut turns = Vec::new();
-        if self.source == TrajectorySource::Otel {
-            match spans(ctx, self.agent, index, parent).await {
-                Ok(spans) => {
-                    let read = SpanTrajectory::of(&spans);
-                    response.tool_calls = read.calls;
-                    trajectory = read.steps;
-                    turns = read.turns;
-                    response.usage = response.usage.or(read.usage);
-                }
-                Err(error) => {
-                    let duration = started.elapsed();
-                    out.push(errored_after(
-                        step,
-                        index,
-                        sent_sly_data,
-                        response.text,
-                        duration,
-                        error,
-                        user,
-                    ));
-                    return Ok(None);
-                }
-            }
-        }
-        // The end state, once a scripted conversation is over (a simulated user's is read
-        // when it ends).
-        if case.user.is_none() && index + 1 == case.interactions.len() {
-            match self.end_state(&step.checks, step.timeout).await {
-                Ok(state) => response.end_state = state,
-                Err(error) => {
-                    let duration = started.elapsed();
-                    out.push(errored_after(
-                        step,
-                        index,
-                        sent_sly_data,
-                        response.text,
-                        duration,
-                        error,
-                        user,
-                    ));
-                    return Ok(None);
-                }
-            }
+        let read = self
+            .after_answer(
+                step,
+                index,
+                parent,
+                &mut response,
+                &mut trajectory,
+                &mut turns,
+            )
+            .await;
+        if let Err(error) = read {
+            out.push(InteractionReport {
+                sent_sly_data,
+                answer: response.text,
+                duration: started.elapsed(),
+                error: Some(error),
+                user,
+                ..InteractionReport::sent(index, step.input.text.clone())
+            });
+            return Ok(None);
         }
         let extra = pattern_checks(&case.failure_patterns, index);
         let mut checks = run_checks(&step.checks, &response, ctx.judge.as_deref()).await;
@@ -241,6 +218,35 @@ impl Talk<'_> {
 }
 
 impl Talk<'_> {
+    /// What interaction `index` (of `step`, sent under `parent`) needs once its answer
+    /// came: with `trajectory: otel`, the agent's spans (its tool calls, steps, model
+    /// calls and usage); after the last scripted interaction, the end state. An error
+    /// here errors the interaction.
+    async fn after_answer(
+        &mut self,
+        step: &Step,
+        index: usize,
+        parent: Option<TraceParent>,
+        response: &mut Response,
+        trajectory: &mut Vec<TrajectoryStep>,
+        turns: &mut Vec<crate::events::TurnInfo>,
+    ) -> Result<(), ErrorInfo> {
+        let case = &self.ctx.case;
+        if self.source == TrajectorySource::Otel {
+            let read = SpanTrajectory::of(&spans(self.ctx, self.agent, index, parent).await?);
+            response.tool_calls = read.calls;
+            *trajectory = read.steps;
+            *turns = read.turns;
+            response.usage = response.usage.or(read.usage);
+        }
+        // The end state, once a scripted conversation is over (a simulated user's is read
+        // when it ends).
+        if case.user.is_none() && index + 1 == case.interactions.len() {
+            response.end_state = self.end_state(&step.checks, step.timeout).await?;
+        }
+        Ok(())
+    }
+
     /// The state of the agent's environment from the case's `state_endpoint`, when one of
     /// `checks` reads it (`expect_state`), read with the sample's headers within `limit`
     /// (else the case's): an error when it cannot be read, which errors the sample.
@@ -283,27 +289,6 @@ impl Talk<'_> {
             state,
             replayed: Vec::new(),
         }))
-    }
-}
-
-/// The report of interaction `index` (of `step`) that errored after its answer came:
-/// reading its spans or the end state failed.
-fn errored_after(
-    step: &Step,
-    index: usize,
-    sent_sly_data: Option<Value>,
-    answer: Option<String>,
-    duration: Duration,
-    error: ErrorInfo,
-    user: Option<crate::events::UserTurn>,
-) -> InteractionReport {
-    InteractionReport {
-        sent_sly_data,
-        answer,
-        duration,
-        error: Some(error),
-        user,
-        ..InteractionReport::sent(index, step.input.text.clone())
     }
 }
 
