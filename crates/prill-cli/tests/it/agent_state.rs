@@ -95,23 +95,20 @@ fn an_end_state_that_cannot_be_read_errors_the_case_never_fails_it() {
     let dir = dir.path();
     std::fs::create_dir(dir.join("cases")).unwrap();
     write(dir, "cases/broken.yaml", &case(&state.url(), "cancelled"));
-    state.fail_with(500, "the database is down");
-    let (out, report) = run(dir, &[]);
-    assert_eq!(
-        verdicts(&report),
-        expected(&[("cases/broken", "errored")]),
-        "{}",
-        output_text(&out)
-    );
-    state.fail_with(200, "<html>not json</html>");
-    let (out, report) = run(dir, &[]);
-    assert_eq!(
-        verdicts(&report),
-        expected(&[("cases/broken", "errored")]),
-        "{}",
-        output_text(&out)
-    );
-    let message =
-        unit(&report, "cases/broken")["samples"][0]["interactions"][0]["error"].to_string();
-    assert!(message.contains("did not answer JSON"), "{message}");
+    for (status, body, says) in [
+        (500, "the database is down", "500"),
+        (200, "<html>not json</html>", "did not answer JSON"),
+    ] {
+        state.fail_with(status, body);
+        let (out, report) = run(dir, &[]);
+        assert_eq!(
+            verdicts(&report),
+            expected(&[("cases/broken", "errored")]),
+            "{}",
+            output_text(&out)
+        );
+        let message =
+            unit(&report, "cases/broken")["samples"][0]["interactions"][0]["error"].to_string();
+        assert!(message.contains(says), "{message}");
+    }
 }

@@ -31,7 +31,8 @@ fn sh(line: &str, label: &str) -> ToolProgram {
     )
 }
 
-fn call(name: &str, arguments: Value, turn: u32) -> ToolCallRequest {
+/// Call `turn` of `name` with `arguments`.
+pub(crate) fn call(name: &str, arguments: Value, turn: u32) -> ToolCallRequest {
     ToolCallRequest {
         name: name.to_owned(),
         arguments,

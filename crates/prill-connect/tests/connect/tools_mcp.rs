@@ -9,8 +9,10 @@ use std::path::Path;
 
 use prill_connect::ErrorKind;
 use prill_connect::tools::CommandTools;
-use prill_target::tools::{ToolAnswer, ToolCallRequest, ToolProgram, ToolSession};
-use serde_json::{Value, json};
+use prill_target::tools::{ToolAnswer, ToolProgram, ToolSession};
+use serde_json::json;
+
+use crate::tools_command::call;
 
 /// The server: `search` logs, pings Prill and waits for the pong, then answers its
 /// query's length; `fail` is a tool that fails; `crash` a JSON-RPC error. It refuses a
@@ -58,15 +60,6 @@ fn server(dir: &Path) -> ToolProgram {
         "python3 server.py",
     )
     .mcp()
-}
-
-fn call(name: &str, arguments: Value, turn: u32) -> ToolCallRequest {
-    ToolCallRequest {
-        name: name.to_owned(),
-        arguments,
-        call_id: Some(format!("call_{turn}")),
-        turn,
-    }
 }
 
 #[tokio::test]

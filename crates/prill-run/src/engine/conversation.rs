@@ -112,15 +112,7 @@ impl Talk<'_> {
     ) -> Result<Option<Response>, ErrorInfo> {
         let ctx = self.ctx;
         let case = &ctx.case;
-        let conv = match &mut self.session {
-            Some(conv) => conv,
-            None => self.session.insert(
-                self.connector
-                    .open(self.agent)
-                    .await
-                    .map_err(|e| error_info(&e))?,
-            ),
-        };
+        let conv = opened(&mut self.session, self.connector, self.agent).await?;
         let mut request = self
             .carry
             .request(case, step, &self.headers, self.use_direct);
@@ -271,15 +263,7 @@ impl Talk<'_> {
         if !wanted {
             return Ok(None);
         }
-        let conv = match &mut self.session {
-            Some(conv) => conv,
-            None => self.session.insert(
-                self.connector
-                    .open(self.agent)
-                    .await
-                    .map_err(|e| error_info(&e))?,
-            ),
-        };
+        let conv = opened(&mut self.session, self.connector, self.agent).await?;
         let limit = limit.or(self.ctx.case.timeout);
         let state = conv
             .state(endpoint, &self.headers, limit)
@@ -289,6 +273,19 @@ impl Talk<'_> {
             state,
             replayed: Vec::new(),
         }))
+    }
+}
+
+/// The conversation of `session`, opened with `agent` on `connector` when there is none
+/// yet (the first interaction, or the one after a clean start).
+async fn opened<'s>(
+    session: &'s mut Option<Box<dyn Conversation>>,
+    connector: &dyn prill_target::Connector,
+    agent: &str,
+) -> Result<&'s mut Box<dyn Conversation>, ErrorInfo> {
+    match session {
+        Some(conv) => Ok(conv),
+        None => Ok(session.insert(connector.open(agent).await.map_err(|e| error_info(&e))?)),
     }
 }
 
